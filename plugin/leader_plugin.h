@@ -1,0 +1,67 @@
+/*
+ * leader_plugin.h: the generic scheduler-plugin ABI for leader election.
+ *
+ * A host (a scheduler) dlopen()s a plugin, calls leader_plugin_entry() and
+ * drives the instance through the returned table: init once, tick on the
+ * schedule the plugin asks for, is_leader before leader-only work, shutdown
+ * once. Any election backend may implement it; hosts are written against
+ * this header only. Members are only ever added at the end of a struct;
+ * struct_size tells each side what the other was built with.
+ */
+#ifndef LEADER_PLUGIN_H
+#define LEADER_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LEADER_PLUGIN_ABI_MAJOR 1
+#define LEADER_PLUGIN_ABI_MINOR 0
+
+/* Returned by leader_plugin_entry() when the host's major is not ours. */
+#define LEADER_PLUGIN_EABI (-1000)
+
+struct leader_host {  /* filled by the host, borrowed until shutdown */
+    uint32_t struct_size; /* sizeof(struct leader_host) as the host built it */
+    void *ctx;            /* handed back to every callback */
+    void (*log)(void *ctx, int syslog_level, const char *msg); /* may be NULL */
+    void (*on_change)(void *ctx, int is_leader, int64_t term,
+                      const char *leader_id); /* may be NULL */
+};
+
+struct leader_plugin {
+    uint32_t struct_size;
+    uint16_t abi_major, abi_minor;
+    const char *name, *version;
+    /* 0 and a new instance in *inst, or negative with a message in err. */
+    int (*init)(const char *config, const struct leader_host *host,
+                void **inst, char *err, size_t errlen);
+    /* One election step: 0 follower, 1 leader, or negative error. */
+    int (*tick)(void *inst, uint32_t *next_tick_ms);
+    /* 1 or 0; no I/O, no lock, any thread. */
+    int (*is_leader)(const void *inst);
+    /* Resign if leader, unregister, disconnect, free. NULL-safe. */
+    void (*shutdown)(void *inst);
+    /* Fencing token of the term led, 0 when not leader. */
+    int64_t (*term)(const void *inst);
+    /* Static message for a negative code returned by this plugin. */
+    const char *(*strerror)(int rc);
+};
+
+/* the plugin's only exported symbol; refuses another major with a negative code */
+#if defined(__GNUC__)
+__attribute__((visibility("default")))
+#endif
+int leader_plugin_entry(uint16_t host_abi_major,
+                        const struct leader_plugin **out);
+
+typedef int (*leader_plugin_entry_fn)(uint16_t host_abi_major,
+                                      const struct leader_plugin **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LEADER_PLUGIN_H */

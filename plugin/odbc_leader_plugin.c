@@ -1,0 +1,129 @@
+/*
+ * odbc_leader_plugin.c: odbc_leader.so, the scheduler-plugin ABI of
+ * leader_plugin.h implemented on libodbcleader. The library is linked in
+ * statically and hidden: leader_plugin_entry is the only exported symbol.
+ */
+#include <config.h>
+
+#include <stddef.h>
+#include <stdlib.h>
+
+#include "leader_plugin.h"
+#include "odbc_leader.h"
+
+/* One plugin instance: the library handle and the host it reports to. */
+struct instance {
+    odbc_leader_t *h;
+    const struct leader_host *host; /* borrowed until shutdown */
+};
+
+/* 1 when the host's struct, as the host built it, has member m. */
+#define HOST_HAS(host, m)                                                      \
+    ((host) != NULL &&                                                         \
+     (host)->struct_size >=                                                    \
+         offsetof(struct leader_host, m) + sizeof((host)->m))
+
+static void forward_log(void *ctx, int level, const char *msg)
+{
+    const struct leader_host *host = ctx;
+
+    if (HOST_HAS(host, log) && host->log != NULL)
+        host->log(host->ctx, level, msg);
+}
+
+static void forward_change(void *ctx, int is_leader, int64_t term,
+                           const char *leader_id)
+{
+    const struct leader_host *host = ctx;
+
+    if (HOST_HAS(host, on_change) && host->on_change != NULL)
+        host->on_change(host->ctx, is_leader, term, leader_id);
+}
+
+/* Creates an instance; returns 0 and *inst, or a negative
+ * odbc_leader_error with a message in err. host is borrowed until
+ * shutdown and may be NULL. */
+static int plugin_init(const char *config, const struct leader_host *host,
+                       void **inst, char *err, size_t errlen)
+{
+    struct odbc_leader_callbacks cb = {0};
+    struct instance *in;
+    int rc;
+
+    if (inst == NULL)
+        return ODBC_LEADER_EINVAL;
+    *inst = NULL;
+    in = calloc(1, sizeof(*in));
+    if (in == NULL)
+        return ODBC_LEADER_ENOMEM;
+    in->host = host;
+    cb.ctx = (void *)host;
+    cb.log = forward_log;
+    cb.on_change = forward_change;
+    rc = odbc_leader_create(&in->h, config, &cb, err, errlen);
+    if (rc < 0) {
+        free(in);
+        return rc;
+    }
+    *inst = in;
+    return 0;
+}
+
+static int plugin_tick(void *inst, uint32_t *next_tick_ms)
+{
+    struct instance *in = inst;
+
+    if (in == NULL)
+        return ODBC_LEADER_EINVAL;
+    return odbc_leader_tick(in->h, next_tick_ms);
+}
+
+static int plugin_is_leader(const void *inst)
+{
+    const struct instance *in = inst;
+
+    return in != NULL && odbc_leader_is_leader(in->h);
+}
+
+static int64_t plugin_term(const void *inst)
+{
+    const struct instance *in = inst;
+
+    return in != NULL ? odbc_leader_term(in->h) : 0;
+}
+
+static void plugin_shutdown(void *inst)
+{
+    struct instance *in = inst;
+
+    if (in == NULL)
+        return;
+    odbc_leader_destroy(in->h);
+    free(in);
+}
+
+static const struct leader_plugin plugin = {
+    sizeof(struct leader_plugin),
+    LEADER_PLUGIN_ABI_MAJOR,
+    LEADER_PLUGIN_ABI_MINOR,
+    "odbc_leader",
+    PACKAGE_VERSION,
+    plugin_init,
+    plugin_tick,
+    plugin_is_leader,
+    plugin_shutdown,
+    plugin_term,
+    odbc_leader_strerror,
+};
+
+int leader_plugin_entry(uint16_t host_abi_major,
+                        const struct leader_plugin **out)
+{
+    if (out == NULL)
+        return LEADER_PLUGIN_EABI;
+    *out = NULL;
+    if (host_abi_major != LEADER_PLUGIN_ABI_MAJOR)
+        return LEADER_PLUGIN_EABI;
+    *out = &plugin;
+    return 0;
+}

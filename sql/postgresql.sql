@@ -1,0 +1,203 @@
+-- postgresql.sql: odbc-leader dialect for PostgreSQL (psqlODBC 13,
+-- PostgreSQL 15).
+--
+-- Dialect file format (read by src/dialect.c; the file stays valid SQL):
+-- * A directive is a comment line "-- @word args"; other "--" lines and
+--   trailing "--" comments are dropped; blank lines are ignored.
+-- * Header, before the first statement section: dialect NAME (required),
+--   dbms TEXT (prefix of the driver's SQL_DBMS_NAME, for LeaderDialect=auto),
+--   schema-version N (required), begin/commit/rollback SQL (all three or
+--   none; none = ODBC transactions), and the error-code lists
+--   unique-violation, transient, connection-lost, undefined-table, each
+--   holding codes like 23505, 08* (prefix), HY000:19 (with native code)
+--   or *:1062 (native code alone).
+-- * "-- @statement OP" starts the SQL of operation OP (on_connect
+--   optional; ddl, schema_version, attempt, renew, resign, unregister,
+--   leader, candidates required). A statement ends with ";" at the end of
+--   a line; a section may hold several, run in one transaction.
+-- * In SQL outside quotes, {prefix} is the table prefix, {timeout_ms} the
+--   statement timeout, and :ns :id :term :ttl_ms :cand_ttl_ms :version
+--   are bound parameters ("::" casts are left alone).
+-- * Every time comes from the database clock, in epoch milliseconds.
+--
+-- Here "now" is clock_timestamp() (now() would be the transaction start),
+-- computed once per statement in a "clock" CTE. attempt and renew are
+-- single statements with data-modifying CTEs: one round trip each.
+-- Parameters carry explicit CASTs so the server never has to guess types.
+
+-- @dialect postgresql
+-- @dbms PostgreSQL
+-- @schema-version 1
+-- @unique-violation 23505
+-- @transient 40001 40P01 55P03 57014
+-- @connection-lost 08* 57P01 57P02 57P03
+-- @undefined-table 42P01
+
+-- @statement ddl
+CREATE TABLE IF NOT EXISTS {prefix}schema (
+    version INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS {prefix}lease (
+    namespace VARCHAR(128) NOT NULL PRIMARY KEY,
+    leader_id VARCHAR(128) NULL,
+    term BIGINT NOT NULL,
+    elected_at_ms BIGINT,
+    renewed_at_ms BIGINT,
+    expires_at_ms BIGINT NOT NULL,
+    -- reserved for a later "resign --to"; attempt resets both
+    resign_requested INTEGER NOT NULL DEFAULT 0,
+    handoff_to VARCHAR(128) NULL
+);
+CREATE TABLE IF NOT EXISTS {prefix}candidate (
+    namespace VARCHAR(128) NOT NULL,
+    candidate_id VARCHAR(128) NOT NULL,
+    registered_at_ms BIGINT NOT NULL,
+    heartbeat_at_ms BIGINT NOT NULL,
+    expires_at_ms BIGINT NOT NULL,
+    PRIMARY KEY (namespace, candidate_id)
+);
+INSERT INTO {prefix}schema (version)
+SELECT CAST(:version AS INTEGER)
+WHERE NOT EXISTS (SELECT 1 FROM {prefix}schema);
+
+-- @statement schema_version
+SELECT MAX(version) FROM {prefix}schema;
+
+-- @statement attempt
+-- Heartbeat, then take the lease when vacant or expired (never an
+-- unexpired one, even our own). The UPDATE's own row lock serialises
+-- takers: a concurrent attempt waits for it, then re-checks its WHERE
+-- clause against the committed row and finds the lease taken. The won=0
+-- branch reads the row through "cur" (FOR SHARE), so after such a wait it
+-- reports the row the other taker committed, not this statement's older
+-- snapshot; "cur" is only scanned when upd and ins are both empty, so it
+-- never meets the row upd changed (checked with two psql sessions).
+-- The first row of a namespace comes from a plain INSERT (not ON
+-- CONFLICT): when two candidates create it at once, the second waits on
+-- the primary key and then fails with 23505; the engine rolls back and
+-- retries once (the integrity-error retry path).
+-- Result: leader_id, term, expires_at_ms, now_ms, won.
+WITH clock AS (
+    SELECT CAST(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT)
+        AS now_ms
+),
+heartbeat AS (
+    INSERT INTO {prefix}candidate AS c (namespace, candidate_id,
+        registered_at_ms, heartbeat_at_ms, expires_at_ms)
+    SELECT CAST(:ns AS VARCHAR(128)), CAST(:id AS VARCHAR(128)),
+        clock.now_ms, clock.now_ms,
+        clock.now_ms + CAST(:cand_ttl_ms AS BIGINT)
+    FROM clock
+    ON CONFLICT (namespace, candidate_id) DO UPDATE
+    SET heartbeat_at_ms = EXCLUDED.heartbeat_at_ms,
+        expires_at_ms = EXCLUDED.expires_at_ms
+    RETURNING c.candidate_id
+),
+upd AS (
+    UPDATE {prefix}lease AS l
+    SET leader_id = CAST(:id AS VARCHAR(128)),
+        term = l.term + 1,
+        elected_at_ms = clock.now_ms,
+        renewed_at_ms = clock.now_ms,
+        expires_at_ms = clock.now_ms + CAST(:ttl_ms AS BIGINT),
+        resign_requested = 0,
+        handoff_to = NULL
+    FROM clock
+    WHERE l.namespace = CAST(:ns AS VARCHAR(128))
+      AND (l.leader_id IS NULL OR l.expires_at_ms <= clock.now_ms)
+    RETURNING l.leader_id, l.term, l.expires_at_ms, clock.now_ms
+),
+ins AS (
+    INSERT INTO {prefix}lease (namespace, leader_id, term, elected_at_ms,
+        renewed_at_ms, expires_at_ms, resign_requested, handoff_to)
+    SELECT CAST(:ns AS VARCHAR(128)), CAST(:id AS VARCHAR(128)), 1,
+        clock.now_ms, clock.now_ms,
+        clock.now_ms + CAST(:ttl_ms AS BIGINT), 0, NULL
+    FROM clock
+    WHERE NOT EXISTS (SELECT 1 FROM {prefix}lease
+                      WHERE namespace = CAST(:ns AS VARCHAR(128)))
+    RETURNING leader_id, term, expires_at_ms
+),
+cur AS (
+    SELECT leader_id, term, expires_at_ms
+    FROM {prefix}lease
+    WHERE namespace = CAST(:ns AS VARCHAR(128))
+    FOR SHARE
+)
+SELECT upd.leader_id, upd.term, upd.expires_at_ms, upd.now_ms, 1 AS won
+FROM upd
+UNION ALL
+SELECT ins.leader_id, ins.term, ins.expires_at_ms, clock.now_ms, 1
+FROM ins, clock
+UNION ALL
+SELECT cur.leader_id, cur.term, cur.expires_at_ms, clock.now_ms, 0
+FROM cur, clock
+WHERE NOT EXISTS (SELECT 1 FROM upd)
+  AND NOT EXISTS (SELECT 1 FROM ins);
+
+-- @statement renew
+-- Heartbeat, then extend the lease only for the exact holder and term,
+-- and only while it is unexpired. No row = the lease is lost.
+WITH clock AS (
+    SELECT CAST(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT)
+        AS now_ms
+),
+heartbeat AS (
+    INSERT INTO {prefix}candidate AS c (namespace, candidate_id,
+        registered_at_ms, heartbeat_at_ms, expires_at_ms)
+    SELECT CAST(:ns AS VARCHAR(128)), CAST(:id AS VARCHAR(128)),
+        clock.now_ms, clock.now_ms,
+        clock.now_ms + CAST(:cand_ttl_ms AS BIGINT)
+    FROM clock
+    ON CONFLICT (namespace, candidate_id) DO UPDATE
+    SET heartbeat_at_ms = EXCLUDED.heartbeat_at_ms,
+        expires_at_ms = EXCLUDED.expires_at_ms
+    RETURNING c.candidate_id
+),
+upd AS (
+    UPDATE {prefix}lease AS l
+    SET renewed_at_ms = clock.now_ms,
+        expires_at_ms = clock.now_ms + CAST(:ttl_ms AS BIGINT)
+    FROM clock
+    WHERE l.namespace = CAST(:ns AS VARCHAR(128))
+      AND l.leader_id = CAST(:id AS VARCHAR(128))
+      AND l.term = CAST(:term AS BIGINT)
+      AND l.expires_at_ms > clock.now_ms
+    RETURNING l.leader_id, l.term, l.expires_at_ms, clock.now_ms
+)
+SELECT leader_id, term, expires_at_ms, now_ms FROM upd;
+
+-- @statement resign
+-- Only the exact term: the row and its term stay, the lease is vacant.
+UPDATE {prefix}lease
+SET leader_id = NULL,
+    expires_at_ms =
+        CAST(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT)
+WHERE namespace = CAST(:ns AS VARCHAR(128))
+  AND leader_id = CAST(:id AS VARCHAR(128))
+  AND term = CAST(:term AS BIGINT);
+
+-- @statement unregister
+DELETE FROM {prefix}candidate
+WHERE namespace = CAST(:ns AS VARCHAR(128))
+  AND candidate_id = CAST(:id AS VARCHAR(128));
+
+-- @statement leader
+WITH clock AS (
+    SELECT CAST(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT)
+        AS now_ms
+)
+SELECT l.leader_id, l.term, l.expires_at_ms, clock.now_ms
+FROM {prefix}lease AS l, clock
+WHERE l.namespace = CAST(:ns AS VARCHAR(128));
+
+-- @statement candidates
+WITH clock AS (
+    SELECT CAST(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT)
+        AS now_ms
+)
+SELECT c.candidate_id, c.heartbeat_at_ms, c.expires_at_ms, clock.now_ms
+FROM {prefix}candidate AS c, clock
+WHERE c.namespace = CAST(:ns AS VARCHAR(128))
+  AND c.expires_at_ms > clock.now_ms
+ORDER BY c.candidate_id;

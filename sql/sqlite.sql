@@ -1,0 +1,161 @@
+-- sqlite.sql: odbc-leader dialect for SQLite 3 through Christian Werner's
+-- sqliteodbc (driver "SQLite3"; tested with SQLite 3.40).
+--
+-- Dialect file format (read by src/dialect.c; the file stays valid SQL):
+-- * A directive is a comment line "-- @word args"; other "--" lines and
+--   trailing "--" comments are dropped; blank lines are ignored.
+-- * Header, before the first statement section: dialect NAME (required),
+--   dbms TEXT (prefix of the driver's SQL_DBMS_NAME, for LeaderDialect=auto),
+--   schema-version N (required), begin/commit/rollback SQL (all three or
+--   none; none = ODBC transactions), and the error-code lists
+--   unique-violation, transient, connection-lost, undefined-table, each
+--   holding codes like 23505, 08* (prefix), HY000:19 (with native code)
+--   or *:1062 (native code alone).
+-- * "-- @statement OP" starts the SQL of operation OP (on_connect
+--   optional; ddl, schema_version, attempt, renew, resign, unregister,
+--   leader, candidates required). A statement ends with ";" at the end of
+--   a line; a section may hold several, run in one transaction.
+-- * In SQL outside quotes, {prefix} is the table prefix, {timeout_ms} the
+--   statement timeout, and :ns :id :term :ttl_ms :cand_ttl_ms :version
+--   are bound parameters ("::" casts are left alone).
+-- * Every time comes from the database clock, in epoch milliseconds.
+--
+-- SQLite has no server: "now" is the clock of the process running the
+-- statement, (julianday('now') - 2440587.5) * 86400000, which is constant
+-- within one statement. Transactions are BEGIN IMMEDIATE (write lock up
+-- front, so no SQLITE_BUSY on a read-to-write upgrade). sqliteodbc drops
+-- the rows of INSERT/UPDATE ... RETURNING, so each multi-statement
+-- operation ends with a SELECT; changes() there counts the rows the
+-- previous statement changed.
+-- sqliteodbc reports every error as SQLSTATE HY000 with the SQLite result
+-- code as native code: 19 constraint, 5 busy, 6 locked, 1 generic error
+-- (which includes "no such table").
+
+-- @dialect sqlite
+-- @dbms SQLite
+-- @schema-version 1
+-- @begin BEGIN IMMEDIATE
+-- @commit COMMIT
+-- @rollback ROLLBACK
+-- @unique-violation HY000:19 23000 23505
+-- @transient HY000:5 HY000:6
+-- @undefined-table HY000:1
+
+-- @statement on_connect
+PRAGMA busy_timeout = {timeout_ms};
+
+-- @statement ddl
+CREATE TABLE IF NOT EXISTS {prefix}schema (
+    version INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS {prefix}lease (
+    namespace VARCHAR(128) NOT NULL PRIMARY KEY,
+    leader_id VARCHAR(128) NULL,
+    term BIGINT NOT NULL,
+    elected_at_ms BIGINT,
+    renewed_at_ms BIGINT,
+    expires_at_ms BIGINT NOT NULL,
+    -- reserved for a later "resign --to"; attempt resets both
+    resign_requested INTEGER NOT NULL DEFAULT 0,
+    handoff_to VARCHAR(128) NULL
+);
+CREATE TABLE IF NOT EXISTS {prefix}candidate (
+    namespace VARCHAR(128) NOT NULL,
+    candidate_id VARCHAR(128) NOT NULL,
+    registered_at_ms BIGINT NOT NULL,
+    heartbeat_at_ms BIGINT NOT NULL,
+    expires_at_ms BIGINT NOT NULL,
+    PRIMARY KEY (namespace, candidate_id)
+);
+INSERT INTO {prefix}schema (version)
+SELECT :version
+WHERE NOT EXISTS (SELECT 1 FROM {prefix}schema);
+
+-- @statement schema_version
+SELECT MAX(version) FROM {prefix}schema;
+
+-- @statement attempt
+-- Heartbeat; take the lease when vacant or expired (never an unexpired
+-- one, even our own); report. changes() in the SELECT is 1 when the upsert
+-- took the lease (inserted the first row or updated), 0 when its WHERE
+-- kept the row. Result: leader_id, term, expires_at_ms, now_ms, won.
+INSERT INTO {prefix}candidate (namespace, candidate_id, registered_at_ms,
+    heartbeat_at_ms, expires_at_ms)
+VALUES (:ns, :id,
+    CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER),
+    CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER),
+    CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER) + :cand_ttl_ms)
+ON CONFLICT (namespace, candidate_id) DO UPDATE
+SET heartbeat_at_ms = excluded.heartbeat_at_ms,
+    expires_at_ms = excluded.expires_at_ms;
+INSERT INTO {prefix}lease (namespace, leader_id, term, elected_at_ms,
+    renewed_at_ms, expires_at_ms, resign_requested, handoff_to)
+VALUES (:ns, :id, 1,
+    CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER),
+    CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER),
+    CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER) + :ttl_ms,
+    0, NULL)
+ON CONFLICT (namespace) DO UPDATE
+SET leader_id = excluded.leader_id,
+    term = term + 1,
+    elected_at_ms = excluded.elected_at_ms,
+    renewed_at_ms = excluded.renewed_at_ms,
+    expires_at_ms = excluded.expires_at_ms,
+    resign_requested = 0,
+    handoff_to = NULL
+WHERE leader_id IS NULL OR expires_at_ms <= excluded.elected_at_ms;
+SELECT leader_id, term, expires_at_ms,
+    CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER), changes()
+FROM {prefix}lease
+WHERE namespace = :ns;
+
+-- @statement renew
+-- Heartbeat; extend the lease only for the exact holder and term while it
+-- is unexpired; report it only when the UPDATE changed the row (no row =
+-- the lease is lost).
+INSERT INTO {prefix}candidate (namespace, candidate_id, registered_at_ms,
+    heartbeat_at_ms, expires_at_ms)
+VALUES (:ns, :id,
+    CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER),
+    CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER),
+    CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER) + :cand_ttl_ms)
+ON CONFLICT (namespace, candidate_id) DO UPDATE
+SET heartbeat_at_ms = excluded.heartbeat_at_ms,
+    expires_at_ms = excluded.expires_at_ms;
+UPDATE {prefix}lease
+SET renewed_at_ms = CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER),
+    expires_at_ms =
+        CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER) + :ttl_ms
+WHERE namespace = :ns
+  AND leader_id = :id
+  AND term = :term
+  AND expires_at_ms > CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER);
+SELECT leader_id, term, expires_at_ms,
+    CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)
+FROM {prefix}lease
+WHERE namespace = :ns AND changes() = 1;
+
+-- @statement resign
+-- Only the exact term: the row and its term stay, the lease is vacant.
+UPDATE {prefix}lease
+SET leader_id = NULL,
+    expires_at_ms = CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)
+WHERE namespace = :ns AND leader_id = :id AND term = :term;
+
+-- @statement unregister
+DELETE FROM {prefix}candidate
+WHERE namespace = :ns AND candidate_id = :id;
+
+-- @statement leader
+SELECT leader_id, term, expires_at_ms,
+    CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)
+FROM {prefix}lease
+WHERE namespace = :ns;
+
+-- @statement candidates
+SELECT candidate_id, heartbeat_at_ms, expires_at_ms,
+    CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)
+FROM {prefix}candidate
+WHERE namespace = :ns
+  AND expires_at_ms > CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)
+ORDER BY candidate_id;

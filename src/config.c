@@ -1,0 +1,879 @@
+/*
+ * config.c: turns the string given to odbc_leader_create() into a struct
+ * odbc_leader__config. The string is an ODBC connection string: the keys
+ * starting with "Leader" configure the election and are taken out, every
+ * other pair is handed on to the driver manager as written. Leader* keys may
+ * also sit in the odbc.ini section of the DSN named (read with odbcinst);
+ * the string overrides them.
+ */
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <odbcinst.h>
+
+#include "internal.h"
+
+#define DIALECT_MAX 4096            /* LeaderDialect, bytes */
+#define SHOW_MAX 64                 /* bytes of user text quoted in a message */
+#define SHOW_BUF (SHOW_MAX * 4 + 8) /* room for SHOW_MAX escaped bytes */
+#define INI_NAME_MAX 1000           /* unixODBC's longest odbc.ini key name */
+#define KEY_LIST_START 4096         /* first buffer size for the key list */
+#define KEY_LIST_MAX (1 << 20)      /* give up growing the key list here */
+
+#define TTL_MIN 100
+#define TTL_MAX 86400000
+#define TTL_DEFAULT 15000
+#define STMT_TIMEOUT_MIN 1
+#define STMT_TIMEOUT_MAX 3600000
+#define STMT_TIMEOUT_CAP 5000 /* default is min(this, renew interval) */
+#define MARGIN_FLOOR 1000     /* default margin is at least this when it fits */
+
+#define NAME_CHARS "A-Z a-z 0-9 . _ - : / @"
+
+enum key {
+    K_NAMESPACE,
+    K_ID,
+    K_TTL,
+    K_RENEW,
+    K_MARGIN,
+    K_STMT_TIMEOUT,
+    K_DIALECT,
+    K_PREFIX,
+    K_CREATE_SCHEMA,
+    K_COUNT
+};
+
+static const char *const key_names[K_COUNT] = {
+    "LeaderNamespace",     "LeaderId",           "LeaderTTL",
+    "LeaderRenewInterval", "LeaderSafetyMargin", "LeaderStatementTimeout",
+    "LeaderDialect",       "LeaderTablePrefix",  "LeaderCreateSchema",
+};
+
+#define VALID_KEYS                                                             \
+    "LeaderNamespace, LeaderId, LeaderTTL, LeaderRenewInterval, "              \
+    "LeaderSafetyMargin, LeaderStatementTimeout, LeaderDialect, "              \
+    "LeaderTablePrefix, LeaderCreateSchema"
+
+/* Why a name or prefix is rejected. */
+enum fault { F_OK, F_EMPTY, F_LONG, F_CHAR, F_DIGIT };
+
+/* A growing NUL-terminated string. */
+struct buf {
+    char *p;
+    size_t len;
+    size_t cap;
+};
+
+/* One Leader* value as found, before conversion. */
+struct value {
+    char *text;    /* owned, NULL = not given */
+    int from_file; /* 1 when read from the DSN's odbc.ini section */
+};
+
+/* Everything collected while parsing; freed by state_free(). */
+struct state {
+    struct value v[K_COUNT];
+    struct buf connect;
+    struct buf redacted;
+    char *dsn;      /* owned: the DSN= the driver manager will use, or NULL */
+    int dsn_closed; /* DSN=, Driver= or FILEDSN= seen: later DSN= is ignored */
+    int target;     /* DSN=, Driver= or FILEDSN= seen at all */
+    char origin[SHOW_BUF + 64]; /* note added to messages on file values */
+};
+
+/* One key=value pair of the connection string, as offsets into it. */
+struct pair {
+    size_t start;  /* first byte of the key */
+    size_t keylen; /* key length, trailing blanks dropped */
+    size_t eq;     /* offset of '=' */
+    size_t end;    /* one past the pair's last non-blank byte */
+    char *value;   /* owned: the value, braces decoded, blanks trimmed */
+};
+
+static int is_blank(char c) {
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' ||
+           c == '\f';
+}
+
+/* Writes at most SHOW_MAX bytes of s[0..n) into dst (SHOW_BUF bytes) as
+ * printable ASCII, other bytes and '"' '\\' as \xNN. Returns dst. */
+static const char *show(char *dst, const char *s, size_t n) {
+    size_t o = 0;
+    for (size_t i = 0; i < n && i < SHOW_MAX; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
+            dst[o++] = (char)c;
+        else
+            o += (size_t)snprintf(dst + o, 5, "\\x%02x", c);
+    }
+    if (n > SHOW_MAX) {
+        memcpy(dst + o, "...", 3);
+        o += 3;
+    }
+    dst[o] = '\0';
+    return dst;
+}
+
+/* Like show() for a whole string. */
+static const char *show_str(char *dst, const char *s) {
+    return show(dst, s, strlen(s));
+}
+
+/* Writes one byte into dst (8 bytes) as 'c' or '\xNN'. Returns dst. */
+static const char *show_char(char *dst, unsigned char c) {
+    if (c > 0x20 && c < 0x7f && c != '\'' && c != '\\')
+        snprintf(dst, 8, "'%c'", c);
+    else
+        snprintf(dst, 8, "'\\x%02x'", c);
+    return dst;
+}
+
+/* Appends s[0..n) to b. Returns 0 or -1 when out of memory. */
+static int buf_add(struct buf *b, const char *s, size_t n) {
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 64;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p)
+            return -1;
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+    return 0;
+}
+
+/* 1 when key[0..n) equals name, ignoring ASCII case. */
+static int key_is(const char *key, size_t n, const char *name) {
+    return strlen(name) == n && strncasecmp(key, name, n) == 0;
+}
+
+/* The enum key of a Leader* key name, or -1. */
+static int key_lookup(const char *key, size_t n) {
+    for (int k = 0; k < K_COUNT; k++) {
+        if (key_is(key, n, key_names[k]))
+            return k;
+    }
+    return -1;
+}
+
+/* 1 when key[0..n) starts with "Leader" in any case. */
+static int is_leader_key(const char *key, size_t n) {
+    return n >= 6 && strncasecmp(key, "Leader", 6) == 0;
+}
+
+/* Frees what st owns. */
+static void state_free(struct state *st) {
+    for (int k = 0; k < K_COUNT; k++)
+        free(st->v[k].text);
+    free(st->connect.p);
+    free(st->redacted.p);
+    free(st->dsn);
+    memset(st, 0, sizeof *st);
+}
+
+/* Returns a new copy of s[0..n), or NULL when out of memory. */
+static char *dup_n(const char *s, size_t n) {
+    char *p = malloc(n + 1);
+    if (p) {
+        memcpy(p, s, n);
+        p[n] = '\0';
+    }
+    return p;
+}
+
+/*
+ * Decodes the braced value starting at s[*pos] == '{' ("}}" is a literal
+ * '}'). On return *pos is just past the closing brace. Returns 0 and a new
+ * string in *value, ODBC_LEADER_ECONFIG (unterminated) or ENOMEM. The key
+ * is only used in the message; the value never appears in it.
+ */
+static int decode_braced(const char *s, size_t *pos, const struct pair *p,
+                         char **value, char *err, size_t errlen) {
+    struct buf b = {0};
+    char kbuf[SHOW_BUF];
+    size_t i = *pos + 1;
+    int oom = buf_add(&b, "", 0);
+    int rc = 0;
+
+    while (!oom) {
+        size_t run = strcspn(s + i, "}");
+        oom |= buf_add(&b, s + i, run);
+        i += run;
+        if (s[i] != '}' || s[i + 1] != '}')
+            break;
+        oom |= buf_add(&b, "}", 1);
+        i += 2;
+    }
+    if (oom) {
+        odbc_leader__errf(err, errlen, "out of memory");
+        rc = ODBC_LEADER_ENOMEM;
+        goto fail;
+    }
+    if (s[i] == '\0') {
+        odbc_leader__errf(err, errlen,
+                          "connection string: the value of \"%s\" (offset "
+                          "%zu) has no closing \"}\"",
+                          show(kbuf, s + p->start, p->keylen), *pos);
+        rc = ODBC_LEADER_ECONFIG;
+        goto fail;
+    }
+    *pos = i + 1;
+    *value = b.p;
+    return 0;
+fail:
+    free(b.p);
+    return rc;
+}
+
+/* Reads an unbraced value from s[*pos] up to ';' or the end, blanks
+ * trimmed; *pos ends on the ';' or NUL. Returns 0 or ENOMEM. */
+static int read_plain(const char *s, size_t *pos, char **value, char *err,
+                      size_t errlen) {
+    size_t i = *pos;
+    size_t n = strcspn(s + i, ";");
+    size_t len = n;
+
+    while (len > 0 && is_blank(s[i + len - 1]))
+        len--;
+    *value = dup_n(s + i, len);
+    if (!*value) {
+        odbc_leader__errf(err, errlen, "out of memory");
+        return ODBC_LEADER_ENOMEM;
+    }
+    *pos = i + n;
+    return 0;
+}
+
+/* Reads the value of p, which starts after its '='. Sets p->value and
+ * p->end; *pos ends just past the pair's ';' (or on the NUL). Returns 0,
+ * ODBC_LEADER_ECONFIG or ENOMEM. */
+static int read_value(const char *s, size_t *pos, struct pair *p, char *err,
+                      size_t errlen) {
+    char kbuf[SHOW_BUF];
+    size_t i = p->eq + 1;
+    int rc;
+
+    while (is_blank(s[i]))
+        i++;
+    if (s[i] == '{')
+        rc = decode_braced(s, &i, p, &p->value, err, errlen);
+    else
+        rc = read_plain(s, &i, &p->value, err, errlen);
+    if (rc != 0)
+        return rc;
+    p->end = i;
+    while (p->end > p->eq + 1 && is_blank(s[p->end - 1]))
+        p->end--;
+    while (is_blank(s[i]))
+        i++;
+    if (s[i] != ';' && s[i] != '\0') {
+        odbc_leader__errf(err, errlen,
+                          "connection string: unexpected text after the "
+                          "closing \"}\" of \"%s\" (offset %zu)",
+                          show(kbuf, s + p->start, p->keylen), i);
+        free(p->value);
+        p->value = NULL;
+        return ODBC_LEADER_ECONFIG;
+    }
+    *pos = s[i] == ';' ? i + 1 : i;
+    return 0;
+}
+
+/*
+ * Reads the next pair of s from *pos, skipping blanks and empty pairs.
+ * Returns 1 with *p filled (p->value owned by the caller), 0 at the end,
+ * or a negative error. Text without '=' is reported by offset only: it may
+ * be a piece of an unbraced password.
+ */
+static int next_pair(const char *s, size_t *pos, struct pair *p, char *err,
+                     size_t errlen) {
+    size_t i = *pos;
+    int rc;
+
+    while (is_blank(s[i]) || s[i] == ';')
+        i++;
+    if (s[i] == '\0') {
+        *pos = i;
+        return 0;
+    }
+    memset(p, 0, sizeof *p);
+    p->start = i;
+    p->eq = i + strcspn(s + i, "=;");
+    if (s[p->eq] != '=') {
+        odbc_leader__errf(err, errlen,
+                          "connection string: the text at offset %zu is not "
+                          "a key=value pair (no \"=\")",
+                          p->start);
+        return ODBC_LEADER_ECONFIG;
+    }
+    p->keylen = p->eq - p->start;
+    while (p->keylen > 0 && is_blank(s[p->start + p->keylen - 1]))
+        p->keylen--;
+    if (p->keylen == 0) {
+        odbc_leader__errf(err, errlen,
+                          "connection string: empty key at offset %zu",
+                          p->start);
+        return ODBC_LEADER_ECONFIG;
+    }
+    rc = read_value(s, &i, p, err, errlen);
+    if (rc != 0)
+        return rc;
+    *pos = i;
+    return 1;
+}
+
+/* Stores text (ownership passes to st) as the value of key k; a value
+ * given again replaces the earlier one. */
+static void set_value(struct state *st, int k, char *text, int from_file) {
+    free(st->v[k].text);
+    st->v[k].text = text;
+    st->v[k].from_file = from_file;
+}
+
+/* 1 when key[0..n) is a password key whose value must be hidden. */
+static int is_secret_key(const char *key, size_t n) {
+    return key_is(key, n, "PWD") || key_is(key, n, "Password");
+}
+
+/* Notes DSN=, Driver= and FILEDSN= the way the driver manager reads them:
+ * the first of DSN and Driver/FILEDSN wins. Takes p->value when it becomes
+ * the DSN (p->value is then NULL). */
+static void note_target(struct state *st, const char *key, struct pair *p) {
+    int is_dsn = key_is(key, p->keylen, "DSN");
+
+    if (!is_dsn && !key_is(key, p->keylen, "Driver") &&
+        !key_is(key, p->keylen, "FILEDSN"))
+        return;
+    st->target = 1;
+    if (is_dsn && !st->dsn_closed) {
+        st->dsn = p->value;
+        p->value = NULL;
+    }
+    st->dsn_closed = 1;
+}
+
+/* Appends a pass-through pair to connect and (redacted) to
+ * connect_redacted. Returns 0 or ODBC_LEADER_ENOMEM. */
+static int keep_pair(struct state *st, const char *s, struct pair *p, char *err,
+                     size_t errlen) {
+    int fail = 0;
+
+    if (st->connect.len > 0) {
+        fail |= buf_add(&st->connect, ";", 1);
+        fail |= buf_add(&st->redacted, ";", 1);
+    }
+    fail |= buf_add(&st->connect, s + p->start, p->end - p->start);
+    if (is_secret_key(s + p->start, p->keylen)) {
+        fail |= buf_add(&st->redacted, s + p->start, p->eq + 1 - p->start);
+        fail |= buf_add(&st->redacted, "***", 3);
+    } else {
+        fail |= buf_add(&st->redacted, s + p->start, p->end - p->start);
+    }
+    if (fail) {
+        odbc_leader__errf(err, errlen, "out of memory");
+        return ODBC_LEADER_ENOMEM;
+    }
+    note_target(st, s + p->start, p);
+    return 0;
+}
+
+/* Reports an unknown Leader* key; where is "" or a note on its origin.
+ * Returns ODBC_LEADER_ECONFIG. */
+static int unknown_key(const char *key, size_t n, const char *where, char *err,
+                       size_t errlen) {
+    char kbuf[SHOW_BUF];
+
+    odbc_leader__errf(err, errlen, "unknown key \"%s\"%s (valid keys: %s)",
+                      show(kbuf, key, n), where, VALID_KEYS);
+    return ODBC_LEADER_ECONFIG;
+}
+
+/* Splits the connection string into st. Returns 0 or a negative error. */
+static int parse_string(struct state *st, const char *s, char *err,
+                        size_t errlen) {
+    size_t pos = 0;
+    struct pair p = {0};
+    int rc;
+
+    for (;;) {
+        rc = next_pair(s, &pos, &p, err, errlen);
+        if (rc <= 0)
+            break;
+        rc = 0;
+        if (!is_leader_key(s + p.start, p.keylen)) {
+            rc = keep_pair(st, s, &p, err, errlen);
+        } else {
+            int k = key_lookup(s + p.start, p.keylen);
+            if (k < 0) {
+                rc = unknown_key(s + p.start, p.keylen, "", err, errlen);
+            } else {
+                set_value(st, k, p.value, 0);
+                p.value = NULL;
+            }
+        }
+        free(p.value);
+        p.value = NULL;
+        if (rc != 0)
+            break;
+    }
+    return rc;
+}
+
+/*
+ * Returns a new buffer holding the NUL-separated key names of the DSN's
+ * odbc.ini section, ending with an empty name, or NULL when out of memory.
+ * A missing section or file gives an empty list. The count unixODBC returns
+ * differs between versions, so the list is measured here; the buffer grows
+ * while a key might have been cut off.
+ */
+static char *list_dsn_keys(const char *dsn) {
+    int cap = KEY_LIST_START;
+
+    for (;;) {
+        char *list = calloc((size_t)cap + 2, 1);
+        if (!list)
+            return NULL;
+        int n =
+            SQLGetPrivateProfileString(dsn, NULL, "", list, cap, "odbc.ini");
+        if (n < 0) {
+            memset(list, 0, (size_t)cap + 2);
+            return list;
+        }
+        size_t used = 0;
+        while (used < (size_t)cap && list[used] != '\0')
+            used += strnlen(list + used, (size_t)cap - used) + 1;
+        if (used + INI_NAME_MAX + 2 < (size_t)cap || cap >= KEY_LIST_MAX) {
+            memset(list + used, 0, (size_t)cap + 2 - used);
+            return list;
+        }
+        free(list);
+        cap *= 4;
+    }
+}
+
+/* Stores the odbc.ini value of Leader* key `name` as key k unless the
+ * string already set it. Returns 0 or ODBC_LEADER_ENOMEM. */
+static int read_dsn_value(struct state *st, const char *dsn, const char *name,
+                          int k, char *err, size_t errlen) {
+    char val[DIALECT_MAX + 2];
+    char *copy;
+
+    if (st->v[k].text && !st->v[k].from_file)
+        return 0;
+    val[0] = '\0';
+    SQLGetPrivateProfileString(dsn, name, "", val, (int)sizeof val, "odbc.ini");
+    val[sizeof val - 1] = '\0';
+    copy = strdup(val);
+    if (!copy) {
+        odbc_leader__errf(err, errlen, "out of memory");
+        return ODBC_LEADER_ENOMEM;
+    }
+    set_value(st, k, copy, 1);
+    return 0;
+}
+
+/* Reads the Leader* keys of the DSN's odbc.ini section into st, keeping the
+ * values the string gave. A DSN that does not exist gives no keys. Returns 0
+ * or a negative error. */
+static int read_dsn(struct state *st, const char *dsn, char *err,
+                    size_t errlen) {
+    char dbuf[SHOW_BUF];
+    char *list;
+    int rc = 0;
+
+    snprintf(st->origin, sizeof st->origin,
+             " (from the odbc.ini section of DSN \"%s\")", show_str(dbuf, dsn));
+    list = list_dsn_keys(dsn);
+    if (!list) {
+        odbc_leader__errf(err, errlen, "out of memory");
+        return ODBC_LEADER_ENOMEM;
+    }
+    for (const char *name = list; *name; name += strlen(name) + 1) {
+        size_t n = strlen(name);
+        if (!is_leader_key(name, n))
+            continue;
+        int k = key_lookup(name, n);
+        if (k < 0)
+            rc = unknown_key(name, n, st->origin, err, errlen);
+        else
+            rc = read_dsn_value(st, dsn, name, k, err, errlen);
+        if (rc != 0)
+            break;
+    }
+    free(list);
+    return rc;
+}
+
+/* " (from the odbc.ini ...)" when key k came from the file, else "". */
+static const char *origin(const struct state *st, int k) {
+    return st->v[k].from_file ? st->origin : "";
+}
+
+/* Parses key k as a count of milliseconds: digits only. Returns 0 with
+ * *ms set, or ODBC_LEADER_ECONFIG naming the key and the value. */
+static int parse_ms(const struct state *st, int k, int64_t *ms, char *err,
+                    size_t errlen) {
+    const char *s = st->v[k].text;
+    char vbuf[SHOW_BUF];
+    int64_t v = 0;
+    size_t i = 0;
+
+    for (; s[i] >= '0' && s[i] <= '9'; i++) {
+        int d = s[i] - '0';
+        if (v > (INT64_MAX - d) / 10) {
+            odbc_leader__errf(err, errlen, "%s: \"%s\" is too large%s",
+                              key_names[k], show_str(vbuf, s), origin(st, k));
+            return ODBC_LEADER_ECONFIG;
+        }
+        v = v * 10 + d;
+    }
+    if (i == 0 || s[i] != '\0') {
+        odbc_leader__errf(err, errlen,
+                          "%s: \"%s\" is not a whole number of "
+                          "milliseconds%s",
+                          key_names[k], show_str(vbuf, s), origin(st, k));
+        return ODBC_LEADER_ECONFIG;
+    }
+    *ms = v;
+    return 0;
+}
+
+/* Like parse_ms(), and checks lo <= value <= hi. */
+static int parse_ms_range(const struct state *st, int k, int64_t lo, int64_t hi,
+                          int64_t *ms, char *err, size_t errlen) {
+    int rc = parse_ms(st, k, ms, err, errlen);
+
+    if (rc == 0 && (*ms < lo || *ms > hi)) {
+        odbc_leader__errf(err, errlen,
+                          "%s: %" PRId64 " ms is out of range (%" PRId64
+                          "..%" PRId64 ")%s",
+                          key_names[k], *ms, lo, hi, origin(st, k));
+        rc = ODBC_LEADER_ECONFIG;
+    }
+    return rc;
+}
+
+/* Parses key k into *ms when given, else stores deflt. Returns 0 or
+ * ODBC_LEADER_ECONFIG. */
+static int ms_or_default(const struct state *st, int k, int64_t deflt,
+                         int64_t *ms, char *err, size_t errlen) {
+    if (!st->v[k].text) {
+        *ms = deflt;
+        return 0;
+    }
+    return parse_ms(st, k, ms, err, errlen);
+}
+
+/* The default safety margin: max(1000, ttl/10) when that leaves room for
+ * the renew interval, else ttl/10. */
+static int64_t default_margin(int64_t ttl, int64_t renew) {
+    int64_t m = ttl / 10 > MARGIN_FLOOR ? ttl / 10 : MARGIN_FLOOR;
+
+    if (m >= ttl - renew)
+        m = ttl / 10;
+    return m;
+}
+
+/* Checks that the margin and the renew interval fit inside the TTL.
+ * Returns 0 or ODBC_LEADER_ECONFIG. */
+static int check_timing(const struct odbc_leader__config *c, char *err,
+                        size_t errlen) {
+    if (c->margin_ms <= 0 || c->margin_ms >= c->ttl_ms) {
+        odbc_leader__errf(err, errlen,
+                          "LeaderSafetyMargin (%" PRId64
+                          " ms) must be greater than 0 and shorter than "
+                          "LeaderTTL (%" PRId64 " ms)",
+                          c->margin_ms, c->ttl_ms);
+        return ODBC_LEADER_ECONFIG;
+    }
+    if (c->renew_ms >= c->ttl_ms - c->margin_ms) {
+        odbc_leader__errf(err, errlen,
+                          "LeaderRenewInterval (%" PRId64
+                          " ms) must be shorter than LeaderTTL - "
+                          "LeaderSafetyMargin (%" PRId64 " ms)",
+                          c->renew_ms, c->ttl_ms - c->margin_ms);
+        return ODBC_LEADER_ECONFIG;
+    }
+    return 0;
+}
+
+/* Converts the four durations into c, applying defaults, and checks them.
+ * Returns 0 or ODBC_LEADER_ECONFIG. */
+static int settle_durations(const struct state *st,
+                            struct odbc_leader__config *c, char *err,
+                            size_t errlen) {
+    int rc = 0;
+
+    c->ttl_ms = TTL_DEFAULT;
+    if (st->v[K_TTL].text)
+        rc = parse_ms_range(st, K_TTL, TTL_MIN, TTL_MAX, &c->ttl_ms, err,
+                            errlen);
+    if (rc == 0)
+        rc = ms_or_default(st, K_RENEW, c->ttl_ms / 3, &c->renew_ms, err,
+                           errlen);
+    if (rc == 0 && c->renew_ms <= 0) {
+        odbc_leader__errf(err, errlen,
+                          "LeaderRenewInterval: must be greater than 0 ms%s",
+                          origin(st, K_RENEW));
+        rc = ODBC_LEADER_ECONFIG;
+    }
+    if (rc == 0)
+        rc = ms_or_default(st, K_MARGIN, default_margin(c->ttl_ms, c->renew_ms),
+                           &c->margin_ms, err, errlen);
+    if (rc == 0)
+        rc = check_timing(c, err, errlen);
+    if (rc != 0)
+        return rc;
+    c->stmt_timeout_ms =
+        c->renew_ms < STMT_TIMEOUT_CAP ? c->renew_ms : STMT_TIMEOUT_CAP;
+    if (st->v[K_STMT_TIMEOUT].text)
+        rc = parse_ms_range(st, K_STMT_TIMEOUT, STMT_TIMEOUT_MIN,
+                            STMT_TIMEOUT_MAX, &c->stmt_timeout_ms, err, errlen);
+    return rc;
+}
+
+/* Why s is not a valid name (F_OK when it is); *at is the 0-based offset
+ * of the first bad byte for F_CHAR. */
+static enum fault name_fault(const char *s, size_t *at) {
+    size_t n = strlen(s);
+
+    if (n == 0)
+        return F_EMPTY;
+    if (n > ODBC_LEADER__NAME_MAX)
+        return F_LONG;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        int ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                 (c >= '0' && c <= '9') || strchr("._-:/@", c) != NULL;
+        if (!ok) {
+            *at = i;
+            return F_CHAR;
+        }
+    }
+    return F_OK;
+}
+
+/* Why s is not a valid table prefix (F_OK when it is), as name_fault(). */
+static enum fault prefix_fault(const char *s, size_t *at) {
+    size_t n = strlen(s);
+
+    if (n > ODBC_LEADER__PREFIX_MAX)
+        return F_LONG;
+    if (s[0] >= '0' && s[0] <= '9')
+        return F_DIGIT;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        int ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                 (c >= '0' && c <= '9') || c == '_';
+        if (!ok) {
+            *at = i;
+            return F_CHAR;
+        }
+    }
+    return F_OK;
+}
+
+/* 1 when s is a valid namespace or candidate id, else 0 (see internal.h). */
+int odbc_leader__valid_name(const char *s) {
+    size_t at = 0;
+
+    return s != NULL && name_fault(s, &at) == F_OK;
+}
+
+/* 1 when s is a valid table prefix, else 0 (see internal.h). */
+int odbc_leader__valid_prefix(const char *s) {
+    size_t at = 0;
+
+    return s != NULL && prefix_fault(s, &at) == F_OK;
+}
+
+/* Reports fault f of key k's value; allowed describes the valid bytes and
+ * max is the length limit. Returns ODBC_LEADER_ECONFIG. */
+static int report_fault(const struct state *st, int k, enum fault f, size_t at,
+                        const char *allowed, size_t max, char *err,
+                        size_t errlen) {
+    const char *s = st->v[k].text;
+    char cbuf[8];
+
+    if (f == F_EMPTY)
+        odbc_leader__errf(err, errlen, "%s: must not be empty%s", key_names[k],
+                          origin(st, k));
+    else if (f == F_LONG)
+        odbc_leader__errf(err, errlen, "%s: too long (%zu bytes, max %zu)%s",
+                          key_names[k], strlen(s), max, origin(st, k));
+    else if (f == F_DIGIT)
+        odbc_leader__errf(err, errlen, "%s: must not start with a digit%s",
+                          key_names[k], origin(st, k));
+    else
+        odbc_leader__errf(err, errlen,
+                          "%s: character %s at byte %zu is not allowed "
+                          "(allowed: %s)%s",
+                          key_names[k], show_char(cbuf, (unsigned char)s[at]),
+                          at + 1, allowed, origin(st, k));
+    return ODBC_LEADER_ECONFIG;
+}
+
+/* Checks key k as a name and copies it into dst (NAME_MAX + 1 bytes);
+ * keeps dst when the key is not given. Returns 0 or ODBC_LEADER_ECONFIG. */
+static int settle_name(const struct state *st, int k, char *dst, char *err,
+                       size_t errlen) {
+    size_t at = 0;
+    enum fault f;
+
+    if (!st->v[k].text)
+        return 0;
+    f = name_fault(st->v[k].text, &at);
+    if (f != F_OK)
+        return report_fault(st, k, f, at, NAME_CHARS, ODBC_LEADER__NAME_MAX,
+                            err, errlen);
+    strcpy(dst, st->v[k].text);
+    return 0;
+}
+
+/* Checks LeaderTablePrefix and copies it into c->prefix. Returns 0 or
+ * ODBC_LEADER_ECONFIG. */
+static int settle_prefix(const struct state *st, struct odbc_leader__config *c,
+                         char *err, size_t errlen) {
+    size_t at = 0;
+    enum fault f;
+
+    if (!st->v[K_PREFIX].text)
+        return 0;
+    f = prefix_fault(st->v[K_PREFIX].text, &at);
+    if (f != F_OK)
+        return report_fault(st, K_PREFIX, f, at, "A-Z a-z 0-9 _",
+                            ODBC_LEADER__PREFIX_MAX, err, errlen);
+    strcpy(c->prefix, st->v[K_PREFIX].text);
+    return 0;
+}
+
+/* Parses LeaderCreateSchema into c->create_schema. Returns 0 or
+ * ODBC_LEADER_ECONFIG. */
+static int settle_bool(const struct state *st, struct odbc_leader__config *c,
+                       char *err, size_t errlen) {
+    static const char *const yes[] = {"yes", "true", "on", "1"};
+    static const char *const no[] = {"no", "false", "off", "0"};
+    const char *s = st->v[K_CREATE_SCHEMA].text;
+    char vbuf[SHOW_BUF];
+
+    if (!s)
+        return 0;
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+        if (strcasecmp(s, yes[i]) == 0) {
+            c->create_schema = 1;
+            return 0;
+        }
+        if (strcasecmp(s, no[i]) == 0) {
+            c->create_schema = 0;
+            return 0;
+        }
+    }
+    odbc_leader__errf(err, errlen,
+                      "LeaderCreateSchema: \"%s\" is not one of yes, no, "
+                      "true, false, on, off, 1, 0%s",
+                      show_str(vbuf, s), origin(st, K_CREATE_SCHEMA));
+    return ODBC_LEADER_ECONFIG;
+}
+
+/* Checks LeaderDialect and copies it (or "auto") into c->dialect. Returns
+ * 0, ODBC_LEADER_ECONFIG or ENOMEM. */
+static int settle_dialect(const struct state *st, struct odbc_leader__config *c,
+                          char *err, size_t errlen) {
+    const char *s = st->v[K_DIALECT].text ? st->v[K_DIALECT].text : "auto";
+
+    if (s[0] == '\0' || strlen(s) > DIALECT_MAX)
+        return report_fault(st, K_DIALECT, s[0] ? F_LONG : F_EMPTY, 0, "",
+                            DIALECT_MAX, err, errlen);
+    c->dialect = strdup(s);
+    if (!c->dialect) {
+        odbc_leader__errf(err, errlen, "out of memory");
+        return ODBC_LEADER_ENOMEM;
+    }
+    return 0;
+}
+
+/* Fills the Leader* fields of c from st with defaults, checking each.
+ * Returns 0 or a negative error; c->dialect is owned by c either way. */
+static int settle(const struct state *st, struct odbc_leader__config *c,
+                  char *err, size_t errlen) {
+    int rc;
+
+    strcpy(c->ns, "default");
+    c->id[0] = '\0';
+    strcpy(c->prefix, "odbc_leader_");
+    c->create_schema = 1;
+    rc = settle_name(st, K_NAMESPACE, c->ns, err, errlen);
+    if (rc == 0)
+        rc = settle_name(st, K_ID, c->id, err, errlen);
+    if (rc == 0)
+        rc = settle_durations(st, c, err, errlen);
+    if (rc == 0)
+        rc = settle_prefix(st, c, err, errlen);
+    if (rc == 0)
+        rc = settle_bool(st, c, err, errlen);
+    if (rc == 0)
+        rc = settle_dialect(st, c, err, errlen);
+    return rc;
+}
+
+/* See internal.h. Borrows config; on success *out owns its strings. */
+int odbc_leader__config_parse(const char *config,
+                              struct odbc_leader__config *out, char *err,
+                              size_t errlen) {
+    struct state st;
+    int rc;
+
+    memset(&st, 0, sizeof st);
+    if (out)
+        memset(out, 0, sizeof *out);
+    if (!config || !out) {
+        odbc_leader__errf(err, errlen, "no configuration string given");
+        return ODBC_LEADER_EINVAL;
+    }
+    rc = parse_string(&st, config, err, errlen);
+    if (rc != 0)
+        goto fail;
+    if (!st.target) {
+        odbc_leader__errf(err, errlen,
+                          "no DSN= or Driver= in the connection string");
+        rc = ODBC_LEADER_ECONFIG;
+        goto fail;
+    }
+    if (st.dsn && st.dsn[0] != '\0')
+        rc = read_dsn(&st, st.dsn, err, errlen);
+    if (rc == 0)
+        rc = settle(&st, out, err, errlen);
+    if (rc != 0)
+        goto fail;
+    out->connect = st.connect.p;
+    out->connect_redacted = st.redacted.p;
+    out->dsn = st.dsn;
+    st.connect.p = NULL;
+    st.redacted.p = NULL;
+    st.dsn = NULL;
+    state_free(&st);
+    return 0;
+fail:
+    odbc_leader__config_free(out);
+    state_free(&st);
+    return rc;
+}
+
+/* Frees the strings cfg owns and zeroes it; NULL is a no-op. */
+void odbc_leader__config_free(struct odbc_leader__config *cfg) {
+    if (!cfg)
+        return;
+    free(cfg->connect);
+    free(cfg->connect_redacted);
+    free(cfg->dsn);
+    free(cfg->dialect);
+    memset(cfg, 0, sizeof *cfg);
+}

@@ -1,0 +1,854 @@
+/*
+ * db.c: the ODBC port of the elector.
+ *
+ * One connection per handle. At connect the dialect is chosen (once), its
+ * on_connect statements run, the schema is checked or created, and the
+ * protocol's statements are prepared with their parameters bound to
+ * buffers inside struct odbc_leader__db, so an operation is SQLExecute
+ * plus fetch. A multi-statement operation runs inside one transaction:
+ * the dialect's own BEGIN/COMMIT when it names them, else an ODBC
+ * transaction. Driver errors are classified with the dialect's code lists;
+ * a unique-key violation during an attempt is retried once, then the
+ * current lease is read (the integrity-error retry path).
+ */
+#include <sql.h>
+#include <sqlext.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "db.h"
+
+#define MAX_STMTS 8 /* statements per operation */
+
+struct odbc_leader__db {
+    const struct odbc_leader__config *cfg; /* borrowed */
+    const char *id;                        /* borrowed */
+    const struct odbc_leader__log *log;    /* borrowed */
+    SQLHENV env;
+    SQLHDBC dbc;
+    int connected;
+    struct odbc_leader__dialect *dialect; /* owned, kept across reconnects */
+    SQLHSTMT stmts[ODBC_LEADER__OP_COUNT][MAX_STMTS]; /* prepared */
+    char dbms[64];
+    char last_error[1024]; /* first diagnostic of the last failure */
+
+    /* parameter buffers, bound once per prepared statement */
+    SQLCHAR p_ns[ODBC_LEADER__NAME_MAX + 1];
+    SQLCHAR p_id[ODBC_LEADER__NAME_MAX + 1];
+    SQLBIGINT p_term, p_ttl_ms, p_cand_ttl_ms, p_version;
+    SQLLEN nts; /* SQL_NTS, the indicator of both strings */
+    SQLLEN zero; /* 0, the indicator of every integer */
+
+    struct odbc_leader__db_stats stats;
+};
+
+/* Rows handed to a fetch callback; returns 0 or a negative error. */
+typedef int (*row_fn)(struct odbc_leader__db *db, SQLHSTMT h, void *ctx);
+
+static const char *const op_names[ODBC_LEADER__OP_COUNT] = {
+    "on_connect", "ddl",   "schema_version", "attempt",   "renew",
+    "resign",     "unregister", "leader",    "candidates",
+};
+
+int odbc_leader__db_create(struct odbc_leader__db **out,
+                           const struct odbc_leader__config *cfg,
+                           const char *id, const struct odbc_leader__log *log)
+{
+    struct odbc_leader__db *db = calloc(1, sizeof(*db));
+
+    *out = NULL;
+    if (db == NULL)
+        return ODBC_LEADER_ENOMEM;
+    db->cfg = cfg;
+    db->id = id;
+    db->log = log;
+    db->nts = SQL_NTS;
+    snprintf((char *)db->p_ns, sizeof(db->p_ns), "%s", cfg->ns);
+    snprintf((char *)db->p_id, sizeof(db->p_id), "%s", id);
+    db->p_ttl_ms = cfg->ttl_ms;
+    db->p_cand_ttl_ms = cfg->ttl_ms;
+    *out = db;
+    return 0;
+}
+
+void odbc_leader__db_destroy(struct odbc_leader__db *db)
+{
+    if (db == NULL)
+        return;
+    odbc_leader__db_disconnect(db);
+    odbc_leader__dialect_free(db->dialect);
+    free(db);
+}
+
+const struct odbc_leader__dialect *
+odbc_leader__db_dialect(const struct odbc_leader__db *db)
+{
+    return db->dialect;
+}
+
+void odbc_leader__db_stats(const struct odbc_leader__db *db,
+                           struct odbc_leader__db_stats *out)
+{
+    *out = db->stats;
+}
+
+/* Maps an error class to its precedence when a call returns several
+ * diagnostic records: a lost connection outranks everything. */
+static int class_rank(int cls)
+{
+    switch (cls) {
+    case ODBC_LEADER__ERR_CONNLOST:
+        return 4;
+    case ODBC_LEADER__ERR_UNIQUE:
+        return 3;
+    case ODBC_LEADER__ERR_UNDEFINED_TABLE:
+        return 2;
+    case ODBC_LEADER__ERR_TRANSIENT:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/*
+ * Reads every diagnostic record of (type, h), logs them, keeps the first
+ * in db->last_error and returns the most severe error class. A connection
+ * the driver reports as dead is CONNLOST whatever the records say.
+ */
+static int diagnose(struct odbc_leader__db *db, SQLSMALLINT type, SQLHANDLE h,
+                    const char *what)
+{
+    SQLCHAR state[6], msg[512];
+    SQLINTEGER native;
+    SQLSMALLINT len;
+    SQLUINTEGER dead = SQL_CD_FALSE;
+    int cls = ODBC_LEADER__ERR_OTHER;
+
+    db->last_error[0] = '\0';
+    for (SQLSMALLINT i = 1; i <= 16; i++) {
+        SQLRETURN r = SQLGetDiagRec(type, h, i, state, &native, msg,
+                                    sizeof(msg), &len);
+        int c;
+
+        if (!SQL_SUCCEEDED(r))
+            break;
+        c = db->dialect != NULL
+                ? odbc_leader__classify(db->dialect, (char *)state, native)
+                : (strncmp((char *)state, "08", 2) == 0
+                       ? ODBC_LEADER__ERR_CONNLOST
+                       : ODBC_LEADER__ERR_OTHER);
+        if (class_rank(c) > class_rank(cls))
+            cls = c;
+        if (i == 1)
+            snprintf(db->last_error, sizeof(db->last_error),
+                     "[%s] native %ld: %s", (char *)state, (long)native,
+                     (char *)msg);
+        odbc_leader__logf(db->log, LOG_DEBUG, "%s: [%s] native %ld: %s", what,
+                          (char *)state, (long)native, (char *)msg);
+    }
+    if (db->dbc != SQL_NULL_HDBC &&
+        SQL_SUCCEEDED(SQLGetConnectAttr(db->dbc, SQL_ATTR_CONNECTION_DEAD,
+                                        &dead, 0, NULL)) &&
+        dead == SQL_CD_TRUE)
+        cls = ODBC_LEADER__ERR_CONNLOST;
+    if (cls == ODBC_LEADER__ERR_UNIQUE)
+        db->stats.unique_violations++;
+    return cls;
+}
+
+/* Turns an error class into a return code; a lost connection also frees
+ * the connection so the next call reconnects. */
+static int class_to_rc(struct odbc_leader__db *db, int cls)
+{
+    switch (cls) {
+    case ODBC_LEADER__ERR_CONNLOST:
+        odbc_leader__db_disconnect(db);
+        return ODBC_LEADER_ECONNLOST;
+    case ODBC_LEADER__ERR_UNDEFINED_TABLE:
+        return ODBC_LEADER_ENOTABLE;
+    default:
+        return ODBC_LEADER_EDB;
+    }
+}
+
+/* Runs one statement text directly (transaction control). Returns 0 or a
+ * negative error; *cls gets the error class. */
+static int exec_direct(struct odbc_leader__db *db, const char *sql,
+                       const char *what, int *cls)
+{
+    SQLHSTMT h = SQL_NULL_HSTMT;
+    SQLRETURN r;
+    int rc = 0;
+
+    *cls = ODBC_LEADER__ERR_OTHER;
+    r = SQLAllocHandle(SQL_HANDLE_STMT, db->dbc, &h);
+    if (!SQL_SUCCEEDED(r)) {
+        *cls = diagnose(db, SQL_HANDLE_DBC, db->dbc, what);
+        return class_to_rc(db, *cls);
+    }
+    r = SQLExecDirect(h, (SQLCHAR *)sql, SQL_NTS);
+    if (!SQL_SUCCEEDED(r) && r != SQL_NO_DATA) {
+        *cls = diagnose(db, SQL_HANDLE_STMT, h, what);
+        rc = -1;
+    }
+    SQLFreeHandle(SQL_HANDLE_STMT, h);
+    if (rc < 0)
+        rc = class_to_rc(db, *cls);
+    return rc;
+}
+
+/* Starts the transaction of a multi-statement operation. */
+static int tx_begin(struct odbc_leader__db *db, int *cls)
+{
+    SQLRETURN r;
+
+    if (db->dialect->begin != NULL)
+        return exec_direct(db, db->dialect->begin, "begin", cls);
+    r = SQLSetConnectAttr(db->dbc, SQL_ATTR_AUTOCOMMIT,
+                          (SQLPOINTER)SQL_AUTOCOMMIT_OFF, 0);
+    if (SQL_SUCCEEDED(r))
+        return 0;
+    *cls = diagnose(db, SQL_HANDLE_DBC, db->dbc, "begin");
+    return class_to_rc(db, *cls);
+}
+
+/* Ends the transaction: commits when commit is 1, else rolls back.
+ * A failed commit leaves the outcome unknown: returns EUNKNOWN (or
+ * ECONNLOST when the connection is gone, which is unknown as well). A
+ * failed rollback drops the connection. */
+static int tx_end(struct odbc_leader__db *db, int commit, int *cls)
+{
+    SQLRETURN r;
+    int rc;
+
+    if (db->dialect->begin != NULL) {
+        rc = exec_direct(db, commit ? db->dialect->commit
+                                    : db->dialect->rollback,
+                         commit ? "commit" : "rollback", cls);
+    } else {
+        r = SQLEndTran(SQL_HANDLE_DBC, db->dbc,
+                       commit ? SQL_COMMIT : SQL_ROLLBACK);
+        rc = 0;
+        if (!SQL_SUCCEEDED(r)) {
+            *cls = diagnose(db, SQL_HANDLE_DBC, db->dbc,
+                            commit ? "commit" : "rollback");
+            rc = class_to_rc(db, *cls);
+        }
+        if (db->connected)
+            SQLSetConnectAttr(db->dbc, SQL_ATTR_AUTOCOMMIT,
+                              (SQLPOINTER)SQL_AUTOCOMMIT_ON, 0);
+    }
+    if (rc == 0)
+        return 0;
+    if (!commit && db->connected)
+        odbc_leader__db_disconnect(db);
+    if (commit && rc != ODBC_LEADER_ECONNLOST)
+        rc = ODBC_LEADER_EUNKNOWN;
+    return rc;
+}
+
+/* Returns the buffer address, C type, SQL type and indicator of a named
+ * parameter. */
+static void param_slot(struct odbc_leader__db *db, int p, SQLPOINTER *ptr,
+                       SQLSMALLINT *ctype, SQLSMALLINT *sqltype,
+                       SQLULEN *size, SQLLEN *buflen, SQLLEN **ind)
+{
+    *ctype = SQL_C_SBIGINT;
+    *sqltype = SQL_BIGINT;
+    *size = 0;
+    *buflen = 0;
+    *ind = &db->zero;
+    switch ((enum odbc_leader__param)p) {
+    case ODBC_LEADER__P_NS:
+    case ODBC_LEADER__P_ID:
+        *ptr = p == ODBC_LEADER__P_NS ? db->p_ns : db->p_id;
+        *ctype = SQL_C_CHAR;
+        *sqltype = SQL_VARCHAR;
+        *size = ODBC_LEADER__NAME_MAX;
+        *buflen = ODBC_LEADER__NAME_MAX + 1;
+        *ind = &db->nts;
+        return;
+    case ODBC_LEADER__P_TERM:
+        *ptr = &db->p_term;
+        return;
+    case ODBC_LEADER__P_TTL_MS:
+        *ptr = &db->p_ttl_ms;
+        return;
+    case ODBC_LEADER__P_CAND_TTL_MS:
+        *ptr = &db->p_cand_ttl_ms;
+        return;
+    case ODBC_LEADER__P_VERSION:
+        *ptr = &db->p_version;
+        return;
+    case ODBC_LEADER__P_COUNT:
+        break;
+    }
+    *ptr = &db->p_version;
+}
+
+/*
+ * Allocates a statement handle, sets the query timeout, prepares s and
+ * binds its parameters to db's buffers. Returns 0 and the handle (owned by
+ * the caller) in *out, or a negative error with *cls set.
+ */
+static int prepare(struct odbc_leader__db *db, int op,
+                   const struct odbc_leader__stmt *s, SQLHSTMT *out, int *cls)
+{
+    SQLHSTMT h = SQL_NULL_HSTMT;
+    SQLULEN secs = (SQLULEN)((db->cfg->stmt_timeout_ms + 999) / 1000);
+    char what[64];
+    SQLRETURN r;
+
+    *out = SQL_NULL_HSTMT;
+    *cls = ODBC_LEADER__ERR_OTHER;
+    snprintf(what, sizeof(what), "prepare %s (line %d)", op_names[op],
+             s->line);
+    r = SQLAllocHandle(SQL_HANDLE_STMT, db->dbc, &h);
+    if (!SQL_SUCCEEDED(r)) {
+        *cls = diagnose(db, SQL_HANDLE_DBC, db->dbc, what);
+        return class_to_rc(db, *cls);
+    }
+    /* Drivers that ignore the timeout answer with a warning: harmless. */
+    SQLSetStmtAttr(h, SQL_ATTR_QUERY_TIMEOUT, (SQLPOINTER)secs, 0);
+    r = SQLPrepare(h, (SQLCHAR *)s->sql, SQL_NTS);
+    for (int i = 0; SQL_SUCCEEDED(r) && i < s->nparams; i++) {
+        SQLPOINTER ptr;
+        SQLSMALLINT ctype, sqltype;
+        SQLULEN size;
+        SQLLEN buflen, *ind;
+
+        param_slot(db, s->params[i], &ptr, &ctype, &sqltype, &size, &buflen,
+                   &ind);
+        r = SQLBindParameter(h, (SQLUSMALLINT)(i + 1), SQL_PARAM_INPUT, ctype,
+                             sqltype, size, 0, ptr, buflen, ind);
+    }
+    if (!SQL_SUCCEEDED(r)) {
+        *cls = diagnose(db, SQL_HANDLE_STMT, h, what);
+        SQLFreeHandle(SQL_HANDLE_STMT, h);
+        return class_to_rc(db, *cls);
+    }
+    *out = h;
+    return 0;
+}
+
+/* Prepares every statement of op into db->stmts[op]. */
+static int prepare_op(struct odbc_leader__db *db, int op, int *cls)
+{
+    const struct odbc_leader__stmt_list *l = &db->dialect->ops[op];
+
+    for (size_t i = 0; i < l->n && i < MAX_STMTS; i++) {
+        int rc = prepare(db, op, &l->v[i], &db->stmts[op][i], cls);
+
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Fetches the rows of h into fn. Returns the number of rows or a negative
+ * error. */
+static int fetch_rows(struct odbc_leader__db *db, SQLHSTMT h, row_fn fn,
+                      void *ctx, const char *what, int *cls)
+{
+    SQLSMALLINT ncols = 0;
+    int n = 0;
+
+    if (!SQL_SUCCEEDED(SQLNumResultCols(h, &ncols)) || ncols == 0)
+        return 0;
+    for (;;) {
+        SQLRETURN r = SQLFetch(h);
+        int rc;
+
+        if (r == SQL_NO_DATA)
+            return n;
+        if (!SQL_SUCCEEDED(r)) {
+            *cls = diagnose(db, SQL_HANDLE_STMT, h, what);
+            return class_to_rc(db, *cls);
+        }
+        rc = fn != NULL ? fn(db, h, ctx) : 0;
+        if (rc < 0)
+            return rc;
+        n++;
+    }
+}
+
+/*
+ * Runs operation op: each statement in order (inside a transaction when
+ * there are several), the last one's rows to fn. Returns the number of
+ * rows fetched, or the rows affected by the last statement when it
+ * returns no result set; a negative error with *cls set on failure.
+ */
+static int run_op(struct odbc_leader__db *db, int op, row_fn fn, void *ctx,
+                  int *cls)
+{
+    const struct odbc_leader__stmt_list *l = &db->dialect->ops[op];
+    int tx = l->n > 1;
+    int rc = 0;
+    char what[64];
+
+    *cls = ODBC_LEADER__ERR_OTHER;
+    if (!db->connected)
+        return ODBC_LEADER_ECONNLOST;
+    if (tx) {
+        rc = tx_begin(db, cls);
+        if (rc < 0)
+            return rc;
+    }
+    for (size_t i = 0; i < l->n && i < MAX_STMTS; i++) {
+        SQLHSTMT h = db->stmts[op][i];
+        int temp = h == SQL_NULL_HSTMT;
+        SQLRETURN r;
+        SQLLEN count = 0;
+
+        snprintf(what, sizeof(what), "%s (line %d)", op_names[op],
+                 l->v[i].line);
+        if (temp) {
+            rc = prepare(db, op, &l->v[i], &h, cls);
+            if (rc < 0)
+                goto fail;
+        }
+        r = SQLExecute(h);
+        if (r == SQL_NO_DATA) {
+            rc = 0;
+        } else if (!SQL_SUCCEEDED(r)) {
+            *cls = diagnose(db, SQL_HANDLE_STMT, h, what);
+            rc = -1;
+        } else if (i + 1 == l->n) {
+            rc = fetch_rows(db, h, fn, ctx, what, cls);
+            if (rc == 0 && SQL_SUCCEEDED(SQLRowCount(h, &count)) && count > 0)
+                rc = (int)count;
+        }
+        if (db->connected) {
+            if (temp)
+                SQLFreeHandle(SQL_HANDLE_STMT, h);
+            else
+                SQLFreeStmt(h, SQL_CLOSE);
+        }
+        if (rc == -1)
+            rc = class_to_rc(db, *cls);
+        if (rc < 0)
+            goto fail;
+    }
+    if (tx) {
+        int c = tx_end(db, 1, cls);
+
+        if (c < 0)
+            return c;
+    }
+    return rc;
+fail:
+    if (tx && db->connected) {
+        int ignored;
+
+        tx_end(db, 0, &ignored);
+    }
+    /* A unique violation is the expected end of a creation race, and a
+     * missing table is how the schema check finds an empty database. */
+    odbc_leader__logf(db->log,
+                      *cls == ODBC_LEADER__ERR_UNIQUE ||
+                              *cls == ODBC_LEADER__ERR_UNDEFINED_TABLE
+                          ? LOG_INFO
+                          : LOG_WARNING,
+                      "%s failed: %s", what, db->last_error);
+    return rc;
+}
+
+/* Reads column col as text into buf; "" for NULL. */
+static int get_text(SQLHSTMT h, int col, char *buf, size_t len)
+{
+    SQLLEN ind = 0;
+    SQLRETURN r = SQLGetData(h, (SQLUSMALLINT)col, SQL_C_CHAR, buf,
+                             (SQLLEN)len, &ind);
+
+    if (!SQL_SUCCEEDED(r))
+        return ODBC_LEADER_EDB;
+    if (ind == SQL_NULL_DATA)
+        buf[0] = '\0';
+    return 0;
+}
+
+/* Reads column col as a 64-bit integer; 0 for NULL. */
+static int get_int(SQLHSTMT h, int col, int64_t *v)
+{
+    SQLBIGINT x = 0;
+    SQLLEN ind = 0;
+    SQLRETURN r =
+        SQLGetData(h, (SQLUSMALLINT)col, SQL_C_SBIGINT, &x, sizeof(x), &ind);
+
+    if (!SQL_SUCCEEDED(r))
+        return ODBC_LEADER_EDB;
+    *v = ind == SQL_NULL_DATA ? 0 : (int64_t)x;
+    return 0;
+}
+
+/* Row callback for attempt/renew/leader: leader_id, term, expires_at_ms,
+ * now_ms and, for attempt, won. ctx is a struct odbc_leader__result. */
+static int lease_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx)
+{
+    struct odbc_leader__result *out = ctx;
+    SQLSMALLINT ncols = 0;
+    int64_t won = 0;
+    int rc;
+
+    (void)db;
+    SQLNumResultCols(h, &ncols);
+    rc = get_text(h, 1, out->leader_id, sizeof(out->leader_id));
+    if (rc == 0)
+        rc = get_int(h, 2, &out->term);
+    if (rc == 0)
+        rc = get_int(h, 3, &out->expires_at_ms);
+    if (rc == 0)
+        rc = get_int(h, 4, &out->now_ms);
+    if (rc == 0 && ncols >= 5)
+        rc = get_int(h, 5, &won);
+    if (rc < 0)
+        return rc;
+    out->found = 1;
+    out->won = won != 0;
+    return 0;
+}
+
+/* Row callback of schema_version: ctx is an int64_t, -1 for NULL. */
+static int version_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx)
+{
+    int64_t *v = ctx;
+    SQLBIGINT x = 0;
+    SQLLEN ind = 0;
+
+    (void)db;
+    if (!SQL_SUCCEEDED(
+            SQLGetData(h, 1, SQL_C_SBIGINT, &x, sizeof(x), &ind)))
+        return ODBC_LEADER_EDB;
+    *v = ind == SQL_NULL_DATA ? -1 : (int64_t)x;
+    return 0;
+}
+
+/* Reads the schema version: *version is -1 when the table is empty.
+ * Returns 0 or a negative error (ENOTABLE when the table is missing). */
+static int read_version(struct odbc_leader__db *db, int64_t *version)
+{
+    int cls;
+    int rc;
+
+    *version = -1;
+    rc = run_op(db, ODBC_LEADER__OP_SCHEMA_VERSION, version_row, version,
+                &cls);
+    return rc < 0 ? rc : 0;
+}
+
+/*
+ * Checks the schema version, creating the tables first when they are
+ * missing and LeaderCreateSchema allows it. Returns 0 or a negative error
+ * with a message in err.
+ */
+static int ensure_schema(struct odbc_leader__db *db, char *err, size_t errlen)
+{
+    const char *p = db->cfg->prefix;
+    char ddl_error[sizeof(db->last_error)] = "";
+    int64_t version = -1;
+    int cls;
+    int rc = read_version(db, &version);
+
+    if (rc < 0 && rc != ODBC_LEADER_ENOTABLE)
+        goto fail;
+    if (rc == 0 && version >= 0)
+        goto check;
+    if (!db->cfg->create_schema) {
+        odbc_leader__errf(err, errlen,
+                          "table %sschema %s and LeaderCreateSchema=no: "
+                          "create the tables with the dialect's DDL first",
+                          p, rc < 0 ? "is missing" : "is empty");
+        return ODBC_LEADER_ENOTABLE;
+    }
+    odbc_leader__logf(db->log, LOG_NOTICE,
+                      "creating tables %slease, %scandidate, %sschema", p, p,
+                      p);
+    db->p_version = db->dialect->schema_version;
+    rc = run_op(db, ODBC_LEADER__OP_DDL, NULL, NULL, &cls);
+    if (rc < 0) {
+        /* Another candidate may have created them at the same moment:
+         * the version decides. Otherwise report the DDL's own error. */
+        snprintf(ddl_error, sizeof(ddl_error), "%.900s", db->last_error);
+        if (!db->connected)
+            goto fail;
+    }
+    rc = read_version(db, &version);
+    if (rc < 0) {
+        if (ddl_error[0] != '\0')
+            snprintf(db->last_error, sizeof(db->last_error),
+                     "creating the tables failed: %.900s", ddl_error);
+        goto fail;
+    }
+check:
+    if (version != db->dialect->schema_version) {
+        odbc_leader__errf(err, errlen,
+                          "table %sschema holds schema version %lld; this "
+                          "build of odbc-leader knows version %d only",
+                          p, (long long)version,
+                          db->dialect->schema_version);
+        return ODBC_LEADER_ESCHEMA;
+    }
+    return 0;
+fail:
+    odbc_leader__errf(err, errlen, "checking table %sschema failed: %s", p,
+                      db->last_error);
+    return rc;
+}
+
+/* Allocates the environment and connection and connects. Returns 0 or
+ * ECONNECT with the driver's first diagnostic in err. */
+static int open_connection(struct odbc_leader__db *db, char *err,
+                           size_t errlen)
+{
+    SQLUINTEGER secs =
+        (SQLUINTEGER)((db->cfg->stmt_timeout_ms + 999) / 1000);
+    SQLSMALLINT len = 0;
+    SQLRETURN r;
+
+    r = SQLAllocHandle(SQL_HANDLE_ENV, SQL_NULL_HANDLE, &db->env);
+    if (!SQL_SUCCEEDED(r))
+        goto nomem;
+    SQLSetEnvAttr(db->env, SQL_ATTR_ODBC_VERSION, (SQLPOINTER)SQL_OV_ODBC3, 0);
+    r = SQLAllocHandle(SQL_HANDLE_DBC, db->env, &db->dbc);
+    if (!SQL_SUCCEEDED(r))
+        goto nomem;
+    SQLSetConnectAttr(db->dbc, SQL_ATTR_LOGIN_TIMEOUT, (SQLPOINTER)(uintptr_t)secs,
+                      0);
+    r = SQLDriverConnect(db->dbc, NULL, (SQLCHAR *)db->cfg->connect, SQL_NTS,
+                         NULL, 0, NULL, SQL_DRIVER_NOPROMPT);
+    if (!SQL_SUCCEEDED(r)) {
+        diagnose(db, SQL_HANDLE_DBC, db->dbc, "connect");
+        odbc_leader__errf(err, errlen, "cannot connect to the database (%s): %s",
+                          db->cfg->connect_redacted, db->last_error);
+        odbc_leader__logf(db->log, LOG_WARNING,
+                          "cannot connect to the database (%s): %s",
+                          db->cfg->connect_redacted, db->last_error);
+        return ODBC_LEADER_ECONNECT;
+    }
+    db->connected = 1;
+    db->stats.connects++;
+    db->dbms[0] = '\0';
+    SQLGetInfo(db->dbc, SQL_DBMS_NAME, db->dbms, sizeof(db->dbms), &len);
+    return 0;
+nomem:
+    odbc_leader__errf(err, errlen, "cannot allocate ODBC handles");
+    return ODBC_LEADER_ENOMEM;
+}
+
+int odbc_leader__db_connect(struct odbc_leader__db *db, char *err,
+                            size_t errlen)
+{
+    static const int runtime_ops[] = {
+        ODBC_LEADER__OP_ATTEMPT,    ODBC_LEADER__OP_RENEW,
+        ODBC_LEADER__OP_RESIGN,     ODBC_LEADER__OP_UNREGISTER,
+        ODBC_LEADER__OP_LEADER,     ODBC_LEADER__OP_CANDIDATES,
+    };
+    struct odbc_leader__dialect_vars vars;
+    int cls;
+    int rc;
+
+    if (db->connected)
+        return 0;
+    rc = open_connection(db, err, errlen);
+    if (rc < 0)
+        goto fail;
+    if (db->dialect == NULL) {
+        vars.prefix = db->cfg->prefix;
+        vars.timeout_ms = db->cfg->stmt_timeout_ms;
+        rc = odbc_leader__dialect_load(db->cfg->dialect, db->dbms, &vars,
+                                       &db->dialect, err, errlen);
+        if (rc < 0)
+            goto fail;
+        odbc_leader__logf(db->log, LOG_INFO, "database %s, dialect %s",
+                          db->dbms, db->dialect->name);
+    }
+    if (db->dialect->ops[ODBC_LEADER__OP_ON_CONNECT].n > 0) {
+        rc = run_op(db, ODBC_LEADER__OP_ON_CONNECT, NULL, NULL, &cls);
+        if (rc < 0) {
+            odbc_leader__errf(err, errlen, "on_connect statement failed: %s",
+                              db->last_error);
+            goto fail;
+        }
+    }
+    rc = ensure_schema(db, err, errlen);
+    if (rc < 0)
+        goto fail;
+    for (size_t i = 0; i < sizeof(runtime_ops) / sizeof(runtime_ops[0]); i++) {
+        rc = prepare_op(db, runtime_ops[i], &cls);
+        if (rc < 0) {
+            odbc_leader__errf(err, errlen, "preparing %s failed: %s",
+                              op_names[runtime_ops[i]], db->last_error);
+            goto fail;
+        }
+    }
+    return 0;
+fail:
+    odbc_leader__db_disconnect(db);
+    return rc;
+}
+
+void odbc_leader__db_disconnect(struct odbc_leader__db *db)
+{
+    for (int op = 0; op < ODBC_LEADER__OP_COUNT; op++) {
+        for (int i = 0; i < MAX_STMTS; i++) {
+            if (db->stmts[op][i] != SQL_NULL_HSTMT)
+                SQLFreeHandle(SQL_HANDLE_STMT, db->stmts[op][i]);
+            db->stmts[op][i] = SQL_NULL_HSTMT;
+        }
+    }
+    if (db->dbc != SQL_NULL_HDBC) {
+        if (db->connected)
+            SQLDisconnect(db->dbc);
+        SQLFreeHandle(SQL_HANDLE_DBC, db->dbc);
+        db->dbc = SQL_NULL_HDBC;
+    }
+    if (db->env != SQL_NULL_HENV) {
+        SQLFreeHandle(SQL_HANDLE_ENV, db->env);
+        db->env = SQL_NULL_HENV;
+    }
+    db->connected = 0;
+}
+
+int odbc_leader__db_attempt(struct odbc_leader__db *db,
+                            struct odbc_leader__result *out)
+{
+    int cls;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    rc = run_op(db, ODBC_LEADER__OP_ATTEMPT, lease_row, out, &cls);
+    if (rc < 0 && cls == ODBC_LEADER__ERR_UNIQUE) {
+        /* Another candidate created the first lease row at the same
+         * moment: retry once, then settle for reading who leads. */
+        odbc_leader__logf(db->log, LOG_INFO,
+                          "unique violation creating the lease row of %s: "
+                          "retrying once",
+                          db->cfg->ns);
+        db->stats.retries++;
+        memset(out, 0, sizeof(*out));
+        rc = run_op(db, ODBC_LEADER__OP_ATTEMPT, lease_row, out, &cls);
+        if (rc < 0 && cls == ODBC_LEADER__ERR_UNIQUE) {
+            memset(out, 0, sizeof(*out));
+            rc = run_op(db, ODBC_LEADER__OP_LEADER, lease_row, out, &cls);
+        }
+    }
+    return rc < 0 ? rc : 0;
+}
+
+int odbc_leader__db_renew(struct odbc_leader__db *db, int64_t term,
+                          struct odbc_leader__result *out)
+{
+    int cls;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    db->p_term = term;
+    rc = run_op(db, ODBC_LEADER__OP_RENEW, lease_row, out, &cls);
+    return rc < 0 ? rc : 0;
+}
+
+int odbc_leader__db_resign(struct odbc_leader__db *db, int64_t term)
+{
+    int cls;
+    int rc;
+
+    db->p_term = term;
+    rc = run_op(db, ODBC_LEADER__OP_RESIGN, NULL, NULL, &cls);
+    return rc < 0 ? rc : rc > 0;
+}
+
+int odbc_leader__db_unregister(struct odbc_leader__db *db)
+{
+    int cls;
+    int rc = run_op(db, ODBC_LEADER__OP_UNREGISTER, NULL, NULL, &cls);
+
+    return rc < 0 ? rc : 0;
+}
+
+int odbc_leader__db_read_lease(struct odbc_leader__db *db,
+                               struct odbc_leader__result *out)
+{
+    int cls;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    rc = run_op(db, ODBC_LEADER__OP_LEADER, lease_row, out, &cls);
+    return rc < 0 ? rc : 0;
+}
+
+struct candidate_ctx {
+    odbc_leader_candidate_fn fn;
+    void *ctx;
+};
+
+/* Row callback of candidates: candidate_id, heartbeat_at_ms,
+ * expires_at_ms, now_ms. */
+static int candidate_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx)
+{
+    struct candidate_ctx *c = ctx;
+    struct odbc_leader_candidate cand;
+    int rc;
+
+    (void)db;
+    memset(&cand, 0, sizeof(cand));
+    rc = get_text(h, 1, cand.id, sizeof(cand.id));
+    if (rc == 0)
+        rc = get_int(h, 2, &cand.heartbeat_at_ms);
+    if (rc == 0)
+        rc = get_int(h, 3, &cand.expires_at_ms);
+    if (rc == 0)
+        rc = get_int(h, 4, &cand.db_now_ms);
+    if (rc == 0 && c->fn != NULL)
+        c->fn(c->ctx, &cand);
+    return rc;
+}
+
+int odbc_leader__db_candidates(struct odbc_leader__db *db,
+                               odbc_leader_candidate_fn fn, void *ctx)
+{
+    struct candidate_ctx c = {fn, ctx};
+    int cls;
+
+    return run_op(db, ODBC_LEADER__OP_CANDIDATES, candidate_row, &c, &cls);
+}
+
+/* Port adapters: the elector sees db only through these. */
+static int port_connect(void *port)
+{
+    return odbc_leader__db_connect(port, NULL, 0);
+}
+
+static void port_disconnect(void *port)
+{
+    odbc_leader__db_disconnect(port);
+}
+
+static int port_attempt(void *port, struct odbc_leader__result *out)
+{
+    return odbc_leader__db_attempt(port, out);
+}
+
+static int port_renew(void *port, int64_t term,
+                      struct odbc_leader__result *out)
+{
+    return odbc_leader__db_renew(port, term, out);
+}
+
+static int port_resign(void *port, int64_t term)
+{
+    int rc = odbc_leader__db_resign(port, term);
+
+    return rc < 0 ? rc : 0;
+}
+
+static int port_unregister(void *port)
+{
+    return odbc_leader__db_unregister(port);
+}
+
+const struct odbc_leader__port_ops odbc_leader__db_ops = {
+    port_connect, port_disconnect, port_attempt,
+    port_renew,   port_resign,     port_unregister,
+};

@@ -1,0 +1,66 @@
+/*
+ * db.h: the ODBC port: one connection, the dialect's statements prepared
+ * once per connection, error classification, the integrity-error retry.
+ */
+#ifndef ODBC_LEADER_DB_H
+#define ODBC_LEADER_DB_H
+
+#include "elector.h"
+#include "internal.h"
+
+struct odbc_leader__db;
+
+/*
+ * Allocates a port. cfg, id and log are borrowed and must outlive it.
+ * Returns 0 or ODBC_LEADER_ENOMEM. Nothing is connected yet.
+ */
+int odbc_leader__db_create(struct odbc_leader__db **out,
+                           const struct odbc_leader__config *cfg,
+                           const char *id, const struct odbc_leader__log *log);
+
+/* Disconnects and frees; NULL is a no-op. */
+void odbc_leader__db_destroy(struct odbc_leader__db *db);
+
+/*
+ * Connects, picks the dialect (first time only), runs on_connect, checks
+ * or creates the schema and prepares the statements. No-op when connected.
+ * Returns 0 or a negative error with a message in err (when non-NULL).
+ */
+int odbc_leader__db_connect(struct odbc_leader__db *db, char *err,
+                            size_t errlen);
+
+/* Frees every statement and the connection. Safe when disconnected. */
+void odbc_leader__db_disconnect(struct odbc_leader__db *db);
+
+/* The operations; see struct odbc_leader__port_ops. */
+int odbc_leader__db_attempt(struct odbc_leader__db *db,
+                            struct odbc_leader__result *out);
+int odbc_leader__db_renew(struct odbc_leader__db *db, int64_t term,
+                          struct odbc_leader__result *out);
+/* Returns 1 when the exact term was resigned, 0 when it was not held. */
+int odbc_leader__db_resign(struct odbc_leader__db *db, int64_t term);
+int odbc_leader__db_unregister(struct odbc_leader__db *db);
+/* out->found is 0 when the namespace has no lease row yet. */
+int odbc_leader__db_read_lease(struct odbc_leader__db *db,
+                               struct odbc_leader__result *out);
+/* Returns the number of live candidates or a negative error. */
+int odbc_leader__db_candidates(struct odbc_leader__db *db,
+                               odbc_leader_candidate_fn fn, void *ctx);
+
+/* The dialect in use after the first connect, else NULL; borrowed. */
+const struct odbc_leader__dialect *
+odbc_leader__db_dialect(const struct odbc_leader__db *db);
+
+/* Counts for tests: unique-key violations seen, and retries made. */
+struct odbc_leader__db_stats {
+    unsigned long unique_violations;
+    unsigned long retries;
+    unsigned long connects;
+};
+void odbc_leader__db_stats(const struct odbc_leader__db *db,
+                           struct odbc_leader__db_stats *out);
+
+/* The port table handing a struct odbc_leader__db * to the elector. */
+extern const struct odbc_leader__port_ops odbc_leader__db_ops;
+
+#endif /* ODBC_LEADER_DB_H */

@@ -1,0 +1,950 @@
+/*
+ * dialect.c: reads dialect files (the SQL an engine runs for one kind of
+ * database; the comment atop sql/postgresql.sql describes the format),
+ * picks a dialect for a driver and classifies driver errors with the
+ * dialect's error-code lists.
+ */
+#if !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE)
+#define _POSIX_C_SOURCE 200809L /* strdup, strerror_r (XSI form) */
+#endif
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "internal.h"
+
+#ifndef PKGDATADIR
+#define PKGDATADIR "/usr/local/share/odbc-leader"
+#endif
+
+#define DIALECT_FILE_MAX (1024 * 1024) /* bytes; dialect files are small */
+#define REASON_MAX 256
+
+static const char *const op_names[ODBC_LEADER__OP_COUNT] = {
+    "on_connect", "ddl",        "schema_version", "attempt",    "renew",
+    "resign",     "unregister", "leader",         "candidates",
+};
+
+static const char *const param_names[ODBC_LEADER__P_COUNT] = {
+    "ns", "id", "term", "ttl_ms", "cand_ttl_ms", "version",
+};
+
+/* Directive words of the code lists, indexed by enum odbc_leader__errclass. */
+static const char *const code_directives[5] = {
+    NULL, "unique-violation", "transient", "connection-lost", "undefined-table",
+};
+
+/* Every directive word allowed in the header. */
+#define HEADER_WORDS 10
+static const char *const header_words[HEADER_WORDS] = {
+    "dialect",          "dbms",
+    "schema-version",   "begin",
+    "commit",           "rollback",
+    "unique-violation", "transient",
+    "connection-lost",  "undefined-table",
+};
+
+/* A growable byte buffer, always NUL-terminated once non-empty. */
+struct buf {
+    char *p;
+    size_t len;
+    size_t cap;
+};
+
+/* Parser state for one file. */
+struct parser {
+    const char *file;
+    const char *prefix;
+    long long timeout_ms;
+    struct odbc_leader__dialect *d;
+    char *err;
+    size_t errlen;
+    int line;                           /* current line, 1-based */
+    int in_header;                      /* before the first @statement */
+    int op;                             /* section being read, or -1 */
+    int op_line[ODBC_LEADER__OP_COUNT]; /* line of each @statement, 0 = none */
+    int begin_line, commit_line, rollback_line;
+    int dialect_line, version_line, dbms_line;
+    struct buf sql; /* statement being collected */
+    int stmt_line;  /* its first line, 0 = none in progress */
+    int quote;      /* open quote: '\'', '"', '`', '*' (block comment) or 0 */
+    int nparams;
+    unsigned char params[ODBC_LEADER__MAX_PARAMS];
+};
+
+/* Appends n bytes of s to b. Returns 0 or -1 when out of memory. */
+static int buf_put(struct buf *b, const char *s, size_t n) {
+    size_t cap = b->cap ? b->cap : 256;
+    char *p;
+
+    while (b->len + n + 1 > cap)
+        cap *= 2;
+    if (cap != b->cap) {
+        p = realloc(b->p, cap);
+        if (!p)
+            return -1;
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+    return 0;
+}
+
+/* Writes "FILE:LINE: reason" into the parser's err. Returns
+ * ODBC_LEADER_EDIALECT. */
+static int fail(const struct parser *p, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int fail(const struct parser *p, int line, const char *fmt, ...) {
+    char reason[REASON_MAX];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof reason, fmt, ap);
+    va_end(ap);
+    odbc_leader__errf(p->err, p->errlen, "%s:%d: %s", p->file,
+                      line > 0 ? line : 1, reason);
+    return ODBC_LEADER_EDIALECT;
+}
+
+/* Reports an allocation failure. Returns ODBC_LEADER_ENOMEM. */
+static int nomem(const struct parser *p) {
+    odbc_leader__errf(p->err, p->errlen, "%s: out of memory", p->file);
+    return ODBC_LEADER_ENOMEM;
+}
+
+/* 1 when s (n bytes) is a dialect name: [a-z0-9_-]+, else 0. */
+static int valid_dialect_name(const char *s, size_t n) {
+    size_t i;
+
+    if (n == 0)
+        return 0;
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (!(islower(c) || isdigit(c) || c == '_' || c == '-'))
+            return 0;
+    }
+    return 1;
+}
+
+/* Index of the n-byte word s in names[count], or -1. */
+static int lookup(const char *const *names, int count, const char *s,
+                  size_t n) {
+    int i;
+
+    for (i = 0; i < count; i++) {
+        if (names[i] && strlen(names[i]) == n && memcmp(names[i], s, n) == 0)
+            return i;
+    }
+    return -1;
+}
+
+/* The text between leading and trailing blanks of s[0..n): sets *start and
+ * returns its length. */
+static size_t trim(const char *s, size_t n, const char **start) {
+    while (n > 0 && isspace((unsigned char)*s)) {
+        s++;
+        n--;
+    }
+    while (n > 0 && isspace((unsigned char)s[n - 1]))
+        n--;
+    *start = s;
+    return n;
+}
+
+/* A malloc'd copy of s[0..n). Returns NULL when out of memory. */
+static char *dup_n(const char *s, size_t n) {
+    char *r = malloc(n + 1);
+
+    if (r) {
+        memcpy(r, s, n);
+        r[n] = '\0';
+    }
+    return r;
+}
+
+/* ---- error codes ---- */
+
+/* Parses one code pattern (23505, 08*, HY000:19, *:1062) of n bytes into
+ * *c. Returns 0, or -1 when malformed. */
+static int parse_code(const char *s, size_t n, struct odbc_leader__code *c) {
+    const char *colon = memchr(s, ':', n);
+    size_t sl = colon ? (size_t)(colon - s) : n;
+    char num[24];
+    char *end;
+    size_t i;
+
+    memset(c, 0, sizeof *c);
+    if (sl == 0)
+        return -1;
+    if (s[sl - 1] == '*') {
+        c->state_len = (int)(sl - 1);
+        if (sl - 1 > 4)
+            return -1;
+    } else {
+        c->state_len = (int)sl;
+        if (sl != 5)
+            return -1;
+    }
+    for (i = 0; i < (size_t)c->state_len; i++) {
+        if (!isalnum((unsigned char)s[i]))
+            return -1;
+        c->state[i] = (char)toupper((unsigned char)s[i]);
+    }
+    if (!colon)
+        return c->state_len > 0 ? 0 : -1; /* a bare "*" matches everything */
+    n -= sl + 1;
+    if (n == 0 || n >= sizeof num)
+        return -1;
+    memcpy(num, colon + 1, n);
+    num[n] = '\0';
+    if (!(isdigit((unsigned char)num[0]) || num[0] == '-'))
+        return -1;
+    errno = 0;
+    c->native = strtol(num, &end, 10);
+    if (errno || *end || end == num)
+        return -1;
+    c->has_native = 1;
+    return 0;
+}
+
+/* Appends the space-separated codes in args to d->codes[cls]. Returns 0
+ * or an error code with the message set. */
+static int parse_codes(struct parser *p, int cls, const char *args, size_t n) {
+    struct odbc_leader__code_list *l = &p->d->codes[cls];
+    struct odbc_leader__code code, *v;
+    size_t i = 0, start;
+
+    if (n == 0)
+        return fail(p, p->line, "@%s needs at least one error code",
+                    code_directives[cls]);
+    while (i < n) {
+        while (i < n && isspace((unsigned char)args[i]))
+            i++;
+        start = i;
+        while (i < n && !isspace((unsigned char)args[i]))
+            i++;
+        if (i == start)
+            break;
+        if (parse_code(args + start, i - start, &code) != 0)
+            return fail(p, p->line,
+                        "bad error code \"%.*s\" in @%s; expected a "
+                        "SQLSTATE (23505), a prefix (08*), SQLSTATE:native "
+                        "(HY000:19) or *:native (*:1062)",
+                        (int)(i - start), args + start, code_directives[cls]);
+        v = realloc(l->v, (l->n + 1) * sizeof *v);
+        if (!v)
+            return nomem(p);
+        l->v = v;
+        l->v[l->n++] = code;
+    }
+    return 0;
+}
+
+/* 1 when pattern c matches the SQLSTATE st and native code, else 0. */
+static int code_matches(const struct odbc_leader__code *c, const char *st,
+                        long native) {
+    if (c->state_len > 0 && strncasecmp(st, c->state, c->state_len) != 0)
+        return 0;
+    return !c->has_native || c->native == native;
+}
+
+int odbc_leader__classify(const struct odbc_leader__dialect *d,
+                          const char *sqlstate, long native) {
+    static const int order[] = {
+        ODBC_LEADER__ERR_UNIQUE,
+        ODBC_LEADER__ERR_TRANSIENT,
+        ODBC_LEADER__ERR_CONNLOST,
+        ODBC_LEADER__ERR_UNDEFINED_TABLE,
+    };
+    const char *st = sqlstate ? sqlstate : "";
+    size_t i, j;
+
+    if (st[0] == '0' && st[1] == '8')
+        return ODBC_LEADER__ERR_CONNLOST;
+    for (i = 0; d && i < sizeof order / sizeof order[0]; i++) {
+        const struct odbc_leader__code_list *l = &d->codes[order[i]];
+        for (j = 0; j < l->n; j++) {
+            if (code_matches(&l->v[j], st, native))
+                return order[i];
+        }
+    }
+    if (strcmp(st, "HYT00") == 0 || strcmp(st, "HYT01") == 0)
+        return ODBC_LEADER__ERR_TRANSIENT;
+    return ODBC_LEADER__ERR_OTHER;
+}
+
+/* ---- header directives ---- */
+
+/* Stores a copy of the n-byte text s in *dst, once. Returns 0 or an error
+ * code with the message set. */
+static int set_text(struct parser *p, const char *word, int *seen_line,
+                    char **dst, const char *s, size_t n) {
+    if (*seen_line)
+        return fail(p, p->line, "duplicate @%s (first at line %d)", word,
+                    *seen_line);
+    if (n == 0)
+        return fail(p, p->line, "@%s needs a value", word);
+    *dst = dup_n(s, n);
+    if (!*dst)
+        return nomem(p);
+    *seen_line = p->line;
+    return 0;
+}
+
+/* Handles @begin, @commit and @rollback: the SQL text, without a trailing
+ * ';'. Returns 0 or an error code with the message set. */
+static int set_tx(struct parser *p, const char *word, int *seen_line,
+                  char **dst, const char *s, size_t n) {
+    if (n > 0 && s[n - 1] == ';')
+        n = trim(s, n - 1, &s);
+    return set_text(p, word, seen_line, dst, s, n);
+}
+
+/* Handles @schema-version N. Returns 0 or an error code. */
+static int set_version(struct parser *p, const char *s, size_t n) {
+    long v = 0;
+    size_t i;
+
+    if (p->version_line)
+        return fail(p, p->line, "duplicate @schema-version (first at line %d)",
+                    p->version_line);
+    for (i = 0; i < n && v <= INT_MAX; i++) {
+        if (!isdigit((unsigned char)s[i]))
+            break;
+        v = v * 10 + (s[i] - '0');
+    }
+    if (n == 0 || i != n || v < 1 || v > INT_MAX)
+        return fail(p, p->line,
+                    "bad @schema-version \"%.*s\"; expected a positive "
+                    "integer",
+                    (int)n, s);
+    p->d->schema_version = (int)v;
+    p->version_line = p->line;
+    return 0;
+}
+
+/* Handles @dialect NAME. Returns 0 or an error code. */
+static int set_name(struct parser *p, const char *s, size_t n) {
+    if (n > 0 && !valid_dialect_name(s, n))
+        return fail(p, p->line,
+                    "bad @dialect name \"%.*s\"; expected [a-z0-9_-]+", (int)n,
+                    s);
+    return set_text(p, "dialect", &p->dialect_line, &p->d->name, s, n);
+}
+
+/* Checks what the header must hold once it ends. Returns 0 or an error. */
+static int end_header(struct parser *p) {
+    struct odbc_leader__dialect *d = p->d;
+
+    p->in_header = 0;
+    if (!d->name)
+        return fail(p, p->line,
+                    "missing @dialect NAME before the first @statement");
+    if (!d->schema_version)
+        return fail(p, p->line,
+                    "missing @schema-version N before the first @statement");
+    if (d->begin && (!d->commit || !d->rollback))
+        return fail(p, p->begin_line,
+                    "@begin without %s; @begin, @commit and @rollback go "
+                    "together",
+                    !d->commit ? "@commit" : "@rollback");
+    if (!d->begin && (d->commit || d->rollback))
+        return fail(p, d->commit ? p->commit_line : p->rollback_line,
+                    "@%s without @begin; @begin, @commit and @rollback go "
+                    "together",
+                    d->commit ? "commit" : "rollback");
+    return 0;
+}
+
+/* Handles one header directive word (n bytes) with its trimmed args.
+ * Returns 0 or an error code with the message set. */
+static int header_directive(struct parser *p, const char *w, size_t wn,
+                            const char *args, size_t an) {
+    struct odbc_leader__dialect *d = p->d;
+    int cls = lookup(code_directives, 5, w, wn);
+
+    if (cls > 0)
+        return parse_codes(p, cls, args, an);
+    if (wn == 7 && memcmp(w, "dialect", 7) == 0)
+        return set_name(p, args, an);
+    if (wn == 4 && memcmp(w, "dbms", 4) == 0)
+        return set_text(p, "dbms", &p->dbms_line, &d->dbms, args, an);
+    if (wn == 14 && memcmp(w, "schema-version", 14) == 0)
+        return set_version(p, args, an);
+    if (wn == 5 && memcmp(w, "begin", 5) == 0)
+        return set_tx(p, "begin", &p->begin_line, &d->begin, args, an);
+    if (wn == 6 && memcmp(w, "commit", 6) == 0)
+        return set_tx(p, "commit", &p->commit_line, &d->commit, args, an);
+    if (wn == 8 && memcmp(w, "rollback", 8) == 0)
+        return set_tx(p, "rollback", &p->rollback_line, &d->rollback, args, an);
+    return fail(p, p->line, "unknown directive @%.*s", (int)wn, w);
+}
+
+/* ---- statements ---- */
+
+/* Moves the collected statement into the current section. Returns 0 or an
+ * error code with the message set. */
+static int finish_statement(struct parser *p) {
+    struct odbc_leader__stmt_list *l = &p->d->ops[p->op];
+    struct odbc_leader__stmt *v, *st;
+    const char *s;
+    size_t n = trim(p->sql.p ? p->sql.p : "", p->sql.len, &s);
+
+    if (n == 0)
+        return fail(p, p->stmt_line,
+                    "empty statement; expected SQL before "
+                    "';'");
+    v = realloc(l->v, (l->n + 1) * sizeof *v);
+    if (!v)
+        return nomem(p);
+    l->v = v;
+    st = &l->v[l->n];
+    memset(st, 0, sizeof *st);
+    st->sql = dup_n(s, n);
+    if (!st->sql)
+        return nomem(p);
+    st->nparams = p->nparams;
+    memcpy(st->params, p->params, sizeof st->params);
+    st->line = p->stmt_line;
+    l->n++;
+    p->sql.len = 0;
+    p->stmt_line = 0;
+    p->nparams = 0;
+    return 0;
+}
+
+/* Ends the current section (if any): flushes a statement without ';' and
+ * rejects an empty section. Returns 0 or an error code. */
+static int end_section(struct parser *p) {
+    int rc;
+
+    if (p->op < 0)
+        return 0;
+    if (p->quote)
+        return fail(p, p->stmt_line,
+                    "unterminated %s in the statement starting here",
+                    p->quote == '*' ? "/* comment" : "quoted text");
+    if (p->stmt_line) {
+        rc = finish_statement(p);
+        if (rc)
+            return rc;
+    }
+    if (p->d->ops[p->op].n == 0)
+        return fail(p, p->op_line[p->op],
+                    "empty @statement %s; expected SQL lines after it",
+                    op_names[p->op]);
+    p->op = -1;
+    return 0;
+}
+
+/* Handles "{word}" at s (n bytes left, s[0] == '{'): appends the value.
+ * Sets *used to the bytes consumed (1 when it is not a placeholder).
+ * Returns 0 or an error code. */
+static int placeholder(struct parser *p, const char *s, size_t n,
+                       size_t *used) {
+    char num[32];
+    size_t i = 1;
+
+    while (i < n && (isalnum((unsigned char)s[i]) || s[i] == '_'))
+        i++;
+    *used = 1;
+    if (i == 1 || i >= n || s[i] != '}')
+        return buf_put(&p->sql, "{", 1) ? nomem(p) : 0;
+    *used = i + 1;
+    if (i - 1 == 6 && memcmp(s + 1, "prefix", 6) == 0)
+        return buf_put(&p->sql, p->prefix, strlen(p->prefix)) ? nomem(p) : 0;
+    if (i - 1 == 10 && memcmp(s + 1, "timeout_ms", 10) == 0) {
+        snprintf(num, sizeof num, "%lld", p->timeout_ms);
+        return buf_put(&p->sql, num, strlen(num)) ? nomem(p) : 0;
+    }
+    return fail(p, p->line,
+                "unknown placeholder {%.*s}; expected {prefix} or "
+                "{timeout_ms}",
+                (int)(i - 1), s + 1);
+}
+
+/* Handles ":name" at s (s[0] == ':', s[1] in [a-z_]): appends '?' and
+ * records the parameter. Sets *used. Returns 0 or an error code. */
+static int parameter(struct parser *p, const char *s, size_t n, size_t *used) {
+    size_t i = 1;
+    int k;
+
+    while (i < n && (isalnum((unsigned char)s[i]) || s[i] == '_'))
+        i++;
+    *used = i;
+    k = lookup(param_names, ODBC_LEADER__P_COUNT, s + 1, i - 1);
+    if (k < 0)
+        return fail(p, p->line,
+                    "unknown parameter :%.*s; expected :ns, :id, :term, "
+                    ":ttl_ms, :cand_ttl_ms or :version",
+                    (int)(i - 1), s + 1);
+    if (p->nparams >= ODBC_LEADER__MAX_PARAMS)
+        return fail(p, p->line,
+                    "more than %d parameters in one statement; expected "
+                    "at most %d",
+                    ODBC_LEADER__MAX_PARAMS, ODBC_LEADER__MAX_PARAMS);
+    p->params[p->nparams++] = (unsigned char)k;
+    return buf_put(&p->sql, "?", 1) ? nomem(p) : 0;
+}
+
+/* Scans s[0..n) outside quotes: copies text, expands placeholders and
+ * parameters, enters quotes. Returns the bytes consumed in *used, and
+ * *stop = 1 at a "--" comment. Returns 0 or an error code. */
+static int scan_plain(struct parser *p, const char *s, size_t n, size_t i,
+                      size_t *used, int *stop) {
+    char c = s[i];
+    char next = i + 1 < n ? s[i + 1] : '\0';
+    char prev = i > 0 ? s[i - 1] : '\0';
+
+    *used = 1;
+    if (c == '-' && next == '-') {
+        *stop = 1;
+        return 0;
+    }
+    if (c == '{')
+        return placeholder(p, s + i, n - i, used);
+    if (c == ':' && prev != ':' &&
+        (islower((unsigned char)next) || next == '_'))
+        return parameter(p, s + i, n - i, used);
+    if (c == '\'' || c == '"' || c == '`')
+        p->quote = c;
+    if (c == '/' && next == '*') {
+        p->quote = '*';
+        *used = 2;
+    }
+    return buf_put(&p->sql, s + i, *used) ? nomem(p) : 0;
+}
+
+/* Copies the quoted or commented text at s[i] (one byte, or "*" "/" that
+ * closes a block comment), closing the quote when it ends. Sets *used.
+ * Returns 0 or an error code. */
+static int scan_quoted(struct parser *p, const char *s, size_t n, size_t i,
+                       size_t *used) {
+    int closes_block =
+        p->quote == '*' && s[i] == '*' && i + 1 < n && s[i + 1] == '/';
+
+    *used = closes_block ? 2 : 1;
+    if (closes_block || (p->quote != '*' && s[i] == p->quote))
+        p->quote = 0;
+    return buf_put(&p->sql, s + i, *used) ? nomem(p) : 0;
+}
+
+/* Appends one SQL line to the statement being collected, ending the
+ * statement at a final ';'. Returns 0 or an error code. */
+static int sql_line(struct parser *p, const char *s, size_t n) {
+    size_t i = 0, used, line_start;
+    int rc = 0, stop = 0;
+
+    if (p->stmt_line && buf_put(&p->sql, "\n", 1))
+        return nomem(p);
+    if (!p->stmt_line)
+        p->stmt_line = p->line;
+    line_start = p->sql.len;
+    while (rc == 0 && i < n && !stop) {
+        if (p->quote)
+            rc = scan_quoted(p, s, n, i, &used);
+        else
+            rc = scan_plain(p, s, n, i, &used, &stop);
+        i += used;
+    }
+    if (rc || p->quote)
+        return rc;
+    while (p->sql.len > line_start &&
+           isspace((unsigned char)p->sql.p[p->sql.len - 1]))
+        p->sql.p[--p->sql.len] = '\0';
+    if (p->sql.len > line_start && p->sql.p[p->sql.len - 1] == ';') {
+        p->sql.p[--p->sql.len] = '\0';
+        return finish_statement(p);
+    }
+    return 0;
+}
+
+/* ---- lines ---- */
+
+/* Handles "@statement OP". Returns 0 or an error code. */
+static int statement_directive(struct parser *p, const char *args, size_t n) {
+    int rc = end_section(p);
+    int op;
+
+    if (rc)
+        return rc;
+    if (p->in_header) {
+        rc = end_header(p);
+        if (rc)
+            return rc;
+    }
+    op = lookup(op_names, ODBC_LEADER__OP_COUNT, args, n);
+    if (op < 0)
+        return fail(p, p->line,
+                    "unknown operation \"%.*s\" in @statement; expected "
+                    "on_connect, ddl, schema_version, attempt, renew, "
+                    "resign, unregister, leader or candidates",
+                    (int)n, args);
+    if (p->op_line[op])
+        return fail(p, p->line, "duplicate @statement %s (first at line %d)",
+                    op_names[op], p->op_line[op]);
+    p->op = op;
+    p->op_line[op] = p->line;
+    return 0;
+}
+
+/* Handles a directive line; s points just after '@'. Returns 0 or an
+ * error code. */
+static int directive(struct parser *p, const char *s, size_t n) {
+    size_t wn = 0, an;
+    const char *args;
+    int known;
+
+    while (wn < n && (islower((unsigned char)s[wn]) ||
+                      isdigit((unsigned char)s[wn]) || s[wn] == '-'))
+        wn++;
+    an = trim(s + wn, n - wn, &args);
+    if (wn == 0 || (wn < n && !isspace((unsigned char)s[wn])))
+        return fail(p, p->line,
+                    "bad directive \"@%.*s\"; expected @word followed by a "
+                    "space",
+                    (int)n, s);
+    if (wn == 9 && memcmp(s, "statement", 9) == 0)
+        return statement_directive(p, args, an);
+    known = lookup(header_words, HEADER_WORDS, s, wn) >= 0;
+    if (known && !p->in_header)
+        return fail(p, p->line,
+                    "@%.*s after the first @statement; expected header "
+                    "directives before all @statement sections",
+                    (int)wn, s);
+    if (!known)
+        return fail(p, p->line,
+                    "unknown directive @%.*s; expected @dialect, @dbms, "
+                    "@schema-version, @begin, @commit, @rollback, "
+                    "@unique-violation, @transient, @connection-lost, "
+                    "@undefined-table or @statement",
+                    (int)wn, s);
+    return header_directive(p, s, wn, args, an);
+}
+
+/* Handles one line (without its newline). Returns 0 or an error code. */
+static int handle_line(struct parser *p, const char *s, size_t n) {
+    const char *t;
+    size_t tn;
+
+    if (n > 0 && s[n - 1] == '\r')
+        n--;
+    if (p->quote)
+        return sql_line(p, s, n);
+    tn = trim(s, n, &t);
+    if (tn == 0)
+        return 0;
+    if (tn >= 2 && t[0] == '-' && t[1] == '-') {
+        tn = trim(t + 2, tn - 2, &t);
+        if (tn > 0 && t[0] == '@')
+            return directive(p, t + 1, tn - 1);
+        return 0;
+    }
+    if (p->in_header || p->op < 0)
+        return fail(p, p->line,
+                    "SQL text outside a statement section; expected a "
+                    "directive, a -- comment or a blank line before the "
+                    "first @statement");
+    return sql_line(p, s, n);
+}
+
+/* Runs the parser over text and the end-of-file checks. Returns 0 or an
+ * error code. */
+static int parse_text(struct parser *p, const char *text) {
+    const char *s = text, *nl;
+    int rc, op;
+
+    while (*s) {
+        nl = strchr(s, '\n');
+        p->line++;
+        rc = handle_line(p, s, nl ? (size_t)(nl - s) : strlen(s));
+        if (rc)
+            return rc;
+        if (!nl)
+            break;
+        s = nl + 1;
+    }
+    rc = end_section(p);
+    if (rc == 0 && p->in_header)
+        rc = end_header(p);
+    for (op = 0; rc == 0 && op < ODBC_LEADER__OP_COUNT; op++) {
+        if (op != ODBC_LEADER__OP_ON_CONNECT && !p->op_line[op])
+            rc = fail(p, p->line,
+                      "missing @statement %s; expected every operation "
+                      "except on_connect",
+                      op_names[op]);
+    }
+    return rc;
+}
+
+int odbc_leader__dialect_parse(const char *text, const char *filename,
+                               const struct odbc_leader__dialect_vars *vars,
+                               struct odbc_leader__dialect **out, char *err,
+                               size_t errlen) {
+    struct parser p;
+    int rc;
+
+    memset(&p, 0, sizeof p);
+    p.file = filename ? filename : "<dialect>";
+    p.prefix = vars && vars->prefix ? vars->prefix : "";
+    p.timeout_ms = vars ? (long long)vars->timeout_ms : 0;
+    p.err = err;
+    p.errlen = errlen;
+    p.in_header = 1;
+    p.op = -1;
+    *out = NULL;
+    p.d = calloc(1, sizeof *p.d);
+    if (!p.d)
+        return nomem(&p);
+    rc = parse_text(&p, text ? text : "");
+    free(p.sql.p);
+    if (rc) {
+        odbc_leader__dialect_free(p.d);
+        return rc;
+    }
+    *out = p.d;
+    return 0;
+}
+
+void odbc_leader__dialect_free(struct odbc_leader__dialect *d) {
+    size_t i, j;
+
+    if (!d)
+        return;
+    free(d->name);
+    free(d->dbms);
+    free(d->begin);
+    free(d->commit);
+    free(d->rollback);
+    for (i = 0; i < sizeof d->codes / sizeof d->codes[0]; i++)
+        free(d->codes[i].v);
+    for (i = 0; i < ODBC_LEADER__OP_COUNT; i++) {
+        for (j = 0; j < d->ops[i].n; j++)
+            free(d->ops[i].v[j].sql);
+        free(d->ops[i].v);
+    }
+    free(d);
+}
+
+/* ---- loading ---- */
+
+/* Writes the text of errno value e into buf. Returns buf or a constant. */
+static const char *errno_text(int e, char *buf, size_t n) {
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
+    return strerror_r(e, buf, n);
+#else
+    if (strerror_r(e, buf, n) != 0)
+        snprintf(buf, n, "error %d", e);
+    return buf;
+#endif
+}
+
+/* Reads the whole file at path into *text (malloc'd, NUL-terminated).
+ * Returns 0, -1 when out of memory, or a positive errno value (EFBIG when
+ * larger than DIALECT_FILE_MAX, EILSEQ when it holds a NUL byte). */
+static int read_file(const char *path, char **text) {
+    struct buf b = {NULL, 0, 0};
+    char chunk[4096];
+    size_t got;
+    int rc = 0;
+    FILE *f = fopen(path, "rb");
+
+    *text = NULL;
+    if (!f)
+        return errno ? errno : EIO;
+    do {
+        got = fread(chunk, 1, sizeof chunk, f);
+        if (b.len + got > DIALECT_FILE_MAX) {
+            rc = EFBIG;
+            goto out;
+        }
+        if (got > 0 && buf_put(&b, chunk, got)) {
+            rc = -1;
+            goto out;
+        }
+    } while (got == sizeof chunk);
+    if (ferror(f)) {
+        rc = errno ? errno : EIO;
+        goto out;
+    }
+    if (!b.p && buf_put(&b, "", 0)) {
+        rc = -1;
+        goto out;
+    }
+    if (strlen(b.p) != b.len)
+        rc = EILSEQ;
+out:
+    fclose(f);
+    if (rc)
+        free(b.p);
+    else
+        *text = b.p;
+    return rc;
+}
+
+/* Parses the file at path. Returns as odbc_leader__dialect_parse; a read
+ * failure gives ODBC_LEADER_EDIALECT naming the path, and sets *errnum
+ * (when not NULL) to the errno value. */
+static int load_file(const char *path,
+                     const struct odbc_leader__dialect_vars *vars,
+                     struct odbc_leader__dialect **out, char *err,
+                     size_t errlen, int *errnum) {
+    char msg[128];
+    char *text;
+    int rc = read_file(path, &text);
+
+    if (errnum)
+        *errnum = rc > 0 ? rc : 0;
+    if (rc < 0) {
+        odbc_leader__errf(err, errlen, "%s: out of memory", path);
+        return ODBC_LEADER_ENOMEM;
+    }
+    if (rc > 0) {
+        odbc_leader__errf(
+            err, errlen, "LeaderDialect: cannot read dialect file %s: %s", path,
+            rc == EILSEQ ? "it contains a NUL byte"
+                         : errno_text(rc, msg, sizeof msg));
+        return ODBC_LEADER_EDIALECT;
+    }
+    rc = odbc_leader__dialect_parse(text, path, vars, out, err, errlen);
+    free(text);
+    return rc;
+}
+
+/* Parses the built-in dialect name (known to exist). */
+static int load_builtin(const char *name,
+                        const struct odbc_leader__dialect_vars *vars,
+                        struct odbc_leader__dialect **out, char *err,
+                        size_t errlen) {
+    char file[64];
+
+    snprintf(file, sizeof file, "%s.sql", name);
+    return odbc_leader__dialect_parse(odbc_leader__builtin_dialect(name), file,
+                                      vars, out, err, errlen);
+}
+
+/* Writes the built-in names, comma-separated, into buf. */
+static void builtin_list(char *buf, size_t n) {
+    const char *name;
+    size_t i, len = 0;
+
+    buf[0] = '\0';
+    for (i = 0; (name = odbc_leader__builtin_dialect_name(i)) != NULL; i++) {
+        snprintf(buf + len, n - len, "%s%s", i ? ", " : "", name);
+        len += strlen(buf + len);
+    }
+}
+
+/* Picks the built-in whose @dbms is the longest case-insensitive prefix of
+ * dbms_name. Returns as odbc_leader__dialect_parse. */
+static int load_auto(const char *dbms_name,
+                     const struct odbc_leader__dialect_vars *vars,
+                     struct odbc_leader__dialect **out, char *err,
+                     size_t errlen) {
+    struct odbc_leader__dialect *best = NULL, *d = NULL;
+    const char *name;
+    char list[256];
+    size_t i;
+    int rc = 0;
+
+    for (i = 0; dbms_name && (name = odbc_leader__builtin_dialect_name(i));
+         i++) {
+        rc = load_builtin(name, vars, &d, err, errlen);
+        if (rc)
+            goto out;
+        if (d->dbms && strncasecmp(dbms_name, d->dbms, strlen(d->dbms)) == 0 &&
+            (!best || strlen(d->dbms) > strlen(best->dbms))) {
+            odbc_leader__dialect_free(best);
+            best = d;
+        } else {
+            odbc_leader__dialect_free(d);
+        }
+        d = NULL;
+    }
+    if (!best && (!dbms_name || !*dbms_name)) {
+        builtin_list(list, sizeof list);
+        odbc_leader__errf(err, errlen,
+                          "LeaderDialect=auto: the driver reports no DBMS "
+                          "name (SQL_DBMS_NAME); set LeaderDialect to one of "
+                          "%s or to the path of a dialect file",
+                          list);
+        rc = ODBC_LEADER_EDIALECT;
+    } else if (!best) {
+        builtin_list(list, sizeof list);
+        odbc_leader__errf(err, errlen,
+                          "LeaderDialect=auto: no built-in dialect for the "
+                          "DBMS the driver reports (SQL_DBMS_NAME \"%s\"); "
+                          "set LeaderDialect to one of %s or to the path of "
+                          "a dialect file",
+                          dbms_name ? dbms_name : "", list);
+        rc = ODBC_LEADER_EDIALECT;
+    }
+out:
+    if (rc)
+        odbc_leader__dialect_free(best);
+    else
+        *out = best;
+    return rc;
+}
+
+/* Loads a dialect by name: a built-in, else PKGDATADIR/sql/NAME.sql.
+ * Returns as odbc_leader__dialect_parse. */
+static int load_named(const char *name,
+                      const struct odbc_leader__dialect_vars *vars,
+                      struct odbc_leader__dialect **out, char *err,
+                      size_t errlen) {
+    char list[256];
+    char *path = NULL;
+    size_t n = strlen(PKGDATADIR) + strlen(name) + 16;
+    int rc, errnum = 0;
+
+    if (!valid_dialect_name(name, strlen(name))) {
+        odbc_leader__errf(err, errlen,
+                          "LeaderDialect=%s: expected auto, a dialect name "
+                          "([a-z0-9_-]+) or a path (containing '/' or "
+                          "ending in .sql)",
+                          name);
+        return ODBC_LEADER_EDIALECT;
+    }
+    if (odbc_leader__builtin_dialect(name))
+        return load_builtin(name, vars, out, err, errlen);
+    path = malloc(n);
+    if (!path) {
+        odbc_leader__errf(err, errlen, "out of memory");
+        return ODBC_LEADER_ENOMEM;
+    }
+    snprintf(path, n, "%s/sql/%s.sql", PKGDATADIR, name);
+    rc = load_file(path, vars, out, err, errlen, &errnum);
+    if (rc == ODBC_LEADER_EDIALECT && errnum == ENOENT) {
+        builtin_list(list, sizeof list);
+        odbc_leader__errf(err, errlen,
+                          "LeaderDialect=%s: unknown dialect; expected auto, "
+                          "a built-in (%s), a file in %s/sql or a path to a "
+                          "dialect file",
+                          name, list, PKGDATADIR);
+    }
+    free(path);
+    return rc;
+}
+
+int odbc_leader__dialect_load(const char *spec, const char *dbms_name,
+                              const struct odbc_leader__dialect_vars *vars,
+                              struct odbc_leader__dialect **out, char *err,
+                              size_t errlen) {
+    size_t n = spec ? strlen(spec) : 0;
+
+    *out = NULL;
+    if (n == 0 || strcmp(spec, "auto") == 0)
+        return load_auto(dbms_name, vars, out, err, errlen);
+    if (strchr(spec, '/') || (n > 4 && strcmp(spec + n - 4, ".sql") == 0))
+        return load_file(spec, vars, out, err, errlen, NULL);
+    return load_named(spec, vars, out, err, errlen);
+}

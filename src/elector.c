@@ -1,0 +1,336 @@
+/*
+ * elector.c: the election state machine.
+ *
+ * A follower attempts to take the lease; a leader renews the exact term it
+ * holds. After each successful attempt or renewal the leader trusts its
+ * term until attempt start + TTL - safety margin on the local
+ * CLOCK_BOOTTIME, and odbc_leader__elector_is_leader() compares against that
+ * deadline with one atomic load, so leadership lapses on its own when ticks
+ * stop. Errors never extend trust: a leader that cannot renew keeps its
+ * last window and steps down when it ends.
+ */
+#include <stdatomic.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "elector.h"
+
+#define NS_PER_MS INT64_C(1000000)
+
+/* Earliest time a follower re-attempts after seeing a lease that is about
+ * to expire, so clock granularity cannot make it spin. */
+#define MIN_RETRY_NS (10 * NS_PER_MS)
+/* Slack added to the database's remaining lease time when a follower
+ * schedules its next attempt at the expiry. */
+#define EXPIRY_SLACK_NS (5 * NS_PER_MS)
+
+/* xorshift64*: returns the next pseudo-random number; state lives in e. */
+static uint64_t next_random(struct odbc_leader__elector *e)
+{
+    uint64_t x = e->rng;
+
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    e->rng = x;
+    return x * UINT64_C(2685821657736338717);
+}
+
+/* Returns d scaled by a random factor in [0.8, 1.2). */
+static int64_t jitter(struct odbc_leader__elector *e, int64_t d)
+{
+    uint64_t r = next_random(e) % 400;
+
+    return d / 1000 * (int64_t)(800 + r);
+}
+
+static uint64_t hash_string(const char *s, uint64_t h)
+{
+    for (; *s != '\0'; s++)
+        h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
+    return h;
+}
+
+void odbc_leader__elector_init(struct odbc_leader__elector *e,
+                               const struct odbc_leader__elector_conf *c)
+{
+    memset(e, 0, sizeof(*e));
+    e->ops = c->ops;
+    e->port = c->port;
+    e->now_ns = c->now_ns != NULL ? c->now_ns : odbc_leader__now_ns;
+    e->clock_ctx = c->clock_ctx;
+    if (c->log != NULL)
+        e->log = *c->log;
+    if (c->cb != NULL)
+        e->cb = *c->cb;
+    e->id = c->id;
+    e->ttl_ns = c->ttl_ms * NS_PER_MS;
+    e->renew_ns = c->renew_ms * NS_PER_MS;
+    e->margin_ns = c->margin_ms * NS_PER_MS;
+    e->backoff_min_ns = 100 * NS_PER_MS;
+    e->backoff_max_ns = e->renew_ns;
+    if (e->backoff_max_ns < 1000 * NS_PER_MS)
+        e->backoff_max_ns = 1000 * NS_PER_MS;
+    if (e->backoff_max_ns > 10000 * NS_PER_MS)
+        e->backoff_max_ns = 10000 * NS_PER_MS;
+    e->connected = c->connected;
+    e->rng = hash_string(c->id, UINT64_C(14695981039346656037)) ^
+             (uint64_t)e->now_ns(e->clock_ctx);
+    if (e->rng == 0)
+        e->rng = 1;
+    atomic_init(&e->trusted_until_ns, 0);
+    atomic_init(&e->term, 0);
+}
+
+int odbc_leader__elector_is_leader(const struct odbc_leader__elector *e)
+{
+    int64_t until =
+        atomic_load_explicit(&e->trusted_until_ns, memory_order_acquire);
+
+    if (until == 0)
+        return 0;
+    return e->now_ns(e->clock_ctx) < until;
+}
+
+int64_t odbc_leader__elector_term(const struct odbc_leader__elector *e)
+{
+    if (!odbc_leader__elector_is_leader(e))
+        return 0;
+    return atomic_load_explicit(&e->term, memory_order_relaxed);
+}
+
+/* Calls on_change when (is_leader, term, leader_id) differs from what was
+ * last reported. leader_id may be NULL or "" for "no leader known". */
+static void report(struct odbc_leader__elector *e, int is_leader, int64_t term,
+                   const char *leader_id)
+{
+    const char *lid = leader_id != NULL ? leader_id : "";
+
+    if (e->rep_valid && e->rep_leader == is_leader && e->rep_term == term &&
+        strcmp(e->rep_id, lid) == 0)
+        return;
+    e->rep_valid = 1;
+    e->rep_leader = is_leader;
+    e->rep_term = term;
+    strncpy(e->rep_id, lid, sizeof(e->rep_id) - 1);
+    e->rep_id[sizeof(e->rep_id) - 1] = '\0';
+    if (e->cb.on_change != NULL)
+        e->cb.on_change(e->cb.ctx, is_leader, term,
+                        lid[0] != '\0' ? lid : NULL);
+}
+
+/* Publishes a new or renewed term: the term first, then the deadline, so
+ * a reader that sees the deadline sees the term. */
+static void trust(struct odbc_leader__elector *e, int64_t term,
+                  int64_t attempt_start_ns)
+{
+    e->leader = 1;
+    e->held_term = term;
+    atomic_store_explicit(&e->term, term, memory_order_relaxed);
+    atomic_store_explicit(&e->trusted_until_ns,
+                          attempt_start_ns + e->ttl_ns - e->margin_ns,
+                          memory_order_release);
+}
+
+/* Stops being leader locally and reports it; leader_id is the new leader
+ * when known (may be NULL). */
+static void step_down(struct odbc_leader__elector *e, const char *why,
+                      int64_t new_term, const char *leader_id)
+{
+    if (!e->leader)
+        return;
+    atomic_store_explicit(&e->trusted_until_ns, 0, memory_order_release);
+    atomic_store_explicit(&e->term, 0, memory_order_relaxed);
+    odbc_leader__logf(&e->log, LOG_NOTICE, "stepping down from term %lld: %s",
+                      (long long)e->held_term, why);
+    e->leader = 0;
+    e->held_term = 0;
+    report(e, 0, new_term, leader_id);
+}
+
+/* Schedules the next reconnect after a failure at now. */
+static void schedule_reconnect(struct odbc_leader__elector *e, int64_t now)
+{
+    if (e->backoff_ns == 0)
+        e->backoff_ns = e->backoff_min_ns;
+    else if (e->backoff_ns < e->backoff_max_ns / 2)
+        e->backoff_ns *= 2;
+    else
+        e->backoff_ns = e->backoff_max_ns;
+    e->reconnect_at_ns = now + jitter(e, e->backoff_ns);
+    e->next_ns = e->reconnect_at_ns;
+}
+
+/* Handles a failed operation: a lost connection disconnects and backs
+ * off; other errors retry after a short delay. Returns rc. */
+static int failed(struct odbc_leader__elector *e, int rc, int64_t now)
+{
+    if (rc == ODBC_LEADER_ECONNLOST || rc == ODBC_LEADER_ECONNECT) {
+        if (e->connected)
+            e->ops->disconnect(e->port);
+        e->connected = 0;
+        schedule_reconnect(e, now);
+        return rc;
+    }
+    e->next_ns = now + jitter(e, e->backoff_min_ns);
+    return rc;
+}
+
+/* The follower's step: try to take the lease. Returns the state or a
+ * negative error. */
+static int attempt(struct odbc_leader__elector *e)
+{
+    struct odbc_leader__result res;
+    int64_t start = e->now_ns(e->clock_ctx);
+    int64_t wait;
+    int rc;
+
+    if (start < e->holdoff_ns) {
+        e->next_ns = e->holdoff_ns;
+        return ODBC_LEADER_FOLLOWER;
+    }
+    memset(&res, 0, sizeof(res));
+    rc = e->ops->attempt(e->port, &res);
+    if (rc < 0)
+        return failed(e, rc, e->now_ns(e->clock_ctx));
+    if (res.found && res.won && strcmp(res.leader_id, e->id) == 0) {
+        trust(e, res.term, start);
+        odbc_leader__logf(&e->log, LOG_NOTICE, "elected: term %lld",
+                          (long long)res.term);
+        report(e, 1, res.term, e->id);
+        e->next_ns = start + e->renew_ns;
+        return ODBC_LEADER_LEADER;
+    }
+    e->next_ns = start + e->renew_ns;
+    if (!res.found)
+        return ODBC_LEADER_FOLLOWER;
+    report(e, 0, res.leader_id[0] != '\0' ? res.term : 0, res.leader_id);
+    /* Time the next attempt from the expiry the database told us. */
+    wait = (res.expires_at_ms - res.now_ms) * NS_PER_MS + EXPIRY_SLACK_NS;
+    if (res.leader_id[0] == '\0' || wait < MIN_RETRY_NS)
+        wait = MIN_RETRY_NS;
+    if (start + wait < e->next_ns)
+        e->next_ns = start + wait;
+    return ODBC_LEADER_FOLLOWER;
+}
+
+/* The leader's step: renew the exact term held. Falls through to an
+ * attempt when the term is gone. Returns the state or a negative error. */
+static int renew(struct odbc_leader__elector *e)
+{
+    struct odbc_leader__result res;
+    int64_t start = e->now_ns(e->clock_ctx);
+    int rc;
+
+    memset(&res, 0, sizeof(res));
+    rc = e->ops->renew(e->port, e->held_term, &res);
+    if (rc < 0) {
+        odbc_leader__logf(&e->log, LOG_WARNING,
+                          "renewing term %lld failed (%s); trusting it for "
+                          "%lld ms more",
+                          (long long)e->held_term, odbc_leader_strerror(rc),
+                          (long long)((atomic_load(&e->trusted_until_ns) -
+                                       start) / NS_PER_MS));
+        return failed(e, rc, e->now_ns(e->clock_ctx));
+    }
+    if (res.found && res.term == e->held_term) {
+        trust(e, res.term, start);
+        e->next_ns = start + e->renew_ns;
+        return ODBC_LEADER_LEADER;
+    }
+    step_down(e, "the term was replaced or expired in the database", 0, NULL);
+    return attempt(e);
+}
+
+/* Returns the milliseconds from now until the next useful tick, capped by
+ * the trust deadline so a leader's host ticks in time to step down. */
+static uint32_t delay_ms(const struct odbc_leader__elector *e, int64_t now)
+{
+    int64_t next = e->next_ns;
+    int64_t until = atomic_load(&e->trusted_until_ns);
+    int64_t d;
+
+    if (e->leader && until != 0 && until < next)
+        next = until;
+    d = (next - now + NS_PER_MS - 1) / NS_PER_MS;
+    if (d < 0)
+        d = 0;
+    if (d > UINT32_MAX)
+        d = UINT32_MAX;
+    return (uint32_t)d;
+}
+
+/* Connects when disconnected and the backoff allows. Returns 0 when
+ * connected, else a negative error (EBACKOFF while waiting). */
+static int ensure_connected(struct odbc_leader__elector *e, int64_t now)
+{
+    int rc;
+
+    if (e->connected)
+        return 0;
+    if (now < e->reconnect_at_ns) {
+        e->next_ns = e->reconnect_at_ns;
+        return ODBC_LEADER_EBACKOFF;
+    }
+    rc = e->ops->connect(e->port);
+    if (rc < 0) {
+        odbc_leader__logf(&e->log, LOG_WARNING, "reconnect failed: %s",
+                          odbc_leader_strerror(rc));
+        schedule_reconnect(e, now);
+        return rc;
+    }
+    odbc_leader__logf(&e->log, LOG_INFO, "connected");
+    e->connected = 1;
+    e->backoff_ns = 0;
+    return 0;
+}
+
+int odbc_leader__elector_tick(struct odbc_leader__elector *e,
+                              uint32_t *next_tick_ms)
+{
+    int64_t now = e->now_ns(e->clock_ctx);
+    int rc;
+
+    if (e->leader && !odbc_leader__elector_is_leader(e))
+        step_down(e, "trust window passed without a renewal", 0, NULL);
+    rc = ensure_connected(e, now);
+    if (rc == 0)
+        rc = e->leader ? renew(e) : attempt(e);
+    e->last_rc = rc;
+    if (next_tick_ms != NULL)
+        *next_tick_ms = delay_ms(e, e->now_ns(e->clock_ctx));
+    return rc;
+}
+
+int odbc_leader__elector_resign(struct odbc_leader__elector *e)
+{
+    int64_t term = e->held_term;
+    int64_t now = e->now_ns(e->clock_ctx);
+    int rc = 0;
+
+    if (!e->leader)
+        return 0;
+    step_down(e, "resigning", 0, NULL);
+    e->holdoff_ns = now + e->renew_ns;
+    e->next_ns = e->holdoff_ns;
+    if (e->connected) {
+        rc = e->ops->resign(e->port, term);
+        if (rc < 0)
+            failed(e, rc, now);
+    }
+    return rc;
+}
+
+void odbc_leader__elector_shutdown(struct odbc_leader__elector *e)
+{
+    /* A leader that lost its connection tries once more so followers need
+     * not wait for the lease to expire. */
+    if (e->leader && !e->connected)
+        ensure_connected(e, e->reconnect_at_ns);
+    odbc_leader__elector_resign(e);
+    if (e->connected) {
+        e->ops->unregister(e->port);
+        e->ops->disconnect(e->port);
+        e->connected = 0;
+    }
+}

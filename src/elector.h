@@ -1,0 +1,108 @@
+/*
+ * elector.h: the election state machine, independent of ODBC.
+ *
+ * The elector decides what to do on each tick (renew, attempt, reconnect,
+ * step down) and keeps the trust window; a "port" carries out the database
+ * operations. The real port is db.c; unit tests plug in a fake port and a
+ * fake clock.
+ */
+#ifndef ODBC_LEADER_ELECTOR_H
+#define ODBC_LEADER_ELECTOR_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+/* What the database said about the lease, in database time. */
+struct odbc_leader__result {
+    int found;           /* a row came back */
+    int won;             /* attempt: this call started a new term */
+    char leader_id[ODBC_LEADER__NAME_MAX + 1]; /* "" when vacant */
+    int64_t term;
+    int64_t expires_at_ms;
+    int64_t now_ms;
+};
+
+/*
+ * Database operations. Each returns 0 or a negative odbc_leader_error:
+ * ODBC_LEADER_ECONNLOST or ODBC_LEADER_ECONNECT (the port is disconnected
+ * afterwards), ODBC_LEADER_EUNKNOWN (a commit failed), ODBC_LEADER_EDB.
+ */
+struct odbc_leader__port_ops {
+    int (*connect)(void *port);    /* no-op when already connected */
+    void (*disconnect)(void *port);
+    int (*attempt)(void *port, struct odbc_leader__result *out);
+    /* out->found is 0 when the term was not renewed (gone or expired) */
+    int (*renew)(void *port, int64_t term, struct odbc_leader__result *out);
+    int (*resign)(void *port, int64_t term);
+    int (*unregister)(void *port);
+};
+
+struct odbc_leader__elector {
+    /* wiring, set by odbc_leader__elector_init */
+    const struct odbc_leader__port_ops *ops;
+    void *port;
+    int64_t (*now_ns)(void *clock_ctx);
+    void *clock_ctx;
+    struct odbc_leader__log log;
+    struct odbc_leader_callbacks cb;
+    const char *id; /* borrowed */
+    int64_t ttl_ns, renew_ns, margin_ns;
+    int64_t backoff_min_ns, backoff_max_ns;
+
+    /* state, owned by the thread that ticks */
+    int leader;    /* this instance believes it holds held_term */
+    int64_t held_term;
+    int connected;
+    int64_t backoff_ns;      /* current reconnect delay, 0 after success */
+    int64_t reconnect_at_ns; /* no reconnect before this */
+    int64_t next_ns;         /* when the next tick is useful */
+    int64_t holdoff_ns;      /* after resign: no attempt before this */
+    uint64_t rng;
+    int last_rc;
+
+    /* last state reported through on_change */
+    int rep_valid, rep_leader;
+    int64_t rep_term;
+    char rep_id[ODBC_LEADER__NAME_MAX + 1];
+
+    /* read from any thread */
+    _Atomic int64_t trusted_until_ns; /* 0 when not leader */
+    _Atomic int64_t term;             /* held term, 0 when not leader */
+};
+
+struct odbc_leader__elector_conf {
+    const struct odbc_leader__port_ops *ops;
+    void *port;
+    int64_t (*now_ns)(void *clock_ctx); /* NULL: odbc_leader__now_ns */
+    void *clock_ctx;
+    const struct odbc_leader__log *log;     /* copied */
+    const struct odbc_leader_callbacks *cb; /* copied; may be NULL */
+    const char *id;                         /* borrowed for e's lifetime */
+    int64_t ttl_ms, renew_ms, margin_ms;
+    int connected; /* the port is already connected */
+};
+
+/* Initialises e (no allocation). */
+void odbc_leader__elector_init(struct odbc_leader__elector *e,
+                               const struct odbc_leader__elector_conf *c);
+
+/* One step; see odbc_leader_tick(). */
+int odbc_leader__elector_tick(struct odbc_leader__elector *e,
+                              uint32_t *next_tick_ms);
+
+/* 1 while leader and inside the trust window; no I/O, any thread. */
+int odbc_leader__elector_is_leader(const struct odbc_leader__elector *e);
+
+/* Held term while leader, else 0; any thread. */
+int64_t odbc_leader__elector_term(const struct odbc_leader__elector *e);
+
+/* Resigns the held term (if any) and holds off campaigning for one renew
+ * interval. Returns 0 or a negative error (local step-down happens anyway). */
+int odbc_leader__elector_resign(struct odbc_leader__elector *e);
+
+/* Resigns if leader, unregisters, disconnects. The port stays allocated. */
+void odbc_leader__elector_shutdown(struct odbc_leader__elector *e);
+
+#endif /* ODBC_LEADER_ELECTOR_H */

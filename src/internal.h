@@ -1,0 +1,198 @@
+/*
+ * internal.h: declarations shared by the library's translation units and
+ * its unit tests. Nothing here is exported: every name has the
+ * odbc_leader__ prefix and hidden visibility.
+ */
+#ifndef ODBC_LEADER_INTERNAL_H
+#define ODBC_LEADER_INTERNAL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "odbc_leader.h"
+
+#define ODBC_LEADER__NAME_MAX 128   /* namespace and candidate id, bytes */
+#define ODBC_LEADER__PREFIX_MAX 32  /* table prefix, bytes */
+
+/* ---- logging (log.c) ------------------------------------------------ */
+
+struct odbc_leader__log {
+    void (*fn)(void *ctx, int level, const char *msg); /* may be NULL */
+    void *ctx;
+};
+
+/* Formats and sends one message to log->fn; no-op when fn is NULL. */
+void odbc_leader__logf(const struct odbc_leader__log *log, int level,
+                       const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* snprintf into err (when err && errlen), never overflowing. */
+void odbc_leader__errf(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- configuration (config.c) ----------------------------------------- */
+
+struct odbc_leader__config {
+    char *connect;          /* owned: the connection string without Leader* keys */
+    char *connect_redacted; /* owned: same, with PWD/Password values as "***" */
+    char *dsn;              /* owned: value of DSN=, or NULL */
+    char ns[ODBC_LEADER__NAME_MAX + 1];
+    char id[ODBC_LEADER__NAME_MAX + 1]; /* "" = generate a UUID at create */
+    int64_t ttl_ms;          /* LeaderTTL, default 15000 */
+    int64_t renew_ms;        /* LeaderRenewInterval, default ttl/3 */
+    int64_t margin_ms;       /* LeaderSafetyMargin, default max(1000, ttl/10) */
+    int64_t stmt_timeout_ms; /* LeaderStatementTimeout, default min(5000, renew) */
+    char *dialect;           /* owned: LeaderDialect, default "auto" */
+    char prefix[ODBC_LEADER__PREFIX_MAX + 1]; /* LeaderTablePrefix */
+    int create_schema;       /* LeaderCreateSchema, default 1 */
+};
+
+/*
+ * Parses an ODBC connection string: Leader* keys (case-insensitive) go into
+ * *out, every other key stays in out->connect verbatim. When the string
+ * names a DSN, Leader* keys of that DSN's odbc.ini section are read first
+ * (odbcinst), then the string overrides them. Applies defaults and checks
+ * every value. Returns 0, or ODBC_LEADER_ECONFIG / ODBC_LEADER_ENOMEM with
+ * a message naming the key and the problem in err. On error *out holds
+ * nothing that needs freeing. On success free with odbc_leader__config_free.
+ */
+int odbc_leader__config_parse(const char *config,
+                              struct odbc_leader__config *out, char *err,
+                              size_t errlen);
+
+/* Frees what *cfg owns; safe on a zeroed or already freed config. */
+void odbc_leader__config_free(struct odbc_leader__config *cfg);
+
+/* 1 when s is a valid namespace or candidate id (1..128 bytes of
+ * A-Z a-z 0-9 . _ - : / @), else 0. */
+int odbc_leader__valid_name(const char *s);
+
+/* 1 when s is a valid table prefix ([A-Za-z_][A-Za-z0-9_]*, at most 32
+ * bytes, may be empty), else 0. */
+int odbc_leader__valid_prefix(const char *s);
+
+/* ---- dialects (dialect.c, builtin_dialects.c) --------------------------- */
+
+/* The named operations a dialect file defines. */
+enum odbc_leader__op {
+    ODBC_LEADER__OP_ON_CONNECT,     /* optional: run after each connect */
+    ODBC_LEADER__OP_DDL,            /* create tables and the version row */
+    ODBC_LEADER__OP_SCHEMA_VERSION, /* -> version */
+    ODBC_LEADER__OP_ATTEMPT,        /* -> leader_id, term, expires_at_ms, now_ms, won */
+    ODBC_LEADER__OP_RENEW,          /* -> leader_id, term, expires_at_ms, now_ms; no row = lost */
+    ODBC_LEADER__OP_RESIGN,         /* DML only */
+    ODBC_LEADER__OP_UNREGISTER,     /* DML only */
+    ODBC_LEADER__OP_LEADER,         /* -> leader_id, term, expires_at_ms, now_ms */
+    ODBC_LEADER__OP_CANDIDATES,     /* -> candidate_id, heartbeat_at_ms, expires_at_ms, now_ms */
+    ODBC_LEADER__OP_COUNT
+};
+
+/* Named parameters a statement may use (":ns" and so on). */
+enum odbc_leader__param {
+    ODBC_LEADER__P_NS,          /* :ns namespace, VARCHAR */
+    ODBC_LEADER__P_ID,          /* :id candidate id, VARCHAR */
+    ODBC_LEADER__P_TERM,        /* :term held term, BIGINT */
+    ODBC_LEADER__P_TTL_MS,      /* :ttl_ms lease TTL, BIGINT */
+    ODBC_LEADER__P_CAND_TTL_MS, /* :cand_ttl_ms candidate TTL, BIGINT */
+    ODBC_LEADER__P_VERSION,     /* :version schema version, BIGINT */
+    ODBC_LEADER__P_COUNT
+};
+
+#define ODBC_LEADER__MAX_PARAMS 32 /* per statement */
+
+struct odbc_leader__stmt {
+    char *sql; /* owned: ? placeholders, {prefix} and {timeout_ms} expanded */
+    int nparams;
+    unsigned char params[ODBC_LEADER__MAX_PARAMS]; /* enum odbc_leader__param */
+    int line; /* first line in the dialect file */
+};
+
+struct odbc_leader__stmt_list {
+    struct odbc_leader__stmt *v; /* owned */
+    size_t n;
+};
+
+/* One error-code pattern: SQLSTATE (5 chars, or a prefix ending in '*', or
+ * "*" for any) and an optional native error code. */
+struct odbc_leader__code {
+    char state[6];
+    int state_len; /* chars of state to compare: 5, a prefix length, or 0 */
+    int has_native;
+    long native;
+};
+
+struct odbc_leader__code_list {
+    struct odbc_leader__code *v; /* owned */
+    size_t n;
+};
+
+enum odbc_leader__errclass {
+    ODBC_LEADER__ERR_OTHER = 0,
+    ODBC_LEADER__ERR_UNIQUE,          /* unique-key violation */
+    ODBC_LEADER__ERR_TRANSIENT,       /* deadlock, lock timeout, serialization */
+    ODBC_LEADER__ERR_CONNLOST,        /* the connection is gone */
+    ODBC_LEADER__ERR_UNDEFINED_TABLE, /* a table does not exist */
+};
+
+struct odbc_leader__dialect {
+    char *name;         /* owned: "@dialect" */
+    char *dbms;         /* owned: "@dbms", matched against SQL_DBMS_NAME; may be NULL */
+    int schema_version; /* "@schema-version" */
+    char *begin;        /* owned: "@begin" statement, or NULL = ODBC transaction */
+    char *commit;       /* owned: "@commit", NULL when begin is NULL */
+    char *rollback;     /* owned: "@rollback", NULL when begin is NULL */
+    struct odbc_leader__code_list codes[5]; /* indexed by errclass; [0] unused */
+    struct odbc_leader__stmt_list ops[ODBC_LEADER__OP_COUNT];
+};
+
+/* Values substituted into statements at parse time. */
+struct odbc_leader__dialect_vars {
+    const char *prefix;  /* table prefix for {prefix}; validated by caller */
+    int64_t timeout_ms;  /* for {timeout_ms} */
+};
+
+/*
+ * Parses a dialect file's text. filename is only used in messages.
+ * Returns 0 and a new dialect in *out (free with odbc_leader__dialect_free),
+ * or ODBC_LEADER_EDIALECT with "FILE:LINE: reason" in err, or
+ * ODBC_LEADER_ENOMEM.
+ */
+int odbc_leader__dialect_parse(const char *text, const char *filename,
+                               const struct odbc_leader__dialect_vars *vars,
+                               struct odbc_leader__dialect **out, char *err,
+                               size_t errlen);
+
+/* Frees d; NULL is a no-op. */
+void odbc_leader__dialect_free(struct odbc_leader__dialect *d);
+
+/*
+ * Loads the dialect named by spec: a path (contains '/' or ends in
+ * ".sql") is read from disk; "auto" uses dbms_name (SQL_DBMS_NAME, may be
+ * NULL) to pick a built-in; any other name is a built-in, then
+ * $(pkgdatadir)/sql/NAME.sql. Returns as odbc_leader__dialect_parse; a
+ * missing file or unknown name gives ODBC_LEADER_EDIALECT with a message
+ * that names LeaderDialect.
+ */
+int odbc_leader__dialect_load(const char *spec, const char *dbms_name,
+                              const struct odbc_leader__dialect_vars *vars,
+                              struct odbc_leader__dialect **out, char *err,
+                              size_t errlen);
+
+/* The text of a built-in dialect file ("sqlite", "postgresql"), or NULL. */
+const char *odbc_leader__builtin_dialect(const char *name);
+
+/* The name of the i-th built-in dialect (0-based), or NULL past the end. */
+const char *odbc_leader__builtin_dialect_name(size_t i);
+
+/* Classifies a driver error with the dialect's code lists. SQLSTATE class
+ * "08" is always CONNLOST. Returns an enum odbc_leader__errclass. */
+int odbc_leader__classify(const struct odbc_leader__dialect *d,
+                          const char *sqlstate, long native);
+
+/* ---- clock (clock.c) ------------------------------------------------------ */
+
+/* Nanoseconds on CLOCK_BOOTTIME (keeps running through suspend). */
+int64_t odbc_leader__now_ns(void *unused);
+
+#endif /* ODBC_LEADER_INTERNAL_H */

@@ -1,0 +1,191 @@
+/*
+ * leader.c: the public handle of libodbcleader. It owns the parsed
+ * configuration, the ODBC port and the elector, and forwards the public
+ * calls to them.
+ */
+#include <config.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <uuid/uuid.h>
+
+#include "db.h"
+#include "elector.h"
+#include "internal.h"
+
+struct odbc_leader {
+    struct odbc_leader__config cfg;
+    struct odbc_leader__log log;
+    char id[ODBC_LEADER__NAME_MAX + 1];
+    struct odbc_leader__db *db;
+    struct odbc_leader__elector el;
+};
+
+int odbc_leader_create(odbc_leader_t **out, const char *config,
+                       const struct odbc_leader_callbacks *cb, char *err,
+                       size_t errlen)
+{
+    struct odbc_leader__elector_conf ec;
+    odbc_leader_t *h = NULL;
+    int rc;
+
+    if (out == NULL || config == NULL) {
+        odbc_leader__errf(err, errlen, "no handle pointer or no config");
+        return ODBC_LEADER_EINVAL;
+    }
+    *out = NULL;
+    h = calloc(1, sizeof(*h));
+    if (h == NULL) {
+        odbc_leader__errf(err, errlen, "out of memory");
+        return ODBC_LEADER_ENOMEM;
+    }
+    if (cb != NULL) {
+        h->log.fn = cb->log;
+        h->log.ctx = cb->ctx;
+    }
+    rc = odbc_leader__config_parse(config, &h->cfg, err, errlen);
+    if (rc < 0)
+        goto fail;
+    if (h->cfg.id[0] != '\0') {
+        memcpy(h->id, h->cfg.id, sizeof(h->id));
+    } else {
+        uuid_t u;
+
+        uuid_generate_random(u);
+        uuid_unparse_lower(u, h->id);
+    }
+    rc = odbc_leader__db_create(&h->db, &h->cfg, h->id, &h->log);
+    if (rc < 0) {
+        odbc_leader__errf(err, errlen, "out of memory");
+        goto fail;
+    }
+    rc = odbc_leader__db_connect(h->db, err, errlen);
+    if (rc < 0)
+        goto fail;
+    memset(&ec, 0, sizeof(ec));
+    ec.ops = &odbc_leader__db_ops;
+    ec.port = h->db;
+    ec.log = &h->log;
+    ec.cb = cb;
+    ec.id = h->id;
+    ec.ttl_ms = h->cfg.ttl_ms;
+    ec.renew_ms = h->cfg.renew_ms;
+    ec.margin_ms = h->cfg.margin_ms;
+    ec.connected = 1;
+    odbc_leader__elector_init(&h->el, &ec);
+    odbc_leader__logf(&h->log, LOG_INFO,
+                      "candidate %s in namespace %s (TTL %lld ms, renew "
+                      "every %lld ms, margin %lld ms)",
+                      h->id, h->cfg.ns, (long long)h->cfg.ttl_ms,
+                      (long long)h->cfg.renew_ms, (long long)h->cfg.margin_ms);
+    *out = h;
+    return 0;
+fail:
+    odbc_leader__db_destroy(h->db);
+    odbc_leader__config_free(&h->cfg);
+    free(h);
+    return rc;
+}
+
+int odbc_leader_tick(odbc_leader_t *h, uint32_t *next_tick_ms)
+{
+    if (h == NULL)
+        return ODBC_LEADER_EINVAL;
+    return odbc_leader__elector_tick(&h->el, next_tick_ms);
+}
+
+int odbc_leader_is_leader(const odbc_leader_t *h)
+{
+    return h != NULL && odbc_leader__elector_is_leader(&h->el);
+}
+
+int64_t odbc_leader_term(const odbc_leader_t *h)
+{
+    return h != NULL ? odbc_leader__elector_term(&h->el) : 0;
+}
+
+const char *odbc_leader_id(const odbc_leader_t *h)
+{
+    return h != NULL ? h->id : NULL;
+}
+
+const char *odbc_leader_namespace(const odbc_leader_t *h)
+{
+    return h != NULL ? h->cfg.ns : NULL;
+}
+
+int odbc_leader_resign(odbc_leader_t *h)
+{
+    if (h == NULL)
+        return ODBC_LEADER_EINVAL;
+    return odbc_leader__elector_resign(&h->el);
+}
+
+/* Connects first when the elector is between reconnects; returns 0 or a
+ * negative error. */
+static int connected(odbc_leader_t *h)
+{
+    int rc;
+
+    if (h->el.connected)
+        return 0;
+    rc = odbc_leader__db_connect(h->db, NULL, 0);
+    if (rc == 0)
+        h->el.connected = 1;
+    return rc;
+}
+
+int odbc_leader_read_lease(odbc_leader_t *h, struct odbc_leader_lease *out)
+{
+    struct odbc_leader__result res;
+    int rc;
+
+    if (h == NULL || out == NULL)
+        return ODBC_LEADER_EINVAL;
+    memset(out, 0, sizeof(*out));
+    rc = connected(h);
+    if (rc == 0)
+        rc = odbc_leader__db_read_lease(h->db, &res);
+    if (rc < 0) {
+        h->el.connected = 0;
+        return rc;
+    }
+    if (res.found) {
+        memcpy(out->leader_id, res.leader_id, sizeof(out->leader_id));
+        out->term = res.term;
+        out->expires_at_ms = res.expires_at_ms;
+        out->db_now_ms = res.now_ms;
+    }
+    return 0;
+}
+
+int odbc_leader_list_candidates(odbc_leader_t *h, odbc_leader_candidate_fn fn,
+                                void *ctx)
+{
+    int rc;
+
+    if (h == NULL)
+        return ODBC_LEADER_EINVAL;
+    rc = connected(h);
+    if (rc == 0)
+        rc = odbc_leader__db_candidates(h->db, fn, ctx);
+    if (rc < 0 && rc != ODBC_LEADER_EDB)
+        h->el.connected = 0;
+    return rc;
+}
+
+void odbc_leader_destroy(odbc_leader_t *h)
+{
+    if (h == NULL)
+        return;
+    odbc_leader__elector_shutdown(&h->el);
+    odbc_leader__db_destroy(h->db);
+    odbc_leader__config_free(&h->cfg);
+    free(h);
+}
+
+const char *odbc_leader_version(void)
+{
+    return PACKAGE_VERSION;
+}

@@ -1,0 +1,145 @@
+/*
+ * odbc_leader.h: public API of libodbcleader, leader election over one ODBC
+ * connection.
+ *
+ * One handle campaigns for one namespace. The host calls odbc_leader_tick()
+ * from one thread, as often as *next_tick_ms asks; odbc_leader_is_leader()
+ * may be called from any thread at any time and does no I/O.
+ *
+ * Every function returning int returns 0 (or a documented non-negative
+ * value) on success and a negative enum odbc_leader_error value on failure.
+ */
+#ifndef ODBC_LEADER_H
+#define ODBC_LEADER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) && defined(ODBC_LEADER_BUILDING)
+#define ODBC_LEADER_EXTERN __attribute__((visibility("default")))
+#else
+#define ODBC_LEADER_EXTERN
+#endif
+
+/* Error codes. Append only: values never change meaning. */
+enum odbc_leader_error {
+    ODBC_LEADER_OK = 0,
+    ODBC_LEADER_ECONFIG = -1,     /* bad configuration key or value */
+    ODBC_LEADER_ENOMEM = -2,      /* out of memory */
+    ODBC_LEADER_ECONNECT = -3,    /* cannot connect to the database */
+    ODBC_LEADER_EDB = -4,         /* a statement failed (details logged) */
+    ODBC_LEADER_ECONNLOST = -5,   /* the connection was lost */
+    ODBC_LEADER_ENOTABLE = -6,    /* tables missing, schema creation off */
+    ODBC_LEADER_ESCHEMA = -7,     /* unknown schema version in the database */
+    ODBC_LEADER_EDIALECT = -8,    /* dialect cannot be chosen or parsed */
+    ODBC_LEADER_EBACKOFF = -9,    /* waiting before the next reconnect */
+    ODBC_LEADER_EUNKNOWN = -10,   /* commit failed: outcome unknown */
+    ODBC_LEADER_EINVAL = -11,     /* invalid argument */
+    ODBC_LEADER_ENOTLEADER = -12, /* operation needs leadership */
+};
+
+/* Leadership states returned by odbc_leader_tick(). */
+enum odbc_leader_state {
+    ODBC_LEADER_FOLLOWER = 0,
+    ODBC_LEADER_LEADER = 1,
+};
+
+typedef struct odbc_leader odbc_leader_t;
+
+/* Callbacks, copied at create time; every member may be NULL. */
+struct odbc_leader_callbacks {
+    void *ctx;
+    /* level is a syslog(3) priority; msg never contains a password. */
+    void (*log)(void *ctx, int level, const char *msg);
+    /* Called from odbc_leader_tick() and odbc_leader_destroy(), in order,
+     * whenever this instance's leadership or the leader it knows of
+     * changes. leader_id is NULL when no leader is known. */
+    void (*on_change)(void *ctx, int is_leader, int64_t term,
+                      const char *leader_id);
+};
+
+/* A lease row as read from the database, in database time. */
+struct odbc_leader_lease {
+    char leader_id[129]; /* empty when vacant */
+    int64_t term;        /* last term issued, 0 when none yet */
+    int64_t expires_at_ms;
+    int64_t db_now_ms; /* database clock when read */
+};
+
+/* A live candidate, in database time. */
+struct odbc_leader_candidate {
+    char id[129];
+    int64_t heartbeat_at_ms;
+    int64_t expires_at_ms;
+    int64_t db_now_ms;
+};
+
+typedef void (*odbc_leader_candidate_fn)(
+    void *ctx, const struct odbc_leader_candidate *candidate);
+
+/*
+ * Parses config (an ODBC connection string whose Leader* keys configure the
+ * election), connects, checks or creates the schema and prepares the
+ * statements. On failure returns a negative code, sets *out to NULL and
+ * writes a message naming the problem into err (when err is not NULL).
+ * On success the caller owns *out and frees it with odbc_leader_destroy().
+ */
+ODBC_LEADER_EXTERN int odbc_leader_create(odbc_leader_t **out,
+                                          const char *config,
+                                          const struct odbc_leader_callbacks *cb,
+                                          char *err, size_t errlen);
+
+/*
+ * One election step: renew when leader, attempt when follower (both also
+ * heartbeat the candidate row). Reconnects with backoff after a failure.
+ * Returns ODBC_LEADER_LEADER, ODBC_LEADER_FOLLOWER or a negative error;
+ * leadership survives an error only until the trust window ends.
+ * *next_tick_ms (when not NULL) is the delay until the next useful tick.
+ */
+ODBC_LEADER_EXTERN int odbc_leader_tick(odbc_leader_t *h,
+                                        uint32_t *next_tick_ms);
+
+/* 1 while leader and inside the trust window, else 0. No I/O, no lock,
+ * safe from any thread. NULL gives 0. */
+ODBC_LEADER_EXTERN int odbc_leader_is_leader(const odbc_leader_t *h);
+
+/* The fencing token of the term held, 0 when not leader. */
+ODBC_LEADER_EXTERN int64_t odbc_leader_term(const odbc_leader_t *h);
+
+/* This candidate's id (configured or generated); borrowed from h. */
+ODBC_LEADER_EXTERN const char *odbc_leader_id(const odbc_leader_t *h);
+
+/* The namespace this handle campaigns in; borrowed from h. */
+ODBC_LEADER_EXTERN const char *odbc_leader_namespace(const odbc_leader_t *h);
+
+/* Gives up the term held (if any) at once; the handle stays a candidate
+ * and campaigns again at its next tick. Returns 0 or a negative error. */
+ODBC_LEADER_EXTERN int odbc_leader_resign(odbc_leader_t *h);
+
+/* Reads the namespace's lease row into *out. Same thread as tick. */
+ODBC_LEADER_EXTERN int odbc_leader_read_lease(odbc_leader_t *h,
+                                              struct odbc_leader_lease *out);
+
+/* Calls fn for each live candidate of the namespace. Same thread as tick.
+ * Returns the number of candidates or a negative error. */
+ODBC_LEADER_EXTERN int odbc_leader_list_candidates(odbc_leader_t *h,
+                                                   odbc_leader_candidate_fn fn,
+                                                   void *ctx);
+
+/* Resigns if leader, unregisters, disconnects and frees. NULL is a no-op. */
+ODBC_LEADER_EXTERN void odbc_leader_destroy(odbc_leader_t *h);
+
+/* A static message for an error code; never NULL. */
+ODBC_LEADER_EXTERN const char *odbc_leader_strerror(int rc);
+
+/* The library version, "MAJOR.MINOR.PATCH". */
+ODBC_LEADER_EXTERN const char *odbc_leader_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ODBC_LEADER_H */

@@ -1,0 +1,293 @@
+# tests/integration/lib.sh: helpers sourced by the integration test scripts.
+#
+# The scripts run under automake's test harness from the build directory,
+# with $srcdir set. Typical use:
+#
+#   . "$srcdir/tests/integration/lib.sh"
+#   ol_setup                     # private temp dir + hermetic ODBC config
+#   ol_need_driver SQLite3       # exit 77 (SKIP) when a driver is missing
+#   ol_start_pg                  # private PostgreSQL on 127.0.0.1
+#   conn=$OL_PG_CONNECT          # or: conn=$(ol_sqlite_connect "$OL_TMP/x.db")
+#
+# Exit codes follow automake: 0 pass, 1 fail, 77 skip. Skip only when a
+# required program or driver is really absent (CI installs everything).
+# ol_setup owns the EXIT/INT/TERM traps: add cleanup with ol_on_exit and
+# background processes with ol_track_pid instead of calling trap yourself.
+# Works with or without `set -eu` in the calling script. ol_stop_pg,
+# ol_start_pg_again, ol_restart_pg and ol_psql also work in a child bash
+# that sources this file without calling ol_setup: the OL_* variables they
+# need are exported by ol_setup and ol_start_pg.
+
+OL_PG_DB=leader
+
+# Prints a message on stderr and exits 77 (automake SKIP).
+ol_skip() {
+    echo "SKIP: $*" >&2
+    exit 77
+}
+
+# Prints a message on stderr and exits 1 (automake FAIL).
+ol_fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+# Prints a progress line on stderr (ends up in the test's .log file).
+ol_log() {
+    echo "[$(date +%H:%M:%S)] $*" >&2
+}
+
+# Skips the test unless every named command is on PATH.
+ol_need_cmd() {
+    local c
+    for c in "$@"; do
+        command -v "$c" >/dev/null 2>&1 || ol_skip "missing program: $c"
+    done
+}
+
+# Prints the full path of an ODBC driver library, or nothing.
+ol__find_driver_lib() {
+    local f
+    for f in /usr/lib/*/odbc/"$1" /usr/lib/odbc/"$1" /usr/lib64/odbc/"$1"; do
+        if [ -e "$f" ]; then
+            echo "$f"
+            return 0
+        fi
+    done
+    return 1
+}
+
+# Skips the test unless ol_setup found the named driver (odbcinst.ini
+# section name: SQLite3, "PostgreSQL Unicode" or "MariaDB Unicode").
+ol_need_driver() {
+    case " ${OL__DRIVERS_MISSING:-} " in
+    *" [$1] "*) ol_skip "missing ODBC driver library for [$1]" ;;
+    esac
+}
+
+# Appends a shell command to run at exit (before the temp dir goes away).
+ol_on_exit() {
+    OL__ON_EXIT="${OL__ON_EXIT:-}$1;"
+}
+
+# Registers a background process to be killed at exit.
+ol_track_pid() {
+    OL__PIDS="${OL__PIDS:-} $1"
+}
+
+# The EXIT trap: kills tracked processes, stops PostgreSQL, removes OL_TMP
+# unless OL_KEEP=1. Never changes the script's exit status.
+ol__cleanup() {
+    local rc=$? pid
+    set +e
+    if [ -n "${OL__ON_EXIT:-}" ]; then
+        eval "$OL__ON_EXIT"
+    fi
+    for pid in ${OL__PIDS:-}; do
+        kill -TERM "$pid" 2>/dev/null && sleep 0.2
+        kill -KILL "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+    done
+    if [ -n "${OL_PG_DATA:-}" ] && [ -f "$OL_PG_DATA/postmaster.pid" ]; then
+        ol__pg_as "$OL_PG_BIN/pg_ctl" -D "$OL_PG_DATA" -m immediate \
+            -w -t 30 stop >/dev/null 2>&1
+    fi
+    if [ -n "${OL_TMP:-}" ] && [ -d "$OL_TMP" ]; then
+        if [ "${OL_KEEP:-0}" = 1 ]; then
+            echo "OL_KEEP=1: kept $OL_TMP" >&2
+        else
+            rm -rf -- "$OL_TMP"
+        fi
+    fi
+    return "$rc"
+}
+
+# Writes one odbcinst.ini section when its driver library exists, else
+# records the driver as missing. $1 section, $2 library file, rest: lines.
+ol__driver_section() {
+    local name=$1 lib=$2 path line
+    shift 2
+    path=$(ol__find_driver_lib "$lib") || {
+        OL__DRIVERS_MISSING="${OL__DRIVERS_MISSING:-} [$name]"
+        return 0
+    }
+    {
+        echo "[$name]"
+        echo "Driver=$path"
+        for line in "$@"; do
+            echo "$line"
+        done
+        echo
+    } >>"$OL_TMP/odbcinst.ini"
+}
+
+# Makes the private temp dir $OL_TMP, installs the cleanup traps and the
+# hermetic ODBC configuration (ODBCSYSINI/ODBCINI point into $OL_TMP).
+ol_setup() {
+    OL_TMP=$(mktemp -d "${TMPDIR:-/tmp}/odbc-leader-test.XXXXXXXX") ||
+        ol_fail "mktemp -d failed"
+    export OL_TMP
+    chmod 755 "$OL_TMP" # the postgres user must traverse it
+    OL__PIDS='' OL__ON_EXIT='' OL__DRIVERS_MISSING=''
+    trap ol__cleanup EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+
+    printf '[ODBC]\nTrace=No\nPooling=No\n\n' >"$OL_TMP/odbcinst.ini"
+    ol__driver_section SQLite3 libsqlite3odbc.so
+    ol__driver_section "PostgreSQL Unicode" psqlodbcw.so CommLog=0 Debug=0
+    ol__driver_section "MariaDB Unicode" libmaodbc.so
+    : >"$OL_TMP/odbc.ini"
+    export ODBCSYSINI="$OL_TMP" ODBCINI="$OL_TMP/odbc.ini"
+}
+
+# Echoes the connection string of a SQLite database file.
+ol_sqlite_connect() {
+    echo "Driver=SQLite3;Database=$1"
+}
+
+# ---- PostgreSQL -------------------------------------------------------
+
+# Runs a command as the cluster's owner (postgres when we are root), from
+# a directory that user can read.
+ol__pg_as() {
+    if [ "$(id -u)" = 0 ]; then
+        (cd "$OL_TMP" && runuser -u postgres -- "$@")
+    else
+        (cd "$OL_TMP" && "$@")
+    fi
+}
+
+# Succeeds when nothing listens on 127.0.0.1:$1.
+ol__port_free() {
+    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then
+        return 1
+    fi
+    if command -v ss >/dev/null 2>&1 &&
+        [ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]; then
+        return 1
+    fi
+    return 0
+}
+
+# Prints a free TCP port on 127.0.0.1, searching from a random base.
+ol_free_port() {
+    local base=$((20000 + RANDOM % 30000)) i
+    for ((i = 0; i < 500; i++)); do
+        if ol__port_free $((base + i)); then
+            echo $((base + i))
+            return 0
+        fi
+    done
+    return 1
+}
+
+# Starts the cluster on $OL_PG_PORT and waits until it accepts
+# connections. Returns 0 when ready, 2 when the port was taken meanwhile,
+# 1 on any other failure (the log tail is printed on stderr).
+ol__pg_launch() {
+    local opts lines i
+    opts="-c listen_addresses=127.0.0.1 -k $OL_PG_DATA -p $OL_PG_PORT"
+    opts="$opts -c fsync=off"
+    lines=$(wc -l <"$OL_PG_LOG")
+    if ! ol__pg_as "$OL_PG_BIN/pg_ctl" -D "$OL_PG_DATA" -l "$OL_PG_LOG" \
+        -o "$opts" -w -t 30 start >/dev/null 2>&1; then
+        if tail -n +$((lines + 1)) "$OL_PG_LOG" |
+            grep -q 'could not bind\|already in use'; then
+            return 2
+        fi
+        echo "PostgreSQL did not start; log tail:" >&2
+        tail -n 20 "$OL_PG_LOG" >&2
+        return 1
+    fi
+    for ((i = 0; i < 150; i++)); do
+        if "$OL_PG_BIN/pg_isready" -q -h 127.0.0.1 -p "$OL_PG_PORT"; then
+            return 0
+        fi
+        sleep 0.2
+    done
+    echo "PostgreSQL not ready after 30 s; log tail:" >&2
+    tail -n 20 "$OL_PG_LOG" >&2
+    return 1
+}
+
+# Creates a PostgreSQL cluster in $OL_TMP/pg, starts it on a free port of
+# 127.0.0.1 with trust auth, creates database "leader" and exports
+# OL_PG_PORT, OL_PG_USER, OL_PG_CONNECT; adds DSN [pgtest] to odbc.ini.
+ol_start_pg() {
+    local bins rc _
+    [ -n "${OL_TMP:-}" ] || ol_fail "ol_start_pg called before ol_setup"
+    bins=$(printf '%s\n' /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
+    if [ ! -x "$bins/initdb" ]; then
+        ol_skip "missing PostgreSQL server binaries (/usr/lib/postgresql/*/bin)"
+    fi
+    ol_need_driver "PostgreSQL Unicode"
+    OL_PG_BIN=$bins
+    OL_PG_DATA=$OL_TMP/pg
+    OL_PG_LOG=$OL_TMP/pg.log
+    if ! mkdir -m 700 "$OL_PG_DATA" || ! : >"$OL_PG_LOG"; then
+        ol_fail "cannot create $OL_PG_DATA"
+    fi
+    if [ "$(id -u)" = 0 ]; then
+        ol_need_cmd runuser
+        id postgres >/dev/null 2>&1 || ol_skip "missing system user postgres"
+        chown postgres: "$OL_PG_DATA" "$OL_PG_LOG"
+        OL_PG_USER=postgres
+    else
+        OL_PG_USER=$(id -un)
+    fi
+    export OL_PG_BIN OL_PG_DATA OL_PG_LOG OL_PG_USER
+    ol__pg_as "$OL_PG_BIN/initdb" -D "$OL_PG_DATA" -A trust -U "$OL_PG_USER" \
+        --no-sync >"$OL_TMP/initdb.log" 2>&1 || {
+        tail -n 20 "$OL_TMP/initdb.log" >&2
+        ol_fail "initdb failed"
+    }
+    for _ in 1 2 3 4 5; do
+        OL_PG_PORT=$(ol_free_port) || ol_fail "no free TCP port found"
+        export OL_PG_PORT
+        rc=0
+        ol__pg_launch || rc=$?
+        [ "$rc" = 2 ] || break
+        ol_log "port $OL_PG_PORT was taken, trying another"
+    done
+    [ "$rc" = 0 ] || ol_fail "could not start PostgreSQL"
+    ol_psql "CREATE DATABASE $OL_PG_DB" postgres ||
+        ol_fail "CREATE DATABASE $OL_PG_DB failed"
+    OL_PG_CONNECT="Driver=PostgreSQL Unicode;Server=127.0.0.1"
+    OL_PG_CONNECT="$OL_PG_CONNECT;Port=$OL_PG_PORT;Database=$OL_PG_DB"
+    OL_PG_CONNECT="$OL_PG_CONNECT;UID=$OL_PG_USER"
+    export OL_PG_CONNECT
+    printf '[pgtest]\nDriver=PostgreSQL Unicode\nServername=127.0.0.1\n%s\n%s\n%s\n\n' \
+        "Port=$OL_PG_PORT" "Database=$OL_PG_DB" "Username=$OL_PG_USER" \
+        >>"$OL_TMP/odbc.ini"
+    ol_log "PostgreSQL ready on 127.0.0.1:$OL_PG_PORT (log: $OL_PG_LOG)"
+}
+
+# Stops the cluster; $1 is the pg_ctl shutdown mode (fast by default,
+# immediate simulates a crash).
+ol_stop_pg() {
+    ol__pg_as "$OL_PG_BIN/pg_ctl" -D "$OL_PG_DATA" -m "${1:-fast}" \
+        -w -t 30 stop >/dev/null 2>&1 || {
+        tail -n 20 "$OL_PG_LOG" >&2
+        ol_fail "pg_ctl stop -m ${1:-fast} failed"
+    }
+}
+
+# Starts the stopped cluster again on the same directory and port.
+ol_start_pg_again() {
+    ol__pg_launch || ol_fail "could not restart PostgreSQL on $OL_PG_PORT"
+}
+
+# Stops (mode $1, default fast) and starts the cluster again.
+ol_restart_pg() {
+    ol_stop_pg "${1:-fast}"
+    ol_start_pg_again
+}
+
+# Runs one SQL string with psql against database $2 (default leader) and
+# prints the result unaligned, tuples only. Returns psql's status.
+ol_psql() {
+    PGCONNECT_TIMEOUT=10 "$OL_PG_BIN/psql" -X -A -t -q -v ON_ERROR_STOP=1 \
+        -h 127.0.0.1 -p "$OL_PG_PORT" -U "$OL_PG_USER" \
+        -d "${2:-$OL_PG_DB}" -c "$1"
+}

@@ -1,0 +1,699 @@
+/*
+ * scenarios.c: the protocol's scenarios against a real database through
+ * its real ODBC driver. The same program runs on every database: the
+ * wrapper script (sqlite.test, postgresql.test) starts the server, writes
+ * a hermetic odbcinst.ini and sets
+ *   OL_CONNECT      base connection string (no Leader* keys)
+ *   OL_KIND         "sqlite" or "postgresql"
+ *   OL_RESTART_CMD  shell command restarting the server (servers only)
+ *   OL_DOWN_CONNECT a connection string whose server is unreachable
+ * Each scenario uses its own namespace (and table prefix where it needs
+ * fresh tables), so scenarios do not see each other's rows.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <signal.h>
+#include <sql.h>
+#include <sqlext.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "db.h"
+#include "internal.h"
+
+static const char *base_connect(void)
+{
+    const char *s = getenv("OL_CONNECT");
+
+    return s != NULL ? s : "";
+}
+
+static int is_kind(const char *kind)
+{
+    const char *k = getenv("OL_KIND");
+
+    return k != NULL && strcmp(k, kind) == 0;
+}
+
+static void sleep_ms(int64_t ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+/* A config string: the base plus the given Leader* settings. */
+static char *config(const char *fmt, ...)
+{
+    static const size_t cap = 4096;
+    char *s = test_malloc(cap);
+    size_t n = (size_t)snprintf(s, cap, "%s;", base_connect());
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(s + n, cap - n, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+/* A namespace unique to this run and scenario. */
+static void ns_name(char *buf, size_t len, const char *scenario)
+{
+    snprintf(buf, len, "%s-%ld", scenario, (long)getpid());
+}
+
+/* Creates a handle or fails the test with the error message. */
+static odbc_leader_t *make(const char *cfg)
+{
+    char err[512] = "";
+    odbc_leader_t *h = NULL;
+    int rc = odbc_leader_create(&h, cfg, NULL, err, sizeof(err));
+
+    if (rc != 0)
+        fail_msg("odbc_leader_create: %s (%s)", err, odbc_leader_strerror(rc));
+    return h;
+}
+
+static odbc_leader_t *make_ns(const char *ns, const char *extra)
+{
+    char *cfg = config("LeaderNamespace=%s;%s", ns, extra);
+    odbc_leader_t *h = make(cfg);
+
+    test_free(cfg);
+    return h;
+}
+
+/* ---- a raw ODBC connection for inspecting and staging rows ---------- */
+
+struct raw {
+    SQLHENV env;
+    SQLHDBC dbc;
+};
+
+static void raw_open(struct raw *r)
+{
+    SQLRETURN rc;
+
+    SQLAllocHandle(SQL_HANDLE_ENV, SQL_NULL_HANDLE, &r->env);
+    SQLSetEnvAttr(r->env, SQL_ATTR_ODBC_VERSION, (SQLPOINTER)SQL_OV_ODBC3, 0);
+    SQLAllocHandle(SQL_HANDLE_DBC, r->env, &r->dbc);
+    rc = SQLDriverConnect(r->dbc, NULL, (SQLCHAR *)base_connect(), SQL_NTS,
+                          NULL, 0, NULL, SQL_DRIVER_NOPROMPT);
+    assert_true(SQL_SUCCEEDED(rc));
+}
+
+static void raw_close(struct raw *r)
+{
+    SQLDisconnect(r->dbc);
+    SQLFreeHandle(SQL_HANDLE_DBC, r->dbc);
+    SQLFreeHandle(SQL_HANDLE_ENV, r->env);
+}
+
+/* Runs sql; returns 1 when it succeeded, 0 when it failed. When the
+ * statement returns a row, its first column goes to *first (if given). */
+static int raw_exec(struct raw *r, const char *sql, int64_t *first)
+{
+    SQLHSTMT h;
+    SQLRETURN rc;
+    SQLSMALLINT ncols = 0;
+    int ok;
+
+    SQLAllocHandle(SQL_HANDLE_STMT, r->dbc, &h);
+    rc = SQLExecDirect(h, (SQLCHAR *)sql, SQL_NTS);
+    ok = SQL_SUCCEEDED(rc) || rc == SQL_NO_DATA;
+    if (ok && first != NULL && SQL_SUCCEEDED(SQLNumResultCols(h, &ncols)) &&
+        ncols > 0 && SQL_SUCCEEDED(SQLFetch(h))) {
+        SQLBIGINT v = 0;
+        SQLLEN ind = 0;
+
+        SQLGetData(h, 1, SQL_C_SBIGINT, &v, sizeof(v), &ind);
+        *first = v;
+    }
+    SQLFreeHandle(SQL_HANDLE_STMT, h);
+    return ok;
+}
+
+static int table_exists(const char *table)
+{
+    struct raw r;
+    char sql[256];
+    int ok;
+
+    raw_open(&r);
+    snprintf(sql, sizeof(sql), "SELECT COUNT(*) FROM %s", table);
+    ok = raw_exec(&r, sql, NULL);
+    raw_close(&r);
+    return ok;
+}
+
+/* ---- scenarios ---------------------------------------------------------- */
+
+static void one_candidate_becomes_leader(void **state)
+{
+    char ns[64];
+    struct odbc_leader_lease lease;
+    odbc_leader_t *a;
+
+    (void)state;
+    ns_name(ns, sizeof(ns), "one");
+    a = make_ns(ns, "");
+    assert_false(odbc_leader_is_leader(a));
+    assert_int_equal(odbc_leader_tick(a, NULL), ODBC_LEADER_LEADER);
+    assert_true(odbc_leader_is_leader(a));
+    assert_true(odbc_leader_term(a) >= 1);
+    assert_int_equal(odbc_leader_read_lease(a, &lease), 0);
+    assert_string_equal(lease.leader_id, odbc_leader_id(a));
+    assert_int_equal(lease.term, odbc_leader_term(a));
+    /* the default TTL, measured in database time */
+    assert_true(lease.expires_at_ms - lease.db_now_ms > 10000);
+    assert_true(lease.expires_at_ms - lease.db_now_ms <= 15000);
+    odbc_leader_destroy(a);
+}
+
+static void two_candidates_exactly_one_leads(void **state)
+{
+    char ns[64];
+    struct odbc_leader_lease lease;
+    odbc_leader_t *a, *b;
+
+    (void)state;
+    ns_name(ns, sizeof(ns), "two");
+    a = make_ns(ns, "LeaderRenewInterval=200");
+    b = make_ns(ns, "LeaderRenewInterval=200");
+    for (int i = 0; i < 10; i++) {
+        odbc_leader_tick(i % 2 ? a : b, NULL);
+        odbc_leader_tick(i % 2 ? b : a, NULL);
+        assert_int_equal(odbc_leader_is_leader(a) + odbc_leader_is_leader(b),
+                         1);
+    }
+    assert_int_equal(odbc_leader_read_lease(a, &lease), 0);
+    assert_string_equal(lease.leader_id,
+                        odbc_leader_id(odbc_leader_is_leader(a) ? a : b));
+    odbc_leader_destroy(a);
+    odbc_leader_destroy(b);
+}
+
+static void renewing_keeps_the_term(void **state)
+{
+    char ns[64];
+    struct odbc_leader_lease before, after;
+    odbc_leader_t *a;
+    int64_t term;
+
+    (void)state;
+    ns_name(ns, sizeof(ns), "renew");
+    a = make_ns(ns, "LeaderTTL=3000;LeaderRenewInterval=300");
+    assert_int_equal(odbc_leader_tick(a, NULL), ODBC_LEADER_LEADER);
+    term = odbc_leader_term(a);
+    odbc_leader_read_lease(a, &before);
+    for (int i = 0; i < 5; i++) {
+        sleep_ms(300);
+        assert_int_equal(odbc_leader_tick(a, NULL), ODBC_LEADER_LEADER);
+        assert_int_equal(odbc_leader_term(a), term);
+    }
+    odbc_leader_read_lease(a, &after);
+    assert_int_equal(after.term, term);
+    assert_true(after.expires_at_ms > before.expires_at_ms);
+    odbc_leader_destroy(a);
+}
+
+static void graceful_shutdown_hands_over_before_expiry(void **state)
+{
+    char ns[64];
+    struct odbc_leader_lease lease;
+    odbc_leader_t *a, *b;
+    int64_t term;
+
+    (void)state;
+    ns_name(ns, sizeof(ns), "handover");
+    /* a 60 s lease: only the resignation can explain a fast takeover */
+    a = make_ns(ns, "LeaderTTL=60000;LeaderRenewInterval=100");
+    b = make_ns(ns, "LeaderTTL=60000;LeaderRenewInterval=100");
+    assert_int_equal(odbc_leader_tick(a, NULL), ODBC_LEADER_LEADER);
+    assert_int_equal(odbc_leader_tick(b, NULL), ODBC_LEADER_FOLLOWER);
+    term = odbc_leader_term(a);
+    odbc_leader_read_lease(b, &lease);
+    assert_true(lease.expires_at_ms - lease.db_now_ms > 50000);
+    odbc_leader_destroy(a); /* resigns */
+    odbc_leader_read_lease(b, &lease);
+    assert_string_equal(lease.leader_id, "");
+    assert_int_equal(lease.term, term); /* resign keeps the term number */
+    assert_int_equal(odbc_leader_tick(b, NULL), ODBC_LEADER_LEADER);
+    assert_int_equal(odbc_leader_term(b), term + 1);
+    odbc_leader_destroy(b);
+}
+
+static void killed_leader_is_replaced_after_expiry(void **state)
+{
+    char ns[64];
+    struct odbc_leader_lease lease;
+    odbc_leader_t *b;
+    int fds[2];
+    pid_t pid;
+    int64_t old_term = 0, old_expiry;
+    int won = 0;
+
+    (void)state;
+    ns_name(ns, sizeof(ns), "killed");
+    assert_int_equal(pipe(fds), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        char *cfg = config("LeaderNamespace=%s;LeaderTTL=2000", ns);
+        odbc_leader_t *a = NULL;
+        int64_t t = 0;
+
+        close(fds[0]);
+        if (odbc_leader_create(&a, cfg, NULL, NULL, 0) == 0 &&
+            odbc_leader_tick(a, NULL) == ODBC_LEADER_LEADER)
+            t = odbc_leader_term(a);
+        if (write(fds[1], &t, sizeof(t)) != sizeof(t))
+            _exit(1);
+        for (;;)
+            pause(); /* leader until killed; never resigns */
+    }
+    close(fds[1]);
+    assert_int_equal(read(fds[0], &old_term, sizeof(old_term)),
+                     sizeof(old_term));
+    close(fds[0]);
+    assert_true(old_term > 0);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+
+    b = make_ns(ns, "LeaderTTL=2000");
+    odbc_leader_read_lease(b, &lease);
+    assert_int_equal(lease.term, old_term);
+    old_expiry = lease.expires_at_ms;
+    for (int i = 0; i < 200 && !won; i++) {
+        uint32_t next = 0;
+        int rc = odbc_leader_tick(b, &next);
+
+        odbc_leader_read_lease(b, &lease);
+        if (rc == ODBC_LEADER_LEADER) {
+            won = 1;
+            /* taken only once the dead leader's lease had expired */
+            assert_true(lease.db_now_ms >= old_expiry);
+        }
+        sleep_ms(next > 50 ? 50 : next);
+    }
+    assert_true(won);
+    assert_int_equal(odbc_leader_term(b), old_term + 1);
+    odbc_leader_destroy(b);
+}
+
+static void stale_term_can_neither_renew_nor_resign(void **state)
+{
+    char ns[64];
+    struct odbc_leader__config cfg;
+    struct odbc_leader__db *db = NULL, *other = NULL;
+    struct odbc_leader__result res;
+    struct odbc_leader__log log = {NULL, NULL};
+    char err[256] = "";
+    char *s;
+    int64_t t1;
+
+    (void)state;
+    ns_name(ns, sizeof(ns), "stale");
+    s = config("LeaderNamespace=%s", ns);
+    memset(&cfg, 0, sizeof(cfg));
+    assert_int_equal(odbc_leader__config_parse(s, &cfg, err, sizeof(err)), 0);
+    test_free(s);
+    assert_int_equal(odbc_leader__db_create(&db, &cfg, "cand-a", &log), 0);
+    assert_int_equal(odbc_leader__db_create(&other, &cfg, "cand-b", &log), 0);
+    assert_int_equal(odbc_leader__db_connect(db, err, sizeof(err)), 0);
+    assert_int_equal(odbc_leader__db_connect(other, err, sizeof(err)), 0);
+
+    assert_int_equal(odbc_leader__db_attempt(db, &res), 0);
+    assert_true(res.won);
+    t1 = res.term;
+    assert_int_equal(odbc_leader__db_resign(db, t1), 1);
+    assert_int_equal(odbc_leader__db_attempt(db, &res), 0);
+    assert_true(res.won); /* the same id wins again ... */
+    assert_int_equal(res.term, t1 + 1); /* ... with a new term */
+
+    /* the old term is dead: no renew, no resign */
+    assert_int_equal(odbc_leader__db_renew(db, t1, &res), 0);
+    assert_false(res.found);
+    assert_int_equal(odbc_leader__db_resign(db, t1), 0);
+    /* another id cannot use the current term either */
+    assert_int_equal(odbc_leader__db_renew(other, t1 + 1, &res), 0);
+    assert_false(res.found);
+    assert_int_equal(odbc_leader__db_resign(other, t1 + 1), 0);
+    assert_int_equal(odbc_leader__db_attempt(other, &res), 0);
+    assert_false(res.won);
+
+    assert_int_equal(odbc_leader__db_read_lease(db, &res), 0);
+    assert_string_equal(res.leader_id, "cand-a");
+    assert_int_equal(res.term, t1 + 1);
+    /* the current term renews */
+    assert_int_equal(odbc_leader__db_renew(db, t1 + 1, &res), 0);
+    assert_true(res.found);
+
+    odbc_leader__db_destroy(db);
+    odbc_leader__db_destroy(other);
+    odbc_leader__config_free(&cfg);
+}
+
+static void same_id_winning_again_gets_a_new_term(void **state)
+{
+    char ns[64], extra[128];
+    odbc_leader_t *a;
+    int64_t term;
+
+    (void)state;
+    ns_name(ns, sizeof(ns), "sameid");
+    snprintf(extra, sizeof(extra), "LeaderId=host-%ld", (long)getpid());
+    a = make_ns(ns, extra);
+    assert_int_equal(odbc_leader_tick(a, NULL), ODBC_LEADER_LEADER);
+    term = odbc_leader_term(a);
+    odbc_leader_destroy(a);
+    a = make_ns(ns, extra);
+    assert_string_equal(odbc_leader_id(a) + 5, extra + 14);
+    assert_int_equal(odbc_leader_tick(a, NULL), ODBC_LEADER_LEADER);
+    assert_int_equal(odbc_leader_term(a), term + 1);
+    odbc_leader_destroy(a);
+}
+
+static void trust_window_lapses_when_ticks_stop(void **state)
+{
+    char ns[64];
+    struct odbc_leader_lease lease;
+    odbc_leader_t *a;
+
+    (void)state;
+    ns_name(ns, sizeof(ns), "lapse");
+    a = make_ns(ns, "LeaderTTL=1500;LeaderSafetyMargin=500;"
+                    "LeaderRenewInterval=300");
+    assert_int_equal(odbc_leader_tick(a, NULL), ODBC_LEADER_LEADER);
+    assert_true(odbc_leader_is_leader(a));
+    sleep_ms(1100); /* past TTL - margin = 1000 ms, no tick */
+    assert_false(odbc_leader_is_leader(a));
+    assert_int_equal(odbc_leader_term(a), 0);
+    /* the database still shows the lease: the process stepped down first */
+    odbc_leader_read_lease(a, &lease);
+    assert_string_equal(lease.leader_id, odbc_leader_id(a));
+    odbc_leader_destroy(a);
+}
+
+struct names {
+    char ids[8][129];
+    int n;
+};
+
+static void collect(void *ctx, const struct odbc_leader_candidate *c)
+{
+    struct names *n = ctx;
+
+    assert_true(c->expires_at_ms > c->db_now_ms);
+    assert_true(c->heartbeat_at_ms <= c->db_now_ms);
+    if (n->n < 8)
+        strcpy(n->ids[n->n++], c->id);
+}
+
+static int has_name(const struct names *n, const char *id)
+{
+    for (int i = 0; i < n->n; i++)
+        if (strcmp(n->ids[i], id) == 0)
+            return 1;
+    return 0;
+}
+
+static void candidates_are_listed(void **state)
+{
+    char ns[64];
+    odbc_leader_t *h[3];
+    struct names n;
+
+    (void)state;
+    ns_name(ns, sizeof(ns), "cands");
+    for (int i = 0; i < 3; i++) {
+        h[i] = make_ns(ns, "");
+        odbc_leader_tick(h[i], NULL);
+    }
+    memset(&n, 0, sizeof(n));
+    assert_int_equal(odbc_leader_list_candidates(h[0], collect, &n), 3);
+    assert_int_equal(n.n, 3);
+    for (int i = 0; i < 3; i++)
+        assert_true(has_name(&n, odbc_leader_id(h[i])));
+    odbc_leader_destroy(h[2]); /* unregisters */
+    memset(&n, 0, sizeof(n));
+    assert_int_equal(odbc_leader_list_candidates(h[0], collect, &n), 2);
+    odbc_leader_destroy(h[0]);
+    odbc_leader_destroy(h[1]);
+}
+
+struct racer {
+    struct odbc_leader__db *db;
+    struct odbc_leader__result res;
+    int rc;
+};
+
+static void *race_attempt(void *arg)
+{
+    struct racer *r = arg;
+
+    r->rc = odbc_leader__db_attempt(r->db, &r->res);
+    return NULL;
+}
+
+/*
+ * The integrity-error retry path, driven deterministically: a blocker
+ * session inserts the namespace's first lease row and keeps its
+ * transaction open; the candidate's attempt sees no row, inserts, and
+ * waits on the primary key. Once the server shows it waiting, the blocker
+ * commits: the attempt fails with a unique violation, retries once and
+ * finds the blocker's lease.
+ */
+static void integrity_error_retry_path(void **state)
+{
+    char ns[64], sql[512], err[256] = "";
+    struct odbc_leader__config cfg;
+    struct odbc_leader__db *db = NULL;
+    struct odbc_leader__db_stats st;
+    struct odbc_leader__log log = {NULL, NULL};
+    struct raw blocker, probe;
+    struct racer r;
+    pthread_t t;
+    char *s;
+    int64_t waiting = 0;
+
+    (void)state;
+    if (!is_kind("postgresql"))
+        skip(); /* see README: SQLite serialises attempts (BEGIN IMMEDIATE) */
+    ns_name(ns, sizeof(ns), "race");
+    s = config("LeaderNamespace=%s", ns);
+    memset(&cfg, 0, sizeof(cfg));
+    assert_int_equal(odbc_leader__config_parse(s, &cfg, err, sizeof(err)), 0);
+    test_free(s);
+    assert_int_equal(odbc_leader__db_create(&db, &cfg, "racer", &log), 0);
+    assert_int_equal(odbc_leader__db_connect(db, err, sizeof(err)), 0);
+
+    raw_open(&blocker);
+    raw_open(&probe);
+    SQLSetConnectAttr(blocker.dbc, SQL_ATTR_AUTOCOMMIT,
+                      (SQLPOINTER)SQL_AUTOCOMMIT_OFF, 0);
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO odbc_leader_lease (namespace, leader_id, term, "
+             "elected_at_ms, renewed_at_ms, expires_at_ms) VALUES ('%s', "
+             "'blocker', 1, 0, 0, 9000000000000)",
+             ns);
+    assert_true(raw_exec(&blocker, sql, NULL));
+
+    memset(&r, 0, sizeof(r));
+    r.db = db;
+    assert_int_equal(pthread_create(&t, NULL, race_attempt, &r), 0);
+    for (int i = 0; i < 1000 && waiting == 0; i++) {
+        sleep_ms(10);
+        raw_exec(&probe,
+                 "SELECT COUNT(*) FROM pg_stat_activity WHERE "
+                 "wait_event_type = 'Lock' AND datname = current_database()",
+                 &waiting);
+    }
+    assert_true(waiting > 0);
+    assert_true(SQL_SUCCEEDED(SQLEndTran(SQL_HANDLE_DBC, blocker.dbc,
+                                         SQL_COMMIT)));
+    pthread_join(t, NULL);
+
+    assert_int_equal(r.rc, 0);
+    assert_false(r.res.won);
+    assert_string_equal(r.res.leader_id, "blocker");
+    odbc_leader__db_stats(db, &st);
+    assert_int_equal(st.unique_violations, 1);
+    assert_int_equal(st.retries, 1);
+
+    raw_close(&blocker);
+    raw_close(&probe);
+    odbc_leader__db_destroy(db);
+    odbc_leader__config_free(&cfg);
+}
+
+static void reconnects_after_server_restart(void **state)
+{
+    const char *cmd = getenv("OL_RESTART_CMD");
+    char ns[64];
+    odbc_leader_t *a;
+    int64_t term;
+    int errors = 0, rc = 0;
+
+    (void)state;
+    if (cmd == NULL)
+        skip(); /* SQLite has no server to restart */
+    ns_name(ns, sizeof(ns), "restart");
+    a = make_ns(ns, "LeaderTTL=30000;LeaderRenewInterval=500");
+    assert_int_equal(odbc_leader_tick(a, NULL), ODBC_LEADER_LEADER);
+    term = odbc_leader_term(a);
+    assert_int_equal(system(cmd), 0);
+    for (int i = 0; i < 400; i++) {
+        uint32_t next = 0;
+
+        rc = odbc_leader_tick(a, &next);
+        if (rc < 0)
+            errors++;
+        else if (errors > 0 && rc == ODBC_LEADER_LEADER)
+            break;
+        sleep_ms(next > 100 ? 100 : next);
+    }
+    assert_true(errors > 0); /* the restart was noticed */
+    assert_int_equal(rc, ODBC_LEADER_LEADER);
+    /* the lease outlived the restart: the same term was renewed */
+    assert_int_equal(odbc_leader_term(a), term);
+    odbc_leader_destroy(a);
+}
+
+static void bad_config_gives_clear_errors_and_writes_nothing(void **state)
+{
+    static const struct {
+        const char *extra;
+        const char *expect;
+    } cases[] = {
+        {"LeaderBogus=1", "LeaderBogus"},
+        {"LeaderTTL=15s", "LeaderTTL"},
+        {"LeaderTTL=3000;LeaderSafetyMargin=3000", "LeaderSafetyMargin"},
+        {"LeaderNamespace=a b", "LeaderNamespace"},
+        {"LeaderTablePrefix=x;y", ""},
+        {"LeaderTablePrefix=1bad", "LeaderTablePrefix"},
+        {"LeaderDialect=nosuchdialect", "nosuchdialect"},
+    };
+    char prefix[64];
+
+    (void)state;
+    snprintf(prefix, sizeof(prefix), "bad%ld_", (long)getpid());
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *cfg = config("LeaderTablePrefix=%s;%s", prefix, cases[i].extra);
+        char err[512] = "";
+        odbc_leader_t *h = (odbc_leader_t *)1;
+        int rc = odbc_leader_create(&h, cfg, NULL, err, sizeof(err));
+
+        assert_true(rc < 0);
+        assert_null(h);
+        assert_true(err[0] != '\0');
+        assert_non_null(strstr(err, cases[i].expect));
+        test_free(cfg);
+    }
+    {
+        char table[96];
+
+        snprintf(table, sizeof(table), "%slease", prefix);
+        assert_false(table_exists(table));
+        snprintf(table, sizeof(table), "%sschema", prefix);
+        assert_false(table_exists(table));
+    }
+}
+
+static void missing_tables_and_wrong_version_are_refused(void **state)
+{
+    char prefix[64], table[96], sql[256], err[512] = "";
+    odbc_leader_t *h = NULL;
+    struct raw r;
+    char *cfg;
+    int rc;
+
+    (void)state;
+    snprintf(prefix, sizeof(prefix), "nt%ld_", (long)getpid());
+    cfg = config("LeaderTablePrefix=%s;LeaderCreateSchema=no", prefix);
+    rc = odbc_leader_create(&h, cfg, NULL, err, sizeof(err));
+    test_free(cfg);
+    assert_int_equal(rc, ODBC_LEADER_ENOTABLE);
+    assert_non_null(strstr(err, "LeaderCreateSchema=no"));
+    snprintf(table, sizeof(table), "%sschema", prefix);
+    assert_false(table_exists(table));
+
+    /* create them, then pretend a newer release changed the schema */
+    cfg = config("LeaderTablePrefix=%s", prefix);
+    h = make(cfg);
+    odbc_leader_destroy(h);
+    raw_open(&r);
+    snprintf(sql, sizeof(sql), "UPDATE %sschema SET version = 99", prefix);
+    assert_true(raw_exec(&r, sql, NULL));
+    raw_close(&r);
+    h = NULL;
+    rc = odbc_leader_create(&h, cfg, NULL, err, sizeof(err));
+    test_free(cfg);
+    assert_int_equal(rc, ODBC_LEADER_ESCHEMA);
+    assert_null(h);
+    assert_non_null(strstr(err, "99"));
+}
+
+static void unreachable_database_gives_clear_error(void **state)
+{
+    const char *down = getenv("OL_DOWN_CONNECT");
+    char cfg[1024], err[512] = "";
+    odbc_leader_t *h = (odbc_leader_t *)1;
+    int rc;
+
+    (void)state;
+    assert_non_null(down);
+    snprintf(cfg, sizeof(cfg), "%s;PWD=sekrit-password", down);
+    rc = odbc_leader_create(&h, cfg, NULL, err, sizeof(err));
+    assert_int_equal(rc, ODBC_LEADER_ECONNECT);
+    assert_null(h);
+    assert_non_null(strstr(err, "cannot connect"));
+    assert_null(strstr(err, "sekrit-password"));
+
+    /* an odbc.ini DSN that does not exist */
+    h = (odbc_leader_t *)1;
+    rc = odbc_leader_create(&h, "DSN=no-such-dsn-here", NULL, err,
+                            sizeof(err));
+    assert_int_equal(rc, ODBC_LEADER_ECONNECT);
+    assert_null(h);
+    assert_non_null(strstr(err, "no-such-dsn-here"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(one_candidate_becomes_leader),
+        cmocka_unit_test(two_candidates_exactly_one_leads),
+        cmocka_unit_test(renewing_keeps_the_term),
+        cmocka_unit_test(graceful_shutdown_hands_over_before_expiry),
+        cmocka_unit_test(killed_leader_is_replaced_after_expiry),
+        cmocka_unit_test(stale_term_can_neither_renew_nor_resign),
+        cmocka_unit_test(same_id_winning_again_gets_a_new_term),
+        cmocka_unit_test(trust_window_lapses_when_ticks_stop),
+        cmocka_unit_test(candidates_are_listed),
+        cmocka_unit_test(integrity_error_retry_path),
+        cmocka_unit_test(reconnects_after_server_restart),
+        cmocka_unit_test(bad_config_gives_clear_errors_and_writes_nothing),
+        cmocka_unit_test(missing_tables_and_wrong_version_are_refused),
+        cmocka_unit_test(unreachable_database_gives_clear_error),
+    };
+
+    if (getenv("OL_CONNECT") == NULL) {
+        fprintf(stderr, "OL_CONNECT is not set: run through sqlite.test or "
+                        "postgresql.test\n");
+        return 1;
+    }
+    cmocka_set_message_output(CM_OUTPUT_STDOUT);
+    return cmocka_run_group_tests_name(getenv("OL_KIND"), tests, NULL, NULL);
+}

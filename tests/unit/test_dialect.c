@@ -1,0 +1,791 @@
+/*
+ * test_dialect.c: unit tests of the dialect layer: the built-in dialect
+ * files, the file format and its error messages, error classification
+ * and dialect selection (src/dialect.c, src/builtin_dialects.c).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+enum {
+    NS = ODBC_LEADER__P_NS,
+    ID = ODBC_LEADER__P_ID,
+    TERM = ODBC_LEADER__P_TERM,
+    TTL = ODBC_LEADER__P_TTL_MS,
+    CTTL = ODBC_LEADER__P_CAND_TTL_MS,
+    VERSION = ODBC_LEADER__P_VERSION,
+};
+
+static const struct odbc_leader__dialect_vars test_vars = {"pfx_", 1234};
+
+/* Every operation except on_connect, one trivial statement each. */
+#define REQUIRED_OPS                                                           \
+    "-- @statement ddl\n"                                                      \
+    "CREATE TABLE t (x INTEGER);\n"                                            \
+    "-- @statement schema_version\n"                                           \
+    "SELECT 1;\n"                                                              \
+    "-- @statement attempt\n"                                                  \
+    "SELECT 2;\n"                                                              \
+    "-- @statement renew\n"                                                    \
+    "SELECT 3;\n"                                                              \
+    "-- @statement resign\n"                                                   \
+    "SELECT 4;\n"                                                              \
+    "-- @statement unregister\n"                                               \
+    "SELECT 5;\n"                                                              \
+    "-- @statement leader\n"                                                   \
+    "SELECT 6;\n"                                                              \
+    "-- @statement candidates\n"                                               \
+    "SELECT 7;\n"
+
+#define HEADER "-- @dialect t\n-- @schema-version 1\n"
+
+/* Parses text as "t.sql" with test_vars; returns the result code and
+ * leaves the dialect (or NULL) in *out and the message in err. */
+static int parse(const char *text, struct odbc_leader__dialect **out, char *err,
+                 size_t errlen) {
+    err[0] = '\0';
+    return odbc_leader__dialect_parse(text, "t.sql", &test_vars, out, err,
+                                      errlen);
+}
+
+/* Parses text, which must succeed; returns the dialect (caller frees). */
+static struct odbc_leader__dialect *parse_ok(const char *text) {
+    struct odbc_leader__dialect *d = NULL;
+    char err[512];
+    int rc = parse(text, &d, err, sizeof err);
+
+    if (rc != 0)
+        print_error("unexpected error: %s\n", err);
+    assert_int_equal(rc, 0);
+    assert_non_null(d);
+    return d;
+}
+
+/* Parses text, which must fail with "t.sql:LINE: " and a message holding
+ * reason. */
+static void expect_error(const char *text, int line, const char *reason) {
+    struct odbc_leader__dialect *d = (void *)1;
+    char err[512], want[32];
+    int rc = parse(text, &d, err, sizeof err);
+
+    snprintf(want, sizeof want, "t.sql:%d: ", line);
+    if (strncmp(err, want, strlen(want)) != 0 || !strstr(err, reason))
+        print_error("got \"%s\", want \"%s...%s...\"\n", err, want, reason);
+    assert_int_equal(rc, ODBC_LEADER_EDIALECT);
+    assert_null(d);
+    assert_memory_equal(err, want, strlen(want));
+    assert_non_null(strstr(err, reason));
+}
+
+/* Asserts that statement i of op has exactly the n parameters in want
+ * and one '?' per parameter. */
+static void expect_params(const struct odbc_leader__dialect *d, int op,
+                          size_t i, const unsigned char *want, int n) {
+    const struct odbc_leader__stmt *st;
+    int marks = 0;
+    const char *c;
+
+    assert_true(i < d->ops[op].n);
+    st = &d->ops[op].v[i];
+    assert_int_equal(st->nparams, n);
+    assert_memory_equal(st->params, want, (size_t)n);
+    for (c = st->sql; *c; c++)
+        marks += *c == '?';
+    assert_int_equal(marks, n);
+}
+
+/* Checks what every statement of a parsed built-in must satisfy. */
+static void expect_clean_sql(const struct odbc_leader__dialect *d) {
+    size_t i, j;
+
+    for (i = 0; i < ODBC_LEADER__OP_COUNT; i++) {
+        for (j = 0; j < d->ops[i].n; j++) {
+            const char *sql = d->ops[i].v[j].sql;
+            const char *c;
+            int marks = 0;
+
+            assert_null(strstr(sql, "{prefix}"));
+            assert_null(strstr(sql, "{timeout_ms}"));
+            assert_null(strstr(sql, "--"));
+            assert_true(sql[strlen(sql) - 1] != ';');
+            for (c = sql; *c; c++)
+                marks += *c == '?';
+            assert_int_equal(marks, d->ops[i].v[j].nparams);
+            assert_true(d->ops[i].v[j].line > 0);
+        }
+    }
+    for (i = 1; i < ODBC_LEADER__OP_COUNT; i++)
+        assert_true(d->ops[i].n > 0);
+}
+
+static struct odbc_leader__dialect *parse_builtin(const char *name) {
+    const char *text = odbc_leader__builtin_dialect(name);
+
+    assert_non_null(text);
+    return parse_ok(text);
+}
+
+/* ---- built-in dialects ---- */
+
+static void test_builtin_names(void **state) {
+    (void)state;
+    assert_string_equal(odbc_leader__builtin_dialect_name(0), "sqlite");
+    assert_string_equal(odbc_leader__builtin_dialect_name(1), "postgresql");
+    assert_null(odbc_leader__builtin_dialect_name(2));
+    assert_null(odbc_leader__builtin_dialect("oracle"));
+    assert_null(odbc_leader__builtin_dialect(NULL));
+}
+
+/* The embedded text equals the file (only when srcdir is known). */
+static void test_builtin_text_matches_file(void **state) {
+    const char *srcdir = getenv("srcdir");
+    char path[4096], *buf;
+    const char *text = odbc_leader__builtin_dialect("postgresql");
+    size_t n;
+    FILE *f;
+
+    (void)state;
+    if (!srcdir)
+        skip();
+    snprintf(path, sizeof path, "%s/sql/postgresql.sql", srcdir);
+    f = fopen(path, "rb");
+    assert_non_null(f);
+    buf = calloc(1, strlen(text) + 2);
+    assert_non_null(buf);
+    n = fread(buf, 1, strlen(text) + 1, f);
+    fclose(f);
+    assert_int_equal(n, strlen(text));
+    assert_string_equal(buf, text);
+    free(buf);
+}
+
+static void test_builtin_sqlite(void **state) {
+    struct odbc_leader__dialect *d = parse_builtin("sqlite");
+    const struct odbc_leader__code *c;
+    static const unsigned char hb[] = {NS, ID, CTTL};
+    static const unsigned char take[] = {NS, ID, TTL};
+    static const unsigned char ns[] = {NS};
+    static const unsigned char ext[] = {TTL, NS, ID, TERM};
+    static const unsigned char ver[] = {VERSION};
+    static const unsigned char nsid[] = {NS, ID};
+    static const unsigned char nsidterm[] = {NS, ID, TERM};
+
+    (void)state;
+    assert_string_equal(d->name, "sqlite");
+    assert_string_equal(d->dbms, "SQLite");
+    assert_int_equal(d->schema_version, 1);
+    assert_string_equal(d->begin, "BEGIN IMMEDIATE");
+    assert_string_equal(d->commit, "COMMIT");
+    assert_string_equal(d->rollback, "ROLLBACK");
+    expect_clean_sql(d);
+
+    assert_int_equal(d->ops[ODBC_LEADER__OP_ON_CONNECT].n, 1);
+    assert_string_equal(d->ops[ODBC_LEADER__OP_ON_CONNECT].v[0].sql,
+                        "PRAGMA busy_timeout = 1234");
+    assert_int_equal(d->ops[ODBC_LEADER__OP_DDL].n, 4);
+    assert_non_null(strstr(d->ops[ODBC_LEADER__OP_DDL].v[0].sql,
+                           "CREATE TABLE IF NOT EXISTS pfx_schema (\n"));
+    assert_non_null(strstr(d->ops[ODBC_LEADER__OP_DDL].v[1].sql, "pfx_lease"));
+    assert_non_null(
+        strstr(d->ops[ODBC_LEADER__OP_DDL].v[2].sql, "pfx_candidate"));
+    expect_params(d, ODBC_LEADER__OP_DDL, 3, ver, 1);
+    expect_params(d, ODBC_LEADER__OP_SCHEMA_VERSION, 0, NULL, 0);
+
+    assert_int_equal(d->ops[ODBC_LEADER__OP_ATTEMPT].n, 3);
+    expect_params(d, ODBC_LEADER__OP_ATTEMPT, 0, hb, 3);
+    expect_params(d, ODBC_LEADER__OP_ATTEMPT, 1, take, 3);
+    expect_params(d, ODBC_LEADER__OP_ATTEMPT, 2, ns, 1);
+    assert_non_null(
+        strstr(d->ops[ODBC_LEADER__OP_ATTEMPT].v[2].sql, "changes()"));
+    assert_int_equal(d->ops[ODBC_LEADER__OP_RENEW].n, 3);
+    expect_params(d, ODBC_LEADER__OP_RENEW, 0, hb, 3);
+    expect_params(d, ODBC_LEADER__OP_RENEW, 1, ext, 4);
+    expect_params(d, ODBC_LEADER__OP_RENEW, 2, ns, 1);
+    expect_params(d, ODBC_LEADER__OP_RESIGN, 0, nsidterm, 3);
+    expect_params(d, ODBC_LEADER__OP_UNREGISTER, 0, nsid, 2);
+    expect_params(d, ODBC_LEADER__OP_LEADER, 0, ns, 1);
+    expect_params(d, ODBC_LEADER__OP_CANDIDATES, 0, ns, 1);
+
+    assert_int_equal(d->codes[ODBC_LEADER__ERR_UNIQUE].n, 3);
+    c = &d->codes[ODBC_LEADER__ERR_UNIQUE].v[0];
+    assert_string_equal(c->state, "HY000");
+    assert_int_equal(c->state_len, 5);
+    assert_true(c->has_native);
+    assert_int_equal(c->native, 19);
+    assert_int_equal(d->codes[ODBC_LEADER__ERR_TRANSIENT].n, 2);
+    assert_int_equal(d->codes[ODBC_LEADER__ERR_CONNLOST].n, 0);
+    assert_int_equal(d->codes[ODBC_LEADER__ERR_UNDEFINED_TABLE].n, 1);
+    odbc_leader__dialect_free(d);
+}
+
+static void test_builtin_postgresql(void **state) {
+    struct odbc_leader__dialect *d = parse_builtin("postgresql");
+    const struct odbc_leader__code *c;
+    static const unsigned char attempt[] = {NS, ID, CTTL, ID, TTL, NS,
+                                            NS, ID, TTL,  NS, NS};
+    static const unsigned char renew[] = {NS, ID, CTTL, TTL, NS, ID, TERM};
+    static const unsigned char ver[] = {VERSION};
+    static const unsigned char ns[] = {NS};
+    static const unsigned char nsidterm[] = {NS, ID, TERM};
+
+    (void)state;
+    assert_string_equal(d->name, "postgresql");
+    assert_string_equal(d->dbms, "PostgreSQL");
+    assert_int_equal(d->schema_version, 1);
+    assert_null(d->begin);
+    assert_null(d->commit);
+    assert_null(d->rollback);
+    expect_clean_sql(d);
+    assert_int_equal(d->ops[ODBC_LEADER__OP_ON_CONNECT].n, 0);
+    assert_int_equal(d->ops[ODBC_LEADER__OP_DDL].n, 4);
+    expect_params(d, ODBC_LEADER__OP_DDL, 3, ver, 1);
+    assert_int_equal(d->ops[ODBC_LEADER__OP_ATTEMPT].n, 1);
+    expect_params(d, ODBC_LEADER__OP_ATTEMPT, 0, attempt, sizeof attempt);
+    assert_non_null(strstr(d->ops[ODBC_LEADER__OP_ATTEMPT].v[0].sql,
+                           "INSERT INTO pfx_lease"));
+    assert_non_null(strstr(d->ops[ODBC_LEADER__OP_ATTEMPT].v[0].sql,
+                           "CAST(? AS VARCHAR(128))"));
+    assert_int_equal(d->ops[ODBC_LEADER__OP_RENEW].n, 1);
+    expect_params(d, ODBC_LEADER__OP_RENEW, 0, renew, sizeof renew);
+    expect_params(d, ODBC_LEADER__OP_RESIGN, 0, nsidterm, 3);
+    expect_params(d, ODBC_LEADER__OP_LEADER, 0, ns, 1);
+    expect_params(d, ODBC_LEADER__OP_CANDIDATES, 0, ns, 1);
+
+    assert_int_equal(d->codes[ODBC_LEADER__ERR_UNIQUE].n, 1);
+    assert_int_equal(d->codes[ODBC_LEADER__ERR_TRANSIENT].n, 4);
+    assert_int_equal(d->codes[ODBC_LEADER__ERR_CONNLOST].n, 4);
+    c = &d->codes[ODBC_LEADER__ERR_CONNLOST].v[0];
+    assert_int_equal(c->state_len, 2);
+    assert_memory_equal(c->state, "08", 2);
+    assert_false(c->has_native);
+    assert_int_equal(d->codes[ODBC_LEADER__ERR_UNDEFINED_TABLE].n, 1);
+    odbc_leader__dialect_free(d);
+}
+
+/* ---- the file format ---- */
+
+static void test_minimal_and_statement_text(void **state) {
+    struct odbc_leader__dialect *d;
+    const struct odbc_leader__stmt *st;
+    static const unsigned char p[] = {ID, NS, TERM};
+
+    (void)state;
+    d = parse_ok("-- comment before anything\n"
+                 "\n" HEADER "  --   @dbms   My DB  \r\n"
+                 "-- @statement ddl\n"
+                 "\n"
+                 "CREATE TABLE {prefix}x (\n"
+                 "    -- a comment line inside, dropped\n"
+                 "    a INTEGER -- a trailing comment, dropped :nope {no}\n"
+                 ");  \n"
+                 "\n"
+                 "SELECT :id, :ns::text, x::int, {timeout_ms}, :term\n"
+                 "-- @statement schema_version\n"
+                 "SELECT 1;\n"
+                 "-- @statement attempt\n"
+                 "SELECT 2;\n"
+                 "-- @statement renew\n"
+                 "SELECT 3;\n"
+                 "-- @statement resign\n"
+                 "SELECT 4;\n"
+                 "-- @statement unregister\n"
+                 "SELECT 5;\n"
+                 "-- @statement leader\n"
+                 "SELECT 6;\n"
+                 "-- @statement candidates\n"
+                 "SELECT 7");
+    assert_string_equal(d->name, "t");
+    assert_string_equal(d->dbms, "My DB");
+    assert_null(d->begin);
+    assert_int_equal(d->ops[ODBC_LEADER__OP_DDL].n, 2);
+    st = &d->ops[ODBC_LEADER__OP_DDL].v[0];
+    assert_string_equal(st->sql, "CREATE TABLE pfx_x (\n    a INTEGER\n)");
+    assert_int_equal(st->line, 8);
+    assert_int_equal(st->nparams, 0);
+    st = &d->ops[ODBC_LEADER__OP_DDL].v[1];
+    assert_string_equal(st->sql, "SELECT ?, ?::text, x::int, 1234, ?");
+    assert_int_equal(st->line, 13);
+    expect_params(d, ODBC_LEADER__OP_DDL, 1, p, 3);
+    assert_string_equal(d->ops[ODBC_LEADER__OP_CANDIDATES].v[0].sql,
+                        "SELECT 7");
+    assert_int_equal(d->ops[ODBC_LEADER__OP_ON_CONNECT].n, 0);
+    odbc_leader__dialect_free(d);
+}
+
+static void test_quotes_left_alone(void **state) {
+    struct odbc_leader__dialect *d;
+    static const unsigned char p[] = {NS};
+
+    (void)state;
+    d = parse_ok(HEADER "-- @statement on_connect\n"
+                        "SELECT ':id', \"a:id{prefix}\", '{bogus}', "
+                        "`b:term`, /* :x {y} */ x::text, 'it''s :id', :ns;\n"
+                        "SELECT 'a;\n"
+                        "-- not a comment: in a string\n"
+                        "\n"
+                        "@ :ns;';\n"
+                        "SELECT {fn NOW()}, a[1:2], ':';\n" REQUIRED_OPS);
+    assert_int_equal(d->ops[ODBC_LEADER__OP_ON_CONNECT].n, 3);
+    assert_string_equal(d->ops[ODBC_LEADER__OP_ON_CONNECT].v[0].sql,
+                        "SELECT ':id', \"a:id{prefix}\", '{bogus}', "
+                        "`b:term`, /* :x {y} */ x::text, 'it''s :id', ?");
+    expect_params(d, ODBC_LEADER__OP_ON_CONNECT, 0, p, 1);
+    assert_string_equal(d->ops[ODBC_LEADER__OP_ON_CONNECT].v[1].sql,
+                        "SELECT 'a;\n-- not a comment: in a string\n\n"
+                        "@ :ns;'");
+    assert_int_equal(d->ops[ODBC_LEADER__OP_ON_CONNECT].v[1].nparams, 0);
+    assert_string_equal(d->ops[ODBC_LEADER__OP_ON_CONNECT].v[2].sql,
+                        "SELECT {fn NOW()}, a[1:2], ':'");
+    odbc_leader__dialect_free(d);
+}
+
+static void test_header_values(void **state) {
+    struct odbc_leader__dialect *d;
+    const struct odbc_leader__code_list *l;
+
+    (void)state;
+    d = parse_ok("-- @dialect my-db_2\n"
+                 "-- @schema-version 42\n"
+                 "-- @begin START TRANSACTION;\n"
+                 "-- @commit COMMIT\n"
+                 "-- @rollback ROLLBACK\n"
+                 "-- @unique-violation 23000:1062 *:19\n"
+                 "-- @unique-violation 23505\n"
+                 "-- @transient 40001 hy000:-5\n"
+                 "-- @connection-lost 08* 57P0*\n"
+                 "-- @undefined-table 42S02 4*\n" REQUIRED_OPS);
+    assert_string_equal(d->name, "my-db_2");
+    assert_null(d->dbms);
+    assert_int_equal(d->schema_version, 42);
+    assert_string_equal(d->begin, "START TRANSACTION");
+    l = &d->codes[ODBC_LEADER__ERR_UNIQUE];
+    assert_int_equal(l->n, 3);
+    assert_string_equal(l->v[0].state, "23000");
+    assert_int_equal(l->v[0].native, 1062);
+    assert_int_equal(l->v[1].state_len, 0);
+    assert_true(l->v[1].has_native);
+    assert_int_equal(l->v[1].native, 19);
+    assert_false(l->v[2].has_native);
+    l = &d->codes[ODBC_LEADER__ERR_TRANSIENT];
+    assert_string_equal(l->v[1].state, "HY000");
+    assert_int_equal(l->v[1].native, -5);
+    l = &d->codes[ODBC_LEADER__ERR_CONNLOST];
+    assert_int_equal(l->v[1].state_len, 4);
+    assert_string_equal(l->v[1].state, "57P0");
+    odbc_leader__dialect_free(d);
+}
+
+static void test_err_unknown_directive(void **state) {
+    (void)state;
+    expect_error(HEADER "-- @frobnicate yes\n" REQUIRED_OPS, 3,
+                 "unknown directive @frobnicate");
+    expect_error(HEADER REQUIRED_OPS "-- @wat\n", 19, "unknown directive @wat");
+    expect_error(HEADER "--@Dialect x\n" REQUIRED_OPS, 3, "bad directive");
+}
+
+static void test_err_unknown_op(void **state) {
+    (void)state;
+    expect_error(HEADER "-- @statement fly\nSELECT 1;\n" REQUIRED_OPS, 3,
+                 "unknown operation \"fly\"");
+    expect_error(HEADER "-- @statement\nSELECT 1;\n" REQUIRED_OPS, 3,
+                 "unknown operation \"\"");
+}
+
+static void test_err_duplicate_op(void **state) {
+    (void)state;
+    expect_error(HEADER REQUIRED_OPS "-- @statement leader\nSELECT 8;\n", 19,
+                 "duplicate @statement leader (first at line 15)");
+}
+
+static void test_err_missing_op(void **state) {
+    (void)state;
+    expect_error(HEADER "-- @statement ddl\nSELECT 1;\n", 4,
+                 "missing @statement schema_version");
+    expect_error(HEADER, 2, "missing @statement ddl");
+    expect_error("", 1, "missing @dialect");
+}
+
+static void test_err_missing_header(void **state) {
+    (void)state;
+    expect_error("-- @schema-version 1\n" REQUIRED_OPS, 2,
+                 "missing @dialect NAME");
+    expect_error("-- @dialect t\n" REQUIRED_OPS, 2, "missing @schema-version");
+    expect_error(HEADER "-- @dialect u\n" REQUIRED_OPS, 3,
+                 "duplicate @dialect (first at line 1)");
+    expect_error("-- @dialect T\n" REQUIRED_OPS, 1, "bad @dialect name \"T\"");
+    expect_error("-- @dialect t\n-- @schema-version 0\n" REQUIRED_OPS, 2,
+                 "bad @schema-version \"0\"; expected a positive integer");
+    expect_error("-- @dialect t\n-- @schema-version 99999999999\n", 2,
+                 "bad @schema-version");
+    expect_error(HEADER REQUIRED_OPS "-- @dbms late\n", 19,
+                 "@dbms after the first @statement");
+    expect_error(HEADER "SELECT 1;\n" REQUIRED_OPS, 3,
+                 "SQL text outside a statement section");
+}
+
+static void test_err_bad_code(void **state) {
+    static const char *const bad[] = {
+        "4000",   "400011",  "*",  "12345*", "HY0!0",
+        "HY000:", "HY000:x", "*:", ":19",    "HY000:1x",
+    };
+    char text[1024];
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char reason[64];
+
+        snprintf(text, sizeof text,
+                 HEADER "-- @transient 40001 %s\n" REQUIRED_OPS, bad[i]);
+        snprintf(reason, sizeof reason, "bad error code \"%s\" in @transient",
+                 bad[i]);
+        expect_error(text, 3, reason);
+    }
+    expect_error(HEADER "-- @undefined-table\n" REQUIRED_OPS, 3,
+                 "@undefined-table needs at least one error code");
+}
+
+static void test_err_unknown_param(void **state) {
+    (void)state;
+    expect_error(
+        HEADER "-- @statement on_connect\nSELECT\n  :ns, :nss;\n" REQUIRED_OPS,
+        5, "unknown parameter :nss");
+    expect_error(HEADER "-- @statement on_connect\nSELECT :i_d\n" REQUIRED_OPS,
+                 4, "unknown parameter :i_d");
+}
+
+static void test_err_too_many_params(void **state) {
+    char text[2048];
+    int i, n;
+
+    (void)state;
+    n = snprintf(text, sizeof text, HEADER "-- @statement on_connect\nSELECT");
+    for (i = 0; i <= ODBC_LEADER__MAX_PARAMS; i++)
+        n += snprintf(text + n, sizeof text - (size_t)n, " :ns,");
+    snprintf(text + n, sizeof text - (size_t)n, " 1;\n" REQUIRED_OPS);
+    expect_error(text, 4, "more than 32 parameters");
+}
+
+static void test_err_unknown_placeholder(void **state) {
+    (void)state;
+    expect_error(
+        HEADER
+        "-- @statement on_connect\nSELECT * FROM {table};\n" REQUIRED_OPS,
+        4, "unknown placeholder {table}");
+}
+
+static void test_err_transaction_directives(void **state) {
+    (void)state;
+    expect_error(HEADER "-- @begin BEGIN\n-- @rollback ROLLBACK\n" REQUIRED_OPS,
+                 3, "@begin without @commit");
+    expect_error(HEADER "-- @begin BEGIN\n-- @commit COMMIT\n" REQUIRED_OPS, 3,
+                 "@begin without @rollback");
+    expect_error(HEADER "-- @commit COMMIT\n" REQUIRED_OPS, 3,
+                 "@commit without @begin");
+    expect_error(HEADER "-- @begin\n" REQUIRED_OPS, 3, "@begin needs a value");
+}
+
+static void test_err_empty_section(void **state) {
+    (void)state;
+    expect_error(HEADER
+                 "-- @statement on_connect\n-- only a comment\n\n" REQUIRED_OPS,
+                 3, "empty @statement on_connect");
+    expect_error(HEADER REQUIRED_OPS "-- @statement on_connect\n", 19,
+                 "empty @statement on_connect");
+    expect_error(HEADER
+                 "-- @statement on_connect\nSELECT 1;\n  ;\n" REQUIRED_OPS,
+                 5, "empty statement");
+}
+
+static void test_err_unterminated(void **state) {
+    (void)state;
+    expect_error(
+        HEADER
+        "-- @statement on_connect\nSELECT 1;\nSELECT 'abc;\n" REQUIRED_OPS,
+        5, "unterminated quoted text");
+    expect_error(HEADER "-- @statement on_connect\nSELECT /* x;\n", 4,
+                 "unterminated /* comment");
+}
+
+static void test_null_filename_and_vars(void **state) {
+    struct odbc_leader__dialect *d = NULL;
+    char err[256];
+    int rc;
+
+    (void)state;
+    rc = odbc_leader__dialect_parse(
+        HEADER "-- @statement on_connect\nSELECT '{prefix}', {prefix}x, "
+               "{timeout_ms}\n" REQUIRED_OPS,
+        NULL, NULL, &d, err, sizeof err);
+    assert_int_equal(rc, 0);
+    assert_string_equal(d->ops[ODBC_LEADER__OP_ON_CONNECT].v[0].sql,
+                        "SELECT '{prefix}', x, 0");
+    odbc_leader__dialect_free(d);
+    odbc_leader__dialect_free(NULL);
+    rc = odbc_leader__dialect_parse("oops\n", NULL, NULL, &d, err, sizeof err);
+    assert_int_equal(rc, ODBC_LEADER_EDIALECT);
+    assert_null(d);
+    assert_non_null(strstr(err, ":1: "));
+    /* err may be NULL */
+    rc = odbc_leader__dialect_parse("oops\n", "x", NULL, &d, NULL, 0);
+    assert_int_equal(rc, ODBC_LEADER_EDIALECT);
+}
+
+/* ---- classification ---- */
+
+static void test_classify_postgresql(void **state) {
+    struct odbc_leader__dialect *d = parse_builtin("postgresql");
+
+    (void)state;
+    assert_int_equal(odbc_leader__classify(d, "23505", 1),
+                     ODBC_LEADER__ERR_UNIQUE);
+    assert_int_equal(odbc_leader__classify(d, "40001", 1),
+                     ODBC_LEADER__ERR_TRANSIENT);
+    assert_int_equal(odbc_leader__classify(d, "40P01", 1),
+                     ODBC_LEADER__ERR_TRANSIENT);
+    assert_int_equal(odbc_leader__classify(d, "55P03", 7),
+                     ODBC_LEADER__ERR_TRANSIENT);
+    assert_int_equal(odbc_leader__classify(d, "57014", 1),
+                     ODBC_LEADER__ERR_TRANSIENT);
+    assert_int_equal(odbc_leader__classify(d, "57P01", 1),
+                     ODBC_LEADER__ERR_CONNLOST);
+    assert_int_equal(odbc_leader__classify(d, "08S01", 0),
+                     ODBC_LEADER__ERR_CONNLOST);
+    assert_int_equal(odbc_leader__classify(d, "08003", 0),
+                     ODBC_LEADER__ERR_CONNLOST);
+    assert_int_equal(odbc_leader__classify(d, "42P01", 1),
+                     ODBC_LEADER__ERR_UNDEFINED_TABLE);
+    assert_int_equal(odbc_leader__classify(d, "42601", 1),
+                     ODBC_LEADER__ERR_OTHER);
+    assert_int_equal(odbc_leader__classify(d, "23503", 1),
+                     ODBC_LEADER__ERR_OTHER);
+    assert_int_equal(odbc_leader__classify(d, "HYT00", 0),
+                     ODBC_LEADER__ERR_TRANSIENT);
+    assert_int_equal(odbc_leader__classify(d, "HYT01", 0),
+                     ODBC_LEADER__ERR_TRANSIENT);
+    assert_int_equal(odbc_leader__classify(d, NULL, 0), ODBC_LEADER__ERR_OTHER);
+    assert_int_equal(odbc_leader__classify(d, "", 0), ODBC_LEADER__ERR_OTHER);
+    odbc_leader__dialect_free(d);
+}
+
+static void test_classify_sqlite(void **state) {
+    struct odbc_leader__dialect *d = parse_builtin("sqlite");
+
+    (void)state;
+    assert_int_equal(odbc_leader__classify(d, "HY000", 19),
+                     ODBC_LEADER__ERR_UNIQUE);
+    assert_int_equal(odbc_leader__classify(d, "23000", 0),
+                     ODBC_LEADER__ERR_UNIQUE);
+    assert_int_equal(odbc_leader__classify(d, "HY000", 5),
+                     ODBC_LEADER__ERR_TRANSIENT);
+    assert_int_equal(odbc_leader__classify(d, "HY000", 6),
+                     ODBC_LEADER__ERR_TRANSIENT);
+    assert_int_equal(odbc_leader__classify(d, "HY000", 1),
+                     ODBC_LEADER__ERR_UNDEFINED_TABLE);
+    assert_int_equal(odbc_leader__classify(d, "HY000", 7),
+                     ODBC_LEADER__ERR_OTHER);
+    assert_int_equal(odbc_leader__classify(d, "S1000", 19),
+                     ODBC_LEADER__ERR_OTHER);
+    /* no connection-lost list, still class 08 */
+    assert_int_equal(odbc_leader__classify(d, "08S01", 19),
+                     ODBC_LEADER__ERR_CONNLOST);
+    odbc_leader__dialect_free(d);
+}
+
+static void test_classify_patterns(void **state) {
+    struct odbc_leader__dialect *d;
+
+    (void)state;
+    d = parse_ok(HEADER "-- @unique-violation *:1062 08001 HYT00 4000*\n"
+                        "-- @transient 40001 *:1062 hy0*:1205\n"
+                        "-- @connection-lost HY000:2013\n"
+                        "-- @undefined-table 42S02\n" REQUIRED_OPS);
+    /* native only, any SQLSTATE */
+    assert_int_equal(odbc_leader__classify(d, "23000", 1062),
+                     ODBC_LEADER__ERR_UNIQUE);
+    assert_int_equal(odbc_leader__classify(d, "HY000", 1062),
+                     ODBC_LEADER__ERR_UNIQUE);
+    assert_int_equal(odbc_leader__classify(d, "23000", 1),
+                     ODBC_LEADER__ERR_OTHER);
+    /* class 08 wins over every list */
+    assert_int_equal(odbc_leader__classify(d, "08001", 1062),
+                     ODBC_LEADER__ERR_CONNLOST);
+    /* a listed HYT00 follows the list */
+    assert_int_equal(odbc_leader__classify(d, "HYT00", 0),
+                     ODBC_LEADER__ERR_UNIQUE);
+    assert_int_equal(odbc_leader__classify(d, "HYT01", 0),
+                     ODBC_LEADER__ERR_TRANSIENT);
+    /* prefix, case-insensitive */
+    assert_int_equal(odbc_leader__classify(d, "40002", 0),
+                     ODBC_LEADER__ERR_UNIQUE);
+    assert_int_equal(odbc_leader__classify(d, "HY000", 1205),
+                     ODBC_LEADER__ERR_TRANSIENT);
+    assert_int_equal(odbc_leader__classify(d, "hy001", 1205),
+                     ODBC_LEADER__ERR_TRANSIENT);
+    assert_int_equal(odbc_leader__classify(d, "HY000", 2013),
+                     ODBC_LEADER__ERR_CONNLOST);
+    assert_int_equal(odbc_leader__classify(d, "HY000", 2014),
+                     ODBC_LEADER__ERR_OTHER);
+    assert_int_equal(odbc_leader__classify(d, "42S02", 1146),
+                     ODBC_LEADER__ERR_UNDEFINED_TABLE);
+    assert_int_equal(odbc_leader__classify(d, "42S0", 0),
+                     ODBC_LEADER__ERR_OTHER);
+    /* without a dialect only the fixed rules apply */
+    assert_int_equal(odbc_leader__classify(NULL, "08S01", 0),
+                     ODBC_LEADER__ERR_CONNLOST);
+    assert_int_equal(odbc_leader__classify(NULL, "HYT00", 0),
+                     ODBC_LEADER__ERR_TRANSIENT);
+    assert_int_equal(odbc_leader__classify(NULL, "23505", 0),
+                     ODBC_LEADER__ERR_OTHER);
+    odbc_leader__dialect_free(d);
+}
+
+/* ---- loading ---- */
+
+/* Loads spec; returns the result code, *out and the message in err. */
+static int load(const char *spec, const char *dbms,
+                struct odbc_leader__dialect **out, char *err, size_t errlen) {
+    err[0] = '\0';
+    return odbc_leader__dialect_load(spec, dbms, &test_vars, out, err, errlen);
+}
+
+/* Loads spec, which must succeed and give the dialect called name. */
+static void expect_load(const char *spec, const char *dbms, const char *name) {
+    struct odbc_leader__dialect *d = NULL;
+    char err[512];
+    int rc = load(spec, dbms, &d, err, sizeof err);
+
+    if (rc != 0)
+        print_error("load(%s, %s): %s\n", spec, dbms ? dbms : "NULL", err);
+    assert_int_equal(rc, 0);
+    assert_non_null(d);
+    assert_string_equal(d->name, name);
+    odbc_leader__dialect_free(d);
+}
+
+/* Loads spec, which must fail with EDIALECT and a message holding each of
+ * the (NULL-terminated) strings. */
+static void expect_load_error(const char *spec, const char *dbms, ...) {
+    struct odbc_leader__dialect *d = (void *)1;
+    char err[512];
+    const char *want;
+    va_list ap;
+    int rc = load(spec, dbms, &d, err, sizeof err);
+
+    assert_int_equal(rc, ODBC_LEADER_EDIALECT);
+    assert_null(d);
+    va_start(ap, dbms);
+    while ((want = va_arg(ap, const char *)) != NULL) {
+        if (!strstr(err, want))
+            print_error("\"%s\" lacks \"%s\"\n", err, want);
+        assert_non_null(strstr(err, want));
+    }
+    va_end(ap);
+}
+
+static void test_load_auto(void **state) {
+    (void)state;
+    expect_load("auto", "PostgreSQL", "postgresql");
+    expect_load("auto", "postgresql 15.4", "postgresql");
+    expect_load("auto", "SQLite", "sqlite");
+    expect_load(NULL, "SQLITE", "sqlite");
+    expect_load("", "SQLite", "sqlite");
+    expect_load_error("auto", "Oracle", "\"Oracle\"", "LeaderDialect", "sqlite",
+                      "postgresql", NULL);
+    expect_load_error("auto", "Postgre", "\"Postgre\"", NULL);
+    expect_load_error("auto", NULL, "LeaderDialect", NULL);
+    expect_load_error("auto", "", "LeaderDialect", NULL);
+}
+
+static void test_load_named(void **state) {
+    (void)state;
+    expect_load("postgresql", NULL, "postgresql");
+    expect_load("sqlite", "PostgreSQL", "sqlite");
+    expect_load_error("oracle", "PostgreSQL", "LeaderDialect", "oracle",
+                      "sqlite, postgresql", NULL);
+    expect_load_error("Bad Name", NULL, "LeaderDialect", "[a-z0-9_-]+", NULL);
+}
+
+/* Writes text to a new temp file; returns its path (caller unlinks and
+ * frees). */
+static char *temp_file(const char *text) {
+    char *path = strdup("/tmp/test_dialect_XXXXXX");
+    int fd;
+
+    assert_non_null(path);
+    fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    return path;
+}
+
+static void test_load_path(void **state) {
+    char *path = temp_file("-- @dialect from-file\n-- @schema-version 3\n"
+                           "-- @dbms Oracle\n" REQUIRED_OPS);
+    char *bad = temp_file(HEADER "-- @statement nope\n");
+    char want[128];
+    struct odbc_leader__dialect *d = NULL;
+    char err[512];
+
+    (void)state;
+    expect_load(path, "PostgreSQL", "from-file");
+    snprintf(want, sizeof want, "%s:3: ", bad);
+    expect_load_error(bad, NULL, want, "unknown operation \"nope\"", NULL);
+    assert_int_equal(load(path, NULL, &d, err, sizeof err), 0);
+    assert_int_equal(d->schema_version, 3);
+    odbc_leader__dialect_free(d);
+    unlink(path);
+    unlink(bad);
+    expect_load_error(path, NULL, "LeaderDialect", path, strerror(ENOENT),
+                      NULL);
+    expect_load_error("/tmp/", NULL, "/tmp/", strerror(EISDIR), NULL);
+    expect_load_error("missing.sql", NULL, "missing.sql", strerror(ENOENT),
+                      NULL);
+    free(path);
+    free(bad);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_builtin_names),
+        cmocka_unit_test(test_builtin_text_matches_file),
+        cmocka_unit_test(test_builtin_sqlite),
+        cmocka_unit_test(test_builtin_postgresql),
+        cmocka_unit_test(test_minimal_and_statement_text),
+        cmocka_unit_test(test_quotes_left_alone),
+        cmocka_unit_test(test_header_values),
+        cmocka_unit_test(test_err_unknown_directive),
+        cmocka_unit_test(test_err_unknown_op),
+        cmocka_unit_test(test_err_duplicate_op),
+        cmocka_unit_test(test_err_missing_op),
+        cmocka_unit_test(test_err_missing_header),
+        cmocka_unit_test(test_err_bad_code),
+        cmocka_unit_test(test_err_unknown_param),
+        cmocka_unit_test(test_err_too_many_params),
+        cmocka_unit_test(test_err_unknown_placeholder),
+        cmocka_unit_test(test_err_transaction_directives),
+        cmocka_unit_test(test_err_empty_section),
+        cmocka_unit_test(test_err_unterminated),
+        cmocka_unit_test(test_null_filename_and_vars),
+        cmocka_unit_test(test_classify_postgresql),
+        cmocka_unit_test(test_classify_sqlite),
+        cmocka_unit_test(test_classify_patterns),
+        cmocka_unit_test(test_load_auto),
+        cmocka_unit_test(test_load_named),
+        cmocka_unit_test(test_load_path),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,542 @@
+/*
+ * test_elector.c: unit tests of the election state machine with a fake
+ * clock and a fake database port. The fake port keeps one lease row in
+ * memory with the protocol's rules (vacant-or-expired takeover, exact-term
+ * renew and resign) in "database time", so the tests check the elector's
+ * decisions: trust windows, step-down, backoff, scheduling, reporting.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "elector.h"
+
+#define MS INT64_C(1000000)
+
+struct fake {
+    int64_t now_ns;       /* the local clock */
+    int64_t db_offset_ms; /* database clock = local / 1e6 + offset */
+    int64_t op_cost_ns;   /* each operation advances the clock this much */
+    /* the lease row */
+    char leader[ODBC_LEADER__NAME_MAX + 1];
+    int64_t term, expires_at_ms, ttl_ms;
+    int has_row;
+    /* injected failures: the next call of that kind returns it */
+    int fail_attempt, fail_renew, fail_connect, fail_resign;
+    /* call counters */
+    int connects, disconnects, attempts, renews, resigns, unregisters;
+    int64_t last_resigned_term;
+    int connected;
+    /* on_change log */
+    int changes;
+    int last_is_leader;
+    int64_t last_term;
+    char last_leader[ODBC_LEADER__NAME_MAX + 1];
+    const char *me;
+};
+
+static int64_t fake_now(void *ctx)
+{
+    return ((struct fake *)ctx)->now_ns;
+}
+
+static int64_t db_now(struct fake *f)
+{
+    return f->now_ns / MS + f->db_offset_ms;
+}
+
+static void fill(struct fake *f, struct odbc_leader__result *out)
+{
+    out->found = f->has_row;
+    strcpy(out->leader_id, f->leader);
+    out->term = f->term;
+    out->expires_at_ms = f->expires_at_ms;
+    out->now_ms = db_now(f);
+}
+
+static int take(int *slot)
+{
+    int rc = *slot;
+
+    *slot = 0;
+    return rc;
+}
+
+static int fake_connect(void *port)
+{
+    struct fake *f = port;
+    int rc = take(&f->fail_connect);
+
+    f->connects++;
+    if (rc == 0)
+        f->connected = 1;
+    return rc;
+}
+
+static void fake_disconnect(void *port)
+{
+    struct fake *f = port;
+
+    f->disconnects++;
+    f->connected = 0;
+}
+
+static int fake_attempt(void *port, struct odbc_leader__result *out)
+{
+    struct fake *f = port;
+    int rc = take(&f->fail_attempt);
+    int64_t now;
+
+    f->attempts++;
+    assert_true(f->connected);
+    f->now_ns += f->op_cost_ns;
+    if (rc != 0)
+        return rc;
+    now = db_now(f);
+    memset(out, 0, sizeof(*out));
+    if (!f->has_row || f->leader[0] == '\0' || f->expires_at_ms <= now) {
+        f->has_row = 1;
+        strcpy(f->leader, f->me);
+        f->term++;
+        f->expires_at_ms = now + f->ttl_ms;
+        out->won = 1;
+    }
+    fill(f, out);
+    return 0;
+}
+
+static int fake_renew(void *port, int64_t term,
+                      struct odbc_leader__result *out)
+{
+    struct fake *f = port;
+    int rc = take(&f->fail_renew);
+    int64_t now;
+
+    f->renews++;
+    assert_true(f->connected);
+    f->now_ns += f->op_cost_ns;
+    if (rc != 0)
+        return rc;
+    now = db_now(f);
+    memset(out, 0, sizeof(*out));
+    if (f->has_row && strcmp(f->leader, f->me) == 0 && f->term == term &&
+        f->expires_at_ms > now) {
+        f->expires_at_ms = now + f->ttl_ms;
+        fill(f, out);
+    }
+    return 0;
+}
+
+static int fake_resign(void *port, int64_t term)
+{
+    struct fake *f = port;
+    int rc = take(&f->fail_resign);
+
+    f->resigns++;
+    f->last_resigned_term = term;
+    if (rc != 0)
+        return rc;
+    if (f->term == term && strcmp(f->leader, f->me) == 0) {
+        f->leader[0] = '\0';
+        f->expires_at_ms = db_now(f);
+    }
+    return 0;
+}
+
+static int fake_unregister(void *port)
+{
+    ((struct fake *)port)->unregisters++;
+    return 0;
+}
+
+static const struct odbc_leader__port_ops fake_ops = {
+    fake_connect, fake_disconnect, fake_attempt,
+    fake_renew,   fake_resign,     fake_unregister,
+};
+
+static void on_change(void *ctx, int is_leader, int64_t term,
+                      const char *leader_id)
+{
+    struct fake *f = ctx;
+
+    f->changes++;
+    f->last_is_leader = is_leader;
+    f->last_term = term;
+    strcpy(f->last_leader, leader_id != NULL ? leader_id : "");
+}
+
+struct fixture {
+    struct fake f;
+    struct odbc_leader__elector e;
+};
+
+/* TTL 3000 ms, renew every 1000 ms, margin 500 ms: trust lasts 2500 ms
+ * from the start of the attempt that won or renewed. */
+static int setup(void **state)
+{
+    static const struct odbc_leader__elector_conf base = {0};
+    struct fixture *x = test_calloc(1, sizeof(*x));
+    struct odbc_leader__elector_conf c = base;
+    struct odbc_leader_callbacks cb = {0};
+
+    x->f.now_ns = 1000 * MS;
+    x->f.db_offset_ms = 1700000000000; /* the database's wall clock */
+    x->f.ttl_ms = 3000;
+    x->f.me = "me";
+    x->f.connected = 1;
+    cb.ctx = &x->f;
+    cb.on_change = on_change;
+    c.ops = &fake_ops;
+    c.port = &x->f;
+    c.now_ns = fake_now;
+    c.clock_ctx = &x->f;
+    c.cb = &cb;
+    c.id = "me";
+    c.ttl_ms = 3000;
+    c.renew_ms = 1000;
+    c.margin_ms = 500;
+    c.connected = 1;
+    odbc_leader__elector_init(&x->e, &c);
+    *state = x;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    test_free(*state);
+    return 0;
+}
+
+/* Another candidate holds the lease until db time now + ms. */
+static void other_leads(struct fake *f, int64_t ms)
+{
+    f->has_row = 1;
+    strcpy(f->leader, "other");
+    f->term++;
+    f->expires_at_ms = db_now(f) + ms;
+}
+
+static void test_wins_vacant_lease(void **state)
+{
+    struct fixture *x = *state;
+    uint32_t next = 0;
+
+    assert_int_equal(odbc_leader__elector_tick(&x->e, &next),
+                     ODBC_LEADER_LEADER);
+    assert_true(odbc_leader__elector_is_leader(&x->e));
+    assert_int_equal(odbc_leader__elector_term(&x->e), 1);
+    assert_int_equal(x->f.changes, 1);
+    assert_int_equal(x->f.last_is_leader, 1);
+    assert_int_equal(x->f.last_term, 1);
+    assert_string_equal(x->f.last_leader, "me");
+    assert_int_equal(next, 1000); /* the renew interval */
+}
+
+static void test_follower_sees_leader_and_waits_for_expiry(void **state)
+{
+    struct fixture *x = *state;
+    uint32_t next = 0;
+
+    other_leads(&x->f, 400);
+    assert_int_equal(odbc_leader__elector_tick(&x->e, &next),
+                     ODBC_LEADER_FOLLOWER);
+    assert_false(odbc_leader__elector_is_leader(&x->e));
+    assert_int_equal(odbc_leader__elector_term(&x->e), 0);
+    assert_int_equal(x->f.last_is_leader, 0);
+    assert_string_equal(x->f.last_leader, "other");
+    /* next attempt right after the lease expires, not a full interval */
+    assert_true(next >= 400 && next <= 410);
+
+    other_leads(&x->f, 60000);
+    odbc_leader__elector_tick(&x->e, &next);
+    assert_int_equal(next, 1000); /* capped at the renew interval */
+}
+
+static void test_trust_window_lapses_without_ticks(void **state)
+{
+    struct fixture *x = *state;
+
+    x->f.op_cost_ns = 200 * MS; /* a slow round trip */
+    assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
+                     ODBC_LEADER_LEADER);
+    /* anchored at the attempt start (1000 ms), not the response (1200) */
+    x->f.now_ns = 1000 * MS + 2500 * MS - 1;
+    assert_true(odbc_leader__elector_is_leader(&x->e));
+    x->f.now_ns = 1000 * MS + 2500 * MS;
+    assert_false(odbc_leader__elector_is_leader(&x->e));
+    assert_int_equal(odbc_leader__elector_term(&x->e), 0);
+    /* nothing was reported yet: no tick ran */
+    assert_int_equal(x->f.changes, 1);
+}
+
+static void test_lapsed_leader_reports_step_down_on_next_tick(void **state)
+{
+    struct fixture *x = *state;
+
+    odbc_leader__elector_tick(&x->e, NULL);
+    other_leads(&x->f, 60000); /* the lease was taken meanwhile */
+    x->f.now_ns += 5000 * MS;
+    assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
+                     ODBC_LEADER_FOLLOWER);
+    assert_int_equal(x->f.renews, 0); /* a lapsed leader does not renew */
+    assert_int_equal(x->f.last_is_leader, 0);
+    assert_string_equal(x->f.last_leader, "other");
+}
+
+static void test_renew_extends_from_attempt_start(void **state)
+{
+    struct fixture *x = *state;
+    uint32_t next = 0;
+
+    odbc_leader__elector_tick(&x->e, NULL);
+    x->f.now_ns += 1000 * MS;
+    x->f.op_cost_ns = 300 * MS;
+    assert_int_equal(odbc_leader__elector_tick(&x->e, &next),
+                     ODBC_LEADER_LEADER);
+    assert_int_equal(x->f.renews, 1);
+    assert_int_equal(x->f.term, 1); /* renewing keeps the term */
+    x->f.now_ns = 2000 * MS + 2500 * MS - 1;
+    assert_true(odbc_leader__elector_is_leader(&x->e));
+    x->f.now_ns = 2000 * MS + 2500 * MS;
+    assert_false(odbc_leader__elector_is_leader(&x->e));
+    assert_int_equal(x->f.changes, 1);
+}
+
+static void test_renew_error_keeps_window_without_extending(void **state)
+{
+    struct fixture *x = *state;
+    uint32_t next = 0;
+
+    odbc_leader__elector_tick(&x->e, NULL); /* trusted until 3500 ms */
+    x->f.now_ns = 2000 * MS;
+    x->f.fail_renew = ODBC_LEADER_EDB;
+    assert_int_equal(odbc_leader__elector_tick(&x->e, &next),
+                     ODBC_LEADER_EDB);
+    assert_true(odbc_leader__elector_is_leader(&x->e));
+    assert_true(next > 0 && next <= 1500);
+    x->f.now_ns = 3500 * MS;
+    assert_false(odbc_leader__elector_is_leader(&x->e));
+}
+
+static void test_term_replaced_steps_down_then_attempts(void **state)
+{
+    struct fixture *x = *state;
+
+    odbc_leader__elector_tick(&x->e, NULL);
+    other_leads(&x->f, 60000); /* e.g. an operator forced a new term */
+    x->f.now_ns += 1000 * MS;
+    assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
+                     ODBC_LEADER_FOLLOWER);
+    assert_false(odbc_leader__elector_is_leader(&x->e));
+    assert_int_equal(x->f.renews, 1);
+    assert_int_equal(x->f.attempts, 2); /* stepped down, then attempted */
+    assert_int_equal(x->f.last_is_leader, 0);
+    assert_int_equal(x->f.last_term, 2);
+    assert_string_equal(x->f.last_leader, "other");
+}
+
+static void test_same_id_unexpired_lease_is_not_adopted(void **state)
+{
+    struct fixture *x = *state;
+
+    /* A previous incarnation with the same id holds an unexpired term:
+     * the attempt does not win it, so it must not be trusted. */
+    x->f.has_row = 1;
+    strcpy(x->f.leader, "me");
+    x->f.term = 7;
+    x->f.expires_at_ms = db_now(&x->f) + 2000;
+    assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
+                     ODBC_LEADER_FOLLOWER);
+    assert_false(odbc_leader__elector_is_leader(&x->e));
+    x->f.now_ns += 2100 * MS;
+    assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
+                     ODBC_LEADER_LEADER);
+    assert_int_equal(odbc_leader__elector_term(&x->e), 8);
+}
+
+static void test_connection_lost_backs_off(void **state)
+{
+    struct fixture *x = *state;
+    uint32_t next = 0;
+    uint32_t first;
+
+    x->f.fail_attempt = ODBC_LEADER_ECONNLOST;
+    assert_int_equal(odbc_leader__elector_tick(&x->e, &next),
+                     ODBC_LEADER_ECONNLOST);
+    assert_int_equal(x->f.disconnects, 1);
+    assert_true(next >= 80 && next <= 120); /* 100 ms +-20% */
+    first = next;
+    /* before the backoff: no connect */
+    assert_int_equal(odbc_leader__elector_tick(&x->e, &next),
+                     ODBC_LEADER_EBACKOFF);
+    assert_int_equal(x->f.connects, 0);
+    /* a failed reconnect doubles the delay */
+    x->f.now_ns += (int64_t)first * MS;
+    x->f.fail_connect = ODBC_LEADER_ECONNECT;
+    assert_int_equal(odbc_leader__elector_tick(&x->e, &next),
+                     ODBC_LEADER_ECONNECT);
+    assert_int_equal(x->f.connects, 1);
+    assert_true(next >= 160 && next <= 240);
+    /* then it reconnects and campaigns in the same tick */
+    x->f.now_ns += (int64_t)next * MS;
+    assert_int_equal(odbc_leader__elector_tick(&x->e, &next),
+                     ODBC_LEADER_LEADER);
+    assert_int_equal(x->f.connects, 2);
+}
+
+static void test_backoff_is_capped(void **state)
+{
+    struct fixture *x = *state;
+    uint32_t next = 0;
+
+    x->f.fail_attempt = ODBC_LEADER_ECONNLOST;
+    odbc_leader__elector_tick(&x->e, &next);
+    for (int i = 0; i < 20; i++) {
+        x->f.now_ns += (int64_t)next * MS;
+        x->f.fail_connect = ODBC_LEADER_ECONNECT;
+        odbc_leader__elector_tick(&x->e, &next);
+    }
+    /* cap: max(1 s, renew interval) +20% */
+    assert_true(next >= 800 && next <= 1200);
+}
+
+static void test_leader_keeps_window_while_disconnected(void **state)
+{
+    struct fixture *x = *state;
+    uint32_t next = 0;
+
+    odbc_leader__elector_tick(&x->e, NULL); /* trusted until 3500 */
+    x->f.now_ns = 2000 * MS;
+    x->f.fail_renew = ODBC_LEADER_ECONNLOST;
+    odbc_leader__elector_tick(&x->e, &next);
+    assert_true(odbc_leader__elector_is_leader(&x->e));
+    /* the host is told to come back by the end of the window at most */
+    x->f.now_ns = 3400 * MS;
+    x->f.fail_connect = ODBC_LEADER_ECONNECT;
+    odbc_leader__elector_tick(&x->e, &next);
+    assert_true(next <= 100);
+    x->f.now_ns = 3500 * MS;
+    assert_false(odbc_leader__elector_is_leader(&x->e));
+    x->f.fail_connect = ODBC_LEADER_ECONNECT;
+    x->f.now_ns += 2000 * MS;
+    odbc_leader__elector_tick(&x->e, &next);
+    assert_int_equal(x->f.last_is_leader, 0);
+}
+
+static void test_unknown_commit_outcome_is_not_leadership(void **state)
+{
+    struct fixture *x = *state;
+
+    x->f.fail_attempt = ODBC_LEADER_EUNKNOWN;
+    assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
+                     ODBC_LEADER_EUNKNOWN);
+    assert_false(odbc_leader__elector_is_leader(&x->e));
+    assert_int_equal(x->f.disconnects, 0);
+}
+
+static void test_resign_hands_over_and_holds_off(void **state)
+{
+    struct fixture *x = *state;
+    uint32_t next = 0;
+
+    odbc_leader__elector_tick(&x->e, NULL);
+    assert_int_equal(odbc_leader__elector_resign(&x->e), 0);
+    assert_int_equal(x->f.resigns, 1);
+    assert_int_equal(x->f.last_resigned_term, 1);
+    assert_false(odbc_leader__elector_is_leader(&x->e));
+    assert_int_equal(x->f.last_is_leader, 0);
+    assert_string_equal(x->f.leader, "");
+    /* it does not grab the vacant lease right back */
+    assert_int_equal(odbc_leader__elector_tick(&x->e, &next),
+                     ODBC_LEADER_FOLLOWER);
+    assert_int_equal(x->f.attempts, 1);
+    assert_int_equal(next, 1000);
+    x->f.now_ns += 1000 * MS;
+    assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
+                     ODBC_LEADER_LEADER);
+    assert_int_equal(odbc_leader__elector_term(&x->e), 2);
+}
+
+static void test_resign_failure_still_steps_down(void **state)
+{
+    struct fixture *x = *state;
+
+    odbc_leader__elector_tick(&x->e, NULL);
+    x->f.fail_resign = ODBC_LEADER_ECONNLOST;
+    assert_int_equal(odbc_leader__elector_resign(&x->e),
+                     ODBC_LEADER_ECONNLOST);
+    assert_false(odbc_leader__elector_is_leader(&x->e));
+    assert_int_equal(x->f.disconnects, 1);
+}
+
+static void test_shutdown_resigns_and_unregisters(void **state)
+{
+    struct fixture *x = *state;
+
+    odbc_leader__elector_tick(&x->e, NULL);
+    odbc_leader__elector_shutdown(&x->e);
+    assert_int_equal(x->f.resigns, 1);
+    assert_int_equal(x->f.unregisters, 1);
+    assert_int_equal(x->f.disconnects, 1);
+    assert_int_equal(x->f.last_is_leader, 0);
+    assert_false(odbc_leader__elector_is_leader(&x->e));
+}
+
+static void test_follower_shutdown_does_not_resign(void **state)
+{
+    struct fixture *x = *state;
+
+    other_leads(&x->f, 60000);
+    odbc_leader__elector_tick(&x->e, NULL);
+    odbc_leader__elector_shutdown(&x->e);
+    assert_int_equal(x->f.resigns, 0);
+    assert_int_equal(x->f.unregisters, 1);
+    assert_string_equal(x->f.leader, "other");
+}
+
+static void test_changes_reported_once_in_order(void **state)
+{
+    struct fixture *x = *state;
+
+    other_leads(&x->f, 500);
+    odbc_leader__elector_tick(&x->e, NULL);
+    odbc_leader__elector_tick(&x->e, NULL);
+    assert_int_equal(x->f.changes, 1); /* same leader, same term */
+    x->f.now_ns += 600 * MS;
+    odbc_leader__elector_tick(&x->e, NULL);
+    assert_int_equal(x->f.changes, 2);
+    assert_int_equal(x->f.last_is_leader, 1);
+    assert_int_equal(x->f.last_term, 2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+        T(test_wins_vacant_lease),
+        T(test_follower_sees_leader_and_waits_for_expiry),
+        T(test_trust_window_lapses_without_ticks),
+        T(test_lapsed_leader_reports_step_down_on_next_tick),
+        T(test_renew_extends_from_attempt_start),
+        T(test_renew_error_keeps_window_without_extending),
+        T(test_term_replaced_steps_down_then_attempts),
+        T(test_same_id_unexpired_lease_is_not_adopted),
+        T(test_connection_lost_backs_off),
+        T(test_backoff_is_capped),
+        T(test_leader_keeps_window_while_disconnected),
+        T(test_unknown_commit_outcome_is_not_leadership),
+        T(test_resign_hands_over_and_holds_off),
+        T(test_resign_failure_still_steps_down),
+        T(test_shutdown_resigns_and_unregisters),
+        T(test_follower_shutdown_does_not_resign),
+        T(test_changes_reported_once_in_order),
+#undef T
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
