@@ -24,7 +24,7 @@ extern "C" {
 /* Returned by leader_plugin_entry() when the host's major is not ours. */
 #define LEADER_PLUGIN_EABI (-1000)
 
-struct leader_host {  /* filled by the host, borrowed until shutdown */
+struct leader_host {      /* filled by the host, borrowed until shutdown */
     uint32_t struct_size; /* sizeof(struct leader_host) as the host built it */
     void *ctx;            /* handed back to every callback */
     void (*log)(void *ctx, int syslog_level, const char *msg); /* may be NULL */
@@ -37,8 +37,8 @@ struct leader_plugin {
     uint16_t abi_major, abi_minor;
     const char *name, *version;
     /* 0 and a new instance in *inst, or negative with a message in err. */
-    int (*init)(const char *config, const struct leader_host *host,
-                void **inst, char *err, size_t errlen);
+    int (*init)(const char *config, const struct leader_host *host, void **inst,
+                char *err, size_t errlen);
     /* One election step: 0 follower, 1 leader, or negative error. */
     int (*tick)(void *inst, uint32_t *next_tick_ms);
     /* 1 or 0; no I/O, no lock, any thread. */
@@ -51,7 +51,8 @@ struct leader_plugin {
     const char *(*strerror)(int rc);
 };
 
-/* the plugin's only exported symbol; refuses another major with a negative code */
+/* the plugin's only exported symbol; refuses another major with a negative code
+ */
 #if defined(__GNUC__)
 __attribute__((visibility("default")))
 #endif

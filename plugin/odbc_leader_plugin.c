@@ -23,8 +23,7 @@ struct instance {
      (host)->struct_size >=                                                    \
          offsetof(struct leader_host, m) + sizeof((host)->m))
 
-static void forward_log(void *ctx, int level, const char *msg)
-{
+static void forward_log(void *ctx, int level, const char *msg) {
     const struct leader_host *host = ctx;
 
     if (HOST_HAS(host, log) && host->log != NULL)
@@ -32,8 +31,7 @@ static void forward_log(void *ctx, int level, const char *msg)
 }
 
 static void forward_change(void *ctx, int is_leader, int64_t term,
-                           const char *leader_id)
-{
+                           const char *leader_id) {
     const struct leader_host *host = ctx;
 
     if (HOST_HAS(host, on_change) && host->on_change != NULL)
@@ -44,8 +42,7 @@ static void forward_change(void *ctx, int is_leader, int64_t term,
  * odbc_leader_error with a message in err. host is borrowed until
  * shutdown and may be NULL. */
 static int plugin_init(const char *config, const struct leader_host *host,
-                       void **inst, char *err, size_t errlen)
-{
+                       void **inst, char *err, size_t errlen) {
     struct odbc_leader_callbacks cb = {0};
     struct instance *in;
     int rc;
@@ -69,8 +66,7 @@ static int plugin_init(const char *config, const struct leader_host *host,
     return 0;
 }
 
-static int plugin_tick(void *inst, uint32_t *next_tick_ms)
-{
+static int plugin_tick(void *inst, uint32_t *next_tick_ms) {
     struct instance *in = inst;
 
     if (in == NULL)
@@ -78,22 +74,19 @@ static int plugin_tick(void *inst, uint32_t *next_tick_ms)
     return odbc_leader_tick(in->h, next_tick_ms);
 }
 
-static int plugin_is_leader(const void *inst)
-{
+static int plugin_is_leader(const void *inst) {
     const struct instance *in = inst;
 
     return in != NULL && odbc_leader_is_leader(in->h);
 }
 
-static int64_t plugin_term(const void *inst)
-{
+static int64_t plugin_term(const void *inst) {
     const struct instance *in = inst;
 
     return in != NULL ? odbc_leader_term(in->h) : 0;
 }
 
-static void plugin_shutdown(void *inst)
-{
+static void plugin_shutdown(void *inst) {
     struct instance *in = inst;
 
     if (in == NULL)
@@ -117,8 +110,7 @@ static const struct leader_plugin plugin = {
 };
 
 int leader_plugin_entry(uint16_t host_abi_major,
-                        const struct leader_plugin **out)
-{
+                        const struct leader_plugin **out) {
     if (out == NULL)
         return LEADER_PLUGIN_EABI;
     *out = NULL;

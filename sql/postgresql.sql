@@ -68,10 +68,10 @@ SELECT MAX(version) FROM {prefix}schema;
 -- unexpired one, even our own). The UPDATE's own row lock serialises
 -- takers: a concurrent attempt waits for it, then re-checks its WHERE
 -- clause against the committed row and finds the lease taken. The won=0
--- branch reads the row through "cur" (FOR SHARE), so after such a wait it
--- reports the row the other taker committed, not this statement's older
--- snapshot; "cur" is only scanned when upd and ins are both empty, so it
--- never meets the row upd changed (checked with two psql sessions).
+-- branch reads "cur" without a lock (a FOR SHARE would make every
+-- follower's attempt write the row); after such a wait it may report the
+-- statement's older snapshot, and the follower sees the new holder at its
+-- next attempt. "cur" is only scanned when upd and ins are both empty.
 -- The first row of a namespace comes from a plain INSERT (not ON
 -- CONFLICT): when two candidates create it at once, the second waits on
 -- the primary key and then fails with 23505; the engine rolls back and
@@ -122,7 +122,6 @@ cur AS (
     SELECT leader_id, term, expires_at_ms
     FROM {prefix}lease
     WHERE namespace = CAST(:ns AS VARCHAR(128))
-    FOR SHARE
 )
 SELECT upd.leader_id, upd.term, upd.expires_at_ms, upd.now_ms, 1 AS won
 FROM upd
@@ -137,7 +136,9 @@ WHERE NOT EXISTS (SELECT 1 FROM upd)
 
 -- @statement renew
 -- Heartbeat, then extend the lease only for the exact holder and term,
--- and only while it is unexpired. No row = the lease is lost.
+-- and only while it is unexpired. No row = the lease is lost. The leader
+-- also deletes candidate rows that expired more than one candidate TTL
+-- ago (crashed processes with random ids would otherwise pile up).
 WITH clock AS (
     SELECT CAST(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT)
         AS now_ms
@@ -153,6 +154,13 @@ heartbeat AS (
     SET heartbeat_at_ms = EXCLUDED.heartbeat_at_ms,
         expires_at_ms = EXCLUDED.expires_at_ms
     RETURNING c.candidate_id
+),
+gc AS (
+    DELETE FROM {prefix}candidate
+    WHERE namespace = CAST(:ns AS VARCHAR(128))
+      AND candidate_id <> CAST(:id AS VARCHAR(128))
+      AND expires_at_ms < (SELECT now_ms FROM clock)
+                          - CAST(:cand_ttl_ms AS BIGINT)
 ),
 upd AS (
     UPDATE {prefix}lease AS l

@@ -28,8 +28,11 @@
 -- operation ends with a SELECT; changes() there counts the rows the
 -- previous statement changed.
 -- sqliteodbc reports every error as SQLSTATE HY000 with the SQLite result
--- code as native code: 19 constraint, 5 busy, 6 locked, 1 generic error
--- (which includes "no such table").
+-- code as native code (measured): 19 constraint (UNIQUE and NOT NULL
+-- alike), 5 busy, 6 locked, and 1 for "no such table" -- but 1 is
+-- SQLite's generic error, so a syntax error is classified as an undefined
+-- table too. 23000 and 23505 are listed in case a driver version maps
+-- SQLSTATEs.
 
 -- @dialect sqlite
 -- @dbms SQLite
@@ -110,9 +113,10 @@ FROM {prefix}lease
 WHERE namespace = :ns;
 
 -- @statement renew
--- Heartbeat; extend the lease only for the exact holder and term while it
--- is unexpired; report it only when the UPDATE changed the row (no row =
--- the lease is lost).
+-- Heartbeat; delete candidate rows that expired more than one candidate
+-- TTL ago (crashed processes with random ids would pile up); extend the
+-- lease only for the exact holder and term while it is unexpired; report
+-- it only when the UPDATE changed the row (no row = the lease is lost).
 INSERT INTO {prefix}candidate (namespace, candidate_id, registered_at_ms,
     heartbeat_at_ms, expires_at_ms)
 VALUES (:ns, :id,
@@ -122,6 +126,11 @@ VALUES (:ns, :id,
 ON CONFLICT (namespace, candidate_id) DO UPDATE
 SET heartbeat_at_ms = excluded.heartbeat_at_ms,
     expires_at_ms = excluded.expires_at_ms;
+DELETE FROM {prefix}candidate
+WHERE namespace = :ns
+  AND candidate_id <> :id
+  AND expires_at_ms < CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)
+                      - :cand_ttl_ms;
 UPDATE {prefix}lease
 SET renewed_at_ms = CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER),
     expires_at_ms =

@@ -13,8 +13,7 @@
 
 /* Returns nanoseconds on CLOCK_BOOTTIME; the argument is unused (the
  * signature matches the elector's injectable clock). */
-int64_t odbc_leader__now_ns(void *unused)
-{
+int64_t odbc_leader__now_ns(void *unused) {
     struct timespec ts;
 
     (void)unused;

@@ -38,7 +38,7 @@ struct odbc_leader__db {
     SQLCHAR p_ns[ODBC_LEADER__NAME_MAX + 1];
     SQLCHAR p_id[ODBC_LEADER__NAME_MAX + 1];
     SQLBIGINT p_term, p_ttl_ms, p_cand_ttl_ms, p_version;
-    SQLLEN nts; /* SQL_NTS, the indicator of both strings */
+    SQLLEN nts;  /* SQL_NTS, the indicator of both strings */
     SQLLEN zero; /* 0, the indicator of every integer */
 
     struct odbc_leader__db_stats stats;
@@ -48,14 +48,13 @@ struct odbc_leader__db {
 typedef int (*row_fn)(struct odbc_leader__db *db, SQLHSTMT h, void *ctx);
 
 static const char *const op_names[ODBC_LEADER__OP_COUNT] = {
-    "on_connect", "ddl",   "schema_version", "attempt",   "renew",
-    "resign",     "unregister", "leader",    "candidates",
+    "on_connect", "ddl",        "schema_version", "attempt",    "renew",
+    "resign",     "unregister", "leader",         "candidates",
 };
 
 int odbc_leader__db_create(struct odbc_leader__db **out,
                            const struct odbc_leader__config *cfg,
-                           const char *id, const struct odbc_leader__log *log)
-{
+                           const char *id, const struct odbc_leader__log *log) {
     struct odbc_leader__db *db = calloc(1, sizeof(*db));
 
     *out = NULL;
@@ -73,8 +72,7 @@ int odbc_leader__db_create(struct odbc_leader__db **out,
     return 0;
 }
 
-void odbc_leader__db_destroy(struct odbc_leader__db *db)
-{
+void odbc_leader__db_destroy(struct odbc_leader__db *db) {
     if (db == NULL)
         return;
     odbc_leader__db_disconnect(db);
@@ -83,21 +81,18 @@ void odbc_leader__db_destroy(struct odbc_leader__db *db)
 }
 
 const struct odbc_leader__dialect *
-odbc_leader__db_dialect(const struct odbc_leader__db *db)
-{
+odbc_leader__db_dialect(const struct odbc_leader__db *db) {
     return db->dialect;
 }
 
 void odbc_leader__db_stats(const struct odbc_leader__db *db,
-                           struct odbc_leader__db_stats *out)
-{
+                           struct odbc_leader__db_stats *out) {
     *out = db->stats;
 }
 
 /* Maps an error class to its precedence when a call returns several
  * diagnostic records: a lost connection outranks everything. */
-static int class_rank(int cls)
-{
+static int class_rank(int cls) {
     switch (cls) {
     case ODBC_LEADER__ERR_CONNLOST:
         return 4;
@@ -118,8 +113,7 @@ static int class_rank(int cls)
  * the driver reports as dead is CONNLOST whatever the records say.
  */
 static int diagnose(struct odbc_leader__db *db, SQLSMALLINT type, SQLHANDLE h,
-                    const char *what)
-{
+                    const char *what) {
     SQLCHAR state[6], msg[512];
     SQLINTEGER native;
     SQLSMALLINT len;
@@ -128,8 +122,8 @@ static int diagnose(struct odbc_leader__db *db, SQLSMALLINT type, SQLHANDLE h,
 
     db->last_error[0] = '\0';
     for (SQLSMALLINT i = 1; i <= 16; i++) {
-        SQLRETURN r = SQLGetDiagRec(type, h, i, state, &native, msg,
-                                    sizeof(msg), &len);
+        SQLRETURN r =
+            SQLGetDiagRec(type, h, i, state, &native, msg, sizeof(msg), &len);
         int c;
 
         if (!SQL_SUCCEEDED(r))
@@ -160,8 +154,7 @@ static int diagnose(struct odbc_leader__db *db, SQLSMALLINT type, SQLHANDLE h,
 
 /* Turns an error class into a return code; a lost connection also frees
  * the connection so the next call reconnects. */
-static int class_to_rc(struct odbc_leader__db *db, int cls)
-{
+static int class_to_rc(struct odbc_leader__db *db, int cls) {
     switch (cls) {
     case ODBC_LEADER__ERR_CONNLOST:
         odbc_leader__db_disconnect(db);
@@ -176,8 +169,7 @@ static int class_to_rc(struct odbc_leader__db *db, int cls)
 /* Runs one statement text directly (transaction control). Returns 0 or a
  * negative error; *cls gets the error class. */
 static int exec_direct(struct odbc_leader__db *db, const char *sql,
-                       const char *what, int *cls)
-{
+                       const char *what, int *cls) {
     SQLHSTMT h = SQL_NULL_HSTMT;
     SQLRETURN r;
     int rc = 0;
@@ -200,8 +192,7 @@ static int exec_direct(struct odbc_leader__db *db, const char *sql,
 }
 
 /* Starts the transaction of a multi-statement operation. */
-static int tx_begin(struct odbc_leader__db *db, int *cls)
-{
+static int tx_begin(struct odbc_leader__db *db, int *cls) {
     SQLRETURN r;
 
     if (db->dialect->begin != NULL)
@@ -218,14 +209,13 @@ static int tx_begin(struct odbc_leader__db *db, int *cls)
  * A failed commit leaves the outcome unknown: returns EUNKNOWN (or
  * ECONNLOST when the connection is gone, which is unknown as well). A
  * failed rollback drops the connection. */
-static int tx_end(struct odbc_leader__db *db, int commit, int *cls)
-{
+static int tx_end(struct odbc_leader__db *db, int commit, int *cls) {
     SQLRETURN r;
     int rc;
 
     if (db->dialect->begin != NULL) {
-        rc = exec_direct(db, commit ? db->dialect->commit
-                                    : db->dialect->rollback,
+        rc = exec_direct(db,
+                         commit ? db->dialect->commit : db->dialect->rollback,
                          commit ? "commit" : "rollback", cls);
     } else {
         r = SQLEndTran(SQL_HANDLE_DBC, db->dbc,
@@ -252,9 +242,8 @@ static int tx_end(struct odbc_leader__db *db, int commit, int *cls)
 /* Returns the buffer address, C type, SQL type and indicator of a named
  * parameter. */
 static void param_slot(struct odbc_leader__db *db, int p, SQLPOINTER *ptr,
-                       SQLSMALLINT *ctype, SQLSMALLINT *sqltype,
-                       SQLULEN *size, SQLLEN *buflen, SQLLEN **ind)
-{
+                       SQLSMALLINT *ctype, SQLSMALLINT *sqltype, SQLULEN *size,
+                       SQLLEN *buflen, SQLLEN **ind) {
     *ctype = SQL_C_SBIGINT;
     *sqltype = SQL_BIGINT;
     *size = 0;
@@ -294,8 +283,7 @@ static void param_slot(struct odbc_leader__db *db, int p, SQLPOINTER *ptr,
  * the caller) in *out, or a negative error with *cls set.
  */
 static int prepare(struct odbc_leader__db *db, int op,
-                   const struct odbc_leader__stmt *s, SQLHSTMT *out, int *cls)
-{
+                   const struct odbc_leader__stmt *s, SQLHSTMT *out, int *cls) {
     SQLHSTMT h = SQL_NULL_HSTMT;
     SQLULEN secs = (SQLULEN)((db->cfg->stmt_timeout_ms + 999) / 1000);
     char what[64];
@@ -303,8 +291,7 @@ static int prepare(struct odbc_leader__db *db, int op,
 
     *out = SQL_NULL_HSTMT;
     *cls = ODBC_LEADER__ERR_OTHER;
-    snprintf(what, sizeof(what), "prepare %s (line %d)", op_names[op],
-             s->line);
+    snprintf(what, sizeof(what), "prepare %s (line %d)", op_names[op], s->line);
     r = SQLAllocHandle(SQL_HANDLE_STMT, db->dbc, &h);
     if (!SQL_SUCCEEDED(r)) {
         *cls = diagnose(db, SQL_HANDLE_DBC, db->dbc, what);
@@ -334,8 +321,7 @@ static int prepare(struct odbc_leader__db *db, int op,
 }
 
 /* Prepares every statement of op into db->stmts[op]. */
-static int prepare_op(struct odbc_leader__db *db, int op, int *cls)
-{
+static int prepare_op(struct odbc_leader__db *db, int op, int *cls) {
     const struct odbc_leader__stmt_list *l = &db->dialect->ops[op];
 
     for (size_t i = 0; i < l->n && i < MAX_STMTS; i++) {
@@ -350,8 +336,7 @@ static int prepare_op(struct odbc_leader__db *db, int op, int *cls)
 /* Fetches the rows of h into fn. Returns the number of rows or a negative
  * error. */
 static int fetch_rows(struct odbc_leader__db *db, SQLHSTMT h, row_fn fn,
-                      void *ctx, const char *what, int *cls)
-{
+                      void *ctx, const char *what, int *cls) {
     SQLSMALLINT ncols = 0;
     int n = 0;
 
@@ -381,8 +366,7 @@ static int fetch_rows(struct odbc_leader__db *db, SQLHSTMT h, row_fn fn,
  * returns no result set; a negative error with *cls set on failure.
  */
 static int run_op(struct odbc_leader__db *db, int op, row_fn fn, void *ctx,
-                  int *cls)
-{
+                  int *cls) {
     const struct odbc_leader__stmt_list *l = &db->dialect->ops[op];
     int tx = l->n > 1;
     int rc = 0;
@@ -456,11 +440,10 @@ fail:
 }
 
 /* Reads column col as text into buf; "" for NULL. */
-static int get_text(SQLHSTMT h, int col, char *buf, size_t len)
-{
+static int get_text(SQLHSTMT h, int col, char *buf, size_t len) {
     SQLLEN ind = 0;
-    SQLRETURN r = SQLGetData(h, (SQLUSMALLINT)col, SQL_C_CHAR, buf,
-                             (SQLLEN)len, &ind);
+    SQLRETURN r =
+        SQLGetData(h, (SQLUSMALLINT)col, SQL_C_CHAR, buf, (SQLLEN)len, &ind);
 
     if (!SQL_SUCCEEDED(r))
         return ODBC_LEADER_EDB;
@@ -470,8 +453,7 @@ static int get_text(SQLHSTMT h, int col, char *buf, size_t len)
 }
 
 /* Reads column col as a 64-bit integer; 0 for NULL. */
-static int get_int(SQLHSTMT h, int col, int64_t *v)
-{
+static int get_int(SQLHSTMT h, int col, int64_t *v) {
     SQLBIGINT x = 0;
     SQLLEN ind = 0;
     SQLRETURN r =
@@ -485,8 +467,7 @@ static int get_int(SQLHSTMT h, int col, int64_t *v)
 
 /* Row callback for attempt/renew/leader: leader_id, term, expires_at_ms,
  * now_ms and, for attempt, won. ctx is a struct odbc_leader__result. */
-static int lease_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx)
-{
+static int lease_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx) {
     struct odbc_leader__result *out = ctx;
     SQLSMALLINT ncols = 0;
     int64_t won = 0;
@@ -511,15 +492,13 @@ static int lease_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx)
 }
 
 /* Row callback of schema_version: ctx is an int64_t, -1 for NULL. */
-static int version_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx)
-{
+static int version_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx) {
     int64_t *v = ctx;
     SQLBIGINT x = 0;
     SQLLEN ind = 0;
 
     (void)db;
-    if (!SQL_SUCCEEDED(
-            SQLGetData(h, 1, SQL_C_SBIGINT, &x, sizeof(x), &ind)))
+    if (!SQL_SUCCEEDED(SQLGetData(h, 1, SQL_C_SBIGINT, &x, sizeof(x), &ind)))
         return ODBC_LEADER_EDB;
     *v = ind == SQL_NULL_DATA ? -1 : (int64_t)x;
     return 0;
@@ -527,14 +506,12 @@ static int version_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx)
 
 /* Reads the schema version: *version is -1 when the table is empty.
  * Returns 0 or a negative error (ENOTABLE when the table is missing). */
-static int read_version(struct odbc_leader__db *db, int64_t *version)
-{
+static int read_version(struct odbc_leader__db *db, int64_t *version) {
     int cls;
     int rc;
 
     *version = -1;
-    rc = run_op(db, ODBC_LEADER__OP_SCHEMA_VERSION, version_row, version,
-                &cls);
+    rc = run_op(db, ODBC_LEADER__OP_SCHEMA_VERSION, version_row, version, &cls);
     return rc < 0 ? rc : 0;
 }
 
@@ -543,8 +520,7 @@ static int read_version(struct odbc_leader__db *db, int64_t *version)
  * missing and LeaderCreateSchema allows it. Returns 0 or a negative error
  * with a message in err.
  */
-static int ensure_schema(struct odbc_leader__db *db, char *err, size_t errlen)
-{
+static int ensure_schema(struct odbc_leader__db *db, char *err, size_t errlen) {
     const char *p = db->cfg->prefix;
     char ddl_error[sizeof(db->last_error)] = "";
     int64_t version = -1;
@@ -586,8 +562,7 @@ check:
         odbc_leader__errf(err, errlen,
                           "table %sschema holds schema version %lld; this "
                           "build of odbc-leader knows version %d only",
-                          p, (long long)version,
-                          db->dialect->schema_version);
+                          p, (long long)version, db->dialect->schema_version);
         return ODBC_LEADER_ESCHEMA;
     }
     return 0;
@@ -600,10 +575,8 @@ fail:
 /* Allocates the environment and connection and connects. Returns 0 or
  * ECONNECT with the driver's first diagnostic in err. */
 static int open_connection(struct odbc_leader__db *db, char *err,
-                           size_t errlen)
-{
-    SQLUINTEGER secs =
-        (SQLUINTEGER)((db->cfg->stmt_timeout_ms + 999) / 1000);
+                           size_t errlen) {
+    SQLUINTEGER secs = (SQLUINTEGER)((db->cfg->stmt_timeout_ms + 999) / 1000);
     SQLSMALLINT len = 0;
     SQLRETURN r;
 
@@ -614,13 +587,14 @@ static int open_connection(struct odbc_leader__db *db, char *err,
     r = SQLAllocHandle(SQL_HANDLE_DBC, db->env, &db->dbc);
     if (!SQL_SUCCEEDED(r))
         goto nomem;
-    SQLSetConnectAttr(db->dbc, SQL_ATTR_LOGIN_TIMEOUT, (SQLPOINTER)(uintptr_t)secs,
-                      0);
+    SQLSetConnectAttr(db->dbc, SQL_ATTR_LOGIN_TIMEOUT,
+                      (SQLPOINTER)(uintptr_t)secs, 0);
     r = SQLDriverConnect(db->dbc, NULL, (SQLCHAR *)db->cfg->connect, SQL_NTS,
                          NULL, 0, NULL, SQL_DRIVER_NOPROMPT);
     if (!SQL_SUCCEEDED(r)) {
         diagnose(db, SQL_HANDLE_DBC, db->dbc, "connect");
-        odbc_leader__errf(err, errlen, "cannot connect to the database (%s): %s",
+        odbc_leader__errf(err, errlen,
+                          "cannot connect to the database (%s): %s",
                           db->cfg->connect_redacted, db->last_error);
         odbc_leader__logf(db->log, LOG_WARNING,
                           "cannot connect to the database (%s): %s",
@@ -638,12 +612,11 @@ nomem:
 }
 
 int odbc_leader__db_connect(struct odbc_leader__db *db, char *err,
-                            size_t errlen)
-{
+                            size_t errlen) {
     static const int runtime_ops[] = {
-        ODBC_LEADER__OP_ATTEMPT,    ODBC_LEADER__OP_RENEW,
-        ODBC_LEADER__OP_RESIGN,     ODBC_LEADER__OP_UNREGISTER,
-        ODBC_LEADER__OP_LEADER,     ODBC_LEADER__OP_CANDIDATES,
+        ODBC_LEADER__OP_ATTEMPT, ODBC_LEADER__OP_RENEW,
+        ODBC_LEADER__OP_RESIGN,  ODBC_LEADER__OP_UNREGISTER,
+        ODBC_LEADER__OP_LEADER,  ODBC_LEADER__OP_CANDIDATES,
     };
     struct odbc_leader__dialect_vars vars;
     int cls;
@@ -689,8 +662,7 @@ fail:
     return rc;
 }
 
-void odbc_leader__db_disconnect(struct odbc_leader__db *db)
-{
+void odbc_leader__db_disconnect(struct odbc_leader__db *db) {
     for (int op = 0; op < ODBC_LEADER__OP_COUNT; op++) {
         for (int i = 0; i < MAX_STMTS; i++) {
             if (db->stmts[op][i] != SQL_NULL_HSTMT)
@@ -712,8 +684,7 @@ void odbc_leader__db_disconnect(struct odbc_leader__db *db)
 }
 
 int odbc_leader__db_attempt(struct odbc_leader__db *db,
-                            struct odbc_leader__result *out)
-{
+                            struct odbc_leader__result *out) {
     int cls;
     int rc;
 
@@ -738,8 +709,7 @@ int odbc_leader__db_attempt(struct odbc_leader__db *db,
 }
 
 int odbc_leader__db_renew(struct odbc_leader__db *db, int64_t term,
-                          struct odbc_leader__result *out)
-{
+                          struct odbc_leader__result *out) {
     int cls;
     int rc;
 
@@ -749,8 +719,7 @@ int odbc_leader__db_renew(struct odbc_leader__db *db, int64_t term,
     return rc < 0 ? rc : 0;
 }
 
-int odbc_leader__db_resign(struct odbc_leader__db *db, int64_t term)
-{
+int odbc_leader__db_resign(struct odbc_leader__db *db, int64_t term) {
     int cls;
     int rc;
 
@@ -759,8 +728,7 @@ int odbc_leader__db_resign(struct odbc_leader__db *db, int64_t term)
     return rc < 0 ? rc : rc > 0;
 }
 
-int odbc_leader__db_unregister(struct odbc_leader__db *db)
-{
+int odbc_leader__db_unregister(struct odbc_leader__db *db) {
     int cls;
     int rc = run_op(db, ODBC_LEADER__OP_UNREGISTER, NULL, NULL, &cls);
 
@@ -768,8 +736,7 @@ int odbc_leader__db_unregister(struct odbc_leader__db *db)
 }
 
 int odbc_leader__db_read_lease(struct odbc_leader__db *db,
-                               struct odbc_leader__result *out)
-{
+                               struct odbc_leader__result *out) {
     int cls;
     int rc;
 
@@ -785,8 +752,7 @@ struct candidate_ctx {
 
 /* Row callback of candidates: candidate_id, heartbeat_at_ms,
  * expires_at_ms, now_ms. */
-static int candidate_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx)
-{
+static int candidate_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx) {
     struct candidate_ctx *c = ctx;
     struct odbc_leader_candidate cand;
     int rc;
@@ -806,8 +772,7 @@ static int candidate_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx)
 }
 
 int odbc_leader__db_candidates(struct odbc_leader__db *db,
-                               odbc_leader_candidate_fn fn, void *ctx)
-{
+                               odbc_leader_candidate_fn fn, void *ctx) {
     struct candidate_ctx c = {fn, ctx};
     int cls;
 
@@ -815,36 +780,28 @@ int odbc_leader__db_candidates(struct odbc_leader__db *db,
 }
 
 /* Port adapters: the elector sees db only through these. */
-static int port_connect(void *port)
-{
+static int port_connect(void *port) {
     return odbc_leader__db_connect(port, NULL, 0);
 }
 
-static void port_disconnect(void *port)
-{
-    odbc_leader__db_disconnect(port);
-}
+static void port_disconnect(void *port) { odbc_leader__db_disconnect(port); }
 
-static int port_attempt(void *port, struct odbc_leader__result *out)
-{
+static int port_attempt(void *port, struct odbc_leader__result *out) {
     return odbc_leader__db_attempt(port, out);
 }
 
 static int port_renew(void *port, int64_t term,
-                      struct odbc_leader__result *out)
-{
+                      struct odbc_leader__result *out) {
     return odbc_leader__db_renew(port, term, out);
 }
 
-static int port_resign(void *port, int64_t term)
-{
+static int port_resign(void *port, int64_t term) {
     int rc = odbc_leader__db_resign(port, term);
 
     return rc < 0 ? rc : 0;
 }
 
-static int port_unregister(void *port)
-{
+static int port_unregister(void *port) {
     return odbc_leader__db_unregister(port);
 }
 

@@ -256,6 +256,9 @@ static int code_matches(const struct odbc_leader__code *c, const char *st,
     return !c->has_native || c->native == native;
 }
 
+/* See internal.h: class 08 first, then the lists in the order UNIQUE,
+ * TRANSIENT, CONNLOST, UNDEFINED_TABLE, then HYT00/HYT01 as TRANSIENT.
+ * d may be NULL (fixed rules only); sqlstate may be NULL. */
 int odbc_leader__classify(const struct odbc_leader__dialect *d,
                           const char *sqlstate, long native) {
     static const int order[] = {
@@ -400,8 +403,7 @@ static int finish_statement(struct parser *p) {
 
     if (n == 0)
         return fail(p, p->stmt_line,
-                    "empty statement; expected SQL before "
-                    "';'");
+                    "empty statement; expected SQL before ';'");
     v = realloc(l->v, (l->n + 1) * sizeof *v);
     if (!v)
         return nomem(p);
@@ -685,6 +687,8 @@ static int parse_text(struct parser *p, const char *text) {
     return rc;
 }
 
+/* See internal.h. Owns nothing on return: *out goes to the caller; text,
+ * filename and vars are only borrowed during the call. */
 int odbc_leader__dialect_parse(const char *text, const char *filename,
                                const struct odbc_leader__dialect_vars *vars,
                                struct odbc_leader__dialect **out, char *err,
@@ -714,6 +718,7 @@ int odbc_leader__dialect_parse(const char *text, const char *filename,
     return 0;
 }
 
+/* Frees d and everything it owns; NULL is a no-op. */
 void odbc_leader__dialect_free(struct odbc_leader__dialect *d) {
     size_t i, j;
 
@@ -837,7 +842,8 @@ static void builtin_list(char *buf, size_t n) {
     size_t i, len = 0;
 
     buf[0] = '\0';
-    for (i = 0; (name = odbc_leader__builtin_dialect_name(i)) != NULL; i++) {
+    for (i = 0; odbc_leader__builtin_dialect_name(i); i++) {
+        name = odbc_leader__builtin_dialect_name(i);
         snprintf(buf + len, n - len, "%s%s", i ? ", " : "", name);
         len += strlen(buf + len);
     }
@@ -855,8 +861,8 @@ static int load_auto(const char *dbms_name,
     size_t i;
     int rc = 0;
 
-    for (i = 0; dbms_name && (name = odbc_leader__builtin_dialect_name(i));
-         i++) {
+    for (i = 0; dbms_name && odbc_leader__builtin_dialect_name(i); i++) {
+        name = odbc_leader__builtin_dialect_name(i);
         rc = load_builtin(name, vars, &d, err, errlen);
         if (rc)
             goto out;
@@ -935,6 +941,8 @@ static int load_named(const char *name,
     return rc;
 }
 
+/* See internal.h. spec, dbms_name and vars are borrowed; *out goes to the
+ * caller. An empty or NULL spec means "auto". */
 int odbc_leader__dialect_load(const char *spec, const char *dbms_name,
                               const struct odbc_leader__dialect_vars *vars,
                               struct odbc_leader__dialect **out, char *err,

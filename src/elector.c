@@ -25,8 +25,7 @@
 #define EXPIRY_SLACK_NS (5 * NS_PER_MS)
 
 /* xorshift64*: returns the next pseudo-random number; state lives in e. */
-static uint64_t next_random(struct odbc_leader__elector *e)
-{
+static uint64_t next_random(struct odbc_leader__elector *e) {
     uint64_t x = e->rng;
 
     x ^= x >> 12;
@@ -37,23 +36,20 @@ static uint64_t next_random(struct odbc_leader__elector *e)
 }
 
 /* Returns d scaled by a random factor in [0.8, 1.2). */
-static int64_t jitter(struct odbc_leader__elector *e, int64_t d)
-{
+static int64_t jitter(struct odbc_leader__elector *e, int64_t d) {
     uint64_t r = next_random(e) % 400;
 
     return d / 1000 * (int64_t)(800 + r);
 }
 
-static uint64_t hash_string(const char *s, uint64_t h)
-{
+static uint64_t hash_string(const char *s, uint64_t h) {
     for (; *s != '\0'; s++)
         h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
     return h;
 }
 
 void odbc_leader__elector_init(struct odbc_leader__elector *e,
-                               const struct odbc_leader__elector_conf *c)
-{
+                               const struct odbc_leader__elector_conf *c) {
     memset(e, 0, sizeof(*e));
     e->ops = c->ops;
     e->port = c->port;
@@ -82,8 +78,7 @@ void odbc_leader__elector_init(struct odbc_leader__elector *e,
     atomic_init(&e->term, 0);
 }
 
-int odbc_leader__elector_is_leader(const struct odbc_leader__elector *e)
-{
+int odbc_leader__elector_is_leader(const struct odbc_leader__elector *e) {
     int64_t until =
         atomic_load_explicit(&e->trusted_until_ns, memory_order_acquire);
 
@@ -92,8 +87,7 @@ int odbc_leader__elector_is_leader(const struct odbc_leader__elector *e)
     return e->now_ns(e->clock_ctx) < until;
 }
 
-int64_t odbc_leader__elector_term(const struct odbc_leader__elector *e)
-{
+int64_t odbc_leader__elector_term(const struct odbc_leader__elector *e) {
     if (!odbc_leader__elector_is_leader(e))
         return 0;
     return atomic_load_explicit(&e->term, memory_order_relaxed);
@@ -102,8 +96,7 @@ int64_t odbc_leader__elector_term(const struct odbc_leader__elector *e)
 /* Calls on_change when (is_leader, term, leader_id) differs from what was
  * last reported. leader_id may be NULL or "" for "no leader known". */
 static void report(struct odbc_leader__elector *e, int is_leader, int64_t term,
-                   const char *leader_id)
-{
+                   const char *leader_id) {
     const char *lid = leader_id != NULL ? leader_id : "";
 
     if (e->rep_valid && e->rep_leader == is_leader && e->rep_term == term &&
@@ -122,8 +115,7 @@ static void report(struct odbc_leader__elector *e, int is_leader, int64_t term,
 /* Publishes a new or renewed term: the term first, then the deadline, so
  * a reader that sees the deadline sees the term. */
 static void trust(struct odbc_leader__elector *e, int64_t term,
-                  int64_t attempt_start_ns)
-{
+                  int64_t attempt_start_ns) {
     e->leader = 1;
     e->held_term = term;
     atomic_store_explicit(&e->term, term, memory_order_relaxed);
@@ -135,8 +127,7 @@ static void trust(struct odbc_leader__elector *e, int64_t term,
 /* Stops being leader locally and reports it; leader_id is the new leader
  * when known (may be NULL). */
 static void step_down(struct odbc_leader__elector *e, const char *why,
-                      int64_t new_term, const char *leader_id)
-{
+                      int64_t new_term, const char *leader_id) {
     if (!e->leader)
         return;
     atomic_store_explicit(&e->trusted_until_ns, 0, memory_order_release);
@@ -149,8 +140,7 @@ static void step_down(struct odbc_leader__elector *e, const char *why,
 }
 
 /* Schedules the next reconnect after a failure at now. */
-static void schedule_reconnect(struct odbc_leader__elector *e, int64_t now)
-{
+static void schedule_reconnect(struct odbc_leader__elector *e, int64_t now) {
     if (e->backoff_ns == 0)
         e->backoff_ns = e->backoff_min_ns;
     else if (e->backoff_ns < e->backoff_max_ns / 2)
@@ -163,8 +153,7 @@ static void schedule_reconnect(struct odbc_leader__elector *e, int64_t now)
 
 /* Handles a failed operation: a lost connection disconnects and backs
  * off; other errors retry after a short delay. Returns rc. */
-static int failed(struct odbc_leader__elector *e, int rc, int64_t now)
-{
+static int failed(struct odbc_leader__elector *e, int rc, int64_t now) {
     if (rc == ODBC_LEADER_ECONNLOST || rc == ODBC_LEADER_ECONNECT) {
         if (e->connected)
             e->ops->disconnect(e->port);
@@ -178,8 +167,7 @@ static int failed(struct odbc_leader__elector *e, int rc, int64_t now)
 
 /* The follower's step: try to take the lease. Returns the state or a
  * negative error. */
-static int attempt(struct odbc_leader__elector *e)
-{
+static int attempt(struct odbc_leader__elector *e) {
     struct odbc_leader__result res;
     int64_t start = e->now_ns(e->clock_ctx);
     int64_t wait;
@@ -216,8 +204,7 @@ static int attempt(struct odbc_leader__elector *e)
 
 /* The leader's step: renew the exact term held. Falls through to an
  * attempt when the term is gone. Returns the state or a negative error. */
-static int renew(struct odbc_leader__elector *e)
-{
+static int renew(struct odbc_leader__elector *e) {
     struct odbc_leader__result res;
     int64_t start = e->now_ns(e->clock_ctx);
     int rc;
@@ -225,12 +212,13 @@ static int renew(struct odbc_leader__elector *e)
     memset(&res, 0, sizeof(res));
     rc = e->ops->renew(e->port, e->held_term, &res);
     if (rc < 0) {
-        odbc_leader__logf(&e->log, LOG_WARNING,
-                          "renewing term %lld failed (%s); trusting it for "
-                          "%lld ms more",
-                          (long long)e->held_term, odbc_leader_strerror(rc),
-                          (long long)((atomic_load(&e->trusted_until_ns) -
-                                       start) / NS_PER_MS));
+        odbc_leader__logf(
+            &e->log, LOG_WARNING,
+            "renewing term %lld failed (%s); trusting it for "
+            "%lld ms more",
+            (long long)e->held_term, odbc_leader_strerror(rc),
+            (long long)((atomic_load(&e->trusted_until_ns) - start) /
+                        NS_PER_MS));
         return failed(e, rc, e->now_ns(e->clock_ctx));
     }
     if (res.found && res.term == e->held_term) {
@@ -244,8 +232,7 @@ static int renew(struct odbc_leader__elector *e)
 
 /* Returns the milliseconds from now until the next useful tick, capped by
  * the trust deadline so a leader's host ticks in time to step down. */
-static uint32_t delay_ms(const struct odbc_leader__elector *e, int64_t now)
-{
+static uint32_t delay_ms(const struct odbc_leader__elector *e, int64_t now) {
     int64_t next = e->next_ns;
     int64_t until = atomic_load(&e->trusted_until_ns);
     int64_t d;
@@ -262,8 +249,7 @@ static uint32_t delay_ms(const struct odbc_leader__elector *e, int64_t now)
 
 /* Connects when disconnected and the backoff allows. Returns 0 when
  * connected, else a negative error (EBACKOFF while waiting). */
-static int ensure_connected(struct odbc_leader__elector *e, int64_t now)
-{
+static int ensure_connected(struct odbc_leader__elector *e, int64_t now) {
     int rc;
 
     if (e->connected)
@@ -286,8 +272,7 @@ static int ensure_connected(struct odbc_leader__elector *e, int64_t now)
 }
 
 int odbc_leader__elector_tick(struct odbc_leader__elector *e,
-                              uint32_t *next_tick_ms)
-{
+                              uint32_t *next_tick_ms) {
     int64_t now = e->now_ns(e->clock_ctx);
     int rc;
 
@@ -302,8 +287,7 @@ int odbc_leader__elector_tick(struct odbc_leader__elector *e,
     return rc;
 }
 
-int odbc_leader__elector_resign(struct odbc_leader__elector *e)
-{
+int odbc_leader__elector_resign(struct odbc_leader__elector *e) {
     int64_t term = e->held_term;
     int64_t now = e->now_ns(e->clock_ctx);
     int rc = 0;
@@ -321,8 +305,7 @@ int odbc_leader__elector_resign(struct odbc_leader__elector *e)
     return rc;
 }
 
-void odbc_leader__elector_shutdown(struct odbc_leader__elector *e)
-{
+void odbc_leader__elector_shutdown(struct odbc_leader__elector *e) {
     /* A leader that lost its connection tries once more so followers need
      * not wait for the lease to expire. */
     if (e->leader && !e->connected)

@@ -16,8 +16,8 @@
 
 /* What the database said about the lease, in database time. */
 struct odbc_leader__result {
-    int found;           /* a row came back */
-    int won;             /* attempt: this call started a new term */
+    int found; /* a row came back */
+    int won;   /* attempt: this call started a new term */
     char leader_id[ODBC_LEADER__NAME_MAX + 1]; /* "" when vacant */
     int64_t term;
     int64_t expires_at_ms;
@@ -30,7 +30,7 @@ struct odbc_leader__result {
  * afterwards), ODBC_LEADER_EUNKNOWN (a commit failed), ODBC_LEADER_EDB.
  */
 struct odbc_leader__port_ops {
-    int (*connect)(void *port);    /* no-op when already connected */
+    int (*connect)(void *port); /* no-op when already connected */
     void (*disconnect)(void *port);
     int (*attempt)(void *port, struct odbc_leader__result *out);
     /* out->found is 0 when the term was not renewed (gone or expired) */
@@ -52,7 +52,7 @@ struct odbc_leader__elector {
     int64_t backoff_min_ns, backoff_max_ns;
 
     /* state, owned by the thread that ticks */
-    int leader;    /* this instance believes it holds held_term */
+    int leader; /* this instance believes it holds held_term */
     int64_t held_term;
     int connected;
     int64_t backoff_ns;      /* current reconnect delay, 0 after success */

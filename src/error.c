@@ -4,8 +4,7 @@
  */
 #include "internal.h"
 
-const char *odbc_leader_strerror(int rc)
-{
+const char *odbc_leader_strerror(int rc) {
     switch ((enum odbc_leader_error)rc) {
     case ODBC_LEADER_OK:
         return "success";

@@ -12,8 +12,8 @@
 
 #include "odbc_leader.h"
 
-#define ODBC_LEADER__NAME_MAX 128   /* namespace and candidate id, bytes */
-#define ODBC_LEADER__PREFIX_MAX 32  /* table prefix, bytes */
+#define ODBC_LEADER__NAME_MAX 128  /* namespace and candidate id, bytes */
+#define ODBC_LEADER__PREFIX_MAX 32 /* table prefix, bytes */
 
 /* ---- logging (log.c) ------------------------------------------------ */
 
@@ -34,18 +34,19 @@ void odbc_leader__errf(char *err, size_t errlen, const char *fmt, ...)
 /* ---- configuration (config.c) ----------------------------------------- */
 
 struct odbc_leader__config {
-    char *connect;          /* owned: the connection string without Leader* keys */
+    char *connect; /* owned: the connection string without Leader* keys */
     char *connect_redacted; /* owned: same, with PWD/Password values as "***" */
     char *dsn;              /* owned: value of DSN=, or NULL */
     char ns[ODBC_LEADER__NAME_MAX + 1];
     char id[ODBC_LEADER__NAME_MAX + 1]; /* "" = generate a UUID at create */
-    int64_t ttl_ms;          /* LeaderTTL, default 15000 */
-    int64_t renew_ms;        /* LeaderRenewInterval, default ttl/3 */
-    int64_t margin_ms;       /* LeaderSafetyMargin, default max(1000, ttl/10) */
-    int64_t stmt_timeout_ms; /* LeaderStatementTimeout, default min(5000, renew) */
-    char *dialect;           /* owned: LeaderDialect, default "auto" */
+    int64_t ttl_ms;                     /* LeaderTTL, default 15000 */
+    int64_t renew_ms;                   /* LeaderRenewInterval, default ttl/3 */
+    int64_t margin_ms; /* LeaderSafetyMargin, default max(1000, ttl/10) */
+    int64_t
+        stmt_timeout_ms; /* LeaderStatementTimeout, default min(5000, renew) */
+    char *dialect;       /* owned: LeaderDialect, default "auto" */
     char prefix[ODBC_LEADER__PREFIX_MAX + 1]; /* LeaderTablePrefix */
-    int create_schema;       /* LeaderCreateSchema, default 1 */
+    int create_schema; /* LeaderCreateSchema, default 1 */
 };
 
 /*
@@ -79,12 +80,15 @@ enum odbc_leader__op {
     ODBC_LEADER__OP_ON_CONNECT,     /* optional: run after each connect */
     ODBC_LEADER__OP_DDL,            /* create tables and the version row */
     ODBC_LEADER__OP_SCHEMA_VERSION, /* -> version */
-    ODBC_LEADER__OP_ATTEMPT,        /* -> leader_id, term, expires_at_ms, now_ms, won */
-    ODBC_LEADER__OP_RENEW,          /* -> leader_id, term, expires_at_ms, now_ms; no row = lost */
-    ODBC_LEADER__OP_RESIGN,         /* DML only */
-    ODBC_LEADER__OP_UNREGISTER,     /* DML only */
-    ODBC_LEADER__OP_LEADER,         /* -> leader_id, term, expires_at_ms, now_ms */
-    ODBC_LEADER__OP_CANDIDATES,     /* -> candidate_id, heartbeat_at_ms, expires_at_ms, now_ms */
+    ODBC_LEADER__OP_ATTEMPT, /* -> leader_id, term, expires_at_ms, now_ms, won
+                              */
+    ODBC_LEADER__OP_RENEW,  /* -> leader_id, term, expires_at_ms, now_ms; no row
+                               = lost */
+    ODBC_LEADER__OP_RESIGN, /* DML only */
+    ODBC_LEADER__OP_UNREGISTER, /* DML only */
+    ODBC_LEADER__OP_LEADER,     /* -> leader_id, term, expires_at_ms, now_ms */
+    ODBC_LEADER__OP_CANDIDATES, /* -> candidate_id, heartbeat_at_ms,
+                                   expires_at_ms, now_ms */
     ODBC_LEADER__OP_COUNT
 };
 
@@ -129,27 +133,28 @@ struct odbc_leader__code_list {
 
 enum odbc_leader__errclass {
     ODBC_LEADER__ERR_OTHER = 0,
-    ODBC_LEADER__ERR_UNIQUE,          /* unique-key violation */
-    ODBC_LEADER__ERR_TRANSIENT,       /* deadlock, lock timeout, serialization */
-    ODBC_LEADER__ERR_CONNLOST,        /* the connection is gone */
+    ODBC_LEADER__ERR_UNIQUE,    /* unique-key violation */
+    ODBC_LEADER__ERR_TRANSIENT, /* deadlock, lock timeout, serialization */
+    ODBC_LEADER__ERR_CONNLOST,  /* the connection is gone */
     ODBC_LEADER__ERR_UNDEFINED_TABLE, /* a table does not exist */
 };
 
 struct odbc_leader__dialect {
-    char *name;         /* owned: "@dialect" */
-    char *dbms;         /* owned: "@dbms", matched against SQL_DBMS_NAME; may be NULL */
+    char *name; /* owned: "@dialect" */
+    char *dbms; /* owned: "@dbms", matched against SQL_DBMS_NAME; may be NULL */
     int schema_version; /* "@schema-version" */
-    char *begin;        /* owned: "@begin" statement, or NULL = ODBC transaction */
-    char *commit;       /* owned: "@commit", NULL when begin is NULL */
-    char *rollback;     /* owned: "@rollback", NULL when begin is NULL */
-    struct odbc_leader__code_list codes[5]; /* indexed by errclass; [0] unused */
+    char *begin;    /* owned: "@begin" statement, or NULL = ODBC transaction */
+    char *commit;   /* owned: "@commit", NULL when begin is NULL */
+    char *rollback; /* owned: "@rollback", NULL when begin is NULL */
+    struct odbc_leader__code_list
+        codes[5]; /* indexed by errclass; [0] unused */
     struct odbc_leader__stmt_list ops[ODBC_LEADER__OP_COUNT];
 };
 
 /* Values substituted into statements at parse time. */
 struct odbc_leader__dialect_vars {
-    const char *prefix;  /* table prefix for {prefix}; validated by caller */
-    int64_t timeout_ms;  /* for {timeout_ms} */
+    const char *prefix; /* table prefix for {prefix}; validated by caller */
+    int64_t timeout_ms; /* for {timeout_ms} */
 };
 
 /*
@@ -190,7 +195,8 @@ const char *odbc_leader__builtin_dialect_name(size_t i);
 int odbc_leader__classify(const struct odbc_leader__dialect *d,
                           const char *sqlstate, long native);
 
-/* ---- clock (clock.c) ------------------------------------------------------ */
+/* ---- clock (clock.c) ------------------------------------------------------
+ */
 
 /* Nanoseconds on CLOCK_BOOTTIME (keeps running through suspend). */
 int64_t odbc_leader__now_ns(void *unused);

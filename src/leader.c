@@ -24,8 +24,7 @@ struct odbc_leader {
 
 int odbc_leader_create(odbc_leader_t **out, const char *config,
                        const struct odbc_leader_callbacks *cb, char *err,
-                       size_t errlen)
-{
+                       size_t errlen) {
     struct odbc_leader__elector_conf ec;
     odbc_leader_t *h = NULL;
     int rc;
@@ -88,35 +87,29 @@ fail:
     return rc;
 }
 
-int odbc_leader_tick(odbc_leader_t *h, uint32_t *next_tick_ms)
-{
+int odbc_leader_tick(odbc_leader_t *h, uint32_t *next_tick_ms) {
     if (h == NULL)
         return ODBC_LEADER_EINVAL;
     return odbc_leader__elector_tick(&h->el, next_tick_ms);
 }
 
-int odbc_leader_is_leader(const odbc_leader_t *h)
-{
+int odbc_leader_is_leader(const odbc_leader_t *h) {
     return h != NULL && odbc_leader__elector_is_leader(&h->el);
 }
 
-int64_t odbc_leader_term(const odbc_leader_t *h)
-{
+int64_t odbc_leader_term(const odbc_leader_t *h) {
     return h != NULL ? odbc_leader__elector_term(&h->el) : 0;
 }
 
-const char *odbc_leader_id(const odbc_leader_t *h)
-{
+const char *odbc_leader_id(const odbc_leader_t *h) {
     return h != NULL ? h->id : NULL;
 }
 
-const char *odbc_leader_namespace(const odbc_leader_t *h)
-{
+const char *odbc_leader_namespace(const odbc_leader_t *h) {
     return h != NULL ? h->cfg.ns : NULL;
 }
 
-int odbc_leader_resign(odbc_leader_t *h)
-{
+int odbc_leader_resign(odbc_leader_t *h) {
     if (h == NULL)
         return ODBC_LEADER_EINVAL;
     return odbc_leader__elector_resign(&h->el);
@@ -124,8 +117,7 @@ int odbc_leader_resign(odbc_leader_t *h)
 
 /* Connects first when the elector is between reconnects; returns 0 or a
  * negative error. */
-static int connected(odbc_leader_t *h)
-{
+static int connected(odbc_leader_t *h) {
     int rc;
 
     if (h->el.connected)
@@ -136,8 +128,7 @@ static int connected(odbc_leader_t *h)
     return rc;
 }
 
-int odbc_leader_read_lease(odbc_leader_t *h, struct odbc_leader_lease *out)
-{
+int odbc_leader_read_lease(odbc_leader_t *h, struct odbc_leader_lease *out) {
     struct odbc_leader__result res;
     int rc;
 
@@ -161,8 +152,7 @@ int odbc_leader_read_lease(odbc_leader_t *h, struct odbc_leader_lease *out)
 }
 
 int odbc_leader_list_candidates(odbc_leader_t *h, odbc_leader_candidate_fn fn,
-                                void *ctx)
-{
+                                void *ctx) {
     int rc;
 
     if (h == NULL)
@@ -175,8 +165,7 @@ int odbc_leader_list_candidates(odbc_leader_t *h, odbc_leader_candidate_fn fn,
     return rc;
 }
 
-void odbc_leader_destroy(odbc_leader_t *h)
-{
+void odbc_leader_destroy(odbc_leader_t *h) {
     if (h == NULL)
         return;
     odbc_leader__elector_shutdown(&h->el);
@@ -185,7 +174,4 @@ void odbc_leader_destroy(odbc_leader_t *h)
     free(h);
 }
 
-const char *odbc_leader_version(void)
-{
-    return PACKAGE_VERSION;
-}
+const char *odbc_leader_version(void) { return PACKAGE_VERSION; }

@@ -10,8 +10,7 @@
 /* Formats at most 1 KiB and hands it to log->fn; the message is borrowed
  * by the callback for the duration of the call only. */
 void odbc_leader__logf(const struct odbc_leader__log *log, int level,
-                       const char *fmt, ...)
-{
+                       const char *fmt, ...) {
     char buf[1024];
     va_list ap;
 
@@ -25,8 +24,7 @@ void odbc_leader__logf(const struct odbc_leader__log *log, int level,
 
 /* Writes a message into err (truncating) when err is non-NULL and errlen
  * is non-zero. */
-void odbc_leader__errf(char *err, size_t errlen, const char *fmt, ...)
-{
+void odbc_leader__errf(char *err, size_t errlen, const char *fmt, ...) {
     va_list ap;
 
     if (err == NULL || errlen == 0)

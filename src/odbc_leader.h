@@ -88,10 +88,10 @@ typedef void (*odbc_leader_candidate_fn)(
  * writes a message naming the problem into err (when err is not NULL).
  * On success the caller owns *out and frees it with odbc_leader_destroy().
  */
-ODBC_LEADER_EXTERN int odbc_leader_create(odbc_leader_t **out,
-                                          const char *config,
-                                          const struct odbc_leader_callbacks *cb,
-                                          char *err, size_t errlen);
+ODBC_LEADER_EXTERN int
+odbc_leader_create(odbc_leader_t **out, const char *config,
+                   const struct odbc_leader_callbacks *cb, char *err,
+                   size_t errlen);
 
 /*
  * One election step: renew when leader, attempt when follower (both also

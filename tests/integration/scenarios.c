@@ -31,22 +31,19 @@
 #include "db.h"
 #include "internal.h"
 
-static const char *base_connect(void)
-{
+static const char *base_connect(void) {
     const char *s = getenv("OL_CONNECT");
 
     return s != NULL ? s : "";
 }
 
-static int is_kind(const char *kind)
-{
+static int is_kind(const char *kind) {
     const char *k = getenv("OL_KIND");
 
     return k != NULL && strcmp(k, kind) == 0;
 }
 
-static void sleep_ms(int64_t ms)
-{
+static void sleep_ms(int64_t ms) {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
 
     while (nanosleep(&ts, &ts) != 0)
@@ -54,8 +51,7 @@ static void sleep_ms(int64_t ms)
 }
 
 /* A config string: the base plus the given Leader* settings. */
-static char *config(const char *fmt, ...)
-{
+static char *config(const char *fmt, ...) {
     static const size_t cap = 4096;
     char *s = test_malloc(cap);
     size_t n = (size_t)snprintf(s, cap, "%s;", base_connect());
@@ -68,14 +64,12 @@ static char *config(const char *fmt, ...)
 }
 
 /* A namespace unique to this run and scenario. */
-static void ns_name(char *buf, size_t len, const char *scenario)
-{
+static void ns_name(char *buf, size_t len, const char *scenario) {
     snprintf(buf, len, "%s-%ld", scenario, (long)getpid());
 }
 
 /* Creates a handle or fails the test with the error message. */
-static odbc_leader_t *make(const char *cfg)
-{
+static odbc_leader_t *make(const char *cfg) {
     char err[512] = "";
     odbc_leader_t *h = NULL;
     int rc = odbc_leader_create(&h, cfg, NULL, err, sizeof(err));
@@ -85,8 +79,7 @@ static odbc_leader_t *make(const char *cfg)
     return h;
 }
 
-static odbc_leader_t *make_ns(const char *ns, const char *extra)
-{
+static odbc_leader_t *make_ns(const char *ns, const char *extra) {
     char *cfg = config("LeaderNamespace=%s;%s", ns, extra);
     odbc_leader_t *h = make(cfg);
 
@@ -101,8 +94,7 @@ struct raw {
     SQLHDBC dbc;
 };
 
-static void raw_open(struct raw *r)
-{
+static void raw_open(struct raw *r) {
     SQLRETURN rc;
 
     SQLAllocHandle(SQL_HANDLE_ENV, SQL_NULL_HANDLE, &r->env);
@@ -113,8 +105,7 @@ static void raw_open(struct raw *r)
     assert_true(SQL_SUCCEEDED(rc));
 }
 
-static void raw_close(struct raw *r)
-{
+static void raw_close(struct raw *r) {
     SQLDisconnect(r->dbc);
     SQLFreeHandle(SQL_HANDLE_DBC, r->dbc);
     SQLFreeHandle(SQL_HANDLE_ENV, r->env);
@@ -122,8 +113,7 @@ static void raw_close(struct raw *r)
 
 /* Runs sql; returns 1 when it succeeded, 0 when it failed. When the
  * statement returns a row, its first column goes to *first (if given). */
-static int raw_exec(struct raw *r, const char *sql, int64_t *first)
-{
+static int raw_exec(struct raw *r, const char *sql, int64_t *first) {
     SQLHSTMT h;
     SQLRETURN rc;
     SQLSMALLINT ncols = 0;
@@ -144,8 +134,7 @@ static int raw_exec(struct raw *r, const char *sql, int64_t *first)
     return ok;
 }
 
-static int table_exists(const char *table)
-{
+static int table_exists(const char *table) {
     struct raw r;
     char sql[256];
     int ok;
@@ -159,8 +148,7 @@ static int table_exists(const char *table)
 
 /* ---- scenarios ---------------------------------------------------------- */
 
-static void one_candidate_becomes_leader(void **state)
-{
+static void one_candidate_becomes_leader(void **state) {
     char ns[64];
     struct odbc_leader_lease lease;
     odbc_leader_t *a;
@@ -181,8 +169,7 @@ static void one_candidate_becomes_leader(void **state)
     odbc_leader_destroy(a);
 }
 
-static void two_candidates_exactly_one_leads(void **state)
-{
+static void two_candidates_exactly_one_leads(void **state) {
     char ns[64];
     struct odbc_leader_lease lease;
     odbc_leader_t *a, *b;
@@ -204,8 +191,7 @@ static void two_candidates_exactly_one_leads(void **state)
     odbc_leader_destroy(b);
 }
 
-static void renewing_keeps_the_term(void **state)
-{
+static void renewing_keeps_the_term(void **state) {
     char ns[64];
     struct odbc_leader_lease before, after;
     odbc_leader_t *a;
@@ -228,8 +214,7 @@ static void renewing_keeps_the_term(void **state)
     odbc_leader_destroy(a);
 }
 
-static void graceful_shutdown_hands_over_before_expiry(void **state)
-{
+static void graceful_shutdown_hands_over_before_expiry(void **state) {
     char ns[64];
     struct odbc_leader_lease lease;
     odbc_leader_t *a, *b;
@@ -254,8 +239,7 @@ static void graceful_shutdown_hands_over_before_expiry(void **state)
     odbc_leader_destroy(b);
 }
 
-static void killed_leader_is_replaced_after_expiry(void **state)
-{
+static void killed_leader_is_replaced_after_expiry(void **state) {
     char ns[64];
     struct odbc_leader_lease lease;
     odbc_leader_t *b;
@@ -312,8 +296,7 @@ static void killed_leader_is_replaced_after_expiry(void **state)
     odbc_leader_destroy(b);
 }
 
-static void stale_term_can_neither_renew_nor_resign(void **state)
-{
+static void stale_term_can_neither_renew_nor_resign(void **state) {
     char ns[64];
     struct odbc_leader__config cfg;
     struct odbc_leader__db *db = NULL, *other = NULL;
@@ -339,7 +322,7 @@ static void stale_term_can_neither_renew_nor_resign(void **state)
     t1 = res.term;
     assert_int_equal(odbc_leader__db_resign(db, t1), 1);
     assert_int_equal(odbc_leader__db_attempt(db, &res), 0);
-    assert_true(res.won); /* the same id wins again ... */
+    assert_true(res.won);               /* the same id wins again ... */
     assert_int_equal(res.term, t1 + 1); /* ... with a new term */
 
     /* the old term is dead: no renew, no resign */
@@ -365,8 +348,7 @@ static void stale_term_can_neither_renew_nor_resign(void **state)
     odbc_leader__config_free(&cfg);
 }
 
-static void same_id_winning_again_gets_a_new_term(void **state)
-{
+static void same_id_winning_again_gets_a_new_term(void **state) {
     char ns[64], extra[128];
     odbc_leader_t *a;
     int64_t term;
@@ -385,8 +367,7 @@ static void same_id_winning_again_gets_a_new_term(void **state)
     odbc_leader_destroy(a);
 }
 
-static void trust_window_lapses_when_ticks_stop(void **state)
-{
+static void trust_window_lapses_when_ticks_stop(void **state) {
     char ns[64];
     struct odbc_leader_lease lease;
     odbc_leader_t *a;
@@ -411,8 +392,7 @@ struct names {
     int n;
 };
 
-static void collect(void *ctx, const struct odbc_leader_candidate *c)
-{
+static void collect(void *ctx, const struct odbc_leader_candidate *c) {
     struct names *n = ctx;
 
     assert_true(c->expires_at_ms > c->db_now_ms);
@@ -421,16 +401,14 @@ static void collect(void *ctx, const struct odbc_leader_candidate *c)
         strcpy(n->ids[n->n++], c->id);
 }
 
-static int has_name(const struct names *n, const char *id)
-{
+static int has_name(const struct names *n, const char *id) {
     for (int i = 0; i < n->n; i++)
         if (strcmp(n->ids[i], id) == 0)
             return 1;
     return 0;
 }
 
-static void candidates_are_listed(void **state)
-{
+static void candidates_are_listed(void **state) {
     char ns[64];
     odbc_leader_t *h[3];
     struct names n;
@@ -453,14 +431,43 @@ static void candidates_are_listed(void **state)
     odbc_leader_destroy(h[1]);
 }
 
+static void leader_removes_long_dead_candidates(void **state) {
+    char ns[64], sql[512];
+    odbc_leader_t *a;
+    struct raw r;
+    int64_t count = -1;
+
+    (void)state;
+    ns_name(ns, sizeof(ns), "gc");
+    a = make_ns(ns, "LeaderTTL=3000;LeaderRenewInterval=100");
+    assert_int_equal(odbc_leader_tick(a, NULL), ODBC_LEADER_LEADER);
+    raw_open(&r);
+    /* a crashed candidate, expired long ago, and one expired just now */
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO odbc_leader_candidate (namespace, candidate_id, "
+             "registered_at_ms, heartbeat_at_ms, expires_at_ms) VALUES "
+             "('%s', 'dead', 0, 0, 1000)",
+             ns);
+    assert_true(raw_exec(&r, sql, NULL));
+    sleep_ms(100);
+    assert_int_equal(odbc_leader_tick(a, NULL), ODBC_LEADER_LEADER);
+    snprintf(sql, sizeof(sql),
+             "SELECT COUNT(*) FROM odbc_leader_candidate WHERE namespace = "
+             "'%s'",
+             ns);
+    assert_true(raw_exec(&r, sql, &count));
+    assert_int_equal(count, 1); /* only the leader's own row is left */
+    raw_close(&r);
+    odbc_leader_destroy(a);
+}
+
 struct racer {
     struct odbc_leader__db *db;
     struct odbc_leader__result res;
     int rc;
 };
 
-static void *race_attempt(void *arg)
-{
+static void *race_attempt(void *arg) {
     struct racer *r = arg;
 
     r->rc = odbc_leader__db_attempt(r->db, &r->res);
@@ -475,8 +482,7 @@ static void *race_attempt(void *arg)
  * commits: the attempt fails with a unique violation, retries once and
  * finds the blocker's lease.
  */
-static void integrity_error_retry_path(void **state)
-{
+static void integrity_error_retry_path(void **state) {
     char ns[64], sql[512], err[256] = "";
     struct odbc_leader__config cfg;
     struct odbc_leader__db *db = NULL;
@@ -521,8 +527,8 @@ static void integrity_error_retry_path(void **state)
                  &waiting);
     }
     assert_true(waiting > 0);
-    assert_true(SQL_SUCCEEDED(SQLEndTran(SQL_HANDLE_DBC, blocker.dbc,
-                                         SQL_COMMIT)));
+    assert_true(
+        SQL_SUCCEEDED(SQLEndTran(SQL_HANDLE_DBC, blocker.dbc, SQL_COMMIT)));
     pthread_join(t, NULL);
 
     assert_int_equal(r.rc, 0);
@@ -538,8 +544,7 @@ static void integrity_error_retry_path(void **state)
     odbc_leader__config_free(&cfg);
 }
 
-static void reconnects_after_server_restart(void **state)
-{
+static void reconnects_after_server_restart(void **state) {
     const char *cmd = getenv("OL_RESTART_CMD");
     char ns[64];
     odbc_leader_t *a;
@@ -571,8 +576,7 @@ static void reconnects_after_server_restart(void **state)
     odbc_leader_destroy(a);
 }
 
-static void bad_config_gives_clear_errors_and_writes_nothing(void **state)
-{
+static void bad_config_gives_clear_errors_and_writes_nothing(void **state) {
     static const struct {
         const char *extra;
         const char *expect;
@@ -611,8 +615,7 @@ static void bad_config_gives_clear_errors_and_writes_nothing(void **state)
     }
 }
 
-static void missing_tables_and_wrong_version_are_refused(void **state)
-{
+static void missing_tables_and_wrong_version_are_refused(void **state) {
     char prefix[64], table[96], sql[256], err[512] = "";
     odbc_leader_t *h = NULL;
     struct raw r;
@@ -645,8 +648,7 @@ static void missing_tables_and_wrong_version_are_refused(void **state)
     assert_non_null(strstr(err, "99"));
 }
 
-static void unreachable_database_gives_clear_error(void **state)
-{
+static void unreachable_database_gives_clear_error(void **state) {
     const char *down = getenv("OL_DOWN_CONNECT");
     char cfg[1024], err[512] = "";
     odbc_leader_t *h = (odbc_leader_t *)1;
@@ -663,15 +665,13 @@ static void unreachable_database_gives_clear_error(void **state)
 
     /* an odbc.ini DSN that does not exist */
     h = (odbc_leader_t *)1;
-    rc = odbc_leader_create(&h, "DSN=no-such-dsn-here", NULL, err,
-                            sizeof(err));
+    rc = odbc_leader_create(&h, "DSN=no-such-dsn-here", NULL, err, sizeof(err));
     assert_int_equal(rc, ODBC_LEADER_ECONNECT);
     assert_null(h);
     assert_non_null(strstr(err, "no-such-dsn-here"));
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(one_candidate_becomes_leader),
         cmocka_unit_test(two_candidates_exactly_one_leads),
@@ -682,6 +682,7 @@ int main(void)
         cmocka_unit_test(same_id_winning_again_gets_a_new_term),
         cmocka_unit_test(trust_window_lapses_when_ticks_stop),
         cmocka_unit_test(candidates_are_listed),
+        cmocka_unit_test(leader_removes_long_dead_candidates),
         cmocka_unit_test(integrity_error_retry_path),
         cmocka_unit_test(reconnects_after_server_restart),
         cmocka_unit_test(bad_config_gives_clear_errors_and_writes_nothing),

@@ -177,6 +177,7 @@ static void test_builtin_sqlite(void **state) {
     static const unsigned char take[] = {NS, ID, TTL};
     static const unsigned char ns[] = {NS};
     static const unsigned char ext[] = {TTL, NS, ID, TERM};
+    static const unsigned char gc[] = {NS, ID, CTTL};
     static const unsigned char ver[] = {VERSION};
     static const unsigned char nsid[] = {NS, ID};
     static const unsigned char nsidterm[] = {NS, ID, TERM};
@@ -208,10 +209,11 @@ static void test_builtin_sqlite(void **state) {
     expect_params(d, ODBC_LEADER__OP_ATTEMPT, 2, ns, 1);
     assert_non_null(
         strstr(d->ops[ODBC_LEADER__OP_ATTEMPT].v[2].sql, "changes()"));
-    assert_int_equal(d->ops[ODBC_LEADER__OP_RENEW].n, 3);
+    assert_int_equal(d->ops[ODBC_LEADER__OP_RENEW].n, 4);
     expect_params(d, ODBC_LEADER__OP_RENEW, 0, hb, 3);
-    expect_params(d, ODBC_LEADER__OP_RENEW, 1, ext, 4);
-    expect_params(d, ODBC_LEADER__OP_RENEW, 2, ns, 1);
+    expect_params(d, ODBC_LEADER__OP_RENEW, 1, gc, 3);
+    expect_params(d, ODBC_LEADER__OP_RENEW, 2, ext, 4);
+    expect_params(d, ODBC_LEADER__OP_RENEW, 3, ns, 1);
     expect_params(d, ODBC_LEADER__OP_RESIGN, 0, nsidterm, 3);
     expect_params(d, ODBC_LEADER__OP_UNREGISTER, 0, nsid, 2);
     expect_params(d, ODBC_LEADER__OP_LEADER, 0, ns, 1);
@@ -234,7 +236,8 @@ static void test_builtin_postgresql(void **state) {
     const struct odbc_leader__code *c;
     static const unsigned char attempt[] = {NS, ID, CTTL, ID, TTL, NS,
                                             NS, ID, TTL,  NS, NS};
-    static const unsigned char renew[] = {NS, ID, CTTL, TTL, NS, ID, TERM};
+    static const unsigned char renew[] = {NS,   ID,  CTTL, NS, ID,
+                                          CTTL, TTL, NS,   ID, TERM};
     static const unsigned char ver[] = {VERSION};
     static const unsigned char ns[] = {NS};
     static const unsigned char nsidterm[] = {NS, ID, TERM};
@@ -686,7 +689,8 @@ static void expect_load_error(const char *spec, const char *dbms, ...) {
     assert_int_equal(rc, ODBC_LEADER_EDIALECT);
     assert_null(d);
     va_start(ap, dbms);
-    while ((want = va_arg(ap, const char *)) != NULL) {
+    for (want = va_arg(ap, const char *); want;
+         want = va_arg(ap, const char *)) {
         if (!strstr(err, want))
             print_error("\"%s\" lacks \"%s\"\n", err, want);
         assert_non_null(strstr(err, want));

@@ -40,18 +40,13 @@ struct fake {
     const char *me;
 };
 
-static int64_t fake_now(void *ctx)
-{
-    return ((struct fake *)ctx)->now_ns;
-}
+static int64_t fake_now(void *ctx) { return ((struct fake *)ctx)->now_ns; }
 
-static int64_t db_now(struct fake *f)
-{
+static int64_t db_now(struct fake *f) {
     return f->now_ns / MS + f->db_offset_ms;
 }
 
-static void fill(struct fake *f, struct odbc_leader__result *out)
-{
+static void fill(struct fake *f, struct odbc_leader__result *out) {
     out->found = f->has_row;
     strcpy(out->leader_id, f->leader);
     out->term = f->term;
@@ -59,16 +54,14 @@ static void fill(struct fake *f, struct odbc_leader__result *out)
     out->now_ms = db_now(f);
 }
 
-static int take(int *slot)
-{
+static int take(int *slot) {
     int rc = *slot;
 
     *slot = 0;
     return rc;
 }
 
-static int fake_connect(void *port)
-{
+static int fake_connect(void *port) {
     struct fake *f = port;
     int rc = take(&f->fail_connect);
 
@@ -78,16 +71,14 @@ static int fake_connect(void *port)
     return rc;
 }
 
-static void fake_disconnect(void *port)
-{
+static void fake_disconnect(void *port) {
     struct fake *f = port;
 
     f->disconnects++;
     f->connected = 0;
 }
 
-static int fake_attempt(void *port, struct odbc_leader__result *out)
-{
+static int fake_attempt(void *port, struct odbc_leader__result *out) {
     struct fake *f = port;
     int rc = take(&f->fail_attempt);
     int64_t now;
@@ -111,8 +102,7 @@ static int fake_attempt(void *port, struct odbc_leader__result *out)
 }
 
 static int fake_renew(void *port, int64_t term,
-                      struct odbc_leader__result *out)
-{
+                      struct odbc_leader__result *out) {
     struct fake *f = port;
     int rc = take(&f->fail_renew);
     int64_t now;
@@ -132,8 +122,7 @@ static int fake_renew(void *port, int64_t term,
     return 0;
 }
 
-static int fake_resign(void *port, int64_t term)
-{
+static int fake_resign(void *port, int64_t term) {
     struct fake *f = port;
     int rc = take(&f->fail_resign);
 
@@ -148,8 +137,7 @@ static int fake_resign(void *port, int64_t term)
     return 0;
 }
 
-static int fake_unregister(void *port)
-{
+static int fake_unregister(void *port) {
     ((struct fake *)port)->unregisters++;
     return 0;
 }
@@ -160,8 +148,7 @@ static const struct odbc_leader__port_ops fake_ops = {
 };
 
 static void on_change(void *ctx, int is_leader, int64_t term,
-                      const char *leader_id)
-{
+                      const char *leader_id) {
     struct fake *f = ctx;
 
     f->changes++;
@@ -177,8 +164,7 @@ struct fixture {
 
 /* TTL 3000 ms, renew every 1000 ms, margin 500 ms: trust lasts 2500 ms
  * from the start of the attempt that won or renewed. */
-static int setup(void **state)
-{
+static int setup(void **state) {
     static const struct odbc_leader__elector_conf base = {0};
     struct fixture *x = test_calloc(1, sizeof(*x));
     struct odbc_leader__elector_conf c = base;
@@ -206,23 +192,20 @@ static int setup(void **state)
     return 0;
 }
 
-static int teardown(void **state)
-{
+static int teardown(void **state) {
     test_free(*state);
     return 0;
 }
 
 /* Another candidate holds the lease until db time now + ms. */
-static void other_leads(struct fake *f, int64_t ms)
-{
+static void other_leads(struct fake *f, int64_t ms) {
     f->has_row = 1;
     strcpy(f->leader, "other");
     f->term++;
     f->expires_at_ms = db_now(f) + ms;
 }
 
-static void test_wins_vacant_lease(void **state)
-{
+static void test_wins_vacant_lease(void **state) {
     struct fixture *x = *state;
     uint32_t next = 0;
 
@@ -237,8 +220,7 @@ static void test_wins_vacant_lease(void **state)
     assert_int_equal(next, 1000); /* the renew interval */
 }
 
-static void test_follower_sees_leader_and_waits_for_expiry(void **state)
-{
+static void test_follower_sees_leader_and_waits_for_expiry(void **state) {
     struct fixture *x = *state;
     uint32_t next = 0;
 
@@ -257,8 +239,7 @@ static void test_follower_sees_leader_and_waits_for_expiry(void **state)
     assert_int_equal(next, 1000); /* capped at the renew interval */
 }
 
-static void test_trust_window_lapses_without_ticks(void **state)
-{
+static void test_trust_window_lapses_without_ticks(void **state) {
     struct fixture *x = *state;
 
     x->f.op_cost_ns = 200 * MS; /* a slow round trip */
@@ -274,8 +255,7 @@ static void test_trust_window_lapses_without_ticks(void **state)
     assert_int_equal(x->f.changes, 1);
 }
 
-static void test_lapsed_leader_reports_step_down_on_next_tick(void **state)
-{
+static void test_lapsed_leader_reports_step_down_on_next_tick(void **state) {
     struct fixture *x = *state;
 
     odbc_leader__elector_tick(&x->e, NULL);
@@ -288,8 +268,7 @@ static void test_lapsed_leader_reports_step_down_on_next_tick(void **state)
     assert_string_equal(x->f.last_leader, "other");
 }
 
-static void test_renew_extends_from_attempt_start(void **state)
-{
+static void test_renew_extends_from_attempt_start(void **state) {
     struct fixture *x = *state;
     uint32_t next = 0;
 
@@ -307,24 +286,21 @@ static void test_renew_extends_from_attempt_start(void **state)
     assert_int_equal(x->f.changes, 1);
 }
 
-static void test_renew_error_keeps_window_without_extending(void **state)
-{
+static void test_renew_error_keeps_window_without_extending(void **state) {
     struct fixture *x = *state;
     uint32_t next = 0;
 
     odbc_leader__elector_tick(&x->e, NULL); /* trusted until 3500 ms */
     x->f.now_ns = 2000 * MS;
     x->f.fail_renew = ODBC_LEADER_EDB;
-    assert_int_equal(odbc_leader__elector_tick(&x->e, &next),
-                     ODBC_LEADER_EDB);
+    assert_int_equal(odbc_leader__elector_tick(&x->e, &next), ODBC_LEADER_EDB);
     assert_true(odbc_leader__elector_is_leader(&x->e));
     assert_true(next > 0 && next <= 1500);
     x->f.now_ns = 3500 * MS;
     assert_false(odbc_leader__elector_is_leader(&x->e));
 }
 
-static void test_term_replaced_steps_down_then_attempts(void **state)
-{
+static void test_term_replaced_steps_down_then_attempts(void **state) {
     struct fixture *x = *state;
 
     odbc_leader__elector_tick(&x->e, NULL);
@@ -340,8 +316,7 @@ static void test_term_replaced_steps_down_then_attempts(void **state)
     assert_string_equal(x->f.last_leader, "other");
 }
 
-static void test_same_id_unexpired_lease_is_not_adopted(void **state)
-{
+static void test_same_id_unexpired_lease_is_not_adopted(void **state) {
     struct fixture *x = *state;
 
     /* A previous incarnation with the same id holds an unexpired term:
@@ -359,8 +334,7 @@ static void test_same_id_unexpired_lease_is_not_adopted(void **state)
     assert_int_equal(odbc_leader__elector_term(&x->e), 8);
 }
 
-static void test_connection_lost_backs_off(void **state)
-{
+static void test_connection_lost_backs_off(void **state) {
     struct fixture *x = *state;
     uint32_t next = 0;
     uint32_t first;
@@ -389,8 +363,7 @@ static void test_connection_lost_backs_off(void **state)
     assert_int_equal(x->f.connects, 2);
 }
 
-static void test_backoff_is_capped(void **state)
-{
+static void test_backoff_is_capped(void **state) {
     struct fixture *x = *state;
     uint32_t next = 0;
 
@@ -405,8 +378,7 @@ static void test_backoff_is_capped(void **state)
     assert_true(next >= 800 && next <= 1200);
 }
 
-static void test_leader_keeps_window_while_disconnected(void **state)
-{
+static void test_leader_keeps_window_while_disconnected(void **state) {
     struct fixture *x = *state;
     uint32_t next = 0;
 
@@ -428,8 +400,7 @@ static void test_leader_keeps_window_while_disconnected(void **state)
     assert_int_equal(x->f.last_is_leader, 0);
 }
 
-static void test_unknown_commit_outcome_is_not_leadership(void **state)
-{
+static void test_unknown_commit_outcome_is_not_leadership(void **state) {
     struct fixture *x = *state;
 
     x->f.fail_attempt = ODBC_LEADER_EUNKNOWN;
@@ -439,8 +410,7 @@ static void test_unknown_commit_outcome_is_not_leadership(void **state)
     assert_int_equal(x->f.disconnects, 0);
 }
 
-static void test_resign_hands_over_and_holds_off(void **state)
-{
+static void test_resign_hands_over_and_holds_off(void **state) {
     struct fixture *x = *state;
     uint32_t next = 0;
 
@@ -462,20 +432,17 @@ static void test_resign_hands_over_and_holds_off(void **state)
     assert_int_equal(odbc_leader__elector_term(&x->e), 2);
 }
 
-static void test_resign_failure_still_steps_down(void **state)
-{
+static void test_resign_failure_still_steps_down(void **state) {
     struct fixture *x = *state;
 
     odbc_leader__elector_tick(&x->e, NULL);
     x->f.fail_resign = ODBC_LEADER_ECONNLOST;
-    assert_int_equal(odbc_leader__elector_resign(&x->e),
-                     ODBC_LEADER_ECONNLOST);
+    assert_int_equal(odbc_leader__elector_resign(&x->e), ODBC_LEADER_ECONNLOST);
     assert_false(odbc_leader__elector_is_leader(&x->e));
     assert_int_equal(x->f.disconnects, 1);
 }
 
-static void test_shutdown_resigns_and_unregisters(void **state)
-{
+static void test_shutdown_resigns_and_unregisters(void **state) {
     struct fixture *x = *state;
 
     odbc_leader__elector_tick(&x->e, NULL);
@@ -487,8 +454,7 @@ static void test_shutdown_resigns_and_unregisters(void **state)
     assert_false(odbc_leader__elector_is_leader(&x->e));
 }
 
-static void test_follower_shutdown_does_not_resign(void **state)
-{
+static void test_follower_shutdown_does_not_resign(void **state) {
     struct fixture *x = *state;
 
     other_leads(&x->f, 60000);
@@ -499,8 +465,7 @@ static void test_follower_shutdown_does_not_resign(void **state)
     assert_string_equal(x->f.leader, "other");
 }
 
-static void test_changes_reported_once_in_order(void **state)
-{
+static void test_changes_reported_once_in_order(void **state) {
     struct fixture *x = *state;
 
     other_leads(&x->f, 500);
@@ -514,8 +479,7 @@ static void test_changes_reported_once_in_order(void **state)
     assert_int_equal(x->f.last_term, 2);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
         T(test_wins_vacant_lease),
