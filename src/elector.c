@@ -281,7 +281,6 @@ int odbc_leader__elector_tick(struct odbc_leader__elector *e,
     rc = ensure_connected(e, now);
     if (rc == 0)
         rc = e->leader ? renew(e) : attempt(e);
-    e->last_rc = rc;
     if (next_tick_ms != NULL)
         *next_tick_ms = delay_ms(e, e->now_ns(e->clock_ctx));
     return rc;

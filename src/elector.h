@@ -60,7 +60,6 @@ struct odbc_leader__elector {
     int64_t next_ns;         /* when the next tick is useful */
     int64_t holdoff_ns;      /* after resign: no attempt before this */
     uint64_t rng;
-    int last_rc;
 
     /* last state reported through on_change */
     int rep_valid, rep_leader;

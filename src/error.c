@@ -30,8 +30,6 @@ const char *odbc_leader_strerror(int rc) {
         return "commit failed: outcome unknown";
     case ODBC_LEADER_EINVAL:
         return "invalid argument";
-    case ODBC_LEADER_ENOTLEADER:
-        return "not the leader";
     }
     return "unknown error";
 }

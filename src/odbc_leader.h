@@ -39,7 +39,6 @@ enum odbc_leader_error {
     ODBC_LEADER_EBACKOFF = -9,    /* waiting before the next reconnect */
     ODBC_LEADER_EUNKNOWN = -10,   /* commit failed: outcome unknown */
     ODBC_LEADER_EINVAL = -11,     /* invalid argument */
-    ODBC_LEADER_ENOTLEADER = -12, /* operation needs leadership */
 };
 
 /* Leadership states returned by odbc_leader_tick(). */
