@@ -278,12 +278,14 @@ static void param_slot(struct odbc_leader__db *db, int p, SQLPOINTER *ptr,
 }
 
 /*
- * Allocates a statement handle, sets the query timeout, prepares s and
- * binds its parameters to db's buffers. Returns 0 and the handle (owned by
- * the caller) in *out, or a negative error with *cls set.
+ * Allocates a statement handle, sets the query timeout, prepares s (unless
+ * direct: the caller will SQLExecDirect it once) and binds its parameters
+ * to db's buffers. Returns 0 and the handle (owned by the caller) in *out,
+ * or a negative error with *cls set.
  */
 static int prepare(struct odbc_leader__db *db, int op,
-                   const struct odbc_leader__stmt *s, SQLHSTMT *out, int *cls) {
+                   const struct odbc_leader__stmt *s, int direct, SQLHSTMT *out,
+                   int *cls) {
     SQLHSTMT h = SQL_NULL_HSTMT;
     SQLULEN secs = (SQLULEN)((db->cfg->stmt_timeout_ms + 999) / 1000);
     char what[64];
@@ -299,7 +301,7 @@ static int prepare(struct odbc_leader__db *db, int op,
     }
     /* Drivers that ignore the timeout answer with a warning: harmless. */
     SQLSetStmtAttr(h, SQL_ATTR_QUERY_TIMEOUT, (SQLPOINTER)secs, 0);
-    r = SQLPrepare(h, (SQLCHAR *)s->sql, SQL_NTS);
+    r = direct ? SQL_SUCCESS : SQLPrepare(h, (SQLCHAR *)s->sql, SQL_NTS);
     for (int i = 0; SQL_SUCCEEDED(r) && i < s->nparams; i++) {
         SQLPOINTER ptr;
         SQLSMALLINT ctype, sqltype;
@@ -325,7 +327,7 @@ static int prepare_op(struct odbc_leader__db *db, int op, int *cls) {
     const struct odbc_leader__stmt_list *l = &db->dialect->ops[op];
 
     for (size_t i = 0; i < l->n && i < MAX_STMTS; i++) {
-        int rc = prepare(db, op, &l->v[i], &db->stmts[op][i], cls);
+        int rc = prepare(db, op, &l->v[i], 0, &db->stmts[op][i], cls);
 
         if (rc < 0)
             return rc;
@@ -388,12 +390,16 @@ static int run_op(struct odbc_leader__db *db, int op, row_fn fn, void *ctx,
 
         snprintf(what, sizeof(what), "%s (line %d)", op_names[op],
                  l->v[i].line);
+        /* Statements run once per connection (on_connect, ddl,
+         * schema_version) are not prepared: SQLExecDirect is one round
+         * trip, and psqlODBC leaks a prepared plan whose table is missing. */
         if (temp) {
-            rc = prepare(db, op, &l->v[i], &h, cls);
+            rc = prepare(db, op, &l->v[i], 1, &h, cls);
             if (rc < 0)
                 goto fail;
         }
-        r = SQLExecute(h);
+        r = temp ? SQLExecDirect(h, (SQLCHAR *)l->v[i].sql, SQL_NTS)
+                 : SQLExecute(h);
         if (r == SQL_NO_DATA) {
             rc = 0;
         } else if (!SQL_SUCCEEDED(r)) {
