@@ -62,12 +62,6 @@ static const char *const key_names[K_COUNT] = {
 enum fault { F_OK, F_EMPTY, F_LONG, F_CHAR, F_DIGIT };
 
 /* A growing NUL-terminated string. */
-struct buf {
-    char *p;
-    size_t len;
-    size_t cap;
-};
-
 /* One Leader* value as found, before conversion. */
 struct value {
     char *text;    /* owned, NULL = not given */
@@ -77,8 +71,8 @@ struct value {
 /* Everything collected while parsing; freed by state_free(). */
 struct state {
     struct value v[K_COUNT];
-    struct buf connect;
-    struct buf redacted;
+    struct odbc_leader__buf connect;
+    struct odbc_leader__buf redacted;
     char *dsn;      /* owned: the DSN= the driver manager will use, or NULL */
     int dsn_closed; /* DSN=, Driver= or FILEDSN= seen: later DSN= is ignored */
     int target;     /* DSN=, Driver= or FILEDSN= seen at all */
@@ -132,24 +126,6 @@ static const char *show_char(char *dst, unsigned char c) {
     return dst;
 }
 
-/* Appends s[0..n) to b. Returns 0 or -1 when out of memory. */
-static int buf_add(struct buf *b, const char *s, size_t n) {
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 64;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p)
-            return -1;
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-    return 0;
-}
-
 /* 1 when key[0..n) equals name, ignoring ASCII case. */
 static int key_is(const char *key, size_t n, const char *name) {
     return strlen(name) == n && strncasecmp(key, name, n) == 0;
@@ -197,19 +173,19 @@ static char *dup_n(const char *s, size_t n) {
  */
 static int decode_braced(const char *s, size_t *pos, const struct pair *p,
                          char **value, char *err, size_t errlen) {
-    struct buf b = {0};
+    struct odbc_leader__buf b = {0};
     char kbuf[SHOW_BUF];
     size_t i = *pos + 1;
-    int oom = buf_add(&b, "", 0);
+    int oom = odbc_leader__buf_add(&b, "", 0);
     int rc = 0;
 
     while (!oom) {
         size_t run = strcspn(s + i, "}");
-        oom |= buf_add(&b, s + i, run);
+        oom |= odbc_leader__buf_add(&b, s + i, run);
         i += run;
         if (s[i] != '}' || s[i + 1] != '}')
             break;
-        oom |= buf_add(&b, "}", 1);
+        oom |= odbc_leader__buf_add(&b, "}", 1);
         i += 2;
     }
     if (oom) {
@@ -367,15 +343,17 @@ static int keep_pair(struct state *st, const char *s, struct pair *p, char *err,
     int fail = 0;
 
     if (st->connect.len > 0) {
-        fail |= buf_add(&st->connect, ";", 1);
-        fail |= buf_add(&st->redacted, ";", 1);
+        fail |= odbc_leader__buf_add(&st->connect, ";", 1);
+        fail |= odbc_leader__buf_add(&st->redacted, ";", 1);
     }
-    fail |= buf_add(&st->connect, s + p->start, p->end - p->start);
+    fail |= odbc_leader__buf_add(&st->connect, s + p->start, p->end - p->start);
     if (is_secret_key(s + p->start, p->keylen)) {
-        fail |= buf_add(&st->redacted, s + p->start, p->eq + 1 - p->start);
-        fail |= buf_add(&st->redacted, "***", 3);
+        fail |= odbc_leader__buf_add(&st->redacted, s + p->start,
+                                     p->eq + 1 - p->start);
+        fail |= odbc_leader__buf_add(&st->redacted, "***", 3);
     } else {
-        fail |= buf_add(&st->redacted, s + p->start, p->end - p->start);
+        fail |= odbc_leader__buf_add(&st->redacted, s + p->start,
+                                     p->end - p->start);
     }
     if (fail) {
         odbc_leader__errf(err, errlen, "out of memory");

@@ -50,12 +50,6 @@ static const char *const header_words[HEADER_WORDS] = {
 };
 
 /* A growable byte buffer, always NUL-terminated once non-empty. */
-struct buf {
-    char *p;
-    size_t len;
-    size_t cap;
-};
-
 /* Parser state for one file. */
 struct parser {
     const char *file;
@@ -70,32 +64,12 @@ struct parser {
     int op_line[ODBC_LEADER__OP_COUNT]; /* line of each @statement, 0 = none */
     int begin_line, commit_line, rollback_line;
     int dialect_line, version_line, dbms_line;
-    struct buf sql; /* statement being collected */
-    int stmt_line;  /* its first line, 0 = none in progress */
-    int quote;      /* open quote: '\'', '"', '`', '*' (block comment) or 0 */
+    struct odbc_leader__buf sql; /* statement being collected */
+    int stmt_line;               /* its first line, 0 = none in progress */
+    int quote; /* open quote: '\'', '"', '`', '*' (block comment) or 0 */
     int nparams;
     unsigned char params[ODBC_LEADER__MAX_PARAMS];
 };
-
-/* Appends n bytes of s to b. Returns 0 or -1 when out of memory. */
-static int buf_put(struct buf *b, const char *s, size_t n) {
-    size_t cap = b->cap ? b->cap : 256;
-    char *p;
-
-    while (b->len + n + 1 > cap)
-        cap *= 2;
-    if (cap != b->cap) {
-        p = realloc(b->p, cap);
-        if (!p)
-            return -1;
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-    return 0;
-}
 
 /* Writes "FILE:LINE: reason" into the parser's err. Returns
  * ODBC_LEADER_EDIALECT. */
@@ -459,13 +433,15 @@ static int placeholder(struct parser *p, const char *s, size_t n,
         i++;
     *used = 1;
     if (i == 1 || i >= n || s[i] != '}')
-        return buf_put(&p->sql, "{", 1) ? nomem(p) : 0;
+        return odbc_leader__buf_add(&p->sql, "{", 1) ? nomem(p) : 0;
     *used = i + 1;
     if (i - 1 == 6 && memcmp(s + 1, "prefix", 6) == 0)
-        return buf_put(&p->sql, p->prefix, strlen(p->prefix)) ? nomem(p) : 0;
+        return odbc_leader__buf_add(&p->sql, p->prefix, strlen(p->prefix))
+                   ? nomem(p)
+                   : 0;
     if (i - 1 == 10 && memcmp(s + 1, "timeout_ms", 10) == 0) {
         snprintf(num, sizeof num, "%lld", p->timeout_ms);
-        return buf_put(&p->sql, num, strlen(num)) ? nomem(p) : 0;
+        return odbc_leader__buf_add(&p->sql, num, strlen(num)) ? nomem(p) : 0;
     }
     return fail(p, p->line,
                 "unknown placeholder {%.*s}; expected {prefix} or "
@@ -494,7 +470,7 @@ static int parameter(struct parser *p, const char *s, size_t n, size_t *used) {
                     "at most %d",
                     ODBC_LEADER__MAX_PARAMS, ODBC_LEADER__MAX_PARAMS);
     p->params[p->nparams++] = (unsigned char)k;
-    return buf_put(&p->sql, "?", 1) ? nomem(p) : 0;
+    return odbc_leader__buf_add(&p->sql, "?", 1) ? nomem(p) : 0;
 }
 
 /* Scans s[0..n) outside quotes: copies text, expands placeholders and
@@ -522,7 +498,7 @@ static int scan_plain(struct parser *p, const char *s, size_t n, size_t i,
         p->quote = '*';
         *used = 2;
     }
-    return buf_put(&p->sql, s + i, *used) ? nomem(p) : 0;
+    return odbc_leader__buf_add(&p->sql, s + i, *used) ? nomem(p) : 0;
 }
 
 /* Copies the quoted or commented text at s[i] (one byte, or "*" "/" that
@@ -536,7 +512,7 @@ static int scan_quoted(struct parser *p, const char *s, size_t n, size_t i,
     *used = closes_block ? 2 : 1;
     if (closes_block || (p->quote != '*' && s[i] == p->quote))
         p->quote = 0;
-    return buf_put(&p->sql, s + i, *used) ? nomem(p) : 0;
+    return odbc_leader__buf_add(&p->sql, s + i, *used) ? nomem(p) : 0;
 }
 
 /* Appends one SQL line to the statement being collected, ending the
@@ -545,7 +521,7 @@ static int sql_line(struct parser *p, const char *s, size_t n) {
     size_t i = 0, used, line_start;
     int rc = 0, stop = 0;
 
-    if (p->stmt_line && buf_put(&p->sql, "\n", 1))
+    if (p->stmt_line && odbc_leader__buf_add(&p->sql, "\n", 1))
         return nomem(p);
     if (!p->stmt_line)
         p->stmt_line = p->line;
@@ -756,7 +732,7 @@ static const char *errno_text(int e, char *buf, size_t n) {
  * Returns 0, -1 when out of memory, or a positive errno value (EFBIG when
  * larger than DIALECT_FILE_MAX, EILSEQ when it holds a NUL byte). */
 static int read_file(const char *path, char **text) {
-    struct buf b = {NULL, 0, 0};
+    struct odbc_leader__buf b = {NULL, 0, 0};
     char chunk[4096];
     size_t got;
     int rc = 0;
@@ -771,7 +747,7 @@ static int read_file(const char *path, char **text) {
             rc = EFBIG;
             goto out;
         }
-        if (got > 0 && buf_put(&b, chunk, got)) {
+        if (got > 0 && odbc_leader__buf_add(&b, chunk, got)) {
             rc = -1;
             goto out;
         }
@@ -780,7 +756,7 @@ static int read_file(const char *path, char **text) {
         rc = errno ? errno : EIO;
         goto out;
     }
-    if (!b.p && buf_put(&b, "", 0)) {
+    if (!b.p && odbc_leader__buf_add(&b, "", 0)) {
         rc = -1;
         goto out;
     }

@@ -31,6 +31,17 @@ void odbc_leader__logf(const struct odbc_leader__log *log, int level,
 void odbc_leader__errf(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* ---- growable buffer (buf.c) ---------------------------------------- */
+
+struct odbc_leader__buf {
+    char *p; /* owned; NUL-terminated once anything was added */
+    size_t len;
+    size_t cap;
+};
+
+/* Appends s[0..n) to b. Returns 0, or -1 when out of memory. */
+int odbc_leader__buf_add(struct odbc_leader__buf *b, const char *s, size_t n);
+
 /* ---- configuration (config.c) ----------------------------------------- */
 
 struct odbc_leader__config {

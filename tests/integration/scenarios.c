@@ -7,6 +7,8 @@
  *   OL_KIND         "sqlite" or "postgresql"
  *   OL_RESTART_CMD  shell command restarting the server (servers only)
  *   OL_DOWN_CONNECT a connection string whose server is unreachable
+ *   OL_DSN          an odbc.ini DSN whose section sets LeaderNamespace=
+ *                   from-odbc-ini and LeaderTTL=4000
  * Each scenario uses its own namespace (and table prefix where it needs
  * fresh tables), so scenarios do not see each other's rows.
  */
@@ -461,6 +463,27 @@ static void leader_removes_long_dead_candidates(void **state) {
     odbc_leader_destroy(a);
 }
 
+static void settings_from_odbc_ini_and_string(void **state)
+{
+    const char *dsn = getenv("OL_DSN");
+    struct odbc_leader_lease lease;
+    char cfg[256];
+    odbc_leader_t *a;
+    int64_t ttl;
+
+    (void)state;
+    assert_non_null(dsn);
+    /* the namespace comes from the file, the TTL from the string */
+    snprintf(cfg, sizeof(cfg), "DSN=%s;LeaderTTL=6000", dsn);
+    a = make(cfg);
+    assert_string_equal(odbc_leader_namespace(a), "from-odbc-ini");
+    assert_int_equal(odbc_leader_tick(a, NULL), ODBC_LEADER_LEADER);
+    assert_int_equal(odbc_leader_read_lease(a, &lease), 0);
+    ttl = lease.expires_at_ms - lease.db_now_ms;
+    assert_true(ttl > 4000 && ttl <= 6000);
+    odbc_leader_destroy(a);
+}
+
 struct racer {
     struct odbc_leader__db *db;
     struct odbc_leader__result res;
@@ -683,6 +706,7 @@ int main(void) {
         cmocka_unit_test(trust_window_lapses_when_ticks_stop),
         cmocka_unit_test(candidates_are_listed),
         cmocka_unit_test(leader_removes_long_dead_candidates),
+        cmocka_unit_test(settings_from_odbc_ini_and_string),
         cmocka_unit_test(integrity_error_retry_path),
         cmocka_unit_test(reconnects_after_server_restart),
         cmocka_unit_test(bad_config_gives_clear_errors_and_writes_nothing),

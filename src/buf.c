@@ -1,0 +1,29 @@
+/*
+ * buf.c: a growable, always NUL-terminated byte buffer, shared by the
+ * configuration and dialect parsers.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Appends s[0..n) to b, growing it by doubling. Returns 0, or -1 when out
+ * of memory (b is unchanged then). b owns its bytes; free b->p. */
+int odbc_leader__buf_add(struct odbc_leader__buf *b, const char *s, size_t n) {
+    size_t cap = b->cap != 0 ? b->cap : 64;
+    char *p;
+
+    while (b->len + n + 1 > cap)
+        cap *= 2;
+    if (cap != b->cap) {
+        p = realloc(b->p, cap);
+        if (p == NULL)
+            return -1;
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+    return 0;
+}
