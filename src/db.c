@@ -362,17 +362,58 @@ static int fetch_rows(struct odbc_leader__db *db, SQLHSTMT h, row_fn fn,
 }
 
 /*
- * Runs operation op: each statement in order (inside a transaction when
- * there are several), the last one's rows to fn. Returns the number of
- * rows fetched, or the rows affected by the last statement when it
- * returns no result set; a negative error with *cls set on failure.
+ * Executes statement i of op: prepared at connect, or else (statements
+ * run once per connection: on_connect, ddl, schema_version) with
+ * SQLExecDirect, which is one round trip and avoids a psqlODBC leak of
+ * prepared plans whose table is missing. The last statement's rows go to
+ * fn. Returns the rows fetched, or the rows affected when there is no
+ * result set, or a negative error with *cls set.
+ */
+static int exec_stmt(struct odbc_leader__db *db, int op, size_t i, int last,
+                     row_fn fn, void *ctx, const char *what, int *cls) {
+    const struct odbc_leader__stmt *s = &db->dialect->ops[op].v[i];
+    SQLHSTMT h = db->stmts[op][i];
+    int direct = h == SQL_NULL_HSTMT;
+    int failed = 0;
+    int rc = 0;
+    SQLLEN count = 0;
+    SQLRETURN r;
+
+    if (direct) {
+        rc = prepare(db, op, s, 1, &h, cls);
+        if (rc < 0)
+            return rc;
+    }
+    r = direct ? SQLExecDirect(h, (SQLCHAR *)s->sql, SQL_NTS) : SQLExecute(h);
+    if (r != SQL_NO_DATA && !SQL_SUCCEEDED(r)) {
+        *cls = diagnose(db, SQL_HANDLE_STMT, h, what);
+        failed = 1;
+    } else if (r != SQL_NO_DATA && last) {
+        rc = fetch_rows(db, h, fn, ctx, what, cls);
+        if (rc == 0 && SQL_SUCCEEDED(SQLRowCount(h, &count)) && count > 0)
+            rc = (int)count;
+    }
+    /* A lost connection already freed the prepared handles. */
+    if (db->connected) {
+        if (direct)
+            SQLFreeHandle(SQL_HANDLE_STMT, h);
+        else
+            SQLFreeStmt(h, SQL_CLOSE);
+    }
+    return failed ? class_to_rc(db, *cls) : rc;
+}
+
+/*
+ * Runs operation op: each statement in order, inside one transaction when
+ * there are several, the last one's rows to fn. Returns what exec_stmt
+ * returns for the last statement, or a negative error with *cls set.
  */
 static int run_op(struct odbc_leader__db *db, int op, row_fn fn, void *ctx,
                   int *cls) {
     const struct odbc_leader__stmt_list *l = &db->dialect->ops[op];
     int tx = l->n > 1;
     int rc = 0;
-    char what[64];
+    char what[64] = "";
 
     *cls = ODBC_LEADER__ERR_OTHER;
     if (!db->connected)
@@ -383,41 +424,9 @@ static int run_op(struct odbc_leader__db *db, int op, row_fn fn, void *ctx,
             return rc;
     }
     for (size_t i = 0; i < l->n && i < MAX_STMTS; i++) {
-        SQLHSTMT h = db->stmts[op][i];
-        int temp = h == SQL_NULL_HSTMT;
-        SQLRETURN r;
-        SQLLEN count = 0;
-
         snprintf(what, sizeof(what), "%s (line %d)", op_names[op],
                  l->v[i].line);
-        /* Statements run once per connection (on_connect, ddl,
-         * schema_version) are not prepared: SQLExecDirect is one round
-         * trip, and psqlODBC leaks a prepared plan whose table is missing. */
-        if (temp) {
-            rc = prepare(db, op, &l->v[i], 1, &h, cls);
-            if (rc < 0)
-                goto fail;
-        }
-        r = temp ? SQLExecDirect(h, (SQLCHAR *)l->v[i].sql, SQL_NTS)
-                 : SQLExecute(h);
-        if (r == SQL_NO_DATA) {
-            rc = 0;
-        } else if (!SQL_SUCCEEDED(r)) {
-            *cls = diagnose(db, SQL_HANDLE_STMT, h, what);
-            rc = -1;
-        } else if (i + 1 == l->n) {
-            rc = fetch_rows(db, h, fn, ctx, what, cls);
-            if (rc == 0 && SQL_SUCCEEDED(SQLRowCount(h, &count)) && count > 0)
-                rc = (int)count;
-        }
-        if (db->connected) {
-            if (temp)
-                SQLFreeHandle(SQL_HANDLE_STMT, h);
-            else
-                SQLFreeStmt(h, SQL_CLOSE);
-        }
-        if (rc == -1)
-            rc = class_to_rc(db, *cls);
+        rc = exec_stmt(db, op, i, i + 1 == l->n, fn, ctx, what, cls);
         if (rc < 0)
             goto fail;
     }
