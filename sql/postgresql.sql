@@ -15,6 +15,8 @@
 --   optional; ddl, schema_version, attempt, renew, resign, unregister,
 --   leader, candidates required). A statement ends with ";" at the end of
 --   a line; a section may hold several, run in one transaction.
+-- * "-- @define NAME TEXT" (header) makes {NAME} stand for TEXT; the
+--   database clock is written once that way, as {now}.
 -- * In SQL outside quotes, {prefix} is the table prefix, {timeout_ms} the
 --   statement timeout, and :ns :id :term :ttl_ms :cand_ttl_ms :version
 --   are bound parameters ("::" casts are left alone).
@@ -26,6 +28,7 @@
 -- Parameters carry explicit CASTs so the server never has to guess types.
 
 -- @dialect postgresql
+-- @define now CAST(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT)
 -- @dbms PostgreSQL
 -- @schema-version 1
 -- @unique-violation 23505
@@ -78,7 +81,7 @@ SELECT MAX(version) FROM {prefix}schema;
 -- retries once (the integrity-error retry path).
 -- Result: leader_id, term, expires_at_ms, now_ms, won.
 WITH clock AS (
-    SELECT CAST(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT)
+    SELECT {now}
         AS now_ms
 ),
 heartbeat AS (
@@ -140,7 +143,7 @@ WHERE NOT EXISTS (SELECT 1 FROM upd)
 -- also deletes candidate rows that expired more than one candidate TTL
 -- ago (crashed processes with random ids would otherwise pile up).
 WITH clock AS (
-    SELECT CAST(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT)
+    SELECT {now}
         AS now_ms
 ),
 heartbeat AS (
@@ -180,7 +183,7 @@ SELECT leader_id, term, expires_at_ms, now_ms FROM upd;
 UPDATE {prefix}lease
 SET leader_id = NULL,
     expires_at_ms =
-        CAST(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT)
+        {now}
 WHERE namespace = CAST(:ns AS VARCHAR(128))
   AND leader_id = CAST(:id AS VARCHAR(128))
   AND term = CAST(:term AS BIGINT);
@@ -192,7 +195,7 @@ WHERE namespace = CAST(:ns AS VARCHAR(128))
 
 -- @statement leader
 WITH clock AS (
-    SELECT CAST(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT)
+    SELECT {now}
         AS now_ms
 )
 SELECT l.leader_id, l.term, l.expires_at_ms, clock.now_ms
@@ -201,7 +204,7 @@ WHERE l.namespace = CAST(:ns AS VARCHAR(128));
 
 -- @statement candidates
 WITH clock AS (
-    SELECT CAST(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT)
+    SELECT {now}
         AS now_ms
 )
 SELECT c.candidate_id, c.heartbeat_at_ms, c.expires_at_ms, clock.now_ms

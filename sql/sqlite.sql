@@ -15,6 +15,8 @@
 --   optional; ddl, schema_version, attempt, renew, resign, unregister,
 --   leader, candidates required). A statement ends with ";" at the end of
 --   a line; a section may hold several, run in one transaction.
+-- * "-- @define NAME TEXT" (header) makes {NAME} stand for TEXT; the
+--   database clock is written once that way, as {now}.
 -- * In SQL outside quotes, {prefix} is the table prefix, {timeout_ms} the
 --   statement timeout, and :ns :id :term :ttl_ms :cand_ttl_ms :version
 --   are bound parameters ("::" casts are left alone).
@@ -35,6 +37,7 @@
 -- SQLSTATEs.
 
 -- @dialect sqlite
+-- @define now CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)
 -- @dbms SQLite
 -- @schema-version 1
 -- @begin BEGIN IMMEDIATE
@@ -85,18 +88,18 @@ SELECT MAX(version) FROM {prefix}schema;
 INSERT INTO {prefix}candidate (namespace, candidate_id, registered_at_ms,
     heartbeat_at_ms, expires_at_ms)
 VALUES (:ns, :id,
-    CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER),
-    CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER),
-    CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER) + :cand_ttl_ms)
+    {now},
+    {now},
+    {now} + :cand_ttl_ms)
 ON CONFLICT (namespace, candidate_id) DO UPDATE
 SET heartbeat_at_ms = excluded.heartbeat_at_ms,
     expires_at_ms = excluded.expires_at_ms;
 INSERT INTO {prefix}lease (namespace, leader_id, term, elected_at_ms,
     renewed_at_ms, expires_at_ms, resign_requested, handoff_to)
 VALUES (:ns, :id, 1,
-    CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER),
-    CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER),
-    CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER) + :ttl_ms,
+    {now},
+    {now},
+    {now} + :ttl_ms,
     0, NULL)
 ON CONFLICT (namespace) DO UPDATE
 SET leader_id = excluded.leader_id,
@@ -108,7 +111,7 @@ SET leader_id = excluded.leader_id,
     handoff_to = NULL
 WHERE leader_id IS NULL OR expires_at_ms <= excluded.elected_at_ms;
 SELECT leader_id, term, expires_at_ms,
-    CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER), changes()
+    {now}, changes()
 FROM {prefix}lease
 WHERE namespace = :ns;
 
@@ -120,27 +123,27 @@ WHERE namespace = :ns;
 INSERT INTO {prefix}candidate (namespace, candidate_id, registered_at_ms,
     heartbeat_at_ms, expires_at_ms)
 VALUES (:ns, :id,
-    CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER),
-    CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER),
-    CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER) + :cand_ttl_ms)
+    {now},
+    {now},
+    {now} + :cand_ttl_ms)
 ON CONFLICT (namespace, candidate_id) DO UPDATE
 SET heartbeat_at_ms = excluded.heartbeat_at_ms,
     expires_at_ms = excluded.expires_at_ms;
 DELETE FROM {prefix}candidate
 WHERE namespace = :ns
   AND candidate_id <> :id
-  AND expires_at_ms < CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)
+  AND expires_at_ms < {now}
                       - :cand_ttl_ms;
 UPDATE {prefix}lease
-SET renewed_at_ms = CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER),
+SET renewed_at_ms = {now},
     expires_at_ms =
-        CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER) + :ttl_ms
+        {now} + :ttl_ms
 WHERE namespace = :ns
   AND leader_id = :id
   AND term = :term
-  AND expires_at_ms > CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER);
+  AND expires_at_ms > {now};
 SELECT leader_id, term, expires_at_ms,
-    CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)
+    {now}
 FROM {prefix}lease
 WHERE namespace = :ns AND changes() = 1;
 
@@ -148,7 +151,7 @@ WHERE namespace = :ns AND changes() = 1;
 -- Only the exact term: the row and its term stay, the lease is vacant.
 UPDATE {prefix}lease
 SET leader_id = NULL,
-    expires_at_ms = CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)
+    expires_at_ms = {now}
 WHERE namespace = :ns AND leader_id = :id AND term = :term;
 
 -- @statement unregister
@@ -157,14 +160,14 @@ WHERE namespace = :ns AND candidate_id = :id;
 
 -- @statement leader
 SELECT leader_id, term, expires_at_ms,
-    CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)
+    {now}
 FROM {prefix}lease
 WHERE namespace = :ns;
 
 -- @statement candidates
 SELECT candidate_id, heartbeat_at_ms, expires_at_ms,
-    CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)
+    {now}
 FROM {prefix}candidate
 WHERE namespace = :ns
-  AND expires_at_ms > CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)
+  AND expires_at_ms > {now}
 ORDER BY candidate_id;

@@ -40,16 +40,26 @@ static const char *const code_directives[5] = {
 };
 
 /* Every directive word allowed in the header. */
-#define HEADER_WORDS 10
+#define HEADER_WORDS 11
 static const char *const header_words[HEADER_WORDS] = {
     "dialect",          "dbms",
     "schema-version",   "begin",
     "commit",           "rollback",
     "unique-violation", "transient",
     "connection-lost",  "undefined-table",
+    "define",
 };
 
-/* A growable byte buffer, always NUL-terminated once non-empty. */
+#define DEFINES_MAX 16 /* @define names per file */
+#define DEFINE_NAME_MAX 32
+
+/* One "@define NAME TEXT": {NAME} in SQL expands to TEXT. */
+struct define {
+    char name[DEFINE_NAME_MAX + 1];
+    char *text; /* owned */
+    int line;
+};
+
 /* Parser state for one file. */
 struct parser {
     const char *file;
@@ -69,6 +79,9 @@ struct parser {
     int quote; /* open quote: '\'', '"', '`', '*' (block comment) or 0 */
     int nparams;
     unsigned char params[ODBC_LEADER__MAX_PARAMS];
+    struct define defines[DEFINES_MAX];
+    int ndefines;
+    int expanding; /* inside a define's text: no nested {NAME} */
 };
 
 /* Writes "FILE:LINE: reason" into the parser's err. Returns
@@ -341,6 +354,57 @@ static int end_header(struct parser *p) {
     return 0;
 }
 
+/* Returns the define named s[0..n), or NULL. Borrowed from p. */
+static const struct define *find_define(const struct parser *p, const char *s,
+                                        size_t n) {
+    for (int i = 0; i < p->ndefines; i++)
+        if (strlen(p->defines[i].name) == n &&
+            memcmp(p->defines[i].name, s, n) == 0)
+            return &p->defines[i];
+    return NULL;
+}
+
+/* Handles "@define NAME TEXT": NAME is [a-z_][a-z0-9_]*, not a built-in
+ * placeholder, defined once. Returns 0 or an error code. */
+static int add_define(struct parser *p, const char *s, size_t n) {
+    struct define *def;
+    const struct define *old;
+    const char *text;
+    size_t wn = 0, tn;
+
+    while (wn < n && (islower((unsigned char)s[wn]) || s[wn] == '_' ||
+                      (wn > 0 && isdigit((unsigned char)s[wn]))))
+        wn++;
+    tn = trim(s + wn, n - wn, &text);
+    if (wn == 0 || wn > DEFINE_NAME_MAX ||
+        (wn < n && !isspace((unsigned char)s[wn])))
+        return fail(p, p->line,
+                    "bad @define name; expected @define NAME TEXT with NAME "
+                    "of at most %d characters [a-z0-9_]",
+                    DEFINE_NAME_MAX);
+    if (tn == 0)
+        return fail(p, p->line, "@define %.*s needs a text", (int)wn, s);
+    if ((wn == 6 && memcmp(s, "prefix", 6) == 0) ||
+        (wn == 10 && memcmp(s, "timeout_ms", 10) == 0))
+        return fail(p, p->line, "@define %.*s: the name is built in", (int)wn,
+                    s);
+    old = find_define(p, s, wn);
+    if (old != NULL)
+        return fail(p, p->line, "duplicate @define %.*s (first at line %d)",
+                    (int)wn, s, old->line);
+    if (p->ndefines == DEFINES_MAX)
+        return fail(p, p->line, "more than %d @define lines", DEFINES_MAX);
+    def = &p->defines[p->ndefines];
+    def->text = dup_n(text, tn);
+    if (def->text == NULL)
+        return nomem(p);
+    memcpy(def->name, s, wn);
+    def->name[wn] = '\0';
+    def->line = p->line;
+    p->ndefines++;
+    return 0;
+}
+
 /* Handles one header directive word (n bytes) with its trimmed args.
  * Returns 0 or an error code with the message set. */
 static int header_directive(struct parser *p, const char *w, size_t wn,
@@ -362,6 +426,8 @@ static int header_directive(struct parser *p, const char *w, size_t wn,
         return set_tx(p, "commit", &p->commit_line, &d->commit, args, an);
     if (wn == 8 && memcmp(w, "rollback", 8) == 0)
         return set_tx(p, "rollback", &p->rollback_line, &d->rollback, args, an);
+    if (wn == 6 && memcmp(w, "define", 6) == 0)
+        return add_define(p, args, an);
     return fail(p, p->line, "unknown directive @%.*s", (int)wn, w);
 }
 
@@ -421,11 +487,40 @@ static int end_section(struct parser *p) {
     return 0;
 }
 
+static int scan_plain(struct parser *p, const char *s, size_t n, size_t i,
+                      size_t *used, int *stop);
+static int scan_quoted(struct parser *p, const char *s, size_t n, size_t i,
+                       size_t *used);
+
+/* Appends a define's text as if it stood in the SQL: parameters, quotes
+ * and {prefix} work inside it, other defines do not. Returns 0 or an error
+ * code. */
+static int expand_define(struct parser *p, const struct define *def) {
+    size_t n = strlen(def->text), i = 0, used = 0;
+    int rc = 0, stop = 0;
+
+    p->expanding = 1;
+    while (rc == 0 && i < n && !stop) {
+        if (p->quote)
+            rc = scan_quoted(p, def->text, n, i, &used);
+        else
+            rc = scan_plain(p, def->text, n, i, &used, &stop);
+        i += used;
+    }
+    p->expanding = 0;
+    if (rc == 0 && (p->quote || stop))
+        return fail(p, p->line,
+                    "@define %s (line %d) leaves a quote or comment open",
+                    def->name, def->line);
+    return rc;
+}
+
 /* Handles "{word}" at s (n bytes left, s[0] == '{'): appends the value.
  * Sets *used to the bytes consumed (1 when it is not a placeholder).
  * Returns 0 or an error code. */
 static int placeholder(struct parser *p, const char *s, size_t n,
                        size_t *used) {
+    const struct define *def;
     char num[32];
     size_t i = 1;
 
@@ -443,9 +538,12 @@ static int placeholder(struct parser *p, const char *s, size_t n,
         snprintf(num, sizeof num, "%lld", p->timeout_ms);
         return odbc_leader__buf_add(&p->sql, num, strlen(num)) ? nomem(p) : 0;
     }
+    def = p->expanding ? NULL : find_define(p, s + 1, i - 1);
+    if (def != NULL)
+        return expand_define(p, def);
     return fail(p, p->line,
-                "unknown placeholder {%.*s}; expected {prefix} or "
-                "{timeout_ms}",
+                "unknown placeholder {%.*s}; expected {prefix}, "
+                "{timeout_ms} or a name from @define",
                 (int)(i - 1), s + 1);
 }
 
@@ -603,7 +701,7 @@ static int directive(struct parser *p, const char *s, size_t n) {
                     "unknown directive @%.*s; expected @dialect, @dbms, "
                     "@schema-version, @begin, @commit, @rollback, "
                     "@unique-violation, @transient, @connection-lost, "
-                    "@undefined-table or @statement",
+                    "@undefined-table, @define or @statement",
                     (int)wn, s);
     return header_directive(p, s, wn, args, an);
 }
@@ -686,6 +784,8 @@ int odbc_leader__dialect_parse(const char *text, const char *filename,
         return nomem(&p);
     rc = parse_text(&p, text ? text : "");
     free(p.sql.p);
+    for (int i = 0; i < p.ndefines; i++)
+        free(p.defines[i].text);
     if (rc) {
         odbc_leader__dialect_free(p.d);
         return rc;

@@ -278,6 +278,40 @@ static void test_builtin_postgresql(void **state) {
 
 /* ---- the file format ---- */
 
+static void test_define_expands_with_params_and_prefix(void **state) {
+    struct odbc_leader__dialect *d;
+    const struct odbc_leader__stmt *st;
+    static const unsigned char p[] = {NS, TTL, ID};
+
+    (void)state;
+    d = parse_ok(HEADER
+                 "-- @define now (julianday('now') * 86400000)\n"
+                 "-- @define mine {prefix}lease WHERE id = :id\n"
+                 "-- @statement on_connect\n"
+                 "SELECT :ns, {now} + :ttl_ms FROM {mine};\n" REQUIRED_OPS);
+    st = &d->ops[ODBC_LEADER__OP_ON_CONNECT].v[0];
+    assert_string_equal(st->sql, "SELECT ?, (julianday('now') * 86400000) + ? "
+                                 "FROM pfx_lease WHERE id = ?");
+    assert_int_equal(st->nparams, 3);
+    assert_memory_equal(st->params, p, sizeof p);
+    odbc_leader__dialect_free(d);
+}
+
+static void test_err_define(void **state) {
+    (void)state;
+    expect_error(HEADER "-- @define now 1\n-- @define now 2\n" REQUIRED_OPS, 4,
+                 "duplicate @define now (first at line 3)");
+    expect_error(HEADER "-- @define prefix x\n" REQUIRED_OPS, 3, "built in");
+    expect_error(HEADER "-- @define Now 1\n" REQUIRED_OPS, 3, "bad @define");
+    expect_error(HEADER "-- @define now\n" REQUIRED_OPS, 3, "needs a text");
+    expect_error(HEADER "-- @define q 'open\n"
+                        "-- @statement on_connect\nSELECT {q};\n" REQUIRED_OPS,
+                 5, "leaves a quote");
+    expect_error(HEADER "-- @define a 1\n-- @define b {a}\n"
+                        "-- @statement on_connect\nSELECT {b};\n" REQUIRED_OPS,
+                 6, "unknown placeholder {a}");
+}
+
 static void test_minimal_and_statement_text(void **state) {
     struct odbc_leader__dialect *d;
     const struct odbc_leader__stmt *st;
@@ -768,6 +802,8 @@ int main(void) {
         cmocka_unit_test(test_builtin_sqlite),
         cmocka_unit_test(test_builtin_postgresql),
         cmocka_unit_test(test_minimal_and_statement_text),
+        cmocka_unit_test(test_define_expands_with_params_and_prefix),
+        cmocka_unit_test(test_err_define),
         cmocka_unit_test(test_quotes_left_alone),
         cmocka_unit_test(test_header_values),
         cmocka_unit_test(test_err_unknown_directive),
