@@ -361,6 +361,30 @@ static int fetch_rows(struct odbc_leader__db *db, SQLHSTMT h, row_fn fn,
     }
 }
 
+/* Fetches the rows of every result set of h (a statement may be a batch
+ * whose first results carry no rows) into fn. Returns the rows fetched or
+ * a negative error. */
+static int fetch_results(struct odbc_leader__db *db, SQLHSTMT h, row_fn fn,
+                         void *ctx, const char *what, int *cls) {
+    int total = 0;
+
+    for (;;) {
+        int n = fetch_rows(db, h, fn, ctx, what, cls);
+        SQLRETURN r;
+
+        if (n < 0)
+            return n;
+        total += n;
+        r = SQLMoreResults(h);
+        if (r == SQL_NO_DATA)
+            return total;
+        if (!SQL_SUCCEEDED(r)) {
+            *cls = diagnose(db, SQL_HANDLE_STMT, h, what);
+            return class_to_rc(db, *cls);
+        }
+    }
+}
+
 /*
  * Executes statement i of op: prepared at connect, or else (statements
  * run once per connection: on_connect, ddl, schema_version) with
@@ -389,8 +413,11 @@ static int exec_stmt(struct odbc_leader__db *db, int op, size_t i, int last,
         *cls = diagnose(db, SQL_HANDLE_STMT, h, what);
         failed = 1;
     } else if (r != SQL_NO_DATA && last) {
-        rc = fetch_rows(db, h, fn, ctx, what, cls);
-        if (rc == 0 && SQL_SUCCEEDED(SQLRowCount(h, &count)) && count > 0)
+        /* the row count is only valid before the results are consumed */
+        if (!SQL_SUCCEEDED(SQLRowCount(h, &count)))
+            count = 0;
+        rc = fetch_results(db, h, fn, ctx, what, cls);
+        if (rc == 0 && count > 0)
             rc = (int)count;
     }
     /* A lost connection already freed the prepared handles. */
