@@ -9,6 +9,10 @@
  *   OL_DOWN_CONNECT a connection string whose server is unreachable
  *   OL_DSN          an odbc.ini DSN whose section sets LeaderNamespace=
  *                   from-odbc-ini and LeaderTTL=4000
+ *   OL_LIMITED_CONNECT the same database as an account limited to SELECT,
+ *                   INSERT, UPDATE, DELETE (servers only)
+ *   OL_LEADER_EXTRA Leader* settings added to every handle's config, e.g.
+ *                   LeaderDialect=generic.sql for the conformance pairs
  * Each scenario uses its own namespace (and table prefix where it needs
  * fresh tables), so scenarios do not see each other's rows.
  */
@@ -56,7 +60,10 @@ static void sleep_ms(int64_t ms) {
 static char *config(const char *fmt, ...) {
     static const size_t cap = 4096;
     char *s = test_malloc(cap);
-    size_t n = (size_t)snprintf(s, cap, "%s;", base_connect());
+    const char *extra = getenv("OL_LEADER_EXTRA");
+    size_t n =
+        (size_t)snprintf(s, cap, "%s;%s%s", base_connect(),
+                         extra != NULL ? extra : "", extra != NULL ? ";" : "");
     va_list ap;
 
     va_start(ap, fmt);
@@ -463,18 +470,19 @@ static void leader_removes_long_dead_candidates(void **state) {
     odbc_leader_destroy(a);
 }
 
-static void settings_from_odbc_ini_and_string(void **state)
-{
+static void settings_from_odbc_ini_and_string(void **state) {
     const char *dsn = getenv("OL_DSN");
     struct odbc_leader_lease lease;
-    char cfg[256];
+    char cfg[1024];
     odbc_leader_t *a;
     int64_t ttl;
 
     (void)state;
     assert_non_null(dsn);
     /* the namespace comes from the file, the TTL from the string */
-    snprintf(cfg, sizeof(cfg), "DSN=%s;LeaderTTL=6000", dsn);
+    snprintf(cfg, sizeof(cfg), "DSN=%s;LeaderTTL=6000;%s", dsn,
+             getenv("OL_LEADER_EXTRA") != NULL ? getenv("OL_LEADER_EXTRA")
+                                               : "");
     a = make(cfg);
     assert_string_equal(odbc_leader_namespace(a), "from-odbc-ini");
     assert_int_equal(odbc_leader_tick(a, NULL), ODBC_LEADER_LEADER);
@@ -497,15 +505,36 @@ static void *race_attempt(void *arg) {
     return NULL;
 }
 
+/* The statement that counts sessions waiting on a row or key lock, or
+ * NULL where the database cannot show it (SQLite). */
+static const char *lock_wait_probe(void) {
+    if (is_kind("postgresql"))
+        return "SELECT COUNT(*) FROM pg_stat_activity WHERE "
+               "wait_event_type = 'Lock' AND datname = current_database()";
+    if (is_kind("mariadb"))
+        return "SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE "
+               "trx_state = 'LOCK WAIT'";
+    return NULL;
+}
+
 /*
- * The integrity-error retry path, driven deterministically: a blocker
- * session inserts the namespace's first lease row and keeps its
- * transaction open; the candidate's attempt sees no row, inserts, and
- * waits on the primary key. Once the server shows it waiting, the blocker
- * commits: the attempt fails with a unique violation, retries once and
- * finds the blocker's lease.
+ * Two candidates creating a namespace's first lease row at once, driven
+ * deterministically: a blocker session inserts the first row and keeps
+ * its transaction open; the candidate's attempt starts, and once the
+ * server shows it waiting, the blocker commits.
+ * - PostgreSQL and MariaDB (and generic there): the attempt saw no row,
+ *   inserted, waited on the primary key and now fails with a unique
+ *   violation: it rolls back, retries once and finds the blocker's lease
+ *   (the integrity-error retry path).
+ * - SQLite: the blocker holds the database's write lock, so the attempt
+ *   waits before reading anything (BEGIN IMMEDIATE, or the generic
+ *   dialect's leading UPDATE) and then finds the row: no collision can
+ *   happen there, and none is reported. SQLite cannot show lock waits, so
+ *   the blocker commits after a pause; the outcome is the same whether
+ *   the attempt was already waiting or not.
  */
-static void integrity_error_retry_path(void **state) {
+static void first_row_race(void **state) {
+    const char *probe_sql = lock_wait_probe();
     char ns[64], sql[512], err[256] = "";
     struct odbc_leader__config cfg;
     struct odbc_leader__db *db = NULL;
@@ -518,8 +547,6 @@ static void integrity_error_retry_path(void **state) {
     int64_t waiting = 0;
 
     (void)state;
-    if (!is_kind("postgresql"))
-        skip(); /* see README: SQLite serialises attempts (BEGIN IMMEDIATE) */
     ns_name(ns, sizeof(ns), "race");
     s = config("LeaderNamespace=%s", ns);
     memset(&cfg, 0, sizeof(cfg));
@@ -542,14 +569,15 @@ static void integrity_error_retry_path(void **state) {
     memset(&r, 0, sizeof(r));
     r.db = db;
     assert_int_equal(pthread_create(&t, NULL, race_attempt, &r), 0);
-    for (int i = 0; i < 1000 && waiting == 0; i++) {
-        sleep_ms(10);
-        raw_exec(&probe,
-                 "SELECT COUNT(*) FROM pg_stat_activity WHERE "
-                 "wait_event_type = 'Lock' AND datname = current_database()",
-                 &waiting);
+    if (probe_sql != NULL) {
+        for (int i = 0; i < 1000 && waiting == 0; i++) {
+            sleep_ms(10);
+            raw_exec(&probe, probe_sql, &waiting);
+        }
+        assert_true(waiting > 0);
+    } else {
+        sleep_ms(300);
     }
-    assert_true(waiting > 0);
     assert_true(
         SQL_SUCCEEDED(SQLEndTran(SQL_HANDLE_DBC, blocker.dbc, SQL_COMMIT)));
     pthread_join(t, NULL);
@@ -558,8 +586,13 @@ static void integrity_error_retry_path(void **state) {
     assert_false(r.res.won);
     assert_string_equal(r.res.leader_id, "blocker");
     odbc_leader__db_stats(db, &st);
-    assert_int_equal(st.unique_violations, 1);
-    assert_int_equal(st.retries, 1);
+    if (is_kind("sqlite")) {
+        assert_int_equal(st.unique_violations, 0);
+        assert_int_equal(st.retries, 0);
+    } else {
+        assert_int_equal(st.unique_violations, 1);
+        assert_int_equal(st.retries, 1);
+    }
 
     raw_close(&blocker);
     raw_close(&probe);
@@ -597,6 +630,52 @@ static void reconnects_after_server_restart(void **state) {
     /* the lease outlived the restart: the same term was renewed */
     assert_int_equal(odbc_leader_term(a), term);
     odbc_leader_destroy(a);
+}
+
+/*
+ * Least privilege: the tables were created by the admin account (the
+ * suite's own); OL_LIMITED_CONNECT logs in as an account that may only
+ * SELECT, INSERT, UPDATE and DELETE on them. Such candidates elect,
+ * renew and resign with LeaderCreateSchema=no; asked to create tables
+ * they cannot, they fail with the database's reason and create nothing.
+ */
+static void least_privilege_candidates(void **state) {
+    const char *limited = getenv("OL_LIMITED_CONNECT");
+    const char *extra = getenv("OL_LEADER_EXTRA");
+    char ns[64], cfg[1024], err[512] = "", prefix[64], table[96];
+    odbc_leader_t *a = NULL, *b = NULL, *admin;
+    int64_t term;
+    int rc;
+
+    (void)state;
+    if (limited == NULL)
+        skip(); /* SQLite has no accounts */
+    ns_name(ns, sizeof(ns), "leastpriv");
+    admin = make_ns(ns, ""); /* makes sure the tables exist */
+    odbc_leader_destroy(admin);
+    snprintf(cfg, sizeof(cfg), "%s;%s;LeaderNamespace=%s;LeaderCreateSchema=no",
+             limited, extra != NULL ? extra : "", ns);
+    assert_int_equal(odbc_leader_create(&a, cfg, NULL, err, sizeof(err)), 0);
+    assert_int_equal(odbc_leader_create(&b, cfg, NULL, err, sizeof(err)), 0);
+    assert_int_equal(odbc_leader_tick(a, NULL), ODBC_LEADER_LEADER);
+    assert_int_equal(odbc_leader_tick(b, NULL), ODBC_LEADER_FOLLOWER);
+    term = odbc_leader_term(a);
+    assert_int_equal(odbc_leader_tick(a, NULL), ODBC_LEADER_LEADER);
+    odbc_leader_destroy(a); /* resigns and unregisters */
+    assert_int_equal(odbc_leader_tick(b, NULL), ODBC_LEADER_LEADER);
+    assert_int_equal(odbc_leader_term(b), term + 1);
+    odbc_leader_destroy(b);
+
+    snprintf(prefix, sizeof(prefix), "lp%ld_", (long)getpid());
+    snprintf(cfg, sizeof(cfg), "%s;%s;LeaderTablePrefix=%s", limited,
+             extra != NULL ? extra : "", prefix);
+    a = (odbc_leader_t *)1;
+    rc = odbc_leader_create(&a, cfg, NULL, err, sizeof(err));
+    assert_true(rc < 0);
+    assert_null(a);
+    assert_non_null(strstr(err, "creating the tables failed"));
+    snprintf(table, sizeof(table), "%sschema", prefix);
+    assert_false(table_exists(table));
 }
 
 static void bad_config_gives_clear_errors_and_writes_nothing(void **state) {
@@ -707,8 +786,9 @@ int main(void) {
         cmocka_unit_test(candidates_are_listed),
         cmocka_unit_test(leader_removes_long_dead_candidates),
         cmocka_unit_test(settings_from_odbc_ini_and_string),
-        cmocka_unit_test(integrity_error_retry_path),
+        cmocka_unit_test(first_row_race),
         cmocka_unit_test(reconnects_after_server_restart),
+        cmocka_unit_test(least_privilege_candidates),
         cmocka_unit_test(bad_config_gives_clear_errors_and_writes_nothing),
         cmocka_unit_test(missing_tables_and_wrong_version_are_refused),
         cmocka_unit_test(unreachable_database_gives_clear_error),
