@@ -195,7 +195,8 @@ int odbc_leader__dialect_load(const char *spec, const char *dbms_name,
                               struct odbc_leader__dialect **out, char *err,
                               size_t errlen);
 
-/* The text of a built-in dialect file ("sqlite", "postgresql"), or NULL. */
+/* The text of a built-in dialect file ("sqlite", "postgresql", "mariadb"),
+ * or NULL. */
 const char *odbc_leader__builtin_dialect(const char *name);
 
 /* The name of the i-th built-in dialect (0-based), or NULL past the end. */

@@ -7,6 +7,7 @@
 #   ol_setup                     # private temp dir + hermetic ODBC config
 #   ol_need_driver SQLite3       # exit 77 (SKIP) when a driver is missing
 #   ol_start_pg                  # private PostgreSQL on 127.0.0.1
+#   ol_start_mariadb             # or a private MariaDB on 127.0.0.1
 #   conn=$OL_PG_CONNECT          # or: conn=$(ol_sqlite_connect "$OL_TMP/x.db")
 #
 # Exit codes follow automake: 0 pass, 1 fail, 77 skip. Skip only when a
@@ -290,4 +291,249 @@ ol_psql() {
     PGCONNECT_TIMEOUT=10 "$OL_PG_BIN/psql" -X -A -t -q -v ON_ERROR_STOP=1 \
         -h 127.0.0.1 -p "$OL_PG_PORT" -U "$OL_PG_USER" \
         -d "${2:-$OL_PG_DB}" -c "$1"
+}
+
+# ---- MariaDB ------------------------------------------------------------
+#
+# A private server: datadir $OL_TMP/mariadb, socket and pid file in
+# $OL_TMP/mariadb-run, log $OL_TMP/mariadb.log, TCP on 127.0.0.1 only.
+# As root the server runs as the mysql user; otherwise as the caller.
+# root@localhost has no password and is reached over the socket only
+# (ol_mariadb); the tests connect over TCP as user "leader", who holds
+# every privilege on database "leader" and nothing else. Like the
+# PostgreSQL helpers, ol_stop_mariadb, ol_start_mariadb_again,
+# ol_restart_mariadb and ol_mariadb also work in a child bash: they only
+# need the exported OL_MARIADB_* variables.
+
+OL_MARIADB_DB=leader
+OL_MARIADB_USER=leader
+
+# Prints the path of the first of the named programs found on PATH or in
+# /usr/sbin, /usr/libexec, /usr/local/sbin; fails when none is.
+ol__mariadb_prog() {
+    local p d
+    for p in "$@"; do
+        if command -v "$p" >/dev/null 2>&1; then
+            command -v "$p"
+            return 0
+        fi
+        for d in /usr/sbin /usr/libexec /usr/local/sbin; do
+            if [ -x "$d/$p" ]; then
+                echo "$d/$p"
+                return 0
+            fi
+        done
+    done
+    return 1
+}
+
+# Runs a command as the server's owner (mysql when we are root).
+ol__mariadb_as() {
+    if [ "$(id -u)" = 0 ]; then
+        (cd "$OL_TMP" && runuser -u mysql -- "$@")
+    else
+        (cd "$OL_TMP" && "$@")
+    fi
+}
+
+# Succeeds while process $1 exists and is not a zombie (an orphaned server
+# may stay a zombie where PID 1 does not reap).
+ol__mariadb_alive() {
+    local state=''
+    kill -0 "$1" 2>/dev/null || return 1
+    if [ -r "/proc/$1/stat" ]; then
+        state=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)
+    fi
+    [ "$state" != Z ]
+}
+
+# Prints the server's pid from its pid file, or nothing.
+ol__mariadb_pid() {
+    local pid=''
+    if [ -r "$OL_MARIADB_RUN/mariadb.pid" ]; then
+        read -r pid <"$OL_MARIADB_RUN/mariadb.pid" || true
+    fi
+    case $pid in
+    '' | *[!0-9]*) return 1 ;;
+    esac
+    echo "$pid"
+}
+
+# Starts the server on $OL_MARIADB_PORT and waits until it answers. Its
+# pid goes to $OL_MARIADB_RUN/launcher.pid at once; the server writes
+# mariadb.pid there itself. Returns 0 when ready, 2 when the port was
+# taken, 1 on any other failure (the log tail is printed on stderr).
+ol__mariadb_launch() {
+    local lines pid i
+    local -a opts
+    opts=(--no-defaults "--datadir=$OL_MARIADB_DATA"
+        "--socket=$OL_MARIADB_SOCK" "--port=$OL_MARIADB_PORT"
+        --bind-address=127.0.0.1 "--pid-file=$OL_MARIADB_RUN/mariadb.pid"
+        "--log-error=$OL_MARIADB_LOG" --skip-name-resolve
+        --innodb-flush-log-at-trx-commit=2 --innodb-buffer-pool-size=32M
+        --innodb-log-file-size=16M)
+    [ "$(id -u)" = 0 ] && opts+=(--user=mysql)
+    lines=$(wc -l <"$OL_MARIADB_LOG")
+    # A child of this shell (ol__cleanup reaps it); when a child bash
+    # (OL_RESTART_CMD) starts it, it outlives that bash. The pid file is
+    # the record either way.
+    "$OL_MARIADB_BIN" "${opts[@]}" </dev/null >>"$OL_MARIADB_LOG" 2>&1 &
+    pid=$!
+    echo "$pid" >"$OL_MARIADB_RUN/launcher.pid"
+    for ((i = 0; i < 300; i++)); do
+        if "$OL_MARIADB_ADMIN" --no-defaults -uroot \
+            "--socket=$OL_MARIADB_SOCK" --connect-timeout=2 ping \
+            >/dev/null 2>&1; then
+            return 0
+        fi
+        if ! ol__mariadb_alive "$pid"; then
+            if tail -n +$((lines + 1)) "$OL_MARIADB_LOG" |
+                grep -q 'Address already in use\|Do you already have another'; then
+                return 2
+            fi
+            break
+        fi
+        sleep 0.1
+    done
+    echo "MariaDB did not start; log tail:" >&2
+    tail -n 20 "$OL_MARIADB_LOG" >&2
+    ol__mariadb_kill KILL
+    return 1
+}
+
+# Sends signal $1 to the server and waits until it is gone, at most $2
+# tenths of a second (default 600). Returns 0 when it is gone (or was not
+# running), 1 otherwise.
+ol__mariadb_kill() {
+    local pid i
+    pid=$(ol__mariadb_pid) ||
+        pid=$(cat "$OL_MARIADB_RUN/launcher.pid" 2>/dev/null) || return 0
+    kill "-$1" "$pid" 2>/dev/null
+    for ((i = 0; i < ${2:-600}; i++)); do
+        ol__mariadb_alive "$pid" || return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# The cleanup hook: stops the server, whoever started it last (a clean
+# shutdown, SIGKILL when that takes more than 10 s).
+ol__mariadb_cleanup() {
+    [ -n "${OL_MARIADB_RUN:-}" ] || return 0
+    ol__mariadb_kill TERM 100 || ol__mariadb_kill KILL
+    rm -f -- "$OL_MARIADB_RUN/mariadb.pid" "$OL_MARIADB_RUN/launcher.pid"
+}
+
+# Creates a MariaDB data directory in $OL_TMP/mariadb, starts the server on
+# a free port of 127.0.0.1, creates database "leader" and user "leader"
+# (random password, every privilege on leader.*), and exports
+# OL_MARIADB_PORT, OL_MARIADB_USER, OL_MARIADB_PASSWORD and
+# OL_MARIADB_CONNECT; adds DSN [mariadbtest] to odbc.ini. The connection
+# string carries CONN_TIMEOUT, READ_TIMEOUT and WRITE_TIMEOUT (seconds):
+# Connector/ODBC 3.1 ignores the ODBC login and query timeouts, and
+# WRITE_TIMEOUT only ends a stalled write when READ_TIMEOUT is set too.
+ol_start_mariadb() {
+    local rc _ keys
+    [ -n "${OL_TMP:-}" ] || ol_fail "ol_start_mariadb called before ol_setup"
+    OL_MARIADB_BIN=$(ol__mariadb_prog mariadbd mysqld) ||
+        ol_skip "missing MariaDB server (mariadbd)"
+    OL_MARIADB_ADMIN=$(ol__mariadb_prog mariadb-admin mysqladmin) ||
+        ol_skip "missing program: mariadb-admin"
+    OL_MARIADB_CLIENT=$(ol__mariadb_prog mariadb mysql) ||
+        ol_skip "missing program: mariadb"
+    OL_MARIADB_INSTALL=$(ol__mariadb_prog mariadb-install-db \
+        mysql_install_db) || ol_skip "missing program: mariadb-install-db"
+    ol_need_driver "MariaDB Unicode"
+    OL_MARIADB_DATA=$OL_TMP/mariadb
+    OL_MARIADB_RUN=$OL_TMP/mariadb-run
+    OL_MARIADB_SOCK=$OL_MARIADB_RUN/mariadb.sock
+    OL_MARIADB_LOG=$OL_TMP/mariadb.log
+    [ "${#OL_MARIADB_SOCK}" -lt 100 ] ||
+        ol_fail "socket path too long: $OL_MARIADB_SOCK (set TMPDIR)"
+    if ! mkdir -m 700 "$OL_MARIADB_DATA" "$OL_MARIADB_RUN" ||
+        ! : >"$OL_MARIADB_LOG"; then
+        ol_fail "cannot create $OL_MARIADB_DATA"
+    fi
+    if [ "$(id -u)" = 0 ]; then
+        ol_need_cmd runuser
+        id mysql >/dev/null 2>&1 || ol_skip "missing system user mysql"
+        chown mysql: "$OL_MARIADB_DATA" "$OL_MARIADB_RUN" "$OL_MARIADB_LOG"
+    fi
+    export OL_MARIADB_BIN OL_MARIADB_ADMIN OL_MARIADB_CLIENT \
+        OL_MARIADB_DATA OL_MARIADB_RUN OL_MARIADB_SOCK OL_MARIADB_LOG
+    ol_on_exit ol__mariadb_cleanup
+    ol__mariadb_as "$OL_MARIADB_INSTALL" --no-defaults \
+        "--datadir=$OL_MARIADB_DATA" --auth-root-authentication-method=normal \
+        --skip-test-db --skip-name-resolve --innodb-log-file-size=16M \
+        >"$OL_TMP/mariadb-install.log" 2>&1 || {
+        tail -n 20 "$OL_TMP/mariadb-install.log" >&2
+        ol_fail "mariadb-install-db failed"
+    }
+    for _ in 1 2 3 4 5; do
+        OL_MARIADB_PORT=$(ol_free_port) || ol_fail "no free TCP port found"
+        export OL_MARIADB_PORT
+        rc=0
+        ol__mariadb_launch || rc=$?
+        [ "$rc" = 2 ] || break
+        ol_log "port $OL_MARIADB_PORT was taken, trying another"
+    done
+    [ "$rc" = 0 ] || ol_fail "could not start MariaDB"
+    ol_track_pid "$(cat "$OL_MARIADB_RUN/launcher.pid")"
+    OL_MARIADB_PASSWORD=$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
+    export OL_MARIADB_USER OL_MARIADB_PASSWORD
+    ol_mariadb "CREATE DATABASE $OL_MARIADB_DB;
+        CREATE USER '$OL_MARIADB_USER'@'127.0.0.1'
+            IDENTIFIED BY '$OL_MARIADB_PASSWORD';
+        GRANT ALL PRIVILEGES ON $OL_MARIADB_DB.*
+            TO '$OL_MARIADB_USER'@'127.0.0.1';" mysql ||
+        ol_fail "creating database and user $OL_MARIADB_DB failed"
+    keys="CONN_TIMEOUT=5;READ_TIMEOUT=15;WRITE_TIMEOUT=15"
+    OL_MARIADB_CONNECT="Driver=MariaDB Unicode;Server=127.0.0.1"
+    OL_MARIADB_CONNECT="$OL_MARIADB_CONNECT;Port=$OL_MARIADB_PORT"
+    OL_MARIADB_CONNECT="$OL_MARIADB_CONNECT;Database=$OL_MARIADB_DB"
+    OL_MARIADB_CONNECT="$OL_MARIADB_CONNECT;UID=$OL_MARIADB_USER"
+    OL_MARIADB_CONNECT="$OL_MARIADB_CONNECT;PWD=$OL_MARIADB_PASSWORD;$keys"
+    export OL_MARIADB_CONNECT
+    printf '[mariadbtest]\nDriver=MariaDB Unicode\nServer=127.0.0.1\n%s\n' \
+        "Port=$OL_MARIADB_PORT" >>"$OL_TMP/odbc.ini"
+    printf '%s\n' "Database=$OL_MARIADB_DB" "UID=$OL_MARIADB_USER" \
+        "PWD=$OL_MARIADB_PASSWORD" "${keys//;/$'\n'}" '' >>"$OL_TMP/odbc.ini"
+    ol_log "MariaDB ready on 127.0.0.1:$OL_MARIADB_PORT (log: $OL_MARIADB_LOG)"
+}
+
+# Stops the server: fast (default) is a clean shutdown that closes every
+# client connection, immediate kills it with SIGKILL (a crash; InnoDB
+# recovers at the next start).
+ol_stop_mariadb() {
+    local sig=TERM
+    case ${1:-fast} in
+    fast) ;;
+    immediate) sig=KILL ;;
+    *) ol_fail "ol_stop_mariadb: unknown mode $1 (fast or immediate)" ;;
+    esac
+    ol__mariadb_kill "$sig" || {
+        tail -n 20 "$OL_MARIADB_LOG" >&2
+        ol_fail "MariaDB did not stop (${1:-fast})"
+    }
+    rm -f -- "$OL_MARIADB_RUN/mariadb.pid" "$OL_MARIADB_RUN/launcher.pid"
+}
+
+# Starts the stopped server again on the same directory and port.
+ol_start_mariadb_again() {
+    ol__mariadb_launch ||
+        ol_fail "could not restart MariaDB on $OL_MARIADB_PORT"
+}
+
+# Stops (mode $1, default fast) and starts the server again.
+ol_restart_mariadb() {
+    ol_stop_mariadb "${1:-fast}"
+    ol_start_mariadb_again
+}
+
+# Runs SQL (one or more statements) as root over the socket against
+# database $2 (default leader) and prints the rows tab-separated, without
+# column names. Returns the client's status.
+ol_mariadb() {
+    "$OL_MARIADB_CLIENT" --no-defaults -uroot "--socket=$OL_MARIADB_SOCK" \
+        --connect-timeout=10 -N -B -e "$1" "${2:-$OL_MARIADB_DB}"
 }

@@ -4,7 +4,7 @@
  * wrapper script (sqlite.test, postgresql.test) starts the server, writes
  * a hermetic odbcinst.ini and sets
  *   OL_CONNECT      base connection string (no Leader* keys)
- *   OL_KIND         "sqlite" or "postgresql"
+ *   OL_KIND         "sqlite", "postgresql" or "mariadb"
  *   OL_RESTART_CMD  shell command restarting the server (servers only)
  *   OL_DOWN_CONNECT a connection string whose server is unreachable
  *   OL_DSN          an odbc.ini DSN whose section sets LeaderNamespace=

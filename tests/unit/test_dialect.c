@@ -142,7 +142,8 @@ static void test_builtin_names(void **state) {
     (void)state;
     assert_string_equal(odbc_leader__builtin_dialect_name(0), "sqlite");
     assert_string_equal(odbc_leader__builtin_dialect_name(1), "postgresql");
-    assert_null(odbc_leader__builtin_dialect_name(2));
+    assert_string_equal(odbc_leader__builtin_dialect_name(2), "mariadb");
+    assert_null(odbc_leader__builtin_dialect_name(3));
     assert_null(odbc_leader__builtin_dialect("oracle"));
     assert_null(odbc_leader__builtin_dialect(NULL));
 }
@@ -579,6 +580,51 @@ static void test_null_filename_and_vars(void **state) {
     assert_int_equal(rc, ODBC_LEADER_EDIALECT);
 }
 
+/* MariaDB: attempt and renew are one compound statement each (one round
+ * trip), every other operation one statement. */
+static void test_builtin_mariadb(void **state) {
+    struct odbc_leader__dialect *d = parse_builtin("mariadb");
+    static const unsigned char attempt[] = {NS,  ID, CTTL, NS, NS, ID,
+                                            TTL, ID, TTL,  NS, NS};
+    static const unsigned char renew[] = {NS, ID, CTTL, NS, ID, CTTL, TTL,
+                                          NS, ID, TERM, NS, ID, TERM};
+    static const unsigned char ver[] = {VERSION};
+    static const unsigned char ns[] = {NS};
+    static const unsigned char nsid[] = {NS, ID};
+    static const unsigned char nsidterm[] = {NS, ID, TERM};
+    const char *upsert;
+
+    (void)state;
+    assert_string_equal(d->name, "mariadb");
+    assert_string_equal(d->dbms, "MariaDB");
+    assert_int_equal(d->schema_version, 1);
+    assert_null(d->begin);
+    expect_clean_sql(d);
+    assert_int_equal(d->ops[ODBC_LEADER__OP_ON_CONNECT].n, 2);
+    assert_non_null(strstr(d->ops[ODBC_LEADER__OP_ON_CONNECT].v[0].sql,
+                           "max_statement_time = 1234 / 1000.0"));
+    assert_int_equal(d->ops[ODBC_LEADER__OP_DDL].n, 4);
+    expect_params(d, ODBC_LEADER__OP_DDL, 3, ver, 1);
+    assert_int_equal(d->ops[ODBC_LEADER__OP_ATTEMPT].n, 1);
+    expect_params(d, ODBC_LEADER__OP_ATTEMPT, 0, attempt, sizeof attempt);
+    assert_memory_equal(d->ops[ODBC_LEADER__OP_ATTEMPT].v[0].sql,
+                        "BEGIN NOT ATOMIC", 16);
+    assert_non_null(strstr(d->ops[ODBC_LEADER__OP_ATTEMPT].v[0].sql,
+                           "INSERT INTO pfx_lease"));
+    /* only the heartbeat upserts: the lease row's INSERT can collide */
+    upsert = strstr(d->ops[ODBC_LEADER__OP_ATTEMPT].v[0].sql,
+                    "ON DUPLICATE KEY UPDATE");
+    assert_non_null(upsert);
+    assert_null(strstr(upsert + 1, "ON DUPLICATE KEY UPDATE"));
+    assert_int_equal(d->ops[ODBC_LEADER__OP_RENEW].n, 1);
+    expect_params(d, ODBC_LEADER__OP_RENEW, 0, renew, sizeof renew);
+    expect_params(d, ODBC_LEADER__OP_RESIGN, 0, nsidterm, 3);
+    expect_params(d, ODBC_LEADER__OP_UNREGISTER, 0, nsid, 2);
+    expect_params(d, ODBC_LEADER__OP_LEADER, 0, ns, 1);
+    expect_params(d, ODBC_LEADER__OP_CANDIDATES, 0, ns, 1);
+    odbc_leader__dialect_free(d);
+}
+
 /* ---- classification ---- */
 
 static void test_classify_postgresql(void **state) {
@@ -613,6 +659,38 @@ static void test_classify_postgresql(void **state) {
                      ODBC_LEADER__ERR_TRANSIENT);
     assert_int_equal(odbc_leader__classify(d, NULL, 0), ODBC_LEADER__ERR_OTHER);
     assert_int_equal(odbc_leader__classify(d, "", 0), ODBC_LEADER__ERR_OTHER);
+    odbc_leader__dialect_free(d);
+}
+
+static void test_classify_mariadb(void **state) {
+    struct odbc_leader__dialect *d = parse_builtin("mariadb");
+
+    (void)state;
+    /* a unique violation by native code, whatever the SQLSTATE */
+    assert_int_equal(odbc_leader__classify(d, "23000", 1062),
+                     ODBC_LEADER__ERR_UNIQUE);
+    assert_int_equal(odbc_leader__classify(d, "HY000", 1062),
+                     ODBC_LEADER__ERR_UNIQUE);
+    assert_int_equal(odbc_leader__classify(d, "23000", 1048),
+                     ODBC_LEADER__ERR_OTHER);
+    assert_int_equal(odbc_leader__classify(d, "40001", 1213),
+                     ODBC_LEADER__ERR_TRANSIENT);
+    assert_int_equal(odbc_leader__classify(d, "HY000", 1205),
+                     ODBC_LEADER__ERR_TRANSIENT);
+    assert_int_equal(odbc_leader__classify(d, "70100", 1969),
+                     ODBC_LEADER__ERR_TRANSIENT);
+    assert_int_equal(odbc_leader__classify(d, "08S01", 2013),
+                     ODBC_LEADER__ERR_CONNLOST);
+    assert_int_equal(odbc_leader__classify(d, "HY000", 2006),
+                     ODBC_LEADER__ERR_CONNLOST);
+    assert_int_equal(odbc_leader__classify(d, "70100", 1927),
+                     ODBC_LEADER__ERR_CONNLOST);
+    assert_int_equal(odbc_leader__classify(d, "42S02", 1146),
+                     ODBC_LEADER__ERR_UNDEFINED_TABLE);
+    assert_int_equal(odbc_leader__classify(d, "42000", 1064),
+                     ODBC_LEADER__ERR_OTHER);
+    assert_int_equal(odbc_leader__classify(d, "42000", 1142),
+                     ODBC_LEADER__ERR_OTHER);
     odbc_leader__dialect_free(d);
 }
 
@@ -737,6 +815,7 @@ static void test_load_auto(void **state) {
     expect_load("auto", "PostgreSQL", "postgresql");
     expect_load("auto", "postgresql 15.4", "postgresql");
     expect_load("auto", "SQLite", "sqlite");
+    expect_load("auto", "MariaDB", "mariadb");
     expect_load(NULL, "SQLITE", "sqlite");
     expect_load("", "SQLite", "sqlite");
     expect_load_error("auto", "Oracle", "\"Oracle\"", "LeaderDialect", "sqlite",
@@ -801,6 +880,7 @@ int main(void) {
         cmocka_unit_test(test_builtin_text_matches_file),
         cmocka_unit_test(test_builtin_sqlite),
         cmocka_unit_test(test_builtin_postgresql),
+        cmocka_unit_test(test_builtin_mariadb),
         cmocka_unit_test(test_minimal_and_statement_text),
         cmocka_unit_test(test_define_expands_with_params_and_prefix),
         cmocka_unit_test(test_err_define),
@@ -820,6 +900,7 @@ int main(void) {
         cmocka_unit_test(test_err_unterminated),
         cmocka_unit_test(test_null_filename_and_vars),
         cmocka_unit_test(test_classify_postgresql),
+        cmocka_unit_test(test_classify_mariadb),
         cmocka_unit_test(test_classify_sqlite),
         cmocka_unit_test(test_classify_patterns),
         cmocka_unit_test(test_load_auto),

@@ -1,0 +1,212 @@
+-- generic.sql: odbc-leader fallback dialect in portable SQL, for a database
+-- that has no dialect of its own. It has no @dbms, so LeaderDialect=auto
+-- never picks it: copy it, edit the one "@define now" line for your
+-- database and point LeaderDialect at the copy. docs/dialects.md describes
+-- the file format, the contract of every operation and how to validate a
+-- copy against a real database.
+--
+-- Portable means: no upsert (ON CONFLICT, ON DUPLICATE KEY, MERGE), no
+-- RETURNING, no data-modifying CTE, no SELECT without FROM (the one-row
+-- {prefix}schema table stands in for DUAL), no vendor function outside
+-- {now}, no row counts: the engine cannot branch on them, so every
+-- "insert if missing" is INSERT ... SELECT ... WHERE NOT EXISTS after the
+-- UPDATE that would have changed the row.
+-- Tested unchanged apart from {now} on PostgreSQL 15 (psqlODBC 13),
+-- MariaDB 10.11 (Connector/ODBC 3.1) and SQLite 3.40 (sqliteodbc).
+--
+-- Transactions: attempt and renew have several statements, so the engine
+-- runs each inside one ODBC transaction (autocommit off, then SQLEndTran);
+-- there is no @begin because BEGIN differs between databases. The first
+-- statement of both is an UPDATE of the lease row. SQLite takes its write
+-- lock at the first write of a transaction, before reading anything, so
+-- the driver's deferred transaction never has to upgrade a read lock;
+-- InnoDB keeps the row lock of that UPDATE even when no row matches, which
+-- serialises the transactions of one namespace.
+--
+-- The mark: attempt must say whether it took the lease and renew whether
+-- it extended it, without RETURNING or changes(). The statement that takes
+-- or extends the lease stores renewed_at_ms negated (-now); the final
+-- SELECT reports success when the row carries our id (and term) and a
+-- negative renewed_at_ms. Each attempt and renew first turns our own old
+-- mark positive again, so a mark it sees was written by itself: marks are
+-- only written for rows holding our id, our transactions run one after
+-- another, and from our takeover or renew until our commit the row is
+-- locked (SQLite: the whole database). A predicate on the row alone
+-- cannot do this -- a row our id took in an earlier attempt looks the same
+-- as one taken now -- and comparing times breaks when the clock steps
+-- back. So a negative renewed_at_ms means "extended by the holder's last
+-- attempt or renew"; its absolute value is the time. Nothing else reads
+-- renewed_at_ms, and the shipped dialects only ever write it positive, so
+-- they can share the tables with this one.
+--
+-- Error codes: the union of what psqlODBC, MariaDB Connector/ODBC and
+-- sqliteodbc report (measured on Debian 12): unique violation 23505 /
+-- 23000 native 1062 / HY000 native 19 (sqliteodbc says HY000 for every
+-- error; SQL Server and Oracle also say 23000); deadlock and
+-- serialization 40001 40P01; lock timeout 55P03 / HY000 native 1205 /
+-- SQLite busy and locked, HY000 native 5 and 6; statement timeout 57014 /
+-- HY018 native 1969 (max_statement_time); connection lost 08* (MariaDB
+-- 08S01, psqlODBC 08S01 after 57P01); undefined table 42P01 / 42S02 /
+-- HY000 native 1 (SQLite's generic error code, so a syntax error there
+-- counts as a missing table too).
+
+-- @dialect generic
+-- @schema-version 1
+-- @unique-violation 23505 23000 HY000:19
+-- @transient 40001 40P01 55P03 57014 HY018:1969 HY000:1205 HY000:5 HY000:6
+-- @connection-lost 08* 57P01 57P02 57P03
+-- @undefined-table 42P01 42S02 HY000:1
+
+-- The database clock as epoch milliseconds (a BIGINT), UTC, with at least
+-- millisecond resolution. It is pasted wherever {now} stands, also as an
+-- operand of + and -, so keep it a single term (a call or parentheses).
+-- Replace the placeholder on the "@define now" line with one of these:
+--   PostgreSQL (tested; CockroachDB should take the same):
+--     CAST(FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000) AS BIGINT)
+--   MariaDB 10.3+ / MySQL 8 (tested on MariaDB; time-zone independent):
+--     (TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)
+--   SQLite (tested; the clock of the process running the statement):
+--     CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)
+--   SQL Server 2016+ (UNTESTED):
+--     DATEDIFF_BIG(MILLISECOND, CAST('1970-01-01' AS DATETIME2), SYSUTCDATETIME())
+--   Oracle (UNTESTED; the four parts must come from one reading of the clock):
+--     (EXTRACT(DAY FROM (SYS_EXTRACT_UTC(SYSTIMESTAMP) - TIMESTAMP '1970-01-01 00:00:00')) * 86400000 + EXTRACT(HOUR FROM (SYS_EXTRACT_UTC(SYSTIMESTAMP) - TIMESTAMP '1970-01-01 00:00:00')) * 3600000 + EXTRACT(MINUTE FROM (SYS_EXTRACT_UTC(SYSTIMESTAMP) - TIMESTAMP '1970-01-01 00:00:00')) * 60000 + FLOOR(EXTRACT(SECOND FROM (SYS_EXTRACT_UTC(SYSTIMESTAMP) - TIMESTAMP '1970-01-01 00:00:00')) * 1000))
+--   Db2 LUW (UNTESTED):
+--     ((DAYS(CURRENT TIMESTAMP - CURRENT TIMEZONE) - DAYS('1970-01-01')) * BIGINT(86400000) + MIDNIGHT_SECONDS(CURRENT TIMESTAMP - CURRENT TIMEZONE) * BIGINT(1000) + MICROSECOND(CURRENT TIMESTAMP) / 1000)
+-- Until it is replaced, preparing attempt fails with an error naming the
+-- placeholder.
+-- @define now edit_the_now_line_of_generic_sql
+
+-- @statement ddl
+-- Plain CREATE TABLE (IF NOT EXISTS is not portable): the engine runs this
+-- only when {prefix}schema is missing or empty. Oracle wants NUMBER(19)
+-- for BIGINT and VARCHAR2 for VARCHAR. The schema table comes last: where
+-- DDL is not transactional, a creation that stops halfway leaves it
+-- missing, and the next start reports which table is in the way.
+CREATE TABLE {prefix}lease (
+    namespace VARCHAR(128) NOT NULL PRIMARY KEY,
+    leader_id VARCHAR(128),
+    term BIGINT NOT NULL,
+    elected_at_ms BIGINT,
+    -- negative: the mark described above
+    renewed_at_ms BIGINT,
+    expires_at_ms BIGINT NOT NULL,
+    -- reserved for a later "resign --to"; attempt resets both
+    resign_requested INTEGER DEFAULT 0 NOT NULL,
+    handoff_to VARCHAR(128)
+);
+CREATE TABLE {prefix}candidate (
+    namespace VARCHAR(128) NOT NULL,
+    candidate_id VARCHAR(128) NOT NULL,
+    registered_at_ms BIGINT NOT NULL,
+    heartbeat_at_ms BIGINT NOT NULL,
+    expires_at_ms BIGINT NOT NULL,
+    PRIMARY KEY (namespace, candidate_id)
+);
+CREATE TABLE {prefix}schema (
+    version INTEGER NOT NULL
+);
+INSERT INTO {prefix}schema (version) VALUES (:version);
+
+-- @statement schema_version
+SELECT MAX(version) FROM {prefix}schema;
+
+-- @statement attempt
+-- 1. Clear our own old mark (and take the write lock, see above).
+UPDATE {prefix}lease
+SET renewed_at_ms = -renewed_at_ms
+WHERE namespace = :ns AND leader_id = :id AND renewed_at_ms < 0;
+-- 2. Take the lease when vacant or expired, never an unexpired one (even
+-- our own). On PostgreSQL a concurrent taker waits for this row lock and
+-- then re-checks the WHERE clause against the committed row.
+UPDATE {prefix}lease
+SET leader_id = :id,
+    term = term + 1,
+    elected_at_ms = {now},
+    renewed_at_ms = -({now}),
+    expires_at_ms = {now} + :ttl_ms,
+    resign_requested = 0,
+    handoff_to = NULL
+WHERE namespace = :ns
+  AND (leader_id IS NULL OR expires_at_ms <= {now});
+-- 3. The namespace's first row. Two candidates doing this at once collide
+-- on the primary key; the loser gets a unique violation, and the engine
+-- rolls back, retries once, then reads the lease.
+INSERT INTO {prefix}lease (namespace, leader_id, term, elected_at_ms,
+    renewed_at_ms, expires_at_ms, resign_requested, handoff_to)
+SELECT :ns, :id, 1, {now}, -({now}), {now} + :ttl_ms, 0, NULL
+FROM {prefix}schema
+WHERE NOT EXISTS (SELECT 1 FROM {prefix}lease WHERE namespace = :ns);
+-- 4. Heartbeat: update our candidate row, create it when missing.
+UPDATE {prefix}candidate
+SET heartbeat_at_ms = {now},
+    expires_at_ms = {now} + :cand_ttl_ms
+WHERE namespace = :ns AND candidate_id = :id;
+INSERT INTO {prefix}candidate (namespace, candidate_id, registered_at_ms,
+    heartbeat_at_ms, expires_at_ms)
+SELECT :ns, :id, {now}, {now}, {now} + :cand_ttl_ms
+FROM {prefix}schema
+WHERE NOT EXISTS (SELECT 1 FROM {prefix}candidate
+                  WHERE namespace = :ns AND candidate_id = :id);
+-- 5. Result: leader_id, term, expires_at_ms, now_ms, won.
+SELECT leader_id, term, expires_at_ms, {now},
+    CASE WHEN leader_id = :id AND renewed_at_ms < 0 THEN 1 ELSE 0 END
+FROM {prefix}lease
+WHERE namespace = :ns;
+
+-- @statement renew
+-- 1. Clear our own old mark (and take the write lock).
+UPDATE {prefix}lease
+SET renewed_at_ms = -renewed_at_ms
+WHERE namespace = :ns AND leader_id = :id AND renewed_at_ms < 0;
+-- 2. Extend only the exact holder and term, only while unexpired.
+UPDATE {prefix}lease
+SET renewed_at_ms = -({now}),
+    expires_at_ms = {now} + :ttl_ms
+WHERE namespace = :ns AND leader_id = :id AND term = :term
+  AND expires_at_ms > {now};
+-- 3. Heartbeat, and delete the candidate rows that expired more than one
+-- candidate TTL ago (crashed processes with random ids would pile up).
+UPDATE {prefix}candidate
+SET heartbeat_at_ms = {now},
+    expires_at_ms = {now} + :cand_ttl_ms
+WHERE namespace = :ns AND candidate_id = :id;
+INSERT INTO {prefix}candidate (namespace, candidate_id, registered_at_ms,
+    heartbeat_at_ms, expires_at_ms)
+SELECT :ns, :id, {now}, {now}, {now} + :cand_ttl_ms
+FROM {prefix}schema
+WHERE NOT EXISTS (SELECT 1 FROM {prefix}candidate
+                  WHERE namespace = :ns AND candidate_id = :id);
+DELETE FROM {prefix}candidate
+WHERE namespace = :ns AND candidate_id <> :id
+  AND expires_at_ms < {now} - :cand_ttl_ms;
+-- 4. Result: the row only when step 2 extended it (no row = lease lost):
+-- leader_id, term, expires_at_ms, now_ms.
+SELECT leader_id, term, expires_at_ms, {now}
+FROM {prefix}lease
+WHERE namespace = :ns AND leader_id = :id AND term = :term
+  AND renewed_at_ms < 0;
+
+-- @statement resign
+-- Only the exact term: the row and its term stay, the lease is vacant.
+UPDATE {prefix}lease
+SET leader_id = NULL,
+    renewed_at_ms = ABS(renewed_at_ms),
+    expires_at_ms = {now}
+WHERE namespace = :ns AND leader_id = :id AND term = :term;
+
+-- @statement unregister
+DELETE FROM {prefix}candidate
+WHERE namespace = :ns AND candidate_id = :id;
+
+-- @statement leader
+SELECT leader_id, term, expires_at_ms, {now}
+FROM {prefix}lease
+WHERE namespace = :ns;
+
+-- @statement candidates
+SELECT candidate_id, heartbeat_at_ms, expires_at_ms, {now}
+FROM {prefix}candidate
+WHERE namespace = :ns
+  AND expires_at_ms > {now}
+ORDER BY candidate_id;

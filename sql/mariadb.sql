@@ -1,0 +1,224 @@
+-- mariadb.sql: odbc-leader dialect for MariaDB (MariaDB Connector/ODBC
+-- 3.1, driver "MariaDB Unicode"; MariaDB 10.11, InnoDB).
+--
+-- Dialect file format (read by src/dialect.c; the file stays valid SQL):
+-- * A directive is a comment line "-- @word args"; other "--" lines and
+--   trailing "--" comments are dropped; blank lines are ignored.
+-- * Header, before the first statement section: dialect NAME (required),
+--   dbms TEXT (prefix of the driver's SQL_DBMS_NAME, for LeaderDialect=auto),
+--   schema-version N (required), begin/commit/rollback SQL (all three or
+--   none; none = ODBC transactions), and the error-code lists
+--   unique-violation, transient, connection-lost, undefined-table, each
+--   holding codes like 23505, 08* (prefix), HY000:19 (with native code)
+--   or *:1062 (native code alone).
+-- * "-- @statement OP" starts the SQL of operation OP (on_connect
+--   optional; ddl, schema_version, attempt, renew, resign, unregister,
+--   leader, candidates required). A statement ends with ";" at the end of
+--   a line; a section may hold several, run in one transaction.
+-- * "-- @define NAME TEXT" (header) makes {NAME} stand for TEXT; the
+--   database clock is written once that way, as {now}.
+-- * In SQL outside quotes, {prefix} is the table prefix, {timeout_ms} the
+--   statement timeout, and :ns :id :term :ttl_ms :cand_ttl_ms :version
+--   are bound parameters ("::" casts are left alone).
+-- * Every time comes from the database clock, in epoch milliseconds.
+--
+-- One round trip per attempt and per renew: each is one anonymous compound
+-- statement (BEGIN NOT ATOMIC ... END), prepared once with its parameters
+-- and run with one COM_STMT_EXECUTE. It needs no privilege beyond SELECT,
+-- INSERT, UPDATE and DELETE on the tables (no stored routine, no
+-- trigger). Inside a block the inner statements end with ";" too, so those
+-- semicolons start the next line instead of ending one: a ";" at the end
+-- of a line would end the dialect statement there. (A batch "a; b" is no
+-- alternative: Connector/ODBC 3.1 refuses it unless OPTION carries the
+-- multi-statement flag, and then prepares and runs each part on its own,
+-- one round trip per part.)
+--
+-- Each block is one transaction (START TRANSACTION ... COMMIT); its exit
+-- handler rolls back and re-raises the error unchanged, so the client sees
+-- the original SQLSTATE and native code, and no transaction stays open
+-- after a failure, a deadlock or max_statement_time.
+--
+-- The attempt reads the lease row with a plain SELECT ... INTO, a
+-- consistent read that waits for nobody (a condition such as IF EXISTS
+-- (SELECT ...) would be a locking read and wait on an uncommitted row).
+-- When it sees no row it INSERTs: if another candidate inserted the row
+-- without committing yet, the INSERT waits on the primary key and fails
+-- with 23000 / native 1062 once that one commits, and the engine rolls
+-- back and retries once (the integrity-error retry path, as on
+-- PostgreSQL). ON DUPLICATE KEY UPDATE would hide that collision, so the
+-- lease row is never upserted. No statement is a locking read of a
+-- missing row, so REPEATABLE READ's gap locks cannot deadlock two
+-- creators.
+--
+-- on_connect pins REPEATABLE READ (InnoDB's default) rather than trusting
+-- the server's: READ COMMITTED works as well, but makes every write fail
+-- (1665) on a server that binlogs with binlog_format=STATEMENT, and under
+-- SERIALIZABLE the plain reads would lock. The price: after its UPDATE
+-- waited for another taker, a follower's report shows the lease as its
+-- block first read it; the next attempt shows the new holder (PostgreSQL
+-- has the same caveat). Each block runs inside the server in one go, so
+-- its locks are held for microseconds. on_connect also pins sql_mode (a
+-- server-wide sql_mode=ORACLE would change the syntax of the blocks).
+--
+-- The clock is UTC_TIMESTAMP(6) counted from the epoch: no time zone
+-- conversion at all. UNIX_TIMESTAMP(NOW(3)) would convert the session's
+-- local time back and is an hour off during the repeated hour after a
+-- daylight-saving change (measured with time_zone America/New_York). A
+-- block reads the clock once, into v_now.
+--
+-- Names are utf8mb4_bin: case-sensitive like PostgreSQL and SQLite, and
+-- the driver's utf8mb4 parameters compare with the key without conversion.
+-- SCHEMA is a reserved word in MariaDB, so LeaderTablePrefix must not be
+-- empty here.
+
+-- @dialect mariadb
+-- @define now (TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)
+-- @dbms MariaDB
+-- @schema-version 1
+-- @unique-violation *:1062
+-- @transient 40001 *:1213 *:1205 *:1969
+-- @connection-lost 08* *:2006 *:2013 *:2002 *:2003 *:2055 *:1927 *:1053
+-- @undefined-table 42S02 *:1146
+
+-- @statement on_connect
+SET SESSION max_statement_time = {timeout_ms} / 1000.0,
+    SESSION sql_mode = 'STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION';
+SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ;
+
+-- @statement ddl
+CREATE TABLE IF NOT EXISTS {prefix}schema (
+    version INTEGER NOT NULL
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+CREATE TABLE IF NOT EXISTS {prefix}lease (
+    namespace VARCHAR(128) NOT NULL PRIMARY KEY,
+    leader_id VARCHAR(128) NULL,
+    term BIGINT NOT NULL,
+    elected_at_ms BIGINT,
+    renewed_at_ms BIGINT,
+    expires_at_ms BIGINT NOT NULL,
+    -- reserved for a later "resign --to"; attempt resets both
+    resign_requested INTEGER NOT NULL DEFAULT 0,
+    handoff_to VARCHAR(128) NULL
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+CREATE TABLE IF NOT EXISTS {prefix}candidate (
+    namespace VARCHAR(128) NOT NULL,
+    candidate_id VARCHAR(128) NOT NULL,
+    registered_at_ms BIGINT NOT NULL,
+    heartbeat_at_ms BIGINT NOT NULL,
+    expires_at_ms BIGINT NOT NULL,
+    PRIMARY KEY (namespace, candidate_id)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+INSERT INTO {prefix}schema (version)
+SELECT :version FROM DUAL
+WHERE NOT EXISTS (SELECT 1 FROM {prefix}schema);
+
+-- @statement schema_version
+SELECT MAX(version) FROM {prefix}schema;
+
+-- @statement attempt
+-- Heartbeat, then take the lease when vacant or expired (never an
+-- unexpired one, even our own); report it. The UPDATE's row lock
+-- serialises takers: a concurrent attempt waits for it, then re-checks
+-- its WHERE clause against the committed row and finds the lease taken.
+-- ROW_COUNT() is 1 exactly when the UPDATE took the lease (term always
+-- changes). When we won, the final SELECT reads our own row, under our
+-- lock; else the lease as this block's first read saw it.
+-- Result: leader_id, term, expires_at_ms, now_ms, won.
+BEGIN NOT ATOMIC
+    DECLARE v_now BIGINT DEFAULT {now}
+    ; DECLARE v_rows, v_won INT DEFAULT 0
+    ; DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END
+    ; START TRANSACTION
+    ; INSERT INTO {prefix}candidate (namespace, candidate_id,
+          registered_at_ms, heartbeat_at_ms, expires_at_ms)
+      VALUES (:ns, :id, v_now, v_now, v_now + :cand_ttl_ms)
+      ON DUPLICATE KEY UPDATE heartbeat_at_ms = VALUES(heartbeat_at_ms),
+          expires_at_ms = VALUES(expires_at_ms)
+    ; SELECT COUNT(*) INTO v_rows FROM {prefix}lease WHERE namespace = :ns
+    ; IF v_rows = 0 THEN
+          INSERT INTO {prefix}lease (namespace, leader_id, term,
+              elected_at_ms, renewed_at_ms, expires_at_ms, resign_requested,
+              handoff_to)
+          VALUES (:ns, :id, 1, v_now, v_now, v_now + :ttl_ms, 0, NULL)
+        ; SET v_won = 1
+    ; ELSE
+          UPDATE {prefix}lease
+          SET leader_id = :id,
+              term = term + 1,
+              elected_at_ms = v_now,
+              renewed_at_ms = v_now,
+              expires_at_ms = v_now + :ttl_ms,
+              resign_requested = 0,
+              handoff_to = NULL
+          WHERE namespace = :ns
+            AND (leader_id IS NULL OR expires_at_ms <= v_now)
+        ; SET v_won = ROW_COUNT()
+    ; END IF
+    ; SELECT leader_id, term, expires_at_ms, v_now AS now_ms, v_won AS won
+      FROM {prefix}lease
+      WHERE namespace = :ns
+    ; COMMIT
+; END;
+
+-- @statement renew
+-- Heartbeat; delete candidate rows that expired more than one candidate
+-- TTL ago (crashed processes with random ids would pile up); extend the
+-- lease only for the exact holder and term while it is unexpired; report
+-- it only when this block renewed it (no row = the lease is lost).
+-- "renewed_at_ms = v_now" says so whatever ROW_COUNT() counts (MariaDB
+-- counts changed rows, and a renew in the same millisecond changes
+-- nothing): a row holding our id, our term and renewed_at_ms = v_now is
+-- unexpired at v_now, so the UPDATE matched it.
+BEGIN NOT ATOMIC
+    DECLARE v_now BIGINT DEFAULT {now}
+    ; DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END
+    ; START TRANSACTION
+    ; INSERT INTO {prefix}candidate (namespace, candidate_id,
+          registered_at_ms, heartbeat_at_ms, expires_at_ms)
+      VALUES (:ns, :id, v_now, v_now, v_now + :cand_ttl_ms)
+      ON DUPLICATE KEY UPDATE heartbeat_at_ms = VALUES(heartbeat_at_ms),
+          expires_at_ms = VALUES(expires_at_ms)
+    ; DELETE FROM {prefix}candidate
+      WHERE namespace = :ns
+        AND candidate_id <> :id
+        AND expires_at_ms < v_now - :cand_ttl_ms
+    ; UPDATE {prefix}lease
+      SET renewed_at_ms = v_now,
+          expires_at_ms = v_now + :ttl_ms
+      WHERE namespace = :ns
+        AND leader_id = :id
+        AND term = :term
+        AND expires_at_ms > v_now
+    ; SELECT leader_id, term, expires_at_ms, v_now AS now_ms
+      FROM {prefix}lease
+      WHERE namespace = :ns
+        AND leader_id = :id
+        AND term = :term
+        AND renewed_at_ms = v_now
+    ; COMMIT
+; END;
+
+-- @statement resign
+-- Only the exact term: the row and its term stay, the lease is vacant.
+UPDATE {prefix}lease
+SET leader_id = NULL,
+    expires_at_ms = {now}
+WHERE namespace = :ns AND leader_id = :id AND term = :term;
+
+-- @statement unregister
+DELETE FROM {prefix}candidate
+WHERE namespace = :ns AND candidate_id = :id;
+
+-- @statement leader
+SELECT leader_id, term, expires_at_ms,
+    {now}
+FROM {prefix}lease
+WHERE namespace = :ns;
+
+-- @statement candidates
+SELECT candidate_id, heartbeat_at_ms, expires_at_ms,
+    {now}
+FROM {prefix}candidate
+WHERE namespace = :ns
+  AND expires_at_ms > {now}
+ORDER BY candidate_id;
