@@ -21,7 +21,9 @@
 -- lock at the first write of a transaction, before reading anything, so
 -- the driver's deferred transaction never has to upgrade a read lock;
 -- InnoDB keeps the row lock of that UPDATE even when no row matches, which
--- serialises the transactions of one namespace.
+-- serialises the transactions of a namespace once its row exists. Through
+-- sqliteodbc, set the busy timeout with Timeout=<ms> in the connection
+-- string (the default is 100 s): this file has no on_connect.
 --
 -- The mark: attempt must say whether it took the lease and renew whether
 -- it extended it, without RETURNING or changes(). The statement that takes
@@ -37,7 +39,9 @@
 -- back. So a negative renewed_at_ms means "extended by the holder's last
 -- attempt or renew"; its absolute value is the time. Nothing else reads
 -- renewed_at_ms, and the shipped dialects only ever write it positive, so
--- they can share the tables with this one.
+-- they can share the tables with this one. It relies on ids being unique
+-- among running candidates (the default random UUID is): two processes
+-- given the same LeaderId could both read the mark as their own.
 --
 -- Error codes: the union of what psqlODBC, MariaDB Connector/ODBC and
 -- sqliteodbc report (measured on Debian 12): unique violation 23505 /

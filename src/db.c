@@ -20,8 +20,6 @@
 
 #include "db.h"
 
-#define MAX_STMTS 8 /* statements per operation */
-
 struct odbc_leader__db {
     const struct odbc_leader__config *cfg; /* borrowed */
     const char *id;                        /* borrowed */
@@ -30,7 +28,8 @@ struct odbc_leader__db {
     SQLHDBC dbc;
     int connected;
     struct odbc_leader__dialect *dialect; /* owned, kept across reconnects */
-    SQLHSTMT stmts[ODBC_LEADER__OP_COUNT][MAX_STMTS]; /* prepared */
+    SQLHSTMT stmts[ODBC_LEADER__OP_COUNT]
+                  [ODBC_LEADER__MAX_STMTS]; /* prepared */
     char dbms[64];
     char last_error[1024]; /* first diagnostic of the last failure */
 
@@ -326,7 +325,7 @@ static int prepare(struct odbc_leader__db *db, int op,
 static int prepare_op(struct odbc_leader__db *db, int op, int *cls) {
     const struct odbc_leader__stmt_list *l = &db->dialect->ops[op];
 
-    for (size_t i = 0; i < l->n && i < MAX_STMTS; i++) {
+    for (size_t i = 0; i < l->n && i < ODBC_LEADER__MAX_STMTS; i++) {
         int rc = prepare(db, op, &l->v[i], 0, &db->stmts[op][i], cls);
 
         if (rc < 0)
@@ -450,7 +449,7 @@ static int run_op(struct odbc_leader__db *db, int op, row_fn fn, void *ctx,
         if (rc < 0)
             return rc;
     }
-    for (size_t i = 0; i < l->n && i < MAX_STMTS; i++) {
+    for (size_t i = 0; i < l->n && i < ODBC_LEADER__MAX_STMTS; i++) {
         snprintf(what, sizeof(what), "%s (line %d)", op_names[op],
                  l->v[i].line);
         rc = exec_stmt(db, op, i, i + 1 == l->n, fn, ctx, what, cls);
@@ -706,7 +705,7 @@ fail:
 
 void odbc_leader__db_disconnect(struct odbc_leader__db *db) {
     for (int op = 0; op < ODBC_LEADER__OP_COUNT; op++) {
-        for (int i = 0; i < MAX_STMTS; i++) {
+        for (int i = 0; i < ODBC_LEADER__MAX_STMTS; i++) {
             if (db->stmts[op][i] != SQL_NULL_HSTMT)
                 SQLFreeHandle(SQL_HANDLE_STMT, db->stmts[op][i]);
             db->stmts[op][i] = SQL_NULL_HSTMT;

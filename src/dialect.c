@@ -444,6 +444,12 @@ static int finish_statement(struct parser *p) {
     if (n == 0)
         return fail(p, p->stmt_line,
                     "empty statement; expected SQL before ';'");
+    if (l->n == ODBC_LEADER__MAX_STMTS)
+        return fail(p, p->stmt_line,
+                    "more than %d statements in @statement %s; expected at "
+                    "most %d",
+                    ODBC_LEADER__MAX_STMTS, op_names[p->op],
+                    ODBC_LEADER__MAX_STMTS);
     v = realloc(l->v, (l->n + 1) * sizeof *v);
     if (!v)
         return nomem(p);

@@ -115,6 +115,7 @@ enum odbc_leader__param {
 };
 
 #define ODBC_LEADER__MAX_PARAMS 32 /* per statement */
+#define ODBC_LEADER__MAX_STMTS 8   /* per operation */
 
 struct odbc_leader__stmt {
     char *sql; /* owned: ? placeholders, {prefix} and {timeout_ms} expanded */

@@ -13,6 +13,8 @@
  *                   INSERT, UPDATE, DELETE (servers only)
  *   OL_LEADER_EXTRA Leader* settings added to every handle's config, e.g.
  *                   LeaderDialect=generic.sql for the conformance pairs
+ *   OL_FIRST_ROW    "waits" or "collides": what first_row_race expects
+ *                   on a database the suite does not know (see there)
  * Each scenario uses its own namespace (and table prefix where it needs
  * fresh tables), so scenarios do not see each other's rows.
  */
@@ -357,6 +359,64 @@ static void stale_term_can_neither_renew_nor_resign(void **state) {
     odbc_leader__config_free(&cfg);
 }
 
+/* Opens a port handle for id on namespace ns with extra settings; fails
+ * the test when it cannot connect. cfg is filled and owned by the caller. */
+static struct odbc_leader__db *port_open(struct odbc_leader__config *cfg,
+                                         const char *ns, const char *id,
+                                         const char *extra) {
+    static const struct odbc_leader__log log = {NULL, NULL};
+    struct odbc_leader__db *db = NULL;
+    char err[256] = "";
+    char *s = config("LeaderNamespace=%s;%s", ns, extra);
+
+    memset(cfg, 0, sizeof(*cfg));
+    assert_int_equal(odbc_leader__config_parse(s, cfg, err, sizeof(err)), 0);
+    test_free(s);
+    assert_int_equal(odbc_leader__db_create(&db, cfg, id, &log), 0);
+    if (odbc_leader__db_connect(db, err, sizeof(err)) != 0)
+        fail_msg("connect: %s", err);
+    return db;
+}
+
+/*
+ * A lease that expired while nobody took it cannot be renewed, even by
+ * its holder with the exact term; and an attempt never takes an unexpired
+ * lease, not even its own. Both need the dialect to tell what its own
+ * statements changed from what an earlier transaction left behind.
+ */
+static void
+expired_lease_is_not_renewed_and_own_lease_not_retaken(void **state) {
+    char ns[64];
+    struct odbc_leader__config cfg;
+    struct odbc_leader__db *db;
+    struct odbc_leader__result res;
+    int64_t t1;
+
+    (void)state;
+    ns_name(ns, sizeof(ns), "expired");
+    db = port_open(&cfg, ns, "cand-x",
+                   "LeaderTTL=400;LeaderRenewInterval=100;"
+                   "LeaderSafetyMargin=100");
+    assert_int_equal(odbc_leader__db_attempt(db, &res), 0);
+    assert_true(res.won);
+    t1 = res.term;
+    assert_int_equal(odbc_leader__db_attempt(db, &res), 0);
+    assert_false(res.won); /* our own lease is unexpired */
+    assert_string_equal(res.leader_id, "cand-x");
+    assert_int_equal(res.term, t1);
+    assert_int_equal(odbc_leader__db_renew(db, t1, &res), 0);
+    assert_true(res.found);
+    assert_true(res.expires_at_ms > res.now_ms);
+    sleep_ms(600); /* past the TTL, nobody takes over */
+    assert_int_equal(odbc_leader__db_renew(db, t1, &res), 0);
+    assert_false(res.found);
+    assert_int_equal(odbc_leader__db_attempt(db, &res), 0);
+    assert_true(res.won);
+    assert_int_equal(res.term, t1 + 1);
+    odbc_leader__db_destroy(db);
+    odbc_leader__config_free(&cfg);
+}
+
 static void same_id_winning_again_gets_a_new_term(void **state) {
     char ns[64], extra[128];
     odbc_leader_t *a;
@@ -505,6 +565,23 @@ static void *race_attempt(void *arg) {
     return NULL;
 }
 
+/*
+ * 1 when first_row_race's attempt should wait for the blocker and then see
+ * its row (no unique violation), 0 when it should collide with it.
+ * OL_FIRST_ROW=waits or =collides says so for a database the suite does
+ * not know; otherwise SQLite waits (its write lock), and so does the
+ * generic dialect on MariaDB (its leading UPDATE is a locking read).
+ */
+static int first_row_waits(const struct odbc_leader__db *db) {
+    const struct odbc_leader__dialect *d = odbc_leader__db_dialect(db);
+    const char *v = getenv("OL_FIRST_ROW");
+
+    if (v != NULL)
+        return strcmp(v, "waits") == 0;
+    return is_kind("sqlite") ||
+           (is_kind("mariadb") && d != NULL && strcmp(d->name, "generic") == 0);
+}
+
 /* The statement that counts sessions waiting on a row or key lock, or
  * NULL where the database cannot show it (SQLite). */
 static const char *lock_wait_probe(void) {
@@ -522,10 +599,15 @@ static const char *lock_wait_probe(void) {
  * deterministically: a blocker session inserts the first row and keeps
  * its transaction open; the candidate's attempt starts, and once the
  * server shows it waiting, the blocker commits.
- * - PostgreSQL and MariaDB (and generic there): the attempt saw no row,
- *   inserted, waited on the primary key and now fails with a unique
- *   violation: it rolls back, retries once and finds the blocker's lease
- *   (the integrity-error retry path).
+ * - PostgreSQL (its own dialect and generic) and MariaDB: the attempt saw
+ *   no row, inserted, waited on the primary key and now fails with a
+ *   unique violation: it rolls back, retries once and finds the blocker's
+ *   lease (the integrity-error retry path).
+ * - generic on MariaDB: its first statement, an UPDATE of the lease row,
+ *   is a locking read in InnoDB: it waits on the blocker's uncommitted
+ *   row and then sees it committed, so nothing collides.
+ * - Another database: OL_FIRST_ROW says which of the two outcomes to
+ *   expect (see first_row_waits).
  * - SQLite: the blocker holds the database's write lock, so the attempt
  *   waits before reading anything (BEGIN IMMEDIATE, or the generic
  *   dialect's leading UPDATE) and then finds the row: no collision can
@@ -586,7 +668,7 @@ static void first_row_race(void **state) {
     assert_false(r.res.won);
     assert_string_equal(r.res.leader_id, "blocker");
     odbc_leader__db_stats(db, &st);
-    if (is_kind("sqlite")) {
+    if (first_row_waits(db)) {
         assert_int_equal(st.unique_violations, 0);
         assert_int_equal(st.retries, 0);
     } else {
@@ -781,6 +863,8 @@ int main(void) {
         cmocka_unit_test(graceful_shutdown_hands_over_before_expiry),
         cmocka_unit_test(killed_leader_is_replaced_after_expiry),
         cmocka_unit_test(stale_term_can_neither_renew_nor_resign),
+        cmocka_unit_test(
+            expired_lease_is_not_renewed_and_own_lease_not_retaken),
         cmocka_unit_test(same_id_winning_again_gets_a_new_term),
         cmocka_unit_test(trust_window_lapses_when_ticks_stop),
         cmocka_unit_test(candidates_are_listed),

@@ -313,6 +313,15 @@ static void test_err_define(void **state) {
                  6, "unknown placeholder {a}");
 }
 
+static void test_err_too_many_statements(void **state) {
+    (void)state;
+    expect_error(HEADER "-- @statement on_connect\n"
+                        "SELECT 1;\nSELECT 2;\nSELECT 3;\nSELECT 4;\n"
+                        "SELECT 5;\nSELECT 6;\nSELECT 7;\nSELECT 8;\n"
+                        "SELECT 9;\n" REQUIRED_OPS,
+                 12, "more than 8 statements in @statement on_connect");
+}
+
 static void test_minimal_and_statement_text(void **state) {
     struct odbc_leader__dialect *d;
     const struct odbc_leader__stmt *st;
@@ -884,6 +893,7 @@ int main(void) {
         cmocka_unit_test(test_minimal_and_statement_text),
         cmocka_unit_test(test_define_expands_with_params_and_prefix),
         cmocka_unit_test(test_err_define),
+        cmocka_unit_test(test_err_too_many_statements),
         cmocka_unit_test(test_quotes_left_alone),
         cmocka_unit_test(test_header_values),
         cmocka_unit_test(test_err_unknown_directive),
