@@ -643,6 +643,8 @@ static enum fault name_fault(const char *s, size_t *at) {
 static enum fault prefix_fault(const char *s, size_t *at) {
     size_t n = strlen(s);
 
+    if (n == 0)
+        return F_EMPTY; /* bare names such as "schema" are reserved words */
     if (n > ODBC_LEADER__PREFIX_MAX)
         return F_LONG;
     if (s[0] >= '0' && s[0] <= '9')

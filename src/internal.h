@@ -80,8 +80,8 @@ void odbc_leader__config_free(struct odbc_leader__config *cfg);
  * A-Z a-z 0-9 . _ - : / @), else 0. */
 int odbc_leader__valid_name(const char *s);
 
-/* 1 when s is a valid table prefix ([A-Za-z_][A-Za-z0-9_]*, at most 32
- * bytes, may be empty), else 0. */
+/* 1 when s is a valid table prefix ([A-Za-z_][A-Za-z0-9_]*, 1 to 32
+ * bytes), else 0. */
 int odbc_leader__valid_prefix(const char *s);
 
 /* ---- dialects (dialect.c, builtin_dialects.c) --------------------------- */

@@ -489,9 +489,9 @@ static void test_prefix(void **state) {
     struct odbc_leader__config cfg;
     char err[ERRLEN];
 
-    parse_ok("Driver=A;LeaderTablePrefix=", &cfg);
-    assert_string_equal(cfg.prefix, "");
-    odbc_leader__config_free(&cfg);
+    parse_bad("Driver=A;LeaderTablePrefix=", err);
+    assert_has(err, "LeaderTablePrefix");
+    assert_has(err, "empty");
     parse_ok("Driver=A;LeaderTablePrefix=_X9", &cfg);
     assert_string_equal(cfg.prefix, "_X9");
     odbc_leader__config_free(&cfg);
@@ -720,7 +720,7 @@ static void test_valid_prefix(void **state) {
     s[ODBC_LEADER__PREFIX_MAX + 1] = '\0';
     assert_false(odbc_leader__valid_prefix(s)); /* 33 bytes */
 
-    assert_true(odbc_leader__valid_prefix(""));
+    assert_false(odbc_leader__valid_prefix("")); /* "schema" is reserved */
     assert_true(odbc_leader__valid_prefix("_"));
     assert_true(odbc_leader__valid_prefix("odbc_leader_"));
     assert_true(odbc_leader__valid_prefix("a1"));
