@@ -132,7 +132,8 @@ SET leader_id = :id,
     resign_requested = 0,
     handoff_to = NULL
 WHERE namespace = :ns
-  AND (leader_id IS NULL OR expires_at_ms <= {now});
+  AND (expires_at_ms <= {now}
+       OR (leader_id IS NULL AND (handoff_to IS NULL OR handoff_to = :id)));
 -- 3. The namespace's first row. Two candidates doing this at once collide
 -- on the primary key; the loser gets a unique violation, and the engine
 -- rolls back, retries once, then reads the lease.
@@ -185,18 +186,22 @@ DELETE FROM {prefix}candidate
 WHERE namespace = :ns AND candidate_id <> :id
   AND expires_at_ms < {now} - :cand_ttl_ms;
 -- 4. Result: the row only when step 2 extended it (no row = lease lost):
--- leader_id, term, expires_at_ms, now_ms.
-SELECT leader_id, term, expires_at_ms, {now}
+-- leader_id, term, expires_at_ms, now_ms, resign_requested, handoff_to.
+SELECT leader_id, term, expires_at_ms, {now}, resign_requested, handoff_to
 FROM {prefix}lease
 WHERE namespace = :ns AND leader_id = :id AND term = :term
   AND renewed_at_ms < 0;
 
 -- @statement resign
 -- Only the exact term: the row and its term stay, the lease is vacant.
+-- After a request with a handoff target the lease stays reserved for
+-- that candidate for one TTL, then it is open to anyone.
 UPDATE {prefix}lease
 SET leader_id = NULL,
     renewed_at_ms = ABS(renewed_at_ms),
-    expires_at_ms = {now}
+    resign_requested = 0,
+    expires_at_ms = CASE WHEN handoff_to IS NULL THEN {now}
+                         ELSE {now} + :ttl_ms END
 WHERE namespace = :ns AND leader_id = :id AND term = :term;
 
 -- @statement unregister
@@ -214,3 +219,13 @@ FROM {prefix}candidate
 WHERE namespace = :ns
   AND expires_at_ms > {now}
 ORDER BY candidate_id;
+
+-- @statement request_resign
+-- Asks whoever leads now to resign at its next renewal, optionally
+-- handing over to :to (NULL = anyone). Changes no row when nobody leads.
+UPDATE {prefix}lease
+SET resign_requested = 1,
+    handoff_to = :to
+WHERE namespace = :ns
+  AND leader_id IS NOT NULL
+  AND expires_at_ms > {now};

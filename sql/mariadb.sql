@@ -151,7 +151,9 @@ BEGIN NOT ATOMIC
               resign_requested = 0,
               handoff_to = NULL
           WHERE namespace = :ns
-            AND (leader_id IS NULL OR expires_at_ms <= v_now)
+            AND (expires_at_ms <= v_now
+                 OR (leader_id IS NULL
+                     AND (handoff_to IS NULL OR handoff_to = :id)))
         ; SET v_won = ROW_COUNT()
     ; END IF
     ; SELECT leader_id, term, expires_at_ms, v_now AS now_ms, v_won AS won
@@ -189,7 +191,8 @@ BEGIN NOT ATOMIC
         AND leader_id = :id
         AND term = :term
         AND expires_at_ms > v_now
-    ; SELECT leader_id, term, expires_at_ms, v_now AS now_ms
+    ; SELECT leader_id, term, expires_at_ms, v_now AS now_ms,
+          resign_requested, handoff_to
       FROM {prefix}lease
       WHERE namespace = :ns
         AND leader_id = :id
@@ -200,9 +203,14 @@ BEGIN NOT ATOMIC
 
 -- @statement resign
 -- Only the exact term: the row and its term stay, the lease is vacant.
+-- After a request with a handoff target the lease stays reserved for
+-- that candidate for one TTL, then it is open to anyone. (Assignments run
+-- left to right: expires_at_ms is computed before handoff_to changes.)
 UPDATE {prefix}lease
-SET leader_id = NULL,
-    expires_at_ms = {now}
+SET expires_at_ms = CASE WHEN handoff_to IS NULL THEN {now}
+                         ELSE {now} + :ttl_ms END,
+    leader_id = NULL,
+    resign_requested = 0
 WHERE namespace = :ns AND leader_id = :id AND term = :term;
 
 -- @statement unregister
@@ -222,3 +230,13 @@ FROM {prefix}candidate
 WHERE namespace = :ns
   AND expires_at_ms > {now}
 ORDER BY candidate_id;
+
+-- @statement request_resign
+-- Asks whoever leads now to resign at its next renewal, optionally
+-- handing over to :to (NULL = anyone). Changes no row when nobody leads.
+UPDATE {prefix}lease
+SET resign_requested = 1,
+    handoff_to = :to
+WHERE namespace = :ns
+  AND leader_id IS NOT NULL
+  AND expires_at_ms > {now};

@@ -107,7 +107,10 @@ upd AS (
         handoff_to = NULL
     FROM clock
     WHERE l.namespace = CAST(:ns AS VARCHAR(128))
-      AND (l.leader_id IS NULL OR l.expires_at_ms <= clock.now_ms)
+      AND (l.expires_at_ms <= clock.now_ms
+           OR (l.leader_id IS NULL
+               AND (l.handoff_to IS NULL
+                    OR l.handoff_to = CAST(:id AS VARCHAR(128)))))
     RETURNING l.leader_id, l.term, l.expires_at_ms, clock.now_ms
 ),
 ins AS (
@@ -174,16 +177,22 @@ upd AS (
       AND l.leader_id = CAST(:id AS VARCHAR(128))
       AND l.term = CAST(:term AS BIGINT)
       AND l.expires_at_ms > clock.now_ms
-    RETURNING l.leader_id, l.term, l.expires_at_ms, clock.now_ms
+    RETURNING l.leader_id, l.term, l.expires_at_ms, clock.now_ms,
+        l.resign_requested, l.handoff_to
 )
-SELECT leader_id, term, expires_at_ms, now_ms FROM upd;
+SELECT leader_id, term, expires_at_ms, now_ms, resign_requested, handoff_to
+FROM upd;
 
 -- @statement resign
 -- Only the exact term: the row and its term stay, the lease is vacant.
+-- After a request with a handoff target the lease stays reserved for
+-- that candidate for one TTL (attempt lets only it take a vacant,
+-- unexpired lease), then it is open to anyone.
 UPDATE {prefix}lease
 SET leader_id = NULL,
-    expires_at_ms =
-        {now}
+    resign_requested = 0,
+    expires_at_ms = CASE WHEN handoff_to IS NULL THEN {now}
+                         ELSE {now} + CAST(:ttl_ms AS BIGINT) END
 WHERE namespace = CAST(:ns AS VARCHAR(128))
   AND leader_id = CAST(:id AS VARCHAR(128))
   AND term = CAST(:term AS BIGINT);
@@ -212,3 +221,13 @@ FROM {prefix}candidate AS c, clock
 WHERE c.namespace = CAST(:ns AS VARCHAR(128))
   AND c.expires_at_ms > clock.now_ms
 ORDER BY c.candidate_id;
+
+-- @statement request_resign
+-- Asks whoever leads now to resign at its next renewal, optionally
+-- handing over to :to (NULL = anyone). Changes no row when nobody leads.
+UPDATE {prefix}lease
+SET resign_requested = 1,
+    handoff_to = CAST(:to AS VARCHAR(128))
+WHERE namespace = CAST(:ns AS VARCHAR(128))
+  AND leader_id IS NOT NULL
+  AND expires_at_ms > {now};

@@ -109,7 +109,9 @@ SET leader_id = excluded.leader_id,
     expires_at_ms = excluded.expires_at_ms,
     resign_requested = 0,
     handoff_to = NULL
-WHERE leader_id IS NULL OR expires_at_ms <= excluded.elected_at_ms;
+WHERE expires_at_ms <= excluded.elected_at_ms
+   OR (leader_id IS NULL
+       AND (handoff_to IS NULL OR handoff_to = excluded.leader_id));
 SELECT leader_id, term, expires_at_ms,
     {now}, changes()
 FROM {prefix}lease
@@ -143,15 +145,19 @@ WHERE namespace = :ns
   AND term = :term
   AND expires_at_ms > {now};
 SELECT leader_id, term, expires_at_ms,
-    {now}
+    {now}, resign_requested, handoff_to
 FROM {prefix}lease
 WHERE namespace = :ns AND changes() = 1;
 
 -- @statement resign
 -- Only the exact term: the row and its term stay, the lease is vacant.
+-- After a request with a handoff target the lease stays reserved for
+-- that candidate for one TTL, then it is open to anyone.
 UPDATE {prefix}lease
 SET leader_id = NULL,
-    expires_at_ms = {now}
+    resign_requested = 0,
+    expires_at_ms = CASE WHEN handoff_to IS NULL THEN {now}
+                         ELSE {now} + :ttl_ms END
 WHERE namespace = :ns AND leader_id = :id AND term = :term;
 
 -- @statement unregister
@@ -171,3 +177,13 @@ FROM {prefix}candidate
 WHERE namespace = :ns
   AND expires_at_ms > {now}
 ORDER BY candidate_id;
+
+-- @statement request_resign
+-- Asks whoever leads now to resign at its next renewal, optionally
+-- handing over to :to (NULL = anyone). Changes no row when nobody leads.
+UPDATE {prefix}lease
+SET resign_requested = 1,
+    handoff_to = :to
+WHERE namespace = :ns
+  AND leader_id IS NOT NULL
+  AND expires_at_ms > {now};

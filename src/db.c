@@ -36,6 +36,8 @@ struct odbc_leader__db {
     /* parameter buffers, bound once per prepared statement */
     SQLCHAR p_ns[ODBC_LEADER__NAME_MAX + 1];
     SQLCHAR p_id[ODBC_LEADER__NAME_MAX + 1];
+    SQLCHAR p_to[ODBC_LEADER__NAME_MAX + 1];
+    SQLLEN p_to_ind; /* SQL_NTS, or SQL_NULL_DATA for "no handoff" */
     SQLBIGINT p_term, p_ttl_ms, p_cand_ttl_ms, p_version;
     SQLLEN nts;  /* SQL_NTS, the indicator of both strings */
     SQLLEN zero; /* 0, the indicator of every integer */
@@ -47,8 +49,10 @@ struct odbc_leader__db {
 typedef int (*row_fn)(struct odbc_leader__db *db, SQLHSTMT h, void *ctx);
 
 static const char *const op_names[ODBC_LEADER__OP_COUNT] = {
-    "on_connect", "ddl",        "schema_version", "attempt",    "renew",
-    "resign",     "unregister", "leader",         "candidates",
+    "on_connect",     "ddl",    "schema_version",
+    "attempt",        "renew",  "resign",
+    "unregister",     "leader", "candidates",
+    "request_resign",
 };
 
 int odbc_leader__db_create(struct odbc_leader__db **out,
@@ -63,6 +67,7 @@ int odbc_leader__db_create(struct odbc_leader__db **out,
     db->id = id;
     db->log = log;
     db->nts = SQL_NTS;
+    db->p_to_ind = SQL_NULL_DATA;
     snprintf((char *)db->p_ns, sizeof(db->p_ns), "%s", cfg->ns);
     snprintf((char *)db->p_id, sizeof(db->p_id), "%s", id);
     db->p_ttl_ms = cfg->ttl_ms;
@@ -257,6 +262,14 @@ static void param_slot(struct odbc_leader__db *db, int p, SQLPOINTER *ptr,
         *size = ODBC_LEADER__NAME_MAX;
         *buflen = ODBC_LEADER__NAME_MAX + 1;
         *ind = &db->nts;
+        return;
+    case ODBC_LEADER__P_TO:
+        *ptr = db->p_to;
+        *ctype = SQL_C_CHAR;
+        *sqltype = SQL_VARCHAR;
+        *size = ODBC_LEADER__NAME_MAX;
+        *buflen = ODBC_LEADER__NAME_MAX + 1;
+        *ind = &db->p_to_ind;
         return;
     case ODBC_LEADER__P_TERM:
         *ptr = &db->p_term;
@@ -506,30 +519,56 @@ static int get_int(SQLHSTMT h, int col, int64_t *v) {
     return 0;
 }
 
-/* Row callback for attempt/renew/leader: leader_id, term, expires_at_ms,
- * now_ms and, for attempt, won. ctx is a struct odbc_leader__result. */
-static int lease_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx) {
-    struct odbc_leader__result *out = ctx;
-    SQLSMALLINT ncols = 0;
-    int64_t won = 0;
-    int rc;
+/* Reads the four columns every lease result starts with: leader_id,
+ * term, expires_at_ms, now_ms. */
+static int lease_columns(SQLHSTMT h, struct odbc_leader__result *out) {
+    int rc = get_text(h, 1, out->leader_id, sizeof(out->leader_id));
 
-    (void)db;
-    SQLNumResultCols(h, &ncols);
-    rc = get_text(h, 1, out->leader_id, sizeof(out->leader_id));
     if (rc == 0)
         rc = get_int(h, 2, &out->term);
     if (rc == 0)
         rc = get_int(h, 3, &out->expires_at_ms);
     if (rc == 0)
         rc = get_int(h, 4, &out->now_ms);
-    if (rc == 0 && ncols >= 5)
+    if (rc == 0)
+        out->found = 1;
+    return rc;
+}
+
+/* Row callback of leader: the four lease columns. ctx is a struct
+ * odbc_leader__result. */
+static int lease_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx) {
+    (void)db;
+    return lease_columns(h, ctx);
+}
+
+/* Row callback of attempt: the lease columns, then won. */
+static int attempt_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx) {
+    struct odbc_leader__result *out = ctx;
+    int64_t won = 0;
+    int rc = lease_columns(h, out);
+
+    (void)db;
+    if (rc == 0)
         rc = get_int(h, 5, &won);
-    if (rc < 0)
-        return rc;
-    out->found = 1;
     out->won = won != 0;
-    return 0;
+    return rc;
+}
+
+/* Row callback of renew: the lease columns, then resign_requested and
+ * handoff_to. */
+static int renew_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx) {
+    struct odbc_leader__result *out = ctx;
+    int64_t requested = 0;
+    int rc = lease_columns(h, out);
+
+    (void)db;
+    if (rc == 0)
+        rc = get_int(h, 5, &requested);
+    if (rc == 0)
+        rc = get_text(h, 6, out->handoff_to, sizeof(out->handoff_to));
+    out->resign_requested = requested != 0;
+    return rc;
 }
 
 /* Row callback of schema_version: ctx is an int64_t, -1 for NULL. */
@@ -655,9 +694,10 @@ nomem:
 int odbc_leader__db_connect(struct odbc_leader__db *db, char *err,
                             size_t errlen) {
     static const int runtime_ops[] = {
-        ODBC_LEADER__OP_ATTEMPT, ODBC_LEADER__OP_RENEW,
-        ODBC_LEADER__OP_RESIGN,  ODBC_LEADER__OP_UNREGISTER,
-        ODBC_LEADER__OP_LEADER,  ODBC_LEADER__OP_CANDIDATES,
+        ODBC_LEADER__OP_ATTEMPT,        ODBC_LEADER__OP_RENEW,
+        ODBC_LEADER__OP_RESIGN,         ODBC_LEADER__OP_UNREGISTER,
+        ODBC_LEADER__OP_LEADER,         ODBC_LEADER__OP_CANDIDATES,
+        ODBC_LEADER__OP_REQUEST_RESIGN,
     };
     struct odbc_leader__dialect_vars vars;
     int cls;
@@ -730,7 +770,7 @@ int odbc_leader__db_attempt(struct odbc_leader__db *db,
     int rc;
 
     memset(out, 0, sizeof(*out));
-    rc = run_op(db, ODBC_LEADER__OP_ATTEMPT, lease_row, out, &cls);
+    rc = run_op(db, ODBC_LEADER__OP_ATTEMPT, attempt_row, out, &cls);
     if (rc < 0 && cls == ODBC_LEADER__ERR_UNIQUE) {
         /* Another candidate created the first lease row at the same
          * moment: retry once, then settle for reading who leads. */
@@ -740,7 +780,7 @@ int odbc_leader__db_attempt(struct odbc_leader__db *db,
                           db->cfg->ns);
         db->stats.retries++;
         memset(out, 0, sizeof(*out));
-        rc = run_op(db, ODBC_LEADER__OP_ATTEMPT, lease_row, out, &cls);
+        rc = run_op(db, ODBC_LEADER__OP_ATTEMPT, attempt_row, out, &cls);
         if (rc < 0 && cls == ODBC_LEADER__ERR_UNIQUE) {
             memset(out, 0, sizeof(*out));
             rc = run_op(db, ODBC_LEADER__OP_LEADER, lease_row, out, &cls);
@@ -756,7 +796,7 @@ int odbc_leader__db_renew(struct odbc_leader__db *db, int64_t term,
 
     memset(out, 0, sizeof(*out));
     db->p_term = term;
-    rc = run_op(db, ODBC_LEADER__OP_RENEW, lease_row, out, &cls);
+    rc = run_op(db, ODBC_LEADER__OP_RENEW, renew_row, out, &cls);
     return rc < 0 ? rc : 0;
 }
 
@@ -774,6 +814,22 @@ int odbc_leader__db_unregister(struct odbc_leader__db *db) {
     int rc = run_op(db, ODBC_LEADER__OP_UNREGISTER, NULL, NULL, &cls);
 
     return rc < 0 ? rc : 0;
+}
+
+int odbc_leader__db_request_resign(struct odbc_leader__db *db,
+                                   const char *to_id) {
+    int cls;
+    int rc;
+
+    if (to_id != NULL && to_id[0] != '\0') {
+        snprintf((char *)db->p_to, sizeof(db->p_to), "%s", to_id);
+        db->p_to_ind = SQL_NTS;
+    } else {
+        db->p_to[0] = '\0';
+        db->p_to_ind = SQL_NULL_DATA;
+    }
+    rc = run_op(db, ODBC_LEADER__OP_REQUEST_RESIGN, NULL, NULL, &cls);
+    return rc < 0 ? rc : rc > 0;
 }
 
 int odbc_leader__db_read_lease(struct odbc_leader__db *db,

@@ -40,6 +40,11 @@ int odbc_leader__db_renew(struct odbc_leader__db *db, int64_t term,
 /* Returns 1 when the exact term was resigned, 0 when it was not held. */
 int odbc_leader__db_resign(struct odbc_leader__db *db, int64_t term);
 int odbc_leader__db_unregister(struct odbc_leader__db *db);
+/* Asks the current leader to resign at its next renewal, reserving the
+ * lease for to_id (NULL or "" for anyone). Returns 1 when a leader was
+ * asked, 0 when the namespace has no leader, or a negative error. */
+int odbc_leader__db_request_resign(struct odbc_leader__db *db,
+                                   const char *to_id);
 /* out->found is 0 when the namespace has no lease row yet. */
 int odbc_leader__db_read_lease(struct odbc_leader__db *db,
                                struct odbc_leader__result *out);

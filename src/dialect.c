@@ -26,12 +26,14 @@
 #define REASON_MAX 256
 
 static const char *const op_names[ODBC_LEADER__OP_COUNT] = {
-    "on_connect", "ddl",        "schema_version", "attempt",    "renew",
-    "resign",     "unregister", "leader",         "candidates",
+    "on_connect",     "ddl",    "schema_version",
+    "attempt",        "renew",  "resign",
+    "unregister",     "leader", "candidates",
+    "request_resign",
 };
 
 static const char *const param_names[ODBC_LEADER__P_COUNT] = {
-    "ns", "id", "term", "ttl_ms", "cand_ttl_ms", "version",
+    "ns", "id", "term", "ttl_ms", "cand_ttl_ms", "version", "to",
 };
 
 /* Directive words of the code lists, indexed by enum odbc_leader__errclass. */
@@ -566,7 +568,7 @@ static int parameter(struct parser *p, const char *s, size_t n, size_t *used) {
     if (k < 0)
         return fail(p, p->line,
                     "unknown parameter :%.*s; expected :ns, :id, :term, "
-                    ":ttl_ms, :cand_ttl_ms or :version",
+                    ":ttl_ms, :cand_ttl_ms, :version or :to",
                     (int)(i - 1), s + 1);
     if (p->nparams >= ODBC_LEADER__MAX_PARAMS)
         return fail(p, p->line,
@@ -668,7 +670,8 @@ static int statement_directive(struct parser *p, const char *args, size_t n) {
         return fail(p, p->line,
                     "unknown operation \"%.*s\" in @statement; expected "
                     "on_connect, ddl, schema_version, attempt, renew, "
-                    "resign, unregister, leader or candidates",
+                    "resign, unregister, leader, candidates or "
+                    "request_resign",
                     (int)n, args);
     if (p->op_line[op])
         return fail(p, p->line, "duplicate @statement %s (first at line %d)",

@@ -221,6 +221,13 @@ static int renew(struct odbc_leader__elector *e) {
                         NS_PER_MS));
         return failed(e, rc, e->now_ns(e->clock_ctx));
     }
+    if (res.found && res.term == e->held_term && res.resign_requested) {
+        odbc_leader__logf(&e->log, LOG_NOTICE, "resignation requested%s%s",
+                          res.handoff_to[0] != '\0' ? ", handing over to " : "",
+                          res.handoff_to);
+        rc = odbc_leader__elector_resign(e);
+        return rc < 0 ? rc : ODBC_LEADER_FOLLOWER;
+    }
     if (res.found && res.term == e->held_term) {
         trust(e, res.term, start);
         e->next_ns = start + e->renew_ns;

@@ -22,6 +22,8 @@ struct odbc_leader__result {
     int64_t term;
     int64_t expires_at_ms;
     int64_t now_ms;
+    int resign_requested; /* renew: someone asked this leader to resign */
+    char handoff_to[ODBC_LEADER__NAME_MAX + 1]; /* renew: ... for this id */
 };
 
 /*

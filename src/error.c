@@ -30,6 +30,10 @@ const char *odbc_leader_strerror(int rc) {
         return "commit failed: outcome unknown";
     case ODBC_LEADER_EINVAL:
         return "invalid argument";
+    case ODBC_LEADER_ENOCANDIDATE:
+        return "no such live candidate";
+    case ODBC_LEADER_ENOLEADER:
+        return "the namespace has no leader";
     }
     return "unknown error";
 }

@@ -91,15 +91,19 @@ enum odbc_leader__op {
     ODBC_LEADER__OP_ON_CONNECT,     /* optional: run after each connect */
     ODBC_LEADER__OP_DDL,            /* create tables and the version row */
     ODBC_LEADER__OP_SCHEMA_VERSION, /* -> version */
-    ODBC_LEADER__OP_ATTEMPT, /* -> leader_id, term, expires_at_ms, now_ms, won
-                              */
-    ODBC_LEADER__OP_RENEW,  /* -> leader_id, term, expires_at_ms, now_ms; no row
-                               = lost */
-    ODBC_LEADER__OP_RESIGN, /* DML only */
-    ODBC_LEADER__OP_UNREGISTER, /* DML only */
-    ODBC_LEADER__OP_LEADER,     /* -> leader_id, term, expires_at_ms, now_ms */
-    ODBC_LEADER__OP_CANDIDATES, /* -> candidate_id, heartbeat_at_ms,
-                                   expires_at_ms, now_ms */
+    ODBC_LEADER__OP_ATTEMPT,        /* -> leader_id, term, expires_at_ms,
+                                       now_ms, won */
+    ODBC_LEADER__OP_RENEW,          /* -> leader_id, term, expires_at_ms,
+                                       now_ms, resign_requested, handoff_to;
+                                       no row = lost */
+    ODBC_LEADER__OP_RESIGN,         /* DML only */
+    ODBC_LEADER__OP_UNREGISTER,     /* DML only */
+    ODBC_LEADER__OP_LEADER,         /* -> leader_id, term, expires_at_ms,
+                                       now_ms */
+    ODBC_LEADER__OP_CANDIDATES,     /* -> candidate_id, heartbeat_at_ms,
+                                       expires_at_ms, now_ms */
+    ODBC_LEADER__OP_REQUEST_RESIGN, /* DML only; rows changed = 1 when a
+                                       leader was asked */
     ODBC_LEADER__OP_COUNT
 };
 
@@ -111,6 +115,7 @@ enum odbc_leader__param {
     ODBC_LEADER__P_TTL_MS,      /* :ttl_ms lease TTL, BIGINT */
     ODBC_LEADER__P_CAND_TTL_MS, /* :cand_ttl_ms candidate TTL, BIGINT */
     ODBC_LEADER__P_VERSION,     /* :version schema version, BIGINT */
+    ODBC_LEADER__P_TO,          /* :to handoff target, VARCHAR or NULL */
     ODBC_LEADER__P_COUNT
 };
 

@@ -128,6 +128,43 @@ static int connected(odbc_leader_t *h) {
     return rc;
 }
 
+struct wanted {
+    const char *id; /* borrowed */
+    int alive;
+};
+
+/* Candidate callback: notes whether the wanted id is among the living. */
+static void find_candidate(void *ctx, const struct odbc_leader_candidate *c) {
+    struct wanted *w = ctx;
+
+    if (strcmp(c->id, w->id) == 0)
+        w->alive = 1;
+}
+
+int odbc_leader_request_resign(odbc_leader_t *h, const char *to_id) {
+    struct wanted w = {to_id, 0};
+    int handoff = to_id != NULL && to_id[0] != '\0';
+    int rc;
+
+    if (h == NULL || (handoff && !odbc_leader__valid_name(to_id)))
+        return ODBC_LEADER_EINVAL;
+    if (handoff) {
+        rc = odbc_leader_list_candidates(h, find_candidate, &w);
+        if (rc < 0)
+            return rc;
+        if (!w.alive)
+            return ODBC_LEADER_ENOCANDIDATE;
+    }
+    rc = connected(h);
+    if (rc == 0)
+        rc = odbc_leader__db_request_resign(h->db, handoff ? to_id : NULL);
+    if (rc < 0) {
+        h->el.connected = 0;
+        return rc;
+    }
+    return rc == 1 ? 0 : ODBC_LEADER_ENOLEADER;
+}
+
 int odbc_leader_read_lease(odbc_leader_t *h, struct odbc_leader_lease *out) {
     struct odbc_leader__result res;
     int rc;

@@ -28,17 +28,19 @@ extern "C" {
 /* Error codes. Append only: values never change meaning. */
 enum odbc_leader_error {
     ODBC_LEADER_OK = 0,
-    ODBC_LEADER_ECONFIG = -1,     /* bad configuration key or value */
-    ODBC_LEADER_ENOMEM = -2,      /* out of memory */
-    ODBC_LEADER_ECONNECT = -3,    /* cannot connect to the database */
-    ODBC_LEADER_EDB = -4,         /* a statement failed (details logged) */
-    ODBC_LEADER_ECONNLOST = -5,   /* the connection was lost */
-    ODBC_LEADER_ENOTABLE = -6,    /* tables missing, schema creation off */
-    ODBC_LEADER_ESCHEMA = -7,     /* unknown schema version in the database */
-    ODBC_LEADER_EDIALECT = -8,    /* dialect cannot be chosen or parsed */
-    ODBC_LEADER_EBACKOFF = -9,    /* waiting before the next reconnect */
-    ODBC_LEADER_EUNKNOWN = -10,   /* commit failed: outcome unknown */
-    ODBC_LEADER_EINVAL = -11,     /* invalid argument */
+    ODBC_LEADER_ECONFIG = -1,       /* bad configuration key or value */
+    ODBC_LEADER_ENOMEM = -2,        /* out of memory */
+    ODBC_LEADER_ECONNECT = -3,      /* cannot connect to the database */
+    ODBC_LEADER_EDB = -4,           /* a statement failed (details logged) */
+    ODBC_LEADER_ECONNLOST = -5,     /* the connection was lost */
+    ODBC_LEADER_ENOTABLE = -6,      /* tables missing, schema creation off */
+    ODBC_LEADER_ESCHEMA = -7,       /* unknown schema version in the database */
+    ODBC_LEADER_EDIALECT = -8,      /* dialect cannot be chosen or parsed */
+    ODBC_LEADER_EBACKOFF = -9,      /* waiting before the next reconnect */
+    ODBC_LEADER_EUNKNOWN = -10,     /* commit failed: outcome unknown */
+    ODBC_LEADER_EINVAL = -11,       /* invalid argument */
+    ODBC_LEADER_ENOCANDIDATE = -12, /* the named candidate is not alive */
+    ODBC_LEADER_ENOLEADER = -13,    /* the namespace has no leader */
 };
 
 /* Leadership states returned by odbc_leader_tick(). */
@@ -118,6 +120,18 @@ ODBC_LEADER_EXTERN const char *odbc_leader_namespace(const odbc_leader_t *h);
 /* Gives up the term held (if any) at once; the handle stays a candidate
  * and campaigns again at its next tick. Returns 0 or a negative error. */
 ODBC_LEADER_EXTERN int odbc_leader_resign(odbc_leader_t *h);
+
+/*
+ * Asks the namespace's current leader (whoever it is) to resign at its next
+ * renewal. With to_id (not NULL, not ""), the lease is then reserved for
+ * that candidate for one TTL, so it takes over rather than any other;
+ * to_id must be a live candidate. Any handle of the namespace may ask; it
+ * needs no leadership. Returns 0, ODBC_LEADER_ENOCANDIDATE when to_id is
+ * not alive, ODBC_LEADER_ENOLEADER when nobody leads, or another negative
+ * error. Same thread as tick.
+ */
+ODBC_LEADER_EXTERN int odbc_leader_request_resign(odbc_leader_t *h,
+                                                  const char *to_id);
 
 /* Reads the namespace's lease row into *out. Same thread as tick. */
 ODBC_LEADER_EXTERN int odbc_leader_read_lease(odbc_leader_t *h,

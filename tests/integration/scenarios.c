@@ -417,6 +417,51 @@ expired_lease_is_not_renewed_and_own_lease_not_retaken(void **state) {
     odbc_leader__config_free(&cfg);
 }
 
+/*
+ * odbc_leader_request_resign from any handle: the leader resigns at its
+ * next renewal; with a target, the lease is reserved for that candidate,
+ * so another follower cannot take it first. A dead target and a
+ * namespace without a leader give their own errors.
+ */
+static void resign_request_and_handoff(void **state) {
+    static const char *const fast = "LeaderTTL=30000;LeaderRenewInterval=100";
+    char ns[64];
+    odbc_leader_t *a, *b, *c;
+    int64_t term;
+
+    (void)state;
+    ns_name(ns, sizeof(ns), "handoff");
+    a = make_ns(ns, fast);
+    b = make_ns(ns, fast);
+    c = make_ns(ns, fast);
+    assert_int_equal(odbc_leader_request_resign(c, NULL),
+                     ODBC_LEADER_ENOLEADER);
+    assert_int_equal(odbc_leader_tick(a, NULL), ODBC_LEADER_LEADER);
+    assert_int_equal(odbc_leader_tick(b, NULL), ODBC_LEADER_FOLLOWER);
+    assert_int_equal(odbc_leader_tick(c, NULL), ODBC_LEADER_FOLLOWER);
+    term = odbc_leader_term(a);
+    assert_int_equal(odbc_leader_request_resign(c, "nobody-here"),
+                     ODBC_LEADER_ENOCANDIDATE);
+
+    /* hand over to b: c asks, a resigns at its next renewal */
+    assert_int_equal(odbc_leader_request_resign(c, odbc_leader_id(b)), 0);
+    assert_true(odbc_leader_is_leader(a)); /* only at its next tick */
+    assert_int_equal(odbc_leader_tick(a, NULL), ODBC_LEADER_FOLLOWER);
+    assert_false(odbc_leader_is_leader(a));
+    assert_int_equal(odbc_leader_tick(c, NULL), ODBC_LEADER_FOLLOWER);
+    assert_int_equal(odbc_leader_tick(b, NULL), ODBC_LEADER_LEADER);
+    assert_int_equal(odbc_leader_term(b), term + 1);
+
+    /* a plain request: b resigns, and whoever ticks first takes over */
+    assert_int_equal(odbc_leader_request_resign(a, NULL), 0);
+    assert_int_equal(odbc_leader_tick(b, NULL), ODBC_LEADER_FOLLOWER);
+    assert_int_equal(odbc_leader_tick(c, NULL), ODBC_LEADER_LEADER);
+    assert_int_equal(odbc_leader_term(c), term + 2);
+    odbc_leader_destroy(a);
+    odbc_leader_destroy(b);
+    odbc_leader_destroy(c);
+}
+
 static void same_id_winning_again_gets_a_new_term(void **state) {
     char ns[64], extra[128];
     odbc_leader_t *a;
@@ -865,6 +910,7 @@ int main(void) {
         cmocka_unit_test(stale_term_can_neither_renew_nor_resign),
         cmocka_unit_test(
             expired_lease_is_not_renewed_and_own_lease_not_retaken),
+        cmocka_unit_test(resign_request_and_handoff),
         cmocka_unit_test(same_id_winning_again_gets_a_new_term),
         cmocka_unit_test(trust_window_lapses_when_ticks_stop),
         cmocka_unit_test(candidates_are_listed),

@@ -25,6 +25,7 @@ enum {
     TTL = ODBC_LEADER__P_TTL_MS,
     CTTL = ODBC_LEADER__P_CAND_TTL_MS,
     VERSION = ODBC_LEADER__P_VERSION,
+    TO = ODBC_LEADER__P_TO,
 };
 
 static const struct odbc_leader__dialect_vars test_vars = {"pfx_", 1234};
@@ -46,7 +47,9 @@ static const struct odbc_leader__dialect_vars test_vars = {"pfx_", 1234};
     "-- @statement leader\n"                                                   \
     "SELECT 6;\n"                                                              \
     "-- @statement candidates\n"                                               \
-    "SELECT 7;\n"
+    "SELECT 7;\n"                                                              \
+    "-- @statement request_resign\n"                                           \
+    "SELECT 8;\n"
 
 #define HEADER "-- @dialect t\n-- @schema-version 1\n"
 
@@ -181,7 +184,8 @@ static void test_builtin_sqlite(void **state) {
     static const unsigned char gc[] = {NS, ID, CTTL};
     static const unsigned char ver[] = {VERSION};
     static const unsigned char nsid[] = {NS, ID};
-    static const unsigned char nsidterm[] = {NS, ID, TERM};
+    static const unsigned char resign[] = {TTL, NS, ID, TERM};
+    static const unsigned char request[] = {TO, NS};
 
     (void)state;
     assert_string_equal(d->name, "sqlite");
@@ -215,7 +219,9 @@ static void test_builtin_sqlite(void **state) {
     expect_params(d, ODBC_LEADER__OP_RENEW, 1, gc, 3);
     expect_params(d, ODBC_LEADER__OP_RENEW, 2, ext, 4);
     expect_params(d, ODBC_LEADER__OP_RENEW, 3, ns, 1);
-    expect_params(d, ODBC_LEADER__OP_RESIGN, 0, nsidterm, 3);
+    expect_params(d, ODBC_LEADER__OP_RESIGN, 0, resign, sizeof resign);
+    expect_params(d, ODBC_LEADER__OP_REQUEST_RESIGN, 0, request,
+                  sizeof request);
     expect_params(d, ODBC_LEADER__OP_UNREGISTER, 0, nsid, 2);
     expect_params(d, ODBC_LEADER__OP_LEADER, 0, ns, 1);
     expect_params(d, ODBC_LEADER__OP_CANDIDATES, 0, ns, 1);
@@ -235,13 +241,14 @@ static void test_builtin_sqlite(void **state) {
 static void test_builtin_postgresql(void **state) {
     struct odbc_leader__dialect *d = parse_builtin("postgresql");
     const struct odbc_leader__code *c;
-    static const unsigned char attempt[] = {NS, ID, CTTL, ID, TTL, NS,
-                                            NS, ID, TTL,  NS, NS};
+    static const unsigned char attempt[] = {NS, ID, CTTL, ID,  TTL, NS,
+                                            ID, NS, ID,   TTL, NS,  NS};
     static const unsigned char renew[] = {NS,   ID,  CTTL, NS, ID,
                                           CTTL, TTL, NS,   ID, TERM};
     static const unsigned char ver[] = {VERSION};
     static const unsigned char ns[] = {NS};
-    static const unsigned char nsidterm[] = {NS, ID, TERM};
+    static const unsigned char resign[] = {TTL, NS, ID, TERM};
+    static const unsigned char request[] = {TO, NS};
 
     (void)state;
     assert_string_equal(d->name, "postgresql");
@@ -262,7 +269,9 @@ static void test_builtin_postgresql(void **state) {
                            "CAST(? AS VARCHAR(128))"));
     assert_int_equal(d->ops[ODBC_LEADER__OP_RENEW].n, 1);
     expect_params(d, ODBC_LEADER__OP_RENEW, 0, renew, sizeof renew);
-    expect_params(d, ODBC_LEADER__OP_RESIGN, 0, nsidterm, 3);
+    expect_params(d, ODBC_LEADER__OP_RESIGN, 0, resign, sizeof resign);
+    expect_params(d, ODBC_LEADER__OP_REQUEST_RESIGN, 0, request,
+                  sizeof request);
     expect_params(d, ODBC_LEADER__OP_LEADER, 0, ns, 1);
     expect_params(d, ODBC_LEADER__OP_CANDIDATES, 0, ns, 1);
 
@@ -351,7 +360,9 @@ static void test_minimal_and_statement_text(void **state) {
                  "-- @statement leader\n"
                  "SELECT 6;\n"
                  "-- @statement candidates\n"
-                 "SELECT 7");
+                 "SELECT 7;\n"
+                 "-- @statement request_resign\n"
+                 "SELECT 8");
     assert_string_equal(d->name, "t");
     assert_string_equal(d->dbms, "My DB");
     assert_null(d->begin);
@@ -437,7 +448,7 @@ static void test_err_unknown_directive(void **state) {
     (void)state;
     expect_error(HEADER "-- @frobnicate yes\n" REQUIRED_OPS, 3,
                  "unknown directive @frobnicate");
-    expect_error(HEADER REQUIRED_OPS "-- @wat\n", 19, "unknown directive @wat");
+    expect_error(HEADER REQUIRED_OPS "-- @wat\n", 21, "unknown directive @wat");
     expect_error(HEADER "--@Dialect x\n" REQUIRED_OPS, 3, "bad directive");
 }
 
@@ -451,7 +462,7 @@ static void test_err_unknown_op(void **state) {
 
 static void test_err_duplicate_op(void **state) {
     (void)state;
-    expect_error(HEADER REQUIRED_OPS "-- @statement leader\nSELECT 8;\n", 19,
+    expect_error(HEADER REQUIRED_OPS "-- @statement leader\nSELECT 8;\n", 21,
                  "duplicate @statement leader (first at line 15)");
 }
 
@@ -475,7 +486,7 @@ static void test_err_missing_header(void **state) {
                  "bad @schema-version \"0\"; expected a positive integer");
     expect_error("-- @dialect t\n-- @schema-version 99999999999\n", 2,
                  "bad @schema-version");
-    expect_error(HEADER REQUIRED_OPS "-- @dbms late\n", 19,
+    expect_error(HEADER REQUIRED_OPS "-- @dbms late\n", 21,
                  "@dbms after the first @statement");
     expect_error(HEADER "SELECT 1;\n" REQUIRED_OPS, 3,
                  "SQL text outside a statement section");
@@ -548,7 +559,7 @@ static void test_err_empty_section(void **state) {
     expect_error(HEADER
                  "-- @statement on_connect\n-- only a comment\n\n" REQUIRED_OPS,
                  3, "empty @statement on_connect");
-    expect_error(HEADER REQUIRED_OPS "-- @statement on_connect\n", 19,
+    expect_error(HEADER REQUIRED_OPS "-- @statement on_connect\n", 21,
                  "empty @statement on_connect");
     expect_error(HEADER
                  "-- @statement on_connect\nSELECT 1;\n  ;\n" REQUIRED_OPS,
@@ -594,13 +605,14 @@ static void test_null_filename_and_vars(void **state) {
 static void test_builtin_mariadb(void **state) {
     struct odbc_leader__dialect *d = parse_builtin("mariadb");
     static const unsigned char attempt[] = {NS,  ID, CTTL, NS, NS, ID,
-                                            TTL, ID, TTL,  NS, NS};
+                                            TTL, ID, TTL,  NS, ID, NS};
     static const unsigned char renew[] = {NS, ID, CTTL, NS, ID, CTTL, TTL,
                                           NS, ID, TERM, NS, ID, TERM};
     static const unsigned char ver[] = {VERSION};
     static const unsigned char ns[] = {NS};
     static const unsigned char nsid[] = {NS, ID};
-    static const unsigned char nsidterm[] = {NS, ID, TERM};
+    static const unsigned char resign[] = {TTL, NS, ID, TERM};
+    static const unsigned char request[] = {TO, NS};
     const char *upsert;
 
     (void)state;
@@ -627,7 +639,9 @@ static void test_builtin_mariadb(void **state) {
     assert_null(strstr(upsert + 1, "ON DUPLICATE KEY UPDATE"));
     assert_int_equal(d->ops[ODBC_LEADER__OP_RENEW].n, 1);
     expect_params(d, ODBC_LEADER__OP_RENEW, 0, renew, sizeof renew);
-    expect_params(d, ODBC_LEADER__OP_RESIGN, 0, nsidterm, 3);
+    expect_params(d, ODBC_LEADER__OP_RESIGN, 0, resign, sizeof resign);
+    expect_params(d, ODBC_LEADER__OP_REQUEST_RESIGN, 0, request,
+                  sizeof request);
     expect_params(d, ODBC_LEADER__OP_UNREGISTER, 0, nsid, 2);
     expect_params(d, ODBC_LEADER__OP_LEADER, 0, ns, 1);
     expect_params(d, ODBC_LEADER__OP_CANDIDATES, 0, ns, 1);

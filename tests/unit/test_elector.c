@@ -26,6 +26,7 @@ struct fake {
     char leader[ODBC_LEADER__NAME_MAX + 1];
     int64_t term, expires_at_ms, ttl_ms;
     int has_row;
+    int resign_requested; /* someone asked the leader to resign */
     /* injected failures: the next call of that kind returns it */
     int fail_attempt, fail_renew, fail_connect, fail_resign;
     /* call counters */
@@ -118,6 +119,7 @@ static int fake_renew(void *port, int64_t term,
         f->expires_at_ms > now) {
         f->expires_at_ms = now + f->ttl_ms;
         fill(f, out);
+        out->resign_requested = f->resign_requested;
     }
     return 0;
 }
@@ -131,6 +133,7 @@ static int fake_resign(void *port, int64_t term) {
     if (rc != 0)
         return rc;
     if (f->term == term && strcmp(f->leader, f->me) == 0) {
+        f->resign_requested = 0;
         f->leader[0] = '\0';
         f->expires_at_ms = db_now(f);
     }
@@ -432,6 +435,23 @@ static void test_resign_hands_over_and_holds_off(void **state) {
     assert_int_equal(odbc_leader__elector_term(&x->e), 2);
 }
 
+static void test_resign_request_is_honoured_at_renewal(void **state) {
+    struct fixture *x = *state;
+    uint32_t next = 0;
+
+    odbc_leader__elector_tick(&x->e, NULL);
+    x->f.resign_requested = 1; /* e.g. odbc-leader resign from elsewhere */
+    x->f.now_ns += 1000 * MS;
+    assert_int_equal(odbc_leader__elector_tick(&x->e, &next),
+                     ODBC_LEADER_FOLLOWER);
+    assert_false(odbc_leader__elector_is_leader(&x->e));
+    assert_int_equal(x->f.resigns, 1);
+    assert_int_equal(x->f.last_resigned_term, 1);
+    assert_string_equal(x->f.leader, "");
+    assert_int_equal(x->f.last_is_leader, 0);
+    assert_int_equal(next, 1000); /* holds off like a local resign */
+}
+
 static void test_resign_failure_still_steps_down(void **state) {
     struct fixture *x = *state;
 
@@ -495,6 +515,7 @@ int main(void) {
         T(test_leader_keeps_window_while_disconnected),
         T(test_unknown_commit_outcome_is_not_leadership),
         T(test_resign_hands_over_and_holds_off),
+        T(test_resign_request_is_honoured_at_renewal),
         T(test_resign_failure_still_steps_down),
         T(test_shutdown_resigns_and_unregisters),
         T(test_follower_shutdown_does_not_resign),

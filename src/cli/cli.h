@@ -1,0 +1,150 @@
+/*
+ * cli.h: declarations shared by the translation units of the odbc-leader
+ * command (src/cli/). Nothing here is part of the library: the command
+ * links libodbcleader_core statically and uses the public API plus the
+ * internal helpers of internal.h.
+ */
+#ifndef ODBC_LEADER_CLI_H
+#define ODBC_LEADER_CLI_H
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sysexits.h>
+
+#include "odbc_leader.h"
+
+/* Exit codes of our own, next to <sysexits.h>. Documented in --help and
+ * in odbc-leader(1); never change their meaning. */
+enum odbc_leader__cli_exit {
+    ODBC_LEADER__EX_LOST = 80,        /* leadership lost while CMD ran */
+    ODBC_LEADER__EX_BUSY = 81,        /* --no-wait: another candidate leads */
+    ODBC_LEADER__EX_NOLEADER = 82,    /* resign: the namespace has no leader */
+    ODBC_LEADER__EX_NOCANDIDATE = 83, /* resign --to: candidate not alive */
+    ODBC_LEADER__EX_NOTFOUND = 127,   /* CMD not found */
+    ODBC_LEADER__EX_NOEXEC = 126,     /* CMD found but not executable */
+};
+
+/* A subcommand's result when it printed its help: exit 0. */
+#define ODBC_LEADER__CLI_HELP (-1)
+
+/* Options every subcommand accepts, and the state they configure. */
+struct odbc_leader__cli {
+    const char *dsn;     /* -d NAME, borrowed from argv; NULL = none */
+    const char *connect; /* -C STRING, borrowed from argv; NULL = none */
+    const char *ns;      /* -n NS, borrowed; NULL = from the config */
+    int verbose;         /* number of -v */
+    int help;            /* -h seen */
+    int quiet_connect;   /* while creating a handle: hide warnings that
+                            the creation error repeats */
+    int status_line;     /* 1 while an updating line is shown on stderr */
+};
+
+/* getopt_long entries and short letters of the common options. */
+#define ODBC_LEADER__CLI_SHORTOPTS "d:C:n:vh"
+#define ODBC_LEADER__CLI_LONGOPTS                                              \
+    {"dsn", required_argument, NULL, 'd'},                                     \
+        {"connect", required_argument, NULL, 'C'},                             \
+        {"namespace", required_argument, NULL, 'n'},                           \
+        {"verbose", no_argument, NULL, 'v'}, {"help", no_argument, NULL, 'h'}
+
+/* The help text lines of the common options. */
+#define ODBC_LEADER__CLI_COMMON_HELP                                           \
+    "  -d, --dsn NAME        connect through the odbc.ini data source NAME\n"  \
+    "  -C, --connect STRING  connect with an ODBC connection string\n"         \
+    "  -n, --namespace NS    election namespace (default: LeaderNamespace\n"   \
+    "                        of the connection, else \"default\")\n"           \
+    "  -v, --verbose         more log lines on stderr (repeat for debug)\n"    \
+    "  -h, --help            this help\n"
+
+/* ---- common.c ---- */
+
+/* Handles a common option letter (see ODBC_LEADER__CLI_SHORTOPTS).
+ * Returns 1 when opt was one, 0 when it is not a common option, or
+ * EX_USAGE after printing why arg is invalid. arg is borrowed. */
+int odbc_leader__cli_common_opt(struct odbc_leader__cli *c, int opt,
+                                const char *arg);
+
+/* Resets getopt for parsing argv of a subcommand from index 1. */
+void odbc_leader__cli_getopt_reset(void);
+
+/* Prints "odbc-leader: SUBCMD: msg" on stderr (clearing a status line)
+ * and returns EX_USAGE after a hint to use --help. */
+int odbc_leader__cli_usage(struct odbc_leader__cli *c, const char *subcmd,
+                           const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Prints "odbc-leader: msg" on stderr, clearing a status line first. */
+void odbc_leader__cli_err(struct odbc_leader__cli *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/*
+ * Builds the library configuration from the options and the environment:
+ * -C, else -d, else ODBC_LEADER_CONNECT, else ODBC_LEADER_DSN, else the
+ * per-user SQLite file (its directory is created 0700), then
+ * LeaderNamespace from -n, then extra (";Key=value..." or NULL).
+ * Returns 0 and a string the caller frees in *out, or an exit code after
+ * printing the problem.
+ */
+int odbc_leader__cli_config(struct odbc_leader__cli *c, const char *extra,
+                            char **out);
+
+/* Appends ";key=value" to *s (reallocated; the caller owns it), bracing
+ * the value when it holds ';', '{' or '}' or edge blanks. Returns 0, or
+ * -1 when out of memory (*s unchanged). */
+int odbc_leader__cli_append_kv(char **s, const char *key, const char *value);
+
+/*
+ * Creates a handle on the configuration of c plus extra. cb may be NULL;
+ * its log member, when NULL, becomes odbc_leader__cli_log with c as ctx.
+ * Returns 0 and the handle in *out (caller destroys it), or an exit code
+ * after printing the error (EX_CONFIG, EX_UNAVAILABLE, EX_SOFTWARE...).
+ */
+int odbc_leader__cli_open(struct odbc_leader__cli *c, const char *extra,
+                          const struct odbc_leader_callbacks *cb,
+                          odbc_leader_t **out);
+
+/* Maps a library error code to an exit code. */
+int odbc_leader__cli_exit_code(int rc);
+
+/* The log callback: ctx is a struct odbc_leader__cli. Prints on stderr
+ * when level is at least as severe as the -v threshold. */
+void odbc_leader__cli_log(void *ctx, int level, const char *msg);
+
+/* Clears the updating status line on stderr, if one is shown. */
+void odbc_leader__cli_clear_line(struct odbc_leader__cli *c);
+
+/* Shows msg as the updating status line on stderr (a terminal). */
+void odbc_leader__cli_show_line(struct odbc_leader__cli *c, const char *msg);
+
+/* Parses a duration ("500ms", "10s", "1.5s", "2m", "1h", plain seconds)
+ * into *ms. Returns 0, or -1 when s is not a duration. */
+int odbc_leader__cli_duration(const char *s, int64_t *ms);
+
+/* Milliseconds on CLOCK_BOOTTIME. */
+int64_t odbc_leader__cli_now_ms(void);
+
+/* Waits up to timeout_ms (0 = poll) for one of the blocked signals in
+ * sigs. Returns the signal number, or 0 on timeout. */
+int odbc_leader__cli_wait_signal(const sigset_t *sigs, int64_t timeout_ms);
+
+/* Writes s as a JSON string literal (with quotes) to f. */
+void odbc_leader__cli_json_string(FILE *f, const char *s);
+
+/* Writes s escaped as a Prometheus label value (no quotes) to f. */
+void odbc_leader__cli_prom_label(FILE *f, const char *s);
+
+/* ---- subcommands: each returns the process exit code ---- */
+
+int odbc_leader__cli_run(struct odbc_leader__cli *c, int argc, char **argv);
+int odbc_leader__cli_status(struct odbc_leader__cli *c, int argc, char **argv);
+int odbc_leader__cli_resign(struct odbc_leader__cli *c, int argc, char **argv);
+int odbc_leader__cli_watch(struct odbc_leader__cli *c, int argc, char **argv);
+int odbc_leader__cli_schema(struct odbc_leader__cli *c, int argc, char **argv);
+int odbc_leader__cli_demo(struct odbc_leader__cli *c, int argc, char **argv);
+/* The hidden job the demo's candidates run as their CMD. */
+int odbc_leader__cli_demo_job(struct odbc_leader__cli *c, int argc,
+                              char **argv);
+
+#endif /* ODBC_LEADER_CLI_H */
