@@ -44,19 +44,22 @@ enum key {
     K_DIALECT,
     K_PREFIX,
     K_CREATE_SCHEMA,
+    K_TEST_TRUST_EXTRA,
     K_COUNT
 };
 
 static const char *const key_names[K_COUNT] = {
-    "LeaderNamespace",     "LeaderId",           "LeaderTTL",
-    "LeaderRenewInterval", "LeaderSafetyMargin", "LeaderStatementTimeout",
-    "LeaderDialect",       "LeaderTablePrefix",  "LeaderCreateSchema",
+    "LeaderNamespace",      "LeaderId",           "LeaderTTL",
+    "LeaderRenewInterval",  "LeaderSafetyMargin", "LeaderStatementTimeout",
+    "LeaderDialect",        "LeaderTablePrefix",  "LeaderCreateSchema",
+    "LeaderTestTrustExtra",
 };
 
 #define VALID_KEYS                                                             \
     "LeaderNamespace, LeaderId, LeaderTTL, LeaderRenewInterval, "              \
     "LeaderSafetyMargin, LeaderStatementTimeout, LeaderDialect, "              \
-    "LeaderTablePrefix, LeaderCreateSchema"
+    "LeaderTablePrefix, LeaderCreateSchema (and the test-only "                \
+    "LeaderTestTrustExtra)"
 
 /* Why a name or prefix is rejected. */
 enum fault { F_OK, F_EMPTY, F_LONG, F_CHAR, F_DIGIT };
@@ -615,6 +618,9 @@ static int settle_durations(const struct state *st,
     if (st->v[K_STMT_TIMEOUT].text)
         rc = parse_ms_range(st, K_STMT_TIMEOUT, STMT_TIMEOUT_MIN,
                             STMT_TIMEOUT_MAX, &c->stmt_timeout_ms, err, errlen);
+    if (rc == 0 && st->v[K_TEST_TRUST_EXTRA].text)
+        rc = parse_ms_range(st, K_TEST_TRUST_EXTRA, 0, TTL_MAX,
+                            &c->test_trust_extra_ms, err, errlen);
     return rc;
 }
 

@@ -63,6 +63,7 @@ void odbc_leader__elector_init(struct odbc_leader__elector *e,
     e->ttl_ns = c->ttl_ms * NS_PER_MS;
     e->renew_ns = c->renew_ms * NS_PER_MS;
     e->margin_ns = c->margin_ms * NS_PER_MS;
+    e->trust_extra_ns = c->test_trust_extra_ms * NS_PER_MS;
     e->backoff_min_ns = 100 * NS_PER_MS;
     e->backoff_max_ns = e->renew_ns;
     if (e->backoff_max_ns < 1000 * NS_PER_MS)
@@ -120,7 +121,8 @@ static void trust(struct odbc_leader__elector *e, int64_t term,
     e->held_term = term;
     atomic_store_explicit(&e->term, term, memory_order_relaxed);
     atomic_store_explicit(&e->trusted_until_ns,
-                          attempt_start_ns + e->ttl_ns - e->margin_ns,
+                          attempt_start_ns + e->ttl_ns - e->margin_ns +
+                              e->trust_extra_ns,
                           memory_order_release);
 }
 

@@ -51,6 +51,7 @@ struct odbc_leader__elector {
     struct odbc_leader_callbacks cb;
     const char *id; /* borrowed */
     int64_t ttl_ns, renew_ns, margin_ns;
+    int64_t trust_extra_ns; /* test only: breaks the protocol when > 0 */
     int64_t backoff_min_ns, backoff_max_ns;
 
     /* state, owned by the thread that ticks */
@@ -82,7 +83,8 @@ struct odbc_leader__elector_conf {
     const struct odbc_leader_callbacks *cb; /* copied; may be NULL */
     const char *id;                         /* borrowed for e's lifetime */
     int64_t ttl_ms, renew_ms, margin_ms;
-    int connected; /* the port is already connected */
+    int64_t test_trust_extra_ms; /* test only, see internal.h */
+    int connected;               /* the port is already connected */
 };
 
 /* Initialises e (no allocation). */

@@ -58,6 +58,10 @@ struct odbc_leader__config {
     char *dialect;       /* owned: LeaderDialect, default "auto" */
     char prefix[ODBC_LEADER__PREFIX_MAX + 1]; /* LeaderTablePrefix */
     int create_schema; /* LeaderCreateSchema, default 1 */
+    /* LeaderTestTrustExtra, default 0: TEST ONLY. Lengthens the trust
+     * window past the lease, which breaks the protocol on purpose so the
+     * fault suite can show its checker catching two leaders. */
+    int64_t test_trust_extra_ms;
 };
 
 /*

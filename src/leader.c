@@ -71,6 +71,13 @@ int odbc_leader_create(odbc_leader_t **out, const char *config,
     ec.ttl_ms = h->cfg.ttl_ms;
     ec.renew_ms = h->cfg.renew_ms;
     ec.margin_ms = h->cfg.margin_ms;
+    ec.test_trust_extra_ms = h->cfg.test_trust_extra_ms;
+    if (ec.test_trust_extra_ms > 0)
+        odbc_leader__logf(&h->log, LOG_WARNING,
+                          "LeaderTestTrustExtra=%lld: the trust window "
+                          "outlives the lease; two leaders are possible "
+                          "(test setting, never use it in production)",
+                          (long long)ec.test_trust_extra_ms);
     ec.connected = 1;
     odbc_leader__elector_init(&h->el, &ec);
     odbc_leader__logf(&h->log, LOG_INFO,

@@ -485,6 +485,20 @@ static void test_bad_names(void **state) {
     assert_has(err, "'\\xc3'");
 }
 
+static void test_test_trust_extra(void **state) {
+    struct odbc_leader__config cfg;
+    char err[ERRLEN];
+
+    parse_ok("Driver=A", &cfg);
+    assert_int_equal(cfg.test_trust_extra_ms, 0); /* off unless asked */
+    odbc_leader__config_free(&cfg);
+    parse_ok("Driver=A;LeaderTestTrustExtra=60000", &cfg);
+    assert_int_equal(cfg.test_trust_extra_ms, 60000);
+    odbc_leader__config_free(&cfg);
+    parse_bad("Driver=A;LeaderTestTrustExtra=-1", err);
+    assert_has(err, "LeaderTestTrustExtra");
+}
+
 static void test_prefix(void **state) {
     struct odbc_leader__config cfg;
     char err[ERRLEN];
@@ -752,6 +766,7 @@ int main(void) {
         cmocka_unit_test(test_timing_fit),
         cmocka_unit_test(test_bad_names),
         cmocka_unit_test(test_prefix),
+        cmocka_unit_test(test_test_trust_extra),
         cmocka_unit_test(test_dialect),
         cmocka_unit_test(test_create_schema),
         cmocka_unit_test(test_syntax_errors),
