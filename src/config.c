@@ -29,7 +29,9 @@
 #define TTL_DEFAULT 15000
 #define STMT_TIMEOUT_MIN 1
 #define STMT_TIMEOUT_MAX 3600000
-#define STMT_TIMEOUT_CAP 5000 /* default is min(this, renew interval) */
+#define STMT_TIMEOUT_CAP 5000   /* default: the renew interval, clamped */
+#define STMT_TIMEOUT_FLOOR 1000 /* to [FLOOR, CAP]: short intervals must not
+                                   make every statement race its timeout */
 #define MARGIN_FLOOR 1000     /* default margin is at least this when it fits */
 
 #define NAME_CHARS "A-Z a-z 0-9 . _ - : / @"
@@ -615,6 +617,8 @@ static int settle_durations(const struct state *st,
         return rc;
     c->stmt_timeout_ms =
         c->renew_ms < STMT_TIMEOUT_CAP ? c->renew_ms : STMT_TIMEOUT_CAP;
+    if (c->stmt_timeout_ms < STMT_TIMEOUT_FLOOR)
+        c->stmt_timeout_ms = STMT_TIMEOUT_FLOOR;
     if (st->v[K_STMT_TIMEOUT].text)
         rc = parse_ms_range(st, K_STMT_TIMEOUT, STMT_TIMEOUT_MIN,
                             STMT_TIMEOUT_MAX, &c->stmt_timeout_ms, err, errlen);

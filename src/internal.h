@@ -52,10 +52,10 @@ struct odbc_leader__config {
     char id[ODBC_LEADER__NAME_MAX + 1]; /* "" = generate a UUID at create */
     int64_t ttl_ms;                     /* LeaderTTL, default 15000 */
     int64_t renew_ms;                   /* LeaderRenewInterval, default ttl/3 */
-    int64_t margin_ms; /* LeaderSafetyMargin, default max(1000, ttl/10) */
-    int64_t
-        stmt_timeout_ms; /* LeaderStatementTimeout, default min(5000, renew) */
-    char *dialect;       /* owned: LeaderDialect, default "auto" */
+    int64_t margin_ms;       /* LeaderSafetyMargin, default max(1000, ttl/10) */
+    int64_t stmt_timeout_ms; /* LeaderStatementTimeout, default renew interval
+                                clamped to 1000..5000 */
+    char *dialect;           /* owned: LeaderDialect, default "auto" */
     char prefix[ODBC_LEADER__PREFIX_MAX + 1]; /* LeaderTablePrefix */
     int create_schema; /* LeaderCreateSchema, default 1 */
     /* LeaderTestTrustExtra, default 0: TEST ONLY. Lengthens the trust

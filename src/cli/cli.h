@@ -42,12 +42,15 @@ struct odbc_leader__cli {
 };
 
 /* getopt_long entries and short letters of the common options. */
+/* clang-format off */
 #define ODBC_LEADER__CLI_SHORTOPTS "d:C:n:vh"
 #define ODBC_LEADER__CLI_LONGOPTS                                              \
     {"dsn", required_argument, NULL, 'd'},                                     \
-        {"connect", required_argument, NULL, 'C'},                             \
-        {"namespace", required_argument, NULL, 'n'},                           \
-        {"verbose", no_argument, NULL, 'v'}, {"help", no_argument, NULL, 'h'}
+    {"connect", required_argument, NULL, 'C'},                                 \
+    {"namespace", required_argument, NULL, 'n'},                               \
+    {"verbose", no_argument, NULL, 'v'},                                       \
+    {"help", no_argument, NULL, 'h'}
+/* clang-format on */
 
 /* The help text lines of the common options. */
 #define ODBC_LEADER__CLI_COMMON_HELP                                           \
@@ -104,6 +107,11 @@ int odbc_leader__cli_append_kv(char **s, const char *key, const char *value);
 int odbc_leader__cli_open(struct odbc_leader__cli *c, const char *extra,
                           const struct odbc_leader_callbacks *cb,
                           odbc_leader_t **out);
+
+/* Writes the connection string of c with passwords as "***" into buf
+ * (for display). Returns 0 or an exit code after a message. */
+int odbc_leader__cli_redacted(struct odbc_leader__cli *c, char *buf,
+                              size_t len);
 
 /* Maps a library error code to an exit code. */
 int odbc_leader__cli_exit_code(int rc);

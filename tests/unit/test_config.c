@@ -191,16 +191,16 @@ static void test_derived_defaults(void **state) {
         const char *s;
         int64_t ttl, renew, margin, stmt;
     } cases[] = {
-        {"Driver=X;LeaderTTL=500", 500, 166, 50, 166},
-        {"Driver=X;LeaderTTL=100", 100, 33, 10, 33},
+        {"Driver=X;LeaderTTL=500", 500, 166, 50, 1000},
+        {"Driver=X;LeaderTTL=100", 100, 33, 10, 1000},
         {"Driver=X;LeaderTTL=3000", 3000, 1000, 1000, 1000},
-        {"Driver=X;LeaderTTL=2000", 2000, 666, 1000, 666},
+        {"Driver=X;LeaderTTL=2000", 2000, 666, 1000, 1000},
         {"Driver=X;LeaderTTL=60000", 60000, 20000, 6000, 5000},
         {"Driver=X;LeaderTTL=86400000", 86400000, 28800000, 8640000, 5000},
         {"Driver=X;LeaderRenewInterval=12000", 15000, 12000, 1500, 5000},
         {"Driver=X;LeaderRenewInterval=13000", 15000, 13000, 1500, 5000},
         {"Driver=X;LeaderSafetyMargin=9000", 15000, 5000, 9000, 5000},
-        {"Driver=X;LeaderTTL=1000;LeaderRenewInterval=50", 1000, 50, 100, 50},
+        {"Driver=X;LeaderTTL=1000;LeaderRenewInterval=50", 1000, 50, 100, 1000},
     };
 
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -1,0 +1,427 @@
+/*
+ * status.c: "odbc-leader status" (the leader, term, lease and live
+ * candidates of one namespace, as a table, JSON or Prometheus text) and
+ * "odbc-leader resign" (ask the leader to step down, optionally handing
+ * over to a named candidate). Neither registers as a candidate: the handle
+ * never ticks, and its unregister at destroy matches no row.
+ */
+#include <config.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "internal.h"
+
+#define RESIGN_POLL_MS 200
+
+enum format { FMT_TABLE, FMT_JSON, FMT_PROMETHEUS };
+
+/* The namespace as read from the database, in database time. */
+struct snapshot {
+    const char *ns; /* borrowed from the handle */
+    struct odbc_leader_lease lease;
+    int present;          /* a leader whose lease has not expired */
+    int64_t remaining_ms; /* lease left when present, else 0 */
+    struct odbc_leader_candidate *cands; /* owned */
+    size_t n, cap;
+    int oom;
+};
+
+static const char status_help[] =
+    "Usage: odbc-leader status [OPTIONS]\n"
+    "Show the namespace's leader, term (fencing token), lease remaining and\n"
+    "the live candidates with the age of their last heartbeat, all in\n"
+    "database time. Does not take part in the election.\n"
+    "\n"
+    "  --json                one JSON object\n"
+    "  --format FORMAT       table (default), json or prometheus (text\n"
+    "                        exposition, e.g. for a textfile "
+    "collector)\n" ODBC_LEADER__CLI_COMMON_HELP "\n"
+    "Exit status: 0; 64 usage; 69 database unavailable; 78 configuration.\n";
+
+static const char resign_help[] =
+    "Usage: odbc-leader resign [OPTIONS]\n"
+    "Ask the namespace's leader to step down at its next renewal. With\n"
+    "--to, the lease is then reserved for that candidate, which takes over\n"
+    "(rolling restarts: hand over before stopping the leader).\n"
+    "\n"
+    "  --to ID               hand over to this live candidate\n"
+    "  -w, --wait            wait until a new term has started\n"
+    "  --timeout DURATION    give up waiting after this long (default "
+    "60s)\n" ODBC_LEADER__CLI_COMMON_HELP "\n"
+    "Exit status: 0 requested (and, with --wait, a new term started);\n"
+    "82 the namespace has no leader; 83 the --to candidate is not alive;\n"
+    "75 --wait timed out; 64 usage; 69 database unavailable; 78\n"
+    "configuration.\n";
+
+/* ---- reading ---- */
+
+/* odbc_leader_list_candidates callback: appends a copy to the snapshot. */
+static void collect(void *ctx, const struct odbc_leader_candidate *c) {
+    struct snapshot *s = ctx;
+
+    if (s->oom)
+        return;
+    if (s->n == s->cap) {
+        size_t cap = s->cap != 0 ? s->cap * 2 : 8;
+        struct odbc_leader_candidate *v = realloc(s->cands, cap * sizeof(*v));
+
+        if (v == NULL) {
+            s->oom = 1;
+            return;
+        }
+        s->cands = v;
+        s->cap = cap;
+    }
+    s->cands[s->n++] = *c;
+}
+
+/* Reads the lease and the candidates into *s (which owns the candidate
+ * array afterwards). Returns 0 or a negative library error. */
+static int read_snapshot(odbc_leader_t *h, struct snapshot *s) {
+    int rc;
+
+    memset(s, 0, sizeof(*s));
+    s->ns = odbc_leader_namespace(h);
+    rc = odbc_leader_read_lease(h, &s->lease);
+    if (rc < 0)
+        return rc;
+    s->present = s->lease.leader_id[0] != '\0' &&
+                 s->lease.expires_at_ms > s->lease.db_now_ms;
+    if (s->present)
+        s->remaining_ms = s->lease.expires_at_ms - s->lease.db_now_ms;
+    rc = odbc_leader_list_candidates(h, collect, s);
+    if (rc >= 0 && s->oom)
+        rc = ODBC_LEADER_ENOMEM;
+    return rc < 0 ? rc : 0;
+}
+
+/* ---- output ---- */
+
+static double secs(int64_t ms) { return (double)ms / 1000.0; }
+
+/* The human table. conn is the redacted connection string. */
+static void print_table(const struct snapshot *s, const char *conn) {
+    const struct odbc_leader_lease *l = &s->lease;
+
+    printf("database:   %s\n", conn);
+    printf("namespace:  %s\n", s->ns);
+    if (s->present)
+        printf("leader:     %s (term %lld, lease %.1f s left)\n", l->leader_id,
+               (long long)l->term, secs(s->remaining_ms));
+    else if (l->leader_id[0] != '\0')
+        printf("leader:     none (lease of %s, term %lld, expired %.1f s "
+               "ago)\n",
+               l->leader_id, (long long)l->term,
+               secs(l->db_now_ms - l->expires_at_ms));
+    else if (l->term > 0)
+        printf("leader:     none (last term %lld)\n", (long long)l->term);
+    else
+        printf("leader:     none (no term yet)\n");
+    printf("candidates: %zu alive\n", s->n);
+    if (s->n > 0)
+        printf("  %-36s  %s\n", "ID", "LAST HEARTBEAT");
+    for (size_t i = 0; i < s->n; i++) {
+        const struct odbc_leader_candidate *c = &s->cands[i];
+
+        printf("  %-36s  %.1f s ago%s\n", c->id,
+               secs(c->db_now_ms - c->heartbeat_at_ms),
+               s->present && strcmp(c->id, l->leader_id) == 0 ? "  (leader)"
+                                                              : "");
+    }
+}
+
+/* One JSON object. */
+static void print_json(const struct snapshot *s) {
+    const struct odbc_leader_lease *l = &s->lease;
+
+    fputs("{\"namespace\":", stdout);
+    odbc_leader__cli_json_string(stdout, s->ns);
+    fputs(",\"leader\":", stdout);
+    if (s->present)
+        odbc_leader__cli_json_string(stdout, l->leader_id);
+    else
+        fputs("null", stdout);
+    printf(",\"leader_present\":%s,\"term\":%lld,\"lease_remaining_ms\":%lld,"
+           "\"db_now_ms\":%lld,\"candidates_alive\":%zu,\"candidates\":[",
+           s->present ? "true" : "false", (long long)l->term,
+           (long long)s->remaining_ms, (long long)l->db_now_ms, s->n);
+    for (size_t i = 0; i < s->n; i++) {
+        const struct odbc_leader_candidate *c = &s->cands[i];
+
+        fputs(i > 0 ? ",{\"id\":" : "{\"id\":", stdout);
+        odbc_leader__cli_json_string(stdout, c->id);
+        printf(",\"heartbeat_age_ms\":%lld,\"leader\":%s}",
+               (long long)(c->db_now_ms - c->heartbeat_at_ms),
+               s->present && strcmp(c->id, l->leader_id) == 0 ? "true"
+                                                              : "false");
+    }
+    fputs("]}\n", stdout);
+}
+
+/* HELP and TYPE lines of one gauge. */
+static void prom_head(const char *name, const char *help) {
+    printf("# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+}
+
+/* One sample line "name{namespace="NS"} value". */
+static void prom_sample(const struct snapshot *s, const char *name,
+                        const char *value) {
+    printf("%s{namespace=\"", name);
+    odbc_leader__cli_prom_label(stdout, s->ns);
+    printf("\"} %s\n", value);
+}
+
+/* Prometheus text exposition format, version 0.0.4. */
+static void print_prometheus(const struct snapshot *s) {
+    char v[64];
+
+    prom_head("odbc_leader_leader_present",
+              "1 when the namespace has a leader whose lease has not "
+              "expired, else 0.");
+    prom_sample(s, "odbc_leader_leader_present", s->present ? "1" : "0");
+    prom_head("odbc_leader_term",
+              "Last term (fencing token) issued in the namespace.");
+    snprintf(v, sizeof(v), "%lld", (long long)s->lease.term);
+    prom_sample(s, "odbc_leader_term", v);
+    prom_head("odbc_leader_lease_remaining_seconds",
+              "Seconds until the leader's lease expires, in database time; "
+              "0 without a leader.");
+    snprintf(v, sizeof(v), "%.3f", secs(s->remaining_ms));
+    prom_sample(s, "odbc_leader_lease_remaining_seconds", v);
+    prom_head("odbc_leader_candidates_alive",
+              "Candidates whose heartbeat has not expired.");
+    snprintf(v, sizeof(v), "%zu", s->n);
+    prom_sample(s, "odbc_leader_candidates_alive", v);
+    prom_head("odbc_leader_leader_info",
+              "Always 1; the leader_id label names the current leader.");
+    if (s->present) {
+        printf("odbc_leader_leader_info{namespace=\"");
+        odbc_leader__cli_prom_label(stdout, s->ns);
+        printf("\",leader_id=\"");
+        odbc_leader__cli_prom_label(stdout, s->lease.leader_id);
+        printf("\"} 1\n");
+    }
+}
+
+/* ---- status ---- */
+
+/* Parses status's options into *fmt. Returns 0, ODBC_LEADER__CLI_HELP or
+ * EX_USAGE. */
+static int parse_status(struct odbc_leader__cli *c, int argc, char **argv,
+                        enum format *fmt) {
+    static const struct option opts[] = {
+        ODBC_LEADER__CLI_LONGOPTS,
+        {"json", no_argument, NULL, 'J'},
+        {"format", required_argument, NULL, 'F'},
+        {NULL, 0, NULL, 0},
+    };
+    int opt, rc;
+
+    for (opt = getopt_long(argc, argv, ODBC_LEADER__CLI_SHORTOPTS, opts, NULL);
+         opt != -1; opt = getopt_long(argc, argv, ODBC_LEADER__CLI_SHORTOPTS,
+                                      opts, NULL)) {
+        rc = odbc_leader__cli_common_opt(c, opt, optarg);
+        if (rc == 1)
+            continue;
+        if (rc != 0)
+            return EX_USAGE;
+        if (opt == 'J')
+            *fmt = FMT_JSON;
+        else if (opt == 'F' && strcmp(optarg, "table") == 0)
+            *fmt = FMT_TABLE;
+        else if (opt == 'F' && strcmp(optarg, "json") == 0)
+            *fmt = FMT_JSON;
+        else if (opt == 'F' && strcmp(optarg, "prometheus") == 0)
+            *fmt = FMT_PROMETHEUS;
+        else if (opt == 'F')
+            return odbc_leader__cli_usage(
+                c, "status", "unknown format \"%s\" (table, json, prometheus)",
+                optarg);
+        else
+            return odbc_leader__cli_usage(c, "status", NULL);
+    }
+    if (c->help) {
+        fputs(status_help, stdout);
+        return ODBC_LEADER__CLI_HELP;
+    }
+    if (optind < argc)
+        return odbc_leader__cli_usage(c, "status", "unexpected argument \"%s\"",
+                                      argv[optind]);
+    return 0;
+}
+
+int odbc_leader__cli_status(struct odbc_leader__cli *c, int argc, char **argv) {
+    enum format fmt = FMT_TABLE;
+    struct snapshot s;
+    odbc_leader_t *h = NULL;
+    char conn[1024] = "";
+    int rc = parse_status(c, argc, argv, &fmt);
+
+    memset(&s, 0, sizeof(s));
+    if (rc != 0)
+        return rc == ODBC_LEADER__CLI_HELP ? 0 : rc;
+    if (fmt == FMT_TABLE)
+        odbc_leader__cli_redacted(c, conn, sizeof(conn));
+    rc = odbc_leader__cli_open(c, NULL, NULL, &h);
+    if (rc != 0)
+        goto out;
+    rc = read_snapshot(h, &s);
+    if (rc < 0) {
+        odbc_leader__cli_err(c, "status: %s", odbc_leader_strerror(rc));
+        rc = odbc_leader__cli_exit_code(rc);
+        goto out;
+    }
+    if (fmt == FMT_JSON)
+        print_json(&s);
+    else if (fmt == FMT_PROMETHEUS)
+        print_prometheus(&s);
+    else
+        print_table(&s, conn);
+out:
+    free(s.cands);
+    odbc_leader_destroy(h);
+    return rc;
+}
+
+/* ---- resign ---- */
+
+struct resign {
+    const char *to;     /* --to, borrowed; NULL = anyone */
+    int wait;           /* --wait */
+    int64_t timeout_ms; /* --timeout */
+};
+
+/* Handles one resign-specific option. Returns 0 or EX_USAGE. */
+static int resign_opt(struct odbc_leader__cli *c, struct resign *o, int opt,
+                      const char *arg) {
+    switch (opt) {
+    case 'T':
+        if (!odbc_leader__valid_name(arg))
+            return odbc_leader__cli_usage(c, "resign",
+                                          "invalid candidate id \"%s\"", arg);
+        o->to = arg;
+        return 0;
+    case 'w':
+        o->wait = 1;
+        return 0;
+    case 'O':
+        if (odbc_leader__cli_duration(arg, &o->timeout_ms) == 0)
+            return 0;
+        return odbc_leader__cli_usage(
+            c, "resign", "--timeout: invalid duration \"%s\"", arg);
+    default:
+        return odbc_leader__cli_usage(c, "resign", NULL);
+    }
+}
+
+/* Parses resign's options. Returns 0, ODBC_LEADER__CLI_HELP or EX_USAGE. */
+static int parse_resign(struct odbc_leader__cli *c, int argc, char **argv,
+                        struct resign *o) {
+    static const struct option opts[] = {
+        ODBC_LEADER__CLI_LONGOPTS,
+        {"to", required_argument, NULL, 'T'},
+        {"wait", no_argument, NULL, 'w'},
+        {"timeout", required_argument, NULL, 'O'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *shortopts = ODBC_LEADER__CLI_SHORTOPTS "w";
+    int opt, rc;
+
+    for (opt = getopt_long(argc, argv, shortopts, opts, NULL); opt != -1;
+         opt = getopt_long(argc, argv, shortopts, opts, NULL)) {
+        rc = odbc_leader__cli_common_opt(c, opt, optarg);
+        if (rc == 0)
+            rc = resign_opt(c, o, opt, optarg);
+        else if (rc == 1)
+            rc = 0;
+        if (rc != 0)
+            return EX_USAGE;
+    }
+    if (c->help) {
+        fputs(resign_help, stdout);
+        return ODBC_LEADER__CLI_HELP;
+    }
+    if (optind < argc)
+        return odbc_leader__cli_usage(c, "resign", "unexpected argument \"%s\"",
+                                      argv[optind]);
+    return 0;
+}
+
+/* Polls the lease until a term above old_term has a leader, or the
+ * timeout. Returns 0 (prints the new leader), EX_TEMPFAIL or an exit code
+ * for a database error. */
+static int wait_new_term(struct odbc_leader__cli *c, odbc_leader_t *h,
+                         int64_t old_term, int64_t timeout_ms) {
+    int64_t deadline = odbc_leader__cli_now_ms() + timeout_ms;
+    struct odbc_leader_lease l;
+    struct timespec ts = {0, RESIGN_POLL_MS * 1000000L};
+
+    while (odbc_leader__cli_now_ms() < deadline) {
+        int rc = odbc_leader_read_lease(h, &l);
+
+        if (rc == 0 && l.term > old_term && l.leader_id[0] != '\0' &&
+            l.expires_at_ms > l.db_now_ms) {
+            printf("%s: %s leads now (term %lld)\n", odbc_leader_namespace(h),
+                   l.leader_id, (long long)l.term);
+            return 0;
+        }
+        nanosleep(&ts, NULL);
+    }
+    odbc_leader__cli_err(c, "resign: no new leader in %s within %lld ms",
+                         odbc_leader_namespace(h), (long long)timeout_ms);
+    return EX_TEMPFAIL;
+}
+
+/* Reports request_resign's result. Returns the exit code. */
+static int resign_result(struct odbc_leader__cli *c, odbc_leader_t *h,
+                         const struct resign *o, int rc,
+                         const struct odbc_leader_lease *l) {
+    const char *ns = odbc_leader_namespace(h);
+
+    if (rc == ODBC_LEADER_ENOLEADER) {
+        odbc_leader__cli_err(c, "resign: namespace %s has no leader", ns);
+    } else if (rc == ODBC_LEADER_ENOCANDIDATE) {
+        odbc_leader__cli_err(c,
+                             "resign: candidate \"%s\" is not alive in "
+                             "namespace %s ('odbc-leader status -n %s' "
+                             "lists the live ones)",
+                             o->to, ns, ns);
+    } else if (rc < 0) {
+        odbc_leader__cli_err(c, "resign: %s", odbc_leader_strerror(rc));
+    } else if (l->leader_id[0] != '\0') {
+        printf("%s: asked %s (term %lld) to resign%s%s\n", ns, l->leader_id,
+               (long long)l->term, o->to != NULL ? " in favour of " : "",
+               o->to != NULL ? o->to : "");
+    } else {
+        printf("%s: asked the leader to resign%s%s\n", ns,
+               o->to != NULL ? " in favour of " : "",
+               o->to != NULL ? o->to : "");
+    }
+    return odbc_leader__cli_exit_code(rc);
+}
+
+int odbc_leader__cli_resign(struct odbc_leader__cli *c, int argc, char **argv) {
+    struct resign o = {NULL, 0, 60000};
+    struct odbc_leader_lease l;
+    odbc_leader_t *h = NULL;
+    int rc = parse_resign(c, argc, argv, &o);
+
+    if (rc != 0)
+        return rc == ODBC_LEADER__CLI_HELP ? 0 : rc;
+    rc = odbc_leader__cli_open(c, NULL, NULL, &h);
+    if (rc != 0)
+        return rc;
+    if (odbc_leader_read_lease(h, &l) < 0)
+        memset(&l, 0, sizeof(l));
+    rc = odbc_leader_request_resign(h, o.to);
+    rc = resign_result(c, h, &o, rc, &l);
+    if (rc == 0 && o.wait) {
+        fflush(stdout);
+        rc = wait_new_term(c, h, l.term, o.timeout_ms);
+    }
+    odbc_leader_destroy(h);
+    return rc;
+}

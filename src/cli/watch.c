@@ -1,0 +1,174 @@
+/*
+ * watch.c: "odbc-leader watch": poll a namespace's lease and print one
+ * line per change of leader (time, namespace, old and new leader, term)
+ * until SIGINT or SIGTERM. Like status, it never registers as a
+ * candidate.
+ */
+#include <config.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "internal.h"
+
+#define POLL_MS 200
+
+/* Who leads, as watch compares it between polls. */
+struct seen {
+    int valid;                              /* a poll succeeded before */
+    char leader[ODBC_LEADER__NAME_MAX + 1]; /* "" = nobody */
+    int64_t term;
+};
+
+struct watch {
+    struct odbc_leader__cli *cli; /* borrowed */
+    odbc_leader_t *h;
+    int json;        /* --json: one JSON object per line */
+    sigset_t sigs;   /* INT TERM, blocked */
+    struct seen old; /* state printed last */
+    int failing;     /* the last poll failed (reported once) */
+};
+
+static const char watch_help[] =
+    "Usage: odbc-leader watch [OPTIONS]\n"
+    "Print one line per change of the namespace's leader, until SIGINT or\n"
+    "SIGTERM:\n"
+    "  TIME NAMESPACE OLD -> NEW term=T\n"
+    "TIME is ISO 8601 local time with milliseconds; OLD is \"-\" on the first\n"
+    "line; \"(none)\" means no leader (the lease expired or was resigned).\n"
+    "\n"
+    "  --json                one JSON object per line "
+    "instead\n" ODBC_LEADER__CLI_COMMON_HELP "\n"
+    "Exit status: 0 when interrupted; 64 usage; 69 database unavailable at\n"
+    "start; 78 configuration.\n";
+
+/* Writes the wall-clock time as ISO 8601 with milliseconds and the UTC
+ * offset ("2024-05-01T10:00:00.123+02:00") into buf. */
+static void iso_now(char *buf, size_t len) {
+    struct timespec ts;
+    struct tm tm;
+    char date[32], zone[8];
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    localtime_r(&ts.tv_sec, &tm);
+    strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
+    strftime(zone, sizeof(zone), "%z", &tm); /* +0200 */
+    snprintf(buf, len, "%s.%03ld%.3s:%.2s", date, ts.tv_nsec / 1000000L, zone,
+             zone + 3);
+}
+
+/* Prints one transition from w->old to *now. */
+static void print_change(const struct watch *w, const struct seen *now) {
+    const char *ns = odbc_leader_namespace(w->h);
+    char t[64];
+
+    iso_now(t, sizeof(t));
+    if (!w->json) {
+        printf("%s %s %s -> %s term=%lld\n", t, ns,
+               !w->old.valid              ? "-"
+               : w->old.leader[0] != '\0' ? w->old.leader
+                                          : "(none)",
+               now->leader[0] != '\0' ? now->leader : "(none)",
+               (long long)now->term);
+    } else {
+        printf("{\"time\":\"%s\",\"namespace\":", t);
+        odbc_leader__cli_json_string(stdout, ns);
+        fputs(",\"from\":", stdout);
+        if (w->old.valid && w->old.leader[0] != '\0')
+            odbc_leader__cli_json_string(stdout, w->old.leader);
+        else
+            fputs("null", stdout);
+        fputs(",\"to\":", stdout);
+        if (now->leader[0] != '\0')
+            odbc_leader__cli_json_string(stdout, now->leader);
+        else
+            fputs("null", stdout);
+        printf(",\"term\":%lld}\n", (long long)now->term);
+    }
+    fflush(stdout);
+}
+
+/* One poll: reads the lease, prints a line when the leader or the term
+ * changed, reports a failing database once. */
+static void poll_once(struct watch *w) {
+    struct odbc_leader_lease l;
+    struct seen now;
+    int rc = odbc_leader_read_lease(w->h, &l);
+
+    if (rc < 0) {
+        if (!w->failing)
+            odbc_leader__cli_err(w->cli, "watch: %s (retrying)",
+                                 odbc_leader_strerror(rc));
+        w->failing = 1;
+        return;
+    }
+    if (w->failing)
+        odbc_leader__cli_err(w->cli, "watch: database reachable again");
+    w->failing = 0;
+    memset(&now, 0, sizeof(now));
+    now.valid = 1;
+    now.term = l.term;
+    if (l.leader_id[0] != '\0' && l.expires_at_ms > l.db_now_ms)
+        memcpy(now.leader, l.leader_id, sizeof(now.leader));
+    if (w->old.valid && w->old.term == now.term &&
+        strcmp(w->old.leader, now.leader) == 0)
+        return;
+    print_change(w, &now);
+    w->old = now;
+}
+
+/* Parses watch's options. Returns 0, ODBC_LEADER__CLI_HELP or EX_USAGE. */
+static int parse_watch(struct watch *w, int argc, char **argv) {
+    static const struct option opts[] = {
+        ODBC_LEADER__CLI_LONGOPTS,
+        {"json", no_argument, NULL, 'J'},
+        {NULL, 0, NULL, 0},
+    };
+    int opt, rc;
+
+    for (opt = getopt_long(argc, argv, ODBC_LEADER__CLI_SHORTOPTS, opts, NULL);
+         opt != -1; opt = getopt_long(argc, argv, ODBC_LEADER__CLI_SHORTOPTS,
+                                      opts, NULL)) {
+        rc = odbc_leader__cli_common_opt(w->cli, opt, optarg);
+        if (rc == 1)
+            continue;
+        if (rc != 0)
+            return EX_USAGE;
+        if (opt != 'J')
+            return odbc_leader__cli_usage(w->cli, "watch", NULL);
+        w->json = 1;
+    }
+    if (w->cli->help) {
+        fputs(watch_help, stdout);
+        return ODBC_LEADER__CLI_HELP;
+    }
+    if (optind < argc)
+        return odbc_leader__cli_usage(
+            w->cli, "watch", "unexpected argument \"%s\"", argv[optind]);
+    return 0;
+}
+
+int odbc_leader__cli_watch(struct odbc_leader__cli *c, int argc, char **argv) {
+    struct watch w;
+    int rc;
+
+    memset(&w, 0, sizeof(w));
+    w.cli = c;
+    rc = parse_watch(&w, argc, argv);
+    if (rc != 0)
+        return rc == ODBC_LEADER__CLI_HELP ? 0 : rc;
+    sigemptyset(&w.sigs);
+    sigaddset(&w.sigs, SIGINT);
+    sigaddset(&w.sigs, SIGTERM);
+    sigprocmask(SIG_BLOCK, &w.sigs, NULL);
+    rc = odbc_leader__cli_open(c, NULL, NULL, &w.h);
+    if (rc != 0)
+        return rc;
+    do
+        poll_once(&w);
+    while (odbc_leader__cli_wait_signal(&w.sigs, POLL_MS) == 0);
+    odbc_leader_destroy(w.h);
+    return 0;
+}
