@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -288,6 +289,8 @@ int main(int argc, char **argv) {
         usage();
         return 2;
     }
+    /* A schedule that dies must not leave candidates running. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     /* Blocked in every thread; the main thread collects them. */
     sigemptyset(&sigs);
     sigaddset(&sigs, SIGTERM);
