@@ -13,13 +13,15 @@
 --   or *:1062 (native code alone).
 -- * "-- @statement OP" starts the SQL of operation OP (on_connect
 --   optional; ddl, schema_version, attempt, renew, resign, unregister,
---   leader, candidates required). A statement ends with ";" at the end of
---   a line; a section may hold several, run in one transaction.
+--   leader, candidates, request_resign required; release and wait
+--   optional, both or neither: the follower wake-up). A statement ends
+--   with ";" at the end of a line; a section may hold several, run in one
+--   transaction.
 -- * "-- @define NAME TEXT" (header) makes {NAME} stand for TEXT; the
 --   database clock is written once that way, as {now}.
 -- * In SQL outside quotes, {prefix} is the table prefix, {timeout_ms} the
 --   statement timeout, and :ns :id :term :ttl_ms :cand_ttl_ms :version
---   are bound parameters ("::" casts are left alone).
+--   :to :wait_ms are bound parameters ("::" casts are left alone).
 -- * Every time comes from the database clock, in epoch milliseconds.
 --
 -- One round trip per attempt and per renew: each is one anonymous compound
@@ -73,6 +75,11 @@
 
 -- @dialect mariadb
 -- @define now (TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)
+-- The wake-up lock of a namespace: a named lock (GET_LOCK) that the
+-- leader takes with its term and lets go of after resigning, so that
+-- followers blocked in "wait" wake up at once (see release and wait).
+-- Lock names are server-wide: the name includes the database.
+-- @define wake_lock SHA2(CONCAT('odbc-leader/', DATABASE(), '/', :ns), 224)
 -- @dbms MariaDB
 -- @schema-version 1
 -- @unique-violation *:1062
@@ -123,7 +130,8 @@ SELECT MAX(version) FROM {prefix}schema;
 -- ROW_COUNT() is 1 exactly when the UPDATE took the lease (term always
 -- changes). When we won, the final SELECT reads our own row, under our
 -- lock; else the lease as this block's first read saw it.
--- Result: leader_id, term, expires_at_ms, now_ms, won.
+-- Result: leader_id, term, expires_at_ms, now_ms, won, held (1 when this
+-- session holds the wake-up lock after winning).
 BEGIN NOT ATOMIC
     DECLARE v_now BIGINT DEFAULT {now}
     ; DECLARE v_rows, v_won INT DEFAULT 0
@@ -156,7 +164,13 @@ BEGIN NOT ATOMIC
                      AND (handoff_to IS NULL OR handoff_to = :id)))
         ; SET v_won = ROW_COUNT()
     ; END IF
-    ; SELECT leader_id, term, expires_at_ms, v_now AS now_ms, v_won AS won
+    ; IF v_won = 1 AND NOT (IS_USED_LOCK({wake_lock}) <=> CONNECTION_ID())
+      THEN
+          DO GET_LOCK({wake_lock}, 0)
+    ; END IF
+    ; SELECT leader_id, term, expires_at_ms, v_now AS now_ms, v_won AS won,
+          IF(v_won = 1 AND IS_USED_LOCK({wake_lock}) <=> CONNECTION_ID(),
+             1, 0) AS held
       FROM {prefix}lease
       WHERE namespace = :ns
     ; COMMIT
@@ -191,8 +205,13 @@ BEGIN NOT ATOMIC
         AND leader_id = :id
         AND term = :term
         AND expires_at_ms > v_now
+    ; IF ROW_COUNT() > 0
+         AND NOT (IS_USED_LOCK({wake_lock}) <=> CONNECTION_ID()) THEN
+          DO GET_LOCK({wake_lock}, 0)
+    ; END IF
     ; SELECT leader_id, term, expires_at_ms, v_now AS now_ms,
-          resign_requested, handoff_to
+          resign_requested, handoff_to,
+          IF(IS_USED_LOCK({wake_lock}) <=> CONNECTION_ID(), 1, 0) AS held
       FROM {prefix}lease
       WHERE namespace = :ns
         AND leader_id = :id
@@ -240,3 +259,22 @@ SET resign_requested = 1,
 WHERE namespace = :ns
   AND leader_id IS NOT NULL
   AND expires_at_ms > {now};
+
+-- @statement release
+-- Lets go of the wake-up lock; run after resign has committed and
+-- whenever the engine steps down.
+SELECT RELEASE_ALL_LOCKS() AS released;
+
+-- @statement wait
+-- A follower blocks here until the leader lets go of the wake-up lock,
+-- for at most :wait_ms, and lets go of it at once (left to right in the
+-- select list). GET_LOCK returns 0 when the time runs out.
+SELECT COALESCE(GET_LOCK({wake_lock}, :wait_ms / 1000), 0) AS woken,
+    RELEASE_LOCK({wake_lock}) AS released;
+
+-- @statement hold
+-- Takes the wake-up lock when attempt or renew could not, waiting up to
+-- :wait_ms for followers that hold it for a moment as they wake.
+-- Result: held.
+SELECT IF(IS_USED_LOCK({wake_lock}) <=> CONNECTION_ID(), 1,
+          COALESCE(GET_LOCK({wake_lock}, :wait_ms / 1000), 0)) AS held;

@@ -13,13 +13,15 @@
 --   or *:1062 (native code alone).
 -- * "-- @statement OP" starts the SQL of operation OP (on_connect
 --   optional; ddl, schema_version, attempt, renew, resign, unregister,
---   leader, candidates required). A statement ends with ";" at the end of
---   a line; a section may hold several, run in one transaction.
+--   leader, candidates, request_resign required; release and wait
+--   optional, both or neither: the follower wake-up). A statement ends
+--   with ";" at the end of a line; a section may hold several, run in one
+--   transaction.
 -- * "-- @define NAME TEXT" (header) makes {NAME} stand for TEXT; the
 --   database clock is written once that way, as {now}.
 -- * In SQL outside quotes, {prefix} is the table prefix, {timeout_ms} the
 --   statement timeout, and :ns :id :term :ttl_ms :cand_ttl_ms :version
---   are bound parameters ("::" casts are left alone).
+--   :to :wait_ms are bound parameters ("::" casts are left alone).
 -- * Every time comes from the database clock, in epoch milliseconds.
 --
 -- Here "now" is clock_timestamp() (now() would be the transaction start),
@@ -29,6 +31,12 @@
 
 -- @dialect postgresql
 -- @define now CAST(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT)
+-- The wake-up lock of a namespace: a session-level advisory lock that
+-- the leader takes with its term and lets go of after resigning, so that
+-- followers blocked in "wait" wake up at once (see release and wait).
+-- Advisory locks are per database; two table prefixes in one database
+-- share a namespace's key, which only costs them fast wake-ups.
+-- @define wake_key hashtext('odbc-leader'), hashtext(CAST(:ns AS TEXT))
 -- @dbms PostgreSQL
 -- @schema-version 1
 -- @unique-violation 23505
@@ -79,7 +87,11 @@ SELECT MAX(version) FROM {prefix}schema;
 -- CONFLICT): when two candidates create it at once, the second waits on
 -- the primary key and then fails with 23505; the engine rolls back and
 -- retries once (the integrity-error retry path).
--- Result: leader_id, term, expires_at_ms, now_ms, won.
+-- The winner also tries to take the namespace's wake-up lock before its
+-- term commits, so a follower that sees the new term finds it held.
+-- Result: leader_id, term, expires_at_ms, now_ms, won, held (1 when the
+-- wake-up lock was taken; when a waking follower held it for a moment,
+-- the engine runs hold).
 WITH clock AS (
     SELECT {now}
         AS now_ms
@@ -129,22 +141,30 @@ cur AS (
     FROM {prefix}lease
     WHERE namespace = CAST(:ns AS VARCHAR(128))
 )
-SELECT upd.leader_id, upd.term, upd.expires_at_ms, upd.now_ms, 1 AS won
-FROM upd
-UNION ALL
-SELECT ins.leader_id, ins.term, ins.expires_at_ms, clock.now_ms, 1
-FROM ins, clock
-UNION ALL
-SELECT cur.leader_id, cur.term, cur.expires_at_ms, clock.now_ms, 0
-FROM cur, clock
-WHERE NOT EXISTS (SELECT 1 FROM upd)
-  AND NOT EXISTS (SELECT 1 FROM ins);
+SELECT r.leader_id, r.term, r.expires_at_ms, r.now_ms, r.won,
+    CASE WHEN r.won = 1 AND pg_try_advisory_lock({wake_key}) THEN 1
+         ELSE 0 END AS held
+FROM (
+    SELECT upd.leader_id, upd.term, upd.expires_at_ms, upd.now_ms, 1 AS won
+    FROM upd
+    UNION ALL
+    SELECT ins.leader_id, ins.term, ins.expires_at_ms, clock.now_ms, 1
+    FROM ins, clock
+    UNION ALL
+    SELECT cur.leader_id, cur.term, cur.expires_at_ms, clock.now_ms, 0
+    FROM cur, clock
+    WHERE NOT EXISTS (SELECT 1 FROM upd)
+      AND NOT EXISTS (SELECT 1 FROM ins)
+) AS r;
 
 -- @statement renew
 -- Heartbeat, then extend the lease only for the exact holder and term,
 -- and only while it is unexpired. No row = the lease is lost. The leader
 -- also deletes candidate rows that expired more than one candidate TTL
 -- ago (crashed processes with random ids would otherwise pile up).
+-- A renewed term (re)takes the wake-up lock (a paused former leader may
+-- have held it) and reports it in "held". Taking a held lock again only
+-- counts up; release lets go of every count.
 WITH clock AS (
     SELECT {now}
         AS now_ms
@@ -180,7 +200,8 @@ upd AS (
     RETURNING l.leader_id, l.term, l.expires_at_ms, clock.now_ms,
         l.resign_requested, l.handoff_to
 )
-SELECT leader_id, term, expires_at_ms, now_ms, resign_requested, handoff_to
+SELECT leader_id, term, expires_at_ms, now_ms, resign_requested, handoff_to,
+    CASE WHEN pg_try_advisory_lock({wake_key}) THEN 1 ELSE 0 END AS held
 FROM upd;
 
 -- @statement resign
@@ -231,3 +252,31 @@ SET resign_requested = 1,
 WHERE namespace = CAST(:ns AS VARCHAR(128))
   AND leader_id IS NOT NULL
   AND expires_at_ms > {now};
+
+-- @statement release
+-- Lets go of the wake-up lock (every count of it); run after resign has
+-- committed and whenever the engine steps down.
+SELECT 1 AS released FROM (SELECT pg_advisory_unlock_all()) AS u;
+
+-- @statement wait
+-- A follower blocks here until the leader lets go of the wake-up lock,
+-- for at most :wait_ms (lock_timeout, local to this statement's
+-- transaction; the timeout fails with 55P03, which the engine reads as
+-- "not woken"). The shared lock is let go when the statement ends, and
+-- many followers can hold it at once.
+SELECT 1 AS woken,
+    CAST(pg_advisory_xact_lock_shared({wake_key}) AS TEXT) AS lock
+FROM (SELECT set_config('lock_timeout',
+                        CAST(CAST(:wait_ms AS BIGINT) AS TEXT),
+                        true) AS t) AS cfg
+WHERE cfg.t IS NOT NULL;
+
+-- @statement hold
+-- Takes the wake-up lock when attempt or renew could not, waiting up to
+-- :wait_ms for followers that hold it for a moment as they wake; a lock
+-- timeout (55P03) means "not held". Result: held.
+SELECT 1 AS held, CAST(pg_advisory_lock({wake_key}) AS TEXT) AS lock
+FROM (SELECT set_config('lock_timeout',
+                        CAST(CAST(:wait_ms AS BIGINT) AS TEXT),
+                        true) AS t) AS cfg
+WHERE cfg.t IS NOT NULL;

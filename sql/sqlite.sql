@@ -13,13 +13,15 @@
 --   or *:1062 (native code alone).
 -- * "-- @statement OP" starts the SQL of operation OP (on_connect
 --   optional; ddl, schema_version, attempt, renew, resign, unregister,
---   leader, candidates required). A statement ends with ";" at the end of
---   a line; a section may hold several, run in one transaction.
+--   leader, candidates, request_resign required; release and wait
+--   optional, both or neither: the follower wake-up). A statement ends
+--   with ";" at the end of a line; a section may hold several, run in one
+--   transaction.
 -- * "-- @define NAME TEXT" (header) makes {NAME} stand for TEXT; the
 --   database clock is written once that way, as {now}.
 -- * In SQL outside quotes, {prefix} is the table prefix, {timeout_ms} the
 --   statement timeout, and :ns :id :term :ttl_ms :cand_ttl_ms :version
---   are bound parameters ("::" casts are left alone).
+--   :to :wait_ms are bound parameters ("::" casts are left alone).
 -- * Every time comes from the database clock, in epoch milliseconds.
 --
 -- SQLite has no server: "now" is the clock of the process running the

@@ -27,12 +27,15 @@
 #define TTL_MIN 100
 #define TTL_MAX 86400000
 #define TTL_DEFAULT 15000
+#define FOLLOWER_WAIT_DEFAULT 1000
+#define FOLLOWER_WAIT_MAX 60000
 #define STMT_TIMEOUT_MIN 1
 #define STMT_TIMEOUT_MAX 3600000
-#define STMT_TIMEOUT_CAP 5000   /* default: the renew interval, clamped */
-#define STMT_TIMEOUT_FLOOR 1000 /* to [FLOOR, CAP]: short intervals must not
-                                   make every statement race its timeout */
-#define MARGIN_FLOOR 1000     /* default margin is at least this when it fits */
+#define STMT_TIMEOUT_CAP 5000 /* default: the renew interval, clamped */
+#define STMT_TIMEOUT_FLOOR                                                     \
+    1000                  /* to [FLOOR, CAP]: short intervals must not         \
+                             make every statement race its timeout */
+#define MARGIN_FLOOR 1000 /* default margin is at least this when it fits */
 
 #define NAME_CHARS "A-Z a-z 0-9 . _ - : / @"
 
@@ -46,21 +49,30 @@ enum key {
     K_DIALECT,
     K_PREFIX,
     K_CREATE_SCHEMA,
+    K_FOLLOWER_WAIT,
     K_TEST_TRUST_EXTRA,
     K_COUNT
 };
 
 static const char *const key_names[K_COUNT] = {
-    "LeaderNamespace",      "LeaderId",           "LeaderTTL",
-    "LeaderRenewInterval",  "LeaderSafetyMargin", "LeaderStatementTimeout",
-    "LeaderDialect",        "LeaderTablePrefix",  "LeaderCreateSchema",
+    "LeaderNamespace",
+    "LeaderId",
+    "LeaderTTL",
+    "LeaderRenewInterval",
+    "LeaderSafetyMargin",
+    "LeaderStatementTimeout",
+    "LeaderDialect",
+    "LeaderTablePrefix",
+    "LeaderCreateSchema",
+    "LeaderFollowerWait",
     "LeaderTestTrustExtra",
 };
 
 #define VALID_KEYS                                                             \
     "LeaderNamespace, LeaderId, LeaderTTL, LeaderRenewInterval, "              \
     "LeaderSafetyMargin, LeaderStatementTimeout, LeaderDialect, "              \
-    "LeaderTablePrefix, LeaderCreateSchema (and the test-only "                \
+    "LeaderTablePrefix, LeaderCreateSchema, LeaderFollowerWait (and the "      \
+    "test-only "                                                               \
     "LeaderTestTrustExtra)"
 
 /* Why a name or prefix is rejected. */
@@ -588,7 +600,7 @@ static int check_timing(const struct odbc_leader__config *c, char *err,
     return 0;
 }
 
-/* Converts the four durations into c, applying defaults, and checks them.
+/* Converts the durations into c, applying defaults, and checks them.
  * Returns 0 or ODBC_LEADER_ECONFIG. */
 static int settle_durations(const struct state *st,
                             struct odbc_leader__config *c, char *err,
@@ -622,6 +634,10 @@ static int settle_durations(const struct state *st,
     if (st->v[K_STMT_TIMEOUT].text)
         rc = parse_ms_range(st, K_STMT_TIMEOUT, STMT_TIMEOUT_MIN,
                             STMT_TIMEOUT_MAX, &c->stmt_timeout_ms, err, errlen);
+    c->follower_wait_ms = FOLLOWER_WAIT_DEFAULT;
+    if (rc == 0 && st->v[K_FOLLOWER_WAIT].text)
+        rc = parse_ms_range(st, K_FOLLOWER_WAIT, 0, FOLLOWER_WAIT_MAX,
+                            &c->follower_wait_ms, err, errlen);
     if (rc == 0 && st->v[K_TEST_TRUST_EXTRA].text)
         rc = parse_ms_range(st, K_TEST_TRUST_EXTRA, 0, TTL_MAX,
                             &c->test_trust_extra_ms, err, errlen);

@@ -38,7 +38,7 @@ struct odbc_leader__db {
     SQLCHAR p_id[ODBC_LEADER__NAME_MAX + 1];
     SQLCHAR p_to[ODBC_LEADER__NAME_MAX + 1];
     SQLLEN p_to_ind; /* SQL_NTS, or SQL_NULL_DATA for "no handoff" */
-    SQLBIGINT p_term, p_ttl_ms, p_cand_ttl_ms, p_version;
+    SQLBIGINT p_term, p_ttl_ms, p_cand_ttl_ms, p_version, p_wait_ms;
     SQLLEN nts;  /* SQL_NTS, the indicator of both strings */
     SQLLEN zero; /* 0, the indicator of every integer */
 
@@ -49,10 +49,11 @@ struct odbc_leader__db {
 typedef int (*row_fn)(struct odbc_leader__db *db, SQLHSTMT h, void *ctx);
 
 static const char *const op_names[ODBC_LEADER__OP_COUNT] = {
-    "on_connect",     "ddl",    "schema_version",
-    "attempt",        "renew",  "resign",
-    "unregister",     "leader", "candidates",
-    "request_resign",
+    "on_connect",     "ddl",     "schema_version",
+    "attempt",        "renew",   "resign",
+    "unregister",     "leader",  "candidates",
+    "request_resign", "release", "wait",
+    "hold",
 };
 
 int odbc_leader__db_create(struct odbc_leader__db **out,
@@ -283,6 +284,9 @@ static void param_slot(struct odbc_leader__db *db, int p, SQLPOINTER *ptr,
     case ODBC_LEADER__P_VERSION:
         *ptr = &db->p_version;
         return;
+    case ODBC_LEADER__P_WAIT_MS:
+        *ptr = &db->p_wait_ms;
+        return;
     case ODBC_LEADER__P_COUNT:
         break;
     }
@@ -442,6 +446,19 @@ static int exec_stmt(struct odbc_leader__db *db, int op, size_t i, int last,
     return failed ? class_to_rc(db, *cls) : rc;
 }
 
+/* The log level of a failed operation: a unique violation is the
+ * expected end of a creation race, a missing table is how the schema check
+ * finds an empty database, and a lock timeout is how a wait ends. */
+static int fail_level(int op, int cls) {
+    if ((op == ODBC_LEADER__OP_WAIT || op == ODBC_LEADER__OP_HOLD) &&
+        cls == ODBC_LEADER__ERR_TRANSIENT)
+        return LOG_DEBUG;
+    if (cls == ODBC_LEADER__ERR_UNIQUE ||
+        cls == ODBC_LEADER__ERR_UNDEFINED_TABLE)
+        return LOG_INFO;
+    return LOG_WARNING;
+}
+
 /*
  * Runs operation op: each statement in order, inside one transaction when
  * there are several, the last one's rows to fn. Returns what exec_stmt
@@ -482,14 +499,8 @@ fail:
 
         tx_end(db, 0, &ignored);
     }
-    /* A unique violation is the expected end of a creation race, and a
-     * missing table is how the schema check finds an empty database. */
-    odbc_leader__logf(db->log,
-                      *cls == ODBC_LEADER__ERR_UNIQUE ||
-                              *cls == ODBC_LEADER__ERR_UNDEFINED_TABLE
-                          ? LOG_INFO
-                          : LOG_WARNING,
-                      "%s failed: %s", what, db->last_error);
+    odbc_leader__logf(db->log, fail_level(op, *cls), "%s failed: %s", what,
+                      db->last_error);
     return rc;
 }
 
@@ -517,6 +528,22 @@ static int get_int(SQLHSTMT h, int col, int64_t *v) {
         return ODBC_LEADER_EDB;
     *v = ind == SQL_NULL_DATA ? 0 : (int64_t)x;
     return 0;
+}
+
+/* Reads column col as an integer flag into *v when the result has that
+ * column (0 for NULL), else stores -1. */
+static int get_optional_flag(SQLHSTMT h, int col, int *v) {
+    SQLSMALLINT ncols = 0;
+    int64_t x = 0;
+    int rc;
+
+    *v = -1;
+    if (!SQL_SUCCEEDED(SQLNumResultCols(h, &ncols)) || ncols < col)
+        return 0;
+    rc = get_int(h, col, &x);
+    if (rc == 0)
+        *v = x != 0;
+    return rc;
 }
 
 /* Reads the four columns every lease result starts with: leader_id,
@@ -551,6 +578,8 @@ static int attempt_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx) {
     (void)db;
     if (rc == 0)
         rc = get_int(h, 5, &won);
+    if (rc == 0)
+        rc = get_optional_flag(h, 6, &out->wake_held);
     out->won = won != 0;
     return rc;
 }
@@ -567,6 +596,8 @@ static int renew_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx) {
         rc = get_int(h, 5, &requested);
     if (rc == 0)
         rc = get_text(h, 6, out->handoff_to, sizeof(out->handoff_to));
+    if (rc == 0)
+        rc = get_optional_flag(h, 7, &out->wake_held);
     out->resign_requested = requested != 0;
     return rc;
 }
@@ -842,6 +873,73 @@ int odbc_leader__db_read_lease(struct odbc_leader__db *db,
     return rc < 0 ? rc : 0;
 }
 
+int odbc_leader__db_has_wait(const struct odbc_leader__db *db) {
+    return db->dialect != NULL &&
+           db->dialect->ops[ODBC_LEADER__OP_WAIT].n > 0 &&
+           db->dialect->ops[ODBC_LEADER__OP_RELEASE].n > 0;
+}
+
+int odbc_leader__db_release(struct odbc_leader__db *db) {
+    int cls;
+    int rc;
+
+    if (!odbc_leader__db_has_wait(db))
+        return 0;
+    rc = run_op(db, ODBC_LEADER__OP_RELEASE, NULL, NULL, &cls);
+    return rc < 0 ? rc : 0;
+}
+
+/* Row callback of hold: held. */
+static int hold_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx) {
+    int64_t *held = ctx;
+
+    (void)db;
+    return get_int(h, 1, held);
+}
+
+int odbc_leader__db_hold(struct odbc_leader__db *db, int64_t budget_ms) {
+    int64_t held = 0;
+    int cls;
+    int rc;
+
+    if (!odbc_leader__db_has_wait(db) ||
+        db->dialect->ops[ODBC_LEADER__OP_HOLD].n == 0)
+        return 0;
+    db->p_wait_ms = budget_ms;
+    rc = run_op(db, ODBC_LEADER__OP_HOLD, hold_row, &held, &cls);
+    if (rc < 0 && cls == ODBC_LEADER__ERR_TRANSIENT)
+        return 0;
+    if (rc < 0)
+        return rc;
+    return held != 0;
+}
+
+/* Row callback of wait: woken. */
+static int wait_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx) {
+    int64_t *woken = ctx;
+
+    (void)db;
+    return get_int(h, 1, woken);
+}
+
+int odbc_leader__db_wait(struct odbc_leader__db *db, int64_t budget_ms) {
+    int64_t woken = 0;
+    int cls;
+    int rc;
+
+    if (!odbc_leader__db_has_wait(db))
+        return ODBC_LEADER_EINVAL;
+    db->p_wait_ms = budget_ms;
+    rc = run_op(db, ODBC_LEADER__OP_WAIT, wait_row, &woken, &cls);
+    /* A lock timeout ends the wait like "not woken" on dialects whose
+     * wait statement fails when its budget runs out. */
+    if (rc < 0 && cls == ODBC_LEADER__ERR_TRANSIENT)
+        return 0;
+    if (rc < 0)
+        return rc;
+    return woken != 0;
+}
+
 struct candidate_ctx {
     odbc_leader_candidate_fn fn;
     void *ctx;
@@ -902,7 +1000,17 @@ static int port_unregister(void *port) {
     return odbc_leader__db_unregister(port);
 }
 
+static int port_release(void *port) { return odbc_leader__db_release(port); }
+
+static int port_wait(void *port, int64_t budget_ms) {
+    return odbc_leader__db_wait(port, budget_ms);
+}
+
+static int port_hold(void *port, int64_t budget_ms) {
+    return odbc_leader__db_hold(port, budget_ms);
+}
+
 const struct odbc_leader__port_ops odbc_leader__db_ops = {
-    port_connect, port_disconnect, port_attempt,
-    port_renew,   port_resign,     port_unregister,
+    port_connect,    port_disconnect, port_attempt, port_renew, port_resign,
+    port_unregister, port_release,    port_wait,    port_hold,
 };

@@ -45,6 +45,20 @@ int odbc_leader__db_unregister(struct odbc_leader__db *db);
  * asked, 0 when the namespace has no leader, or a negative error. */
 int odbc_leader__db_request_resign(struct odbc_leader__db *db,
                                    const char *to_id);
+/* 1 when the dialect defines the wake-up statements (release, wait). */
+int odbc_leader__db_has_wait(const struct odbc_leader__db *db);
+/* Lets go of the wake-up lock this session may hold (no-op without the
+ * wake-up statements). Returns 0 or a negative error. */
+int odbc_leader__db_release(struct odbc_leader__db *db);
+/* Blocks up to budget_ms until no leader holds the wake-up lock. Returns 1
+ * when the lock was free (a leader let go, or none holds it), 0 when the
+ * budget ran out, or a negative error (EINVAL without wake-up statements).
+ * The run_op log line of a timed-out wait is at most a warning. */
+int odbc_leader__db_wait(struct odbc_leader__db *db, int64_t budget_ms);
+/* Takes the wake-up lock, waiting up to budget_ms for followers that hold
+ * it for a moment. Returns 1 when held, 0 when not (or the dialect has no
+ * hold statement), or a negative error. */
+int odbc_leader__db_hold(struct odbc_leader__db *db, int64_t budget_ms);
 /* out->found is 0 when the namespace has no lease row yet. */
 int odbc_leader__db_read_lease(struct odbc_leader__db *db,
                                struct odbc_leader__result *out);

@@ -26,14 +26,15 @@
 #define REASON_MAX 256
 
 static const char *const op_names[ODBC_LEADER__OP_COUNT] = {
-    "on_connect",     "ddl",    "schema_version",
-    "attempt",        "renew",  "resign",
-    "unregister",     "leader", "candidates",
-    "request_resign",
+    "on_connect",     "ddl",     "schema_version",
+    "attempt",        "renew",   "resign",
+    "unregister",     "leader",  "candidates",
+    "request_resign", "release", "wait",
+    "hold",
 };
 
 static const char *const param_names[ODBC_LEADER__P_COUNT] = {
-    "ns", "id", "term", "ttl_ms", "cand_ttl_ms", "version", "to",
+    "ns", "id", "term", "ttl_ms", "cand_ttl_ms", "version", "to", "wait_ms",
 };
 
 /* Directive words of the code lists, indexed by enum odbc_leader__errclass. */
@@ -741,6 +742,12 @@ static int handle_line(struct parser *p, const char *s, size_t n) {
     return sql_line(p, s, n);
 }
 
+/* 1 for the operations a dialect may leave out. */
+static int optional_op(int op) {
+    return op == ODBC_LEADER__OP_ON_CONNECT || op == ODBC_LEADER__OP_RELEASE ||
+           op == ODBC_LEADER__OP_WAIT || op == ODBC_LEADER__OP_HOLD;
+}
+
 /* Runs the parser over text and the end-of-file checks. Returns 0 or an
  * error code. */
 static int parse_text(struct parser *p, const char *text) {
@@ -761,12 +768,25 @@ static int parse_text(struct parser *p, const char *text) {
     if (rc == 0 && p->in_header)
         rc = end_header(p);
     for (op = 0; rc == 0 && op < ODBC_LEADER__OP_COUNT; op++) {
-        if (op != ODBC_LEADER__OP_ON_CONNECT && !p->op_line[op])
+        if (!optional_op(op) && !p->op_line[op])
             rc = fail(p, p->line,
                       "missing @statement %s; expected every operation "
-                      "except on_connect",
+                      "except on_connect, release, wait and hold",
                       op_names[op]);
     }
+    if (rc == 0 && !p->op_line[ODBC_LEADER__OP_RELEASE] !=
+                       !p->op_line[ODBC_LEADER__OP_WAIT])
+        rc = fail(p,
+                  p->op_line[ODBC_LEADER__OP_RELEASE]
+                      ? p->op_line[ODBC_LEADER__OP_RELEASE]
+                      : p->op_line[ODBC_LEADER__OP_WAIT],
+                  "@statement release and @statement wait go together; "
+                  "define both or neither");
+    if (rc == 0 && p->op_line[ODBC_LEADER__OP_HOLD] &&
+        !p->op_line[ODBC_LEADER__OP_WAIT])
+        rc = fail(p, p->op_line[ODBC_LEADER__OP_HOLD],
+                  "@statement hold needs @statement release and "
+                  "@statement wait");
     return rc;
 }
 

@@ -23,6 +23,12 @@
 /* Slack added to the database's remaining lease time when a follower
  * schedules its next attempt at the expiry. */
 #define EXPIRY_SLACK_NS (5 * NS_PER_MS)
+/* A follower woken by a leader that holds no wake-up lock waits again
+ * after this long, doubling each time the same term wakes it. */
+#define REWAIT_MIN_NS (25 * NS_PER_MS)
+/* How long a new leader waits for followers that hold the wake-up lock
+ * for a moment, when its attempt could not take it. */
+#define HOLD_BUDGET_MS 200
 
 /* xorshift64*: returns the next pseudo-random number; state lives in e. */
 static uint64_t next_random(struct odbc_leader__elector *e) {
@@ -71,6 +77,8 @@ void odbc_leader__elector_init(struct odbc_leader__elector *e,
     if (e->backoff_max_ns > 10000 * NS_PER_MS)
         e->backoff_max_ns = 10000 * NS_PER_MS;
     e->connected = c->connected;
+    if (c->ops->wait != NULL && c->wait_ms > 0)
+        e->wait_ns = c->wait_ms * NS_PER_MS;
     e->rng = hash_string(c->id, UINT64_C(14695981039346656037)) ^
              (uint64_t)e->now_ns(e->clock_ctx);
     if (e->rng == 0)
@@ -138,6 +146,7 @@ static void step_down(struct odbc_leader__elector *e, const char *why,
                       (long long)e->held_term, why);
     e->leader = 0;
     e->held_term = 0;
+    e->must_release = e->ops->release != NULL;
     report(e, 0, new_term, leader_id);
 }
 
@@ -167,6 +176,39 @@ static int failed(struct odbc_leader__elector *e, int rc, int64_t now) {
     return rc;
 }
 
+/* Lets go of the wake-up lock after a step-down, so waiting followers
+ * wake up. Best effort: a failure only costs them the fast wake-up, and
+ * a lost connection took the lock with it. */
+static void release_lock(struct odbc_leader__elector *e) {
+    int rc;
+
+    e->must_release = 0;
+    rc = e->ops->release(e->port);
+    if (rc < 0)
+        odbc_leader__logf(&e->log, LOG_INFO,
+                          "releasing the wake-up lock failed: %s",
+                          odbc_leader_strerror(rc));
+    if (rc == ODBC_LEADER_ECONNLOST)
+        failed(e, rc, e->now_ns(e->clock_ctx));
+}
+
+/* Takes the wake-up lock after attempt or renew reported it not held
+ * (held_flag 0), so that followers can wait on this term. Best effort:
+ * without it followers poll. */
+static void take_lock(struct odbc_leader__elector *e, int held_flag) {
+    int rc;
+
+    if (held_flag != 0 || e->ops->hold == NULL)
+        return;
+    rc = e->ops->hold(e->port, HOLD_BUDGET_MS);
+    odbc_leader__logf(&e->log, LOG_DEBUG, "taking the wake-up lock: %s",
+                      rc == 1   ? "held"
+                      : rc == 0 ? "busy"
+                                : odbc_leader_strerror(rc));
+    if (rc == ODBC_LEADER_ECONNLOST)
+        failed(e, rc, e->now_ns(e->clock_ctx));
+}
+
 /* The follower's step: try to take the lease. Returns the state or a
  * negative error. */
 static int attempt(struct odbc_leader__elector *e) {
@@ -175,6 +217,7 @@ static int attempt(struct odbc_leader__elector *e) {
     int64_t wait;
     int rc;
 
+    e->armed = 0;
     if (start < e->holdoff_ns) {
         e->next_ns = e->holdoff_ns;
         return ODBC_LEADER_FOLLOWER;
@@ -189,6 +232,7 @@ static int attempt(struct odbc_leader__elector *e) {
                           (long long)res.term);
         report(e, 1, res.term, e->id);
         e->next_ns = start + e->renew_ns;
+        take_lock(e, res.wake_held);
         return ODBC_LEADER_LEADER;
     }
     e->next_ns = start + e->renew_ns;
@@ -201,7 +245,71 @@ static int attempt(struct odbc_leader__elector *e) {
         wait = MIN_RETRY_NS;
     if (start + wait < e->next_ns)
         e->next_ns = start + wait;
+    /* Another candidate leads: until the next attempt, wait for it to let
+     * go instead of sleeping (see follow()). */
+    if (res.leader_id[0] != '\0' && e->wait_ns > 0) {
+        if (res.term != e->armed_term) {
+            e->rewait_ns = 0;
+            e->wait_after_ns = 0;
+        }
+        e->armed = 1;
+        e->armed_term = res.term;
+    }
     return ODBC_LEADER_FOLLOWER;
+}
+
+/* The follower's step while a live leader is known: block in the wait
+ * statement until that leader lets go of its wake-up lock (then attempt
+ * at once) or until the budget or the time of the next attempt runs out.
+ * A leader that holds no wake-up lock (it crashed, or has not taken it
+ * yet) wakes us at once: the attempt then finds the same term, and we
+ * wait again after a pause that doubles each time. Returns the state or
+ * a negative error. */
+static int wait_for_leader(struct odbc_leader__elector *e, int64_t now) {
+    int64_t budget = e->next_ns - now;
+    int64_t term = e->armed_term;
+    int rc;
+
+    if (budget > e->wait_ns)
+        budget = e->wait_ns;
+    rc = e->ops->wait(e->port, (budget + NS_PER_MS - 1) / NS_PER_MS);
+    odbc_leader__logf(
+        &e->log, LOG_DEBUG, "waited up to %lld ms on term %lld's leader: %s",
+        (long long)((budget + NS_PER_MS - 1) / NS_PER_MS), (long long)term,
+        rc == 1   ? "woken"
+        : rc == 0 ? "still held"
+                  : "error");
+    if (rc < 0) {
+        e->armed = 0;
+        return failed(e, rc, e->now_ns(e->clock_ctx));
+    }
+    if (rc == 0) {
+        e->rewait_ns = 0;
+        return ODBC_LEADER_FOLLOWER;
+    }
+    rc = attempt(e);
+    if (rc == ODBC_LEADER_FOLLOWER && e->armed && e->armed_term == term) {
+        e->rewait_ns = e->rewait_ns == 0 ? REWAIT_MIN_NS : 2 * e->rewait_ns;
+        e->wait_after_ns = e->now_ns(e->clock_ctx) + e->rewait_ns;
+        odbc_leader__logf(&e->log, LOG_DEBUG,
+                          "term %lld's leader holds no wake-up lock: "
+                          "waiting again in %lld ms",
+                          (long long)term,
+                          (long long)(e->rewait_ns / NS_PER_MS));
+    }
+    return rc;
+}
+
+/* The follower's step: while armed and the next attempt is not due,
+ * wait (or, within a pause, nothing); else attempt. Returns the state or
+ * a negative error. */
+static int follow(struct odbc_leader__elector *e, int64_t now) {
+    if (e->armed && now < e->next_ns) {
+        if (now < e->wait_after_ns)
+            return ODBC_LEADER_FOLLOWER;
+        return wait_for_leader(e, now);
+    }
+    return attempt(e);
 }
 
 /* The leader's step: renew the exact term held. Falls through to an
@@ -233,6 +341,7 @@ static int renew(struct odbc_leader__elector *e) {
     if (res.found && res.term == e->held_term) {
         trust(e, res.term, start);
         e->next_ns = start + e->renew_ns;
+        take_lock(e, res.wake_held);
         return ODBC_LEADER_LEADER;
     }
     step_down(e, "the term was replaced or expired in the database", 0, NULL);
@@ -248,6 +357,10 @@ static uint32_t delay_ms(const struct odbc_leader__elector *e, int64_t now) {
 
     if (e->leader && until != 0 && until < next)
         next = until;
+    /* An armed follower's next tick is its next wait. */
+    if (!e->leader && e->armed && e->connected && now < e->next_ns &&
+        e->wait_after_ns < next)
+        next = e->wait_after_ns > now ? e->wait_after_ns : now;
     d = (next - now + NS_PER_MS - 1) / NS_PER_MS;
     if (d < 0)
         d = 0;
@@ -288,8 +401,12 @@ int odbc_leader__elector_tick(struct odbc_leader__elector *e,
     if (e->leader && !odbc_leader__elector_is_leader(e))
         step_down(e, "trust window passed without a renewal", 0, NULL);
     rc = ensure_connected(e, now);
+    if (rc == 0 && e->must_release)
+        release_lock(e);
+    if (rc == 0 && !e->connected)
+        rc = ODBC_LEADER_ECONNLOST;
     if (rc == 0)
-        rc = e->leader ? renew(e) : attempt(e);
+        rc = e->leader ? renew(e) : follow(e, now);
     if (next_tick_ms != NULL)
         *next_tick_ms = delay_ms(e, e->now_ns(e->clock_ctx));
     return rc;
@@ -305,11 +422,16 @@ int odbc_leader__elector_resign(struct odbc_leader__elector *e) {
     step_down(e, "resigning", 0, NULL);
     e->holdoff_ns = now + e->renew_ns;
     e->next_ns = e->holdoff_ns;
+    e->armed = 0;
     if (e->connected) {
         rc = e->ops->resign(e->port, term);
         if (rc < 0)
             failed(e, rc, now);
     }
+    /* Only after the vacant lease is committed: followers woken by the
+     * release find it vacant. */
+    if (e->connected && e->must_release)
+        release_lock(e);
     return rc;
 }
 

@@ -24,6 +24,8 @@ struct odbc_leader__result {
     int64_t now_ms;
     int resign_requested; /* renew: someone asked this leader to resign */
     char handoff_to[ODBC_LEADER__NAME_MAX + 1]; /* renew: ... for this id */
+    int wake_held; /* attempt, renew: the wake-up lock is held (1), not
+                      (0), or the dialect does not say (-1) */
 };
 
 /*
@@ -39,6 +41,15 @@ struct odbc_leader__port_ops {
     int (*renew)(void *port, int64_t term, struct odbc_leader__result *out);
     int (*resign)(void *port, int64_t term);
     int (*unregister)(void *port);
+    /* Optional (NULL = none). release lets go of the wake-up lock a
+     * leader's attempt or renew takes; wait blocks up to budget_ms until
+     * no leader holds it and returns 1 (free), 0 (budget ran out) or a
+     * negative error. */
+    int (*release)(void *port);
+    int (*wait)(void *port, int64_t budget_ms);
+    /* Optional: take the wake-up lock when attempt or renew could not,
+     * waiting up to budget_ms; 1 held, 0 not, or a negative error. */
+    int (*hold)(void *port, int64_t budget_ms);
 };
 
 struct odbc_leader__elector {
@@ -53,6 +64,7 @@ struct odbc_leader__elector {
     int64_t ttl_ns, renew_ns, margin_ns;
     int64_t trust_extra_ns; /* test only: breaks the protocol when > 0 */
     int64_t backoff_min_ns, backoff_max_ns;
+    int64_t wait_ns; /* longest follower wait per tick; 0 = never wait */
 
     /* state, owned by the thread that ticks */
     int leader; /* this instance believes it holds held_term */
@@ -62,6 +74,12 @@ struct odbc_leader__elector {
     int64_t reconnect_at_ns; /* no reconnect before this */
     int64_t next_ns;         /* when the next tick is useful */
     int64_t holdoff_ns;      /* after resign: no attempt before this */
+    int armed;               /* a live leader was seen: wait until next_ns */
+    int64_t armed_term;      /* ... and this was its term */
+    int must_release;        /* stepped down: let go of the wake-up lock */
+    int64_t rewait_ns;       /* woken by a leader without the wake-up lock:
+                                wait again after this long (doubling) */
+    int64_t wait_after_ns;   /* ... that is, not before this */
     uint64_t rng;
 
     /* last state reported through on_change */
@@ -84,6 +102,8 @@ struct odbc_leader__elector_conf {
     const char *id;                         /* borrowed for e's lifetime */
     int64_t ttl_ms, renew_ms, margin_ms;
     int64_t test_trust_extra_ms; /* test only, see internal.h */
+    int64_t wait_ms;             /* follower wait budget; 0 = never wait
+                                    (needs ops->wait) */
     int connected;               /* the port is already connected */
 };
 

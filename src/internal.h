@@ -58,6 +58,9 @@ struct odbc_leader__config {
     char *dialect;           /* owned: LeaderDialect, default "auto" */
     char prefix[ODBC_LEADER__PREFIX_MAX + 1]; /* LeaderTablePrefix */
     int create_schema; /* LeaderCreateSchema, default 1 */
+    /* LeaderFollowerWait, default 1000: the longest a follower's tick
+     * blocks in the dialect's wait statement (0 = never wait). */
+    int64_t follower_wait_ms;
     /* LeaderTestTrustExtra, default 0: TEST ONLY. Lengthens the trust
      * window past the lease, which breaks the protocol on purpose so the
      * fault suite can show its checker catching two leaders. */
@@ -108,6 +111,14 @@ enum odbc_leader__op {
                                        expires_at_ms, now_ms */
     ODBC_LEADER__OP_REQUEST_RESIGN, /* DML only; rows changed = 1 when a
                                        leader was asked */
+    ODBC_LEADER__OP_RELEASE,        /* optional, with wait: let go of the
+                                       wake-up lock the leader holds */
+    ODBC_LEADER__OP_WAIT,           /* optional, with release: block up to
+                                       :wait_ms until the leader lets go;
+                                       -> woken (1, or 0 on timeout) */
+    ODBC_LEADER__OP_HOLD,           /* optional, with release and wait:
+                                       take the wake-up lock, waiting up
+                                       to :wait_ms; -> held (1 or 0) */
     ODBC_LEADER__OP_COUNT
 };
 
@@ -120,6 +131,7 @@ enum odbc_leader__param {
     ODBC_LEADER__P_CAND_TTL_MS, /* :cand_ttl_ms candidate TTL, BIGINT */
     ODBC_LEADER__P_VERSION,     /* :version schema version, BIGINT */
     ODBC_LEADER__P_TO,          /* :to handoff target, VARCHAR or NULL */
+    ODBC_LEADER__P_WAIT_MS,     /* :wait_ms follower wait budget, BIGINT */
     ODBC_LEADER__P_COUNT
 };
 

@@ -22,6 +22,33 @@ struct odbc_leader {
     struct odbc_leader__elector el;
 };
 
+/* Room left between a follower's wait and the statement timeout, so the
+ * wait's own budget always ends it first. */
+#define WAIT_TIMEOUT_ROOM_MS 250
+/* Shorter waits are not worth a round trip. */
+#define WAIT_MIN_MS 50
+
+/* Returns the follower wait budget for h's connected dialect: 0 when the
+ * dialect has no wait statement or LeaderFollowerWait=0, else
+ * LeaderFollowerWait capped below the statement timeout. */
+static int64_t follower_wait_ms(const odbc_leader_t *h) {
+    int64_t ms = h->cfg.follower_wait_ms;
+    int64_t cap = h->cfg.stmt_timeout_ms - WAIT_TIMEOUT_ROOM_MS;
+
+    if (ms == 0 || !odbc_leader__db_has_wait(h->db))
+        return 0;
+    if (ms > cap)
+        ms = cap;
+    if (ms < WAIT_MIN_MS) {
+        odbc_leader__logf(&h->log, LOG_INFO,
+                          "LeaderStatementTimeout (%lld ms) leaves no room "
+                          "for a follower wait: followers poll",
+                          (long long)h->cfg.stmt_timeout_ms);
+        return 0;
+    }
+    return ms;
+}
+
 int odbc_leader_create(odbc_leader_t **out, const char *config,
                        const struct odbc_leader_callbacks *cb, char *err,
                        size_t errlen) {
@@ -78,13 +105,15 @@ int odbc_leader_create(odbc_leader_t **out, const char *config,
                           "outlives the lease; two leaders are possible "
                           "(test setting, never use it in production)",
                           (long long)ec.test_trust_extra_ms);
+    ec.wait_ms = follower_wait_ms(h);
     ec.connected = 1;
     odbc_leader__elector_init(&h->el, &ec);
     odbc_leader__logf(&h->log, LOG_INFO,
                       "candidate %s in namespace %s (TTL %lld ms, renew "
-                      "every %lld ms, margin %lld ms)",
+                      "every %lld ms, margin %lld ms, follower wait %lld ms)",
                       h->id, h->cfg.ns, (long long)h->cfg.ttl_ms,
-                      (long long)h->cfg.renew_ms, (long long)h->cfg.margin_ms);
+                      (long long)h->cfg.renew_ms, (long long)h->cfg.margin_ms,
+                      (long long)ec.wait_ms);
     *out = h;
     return 0;
 fail:

@@ -35,10 +35,17 @@ struct odbc_leader__cli {
     const char *connect; /* -C STRING, borrowed from argv; NULL = none */
     const char *ns;      /* -n NS, borrowed; NULL = from the config */
     int verbose;         /* number of -v */
+    int syslog;          /* --syslog: log lines go to syslog(3), errors
+                            to syslog and stderr; openlog() was called */
     int help;            /* -h seen */
     int quiet_connect;   /* while creating a handle: hide warnings that
                             the creation error repeats */
     int status_line;     /* 1 while an updating line is shown on stderr */
+};
+
+/* getopt_long value of the common options that have no short letter. */
+enum odbc_leader__cli_longonly {
+    ODBC_LEADER__CLI_OPT_SYSLOG = 0x100, /* --syslog */
 };
 
 /* getopt_long entries and short letters of the common options. */
@@ -49,6 +56,7 @@ struct odbc_leader__cli {
     {"connect", required_argument, NULL, 'C'},                                 \
     {"namespace", required_argument, NULL, 'n'},                               \
     {"verbose", no_argument, NULL, 'v'},                                       \
+    {"syslog", no_argument, NULL, ODBC_LEADER__CLI_OPT_SYSLOG},                \
     {"help", no_argument, NULL, 'h'}
 /* clang-format on */
 
@@ -58,7 +66,9 @@ struct odbc_leader__cli {
     "  -C, --connect STRING  connect with an ODBC connection string\n"         \
     "  -n, --namespace NS    election namespace (default: LeaderNamespace\n"   \
     "                        of the connection, else \"default\")\n"           \
-    "  -v, --verbose         more log lines on stderr (repeat for debug)\n"    \
+    "  -v, --verbose         more log lines (repeat for debug)\n"              \
+    "      --syslog          log to syslog (facility daemon), not stderr;\n"   \
+    "                        errors go to both\n"                              \
     "  -h, --help            this help\n"
 
 /* ---- common.c ---- */
@@ -78,9 +88,15 @@ int odbc_leader__cli_usage(struct odbc_leader__cli *c, const char *subcmd,
                            const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Prints "odbc-leader: msg" on stderr, clearing a status line first. */
+/* Prints "odbc-leader: msg" on stderr, clearing a status line first;
+ * with --syslog, also logs msg at LOG_ERR. */
 void odbc_leader__cli_err(struct odbc_leader__cli *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* Like odbc_leader__cli_err, but logs at level with --syslog. */
+void odbc_leader__cli_msg(struct odbc_leader__cli *c, int level,
+                          const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /*
  * Builds the library configuration from the options and the environment:
@@ -116,8 +132,9 @@ int odbc_leader__cli_redacted(struct odbc_leader__cli *c, char *buf,
 /* Maps a library error code to an exit code. */
 int odbc_leader__cli_exit_code(int rc);
 
-/* The log callback: ctx is a struct odbc_leader__cli. Prints on stderr
- * when level is at least as severe as the -v threshold. */
+/* The log callback: ctx is a struct odbc_leader__cli. When level is at
+ * least as severe as the -v threshold: syslog(level) with --syslog, else
+ * a line on stderr. */
 void odbc_leader__cli_log(void *ctx, int level, const char *msg);
 
 /* Clears the updating status line on stderr, if one is shown. */

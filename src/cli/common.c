@@ -47,6 +47,11 @@ int odbc_leader__cli_common_opt(struct odbc_leader__cli *c, int opt,
     case 'v':
         c->verbose++;
         return 1;
+    case ODBC_LEADER__CLI_OPT_SYSLOG:
+        if (!c->syslog)
+            openlog("odbc-leader", LOG_PID, LOG_DAEMON);
+        c->syslog = 1;
+        return 1;
     case 'h':
         c->help = 1;
         return 1;
@@ -73,15 +78,34 @@ void odbc_leader__cli_show_line(struct odbc_leader__cli *c, const char *msg) {
     c->status_line = 1;
 }
 
+/* Prints "odbc-leader: " and the message on stderr; with --syslog also
+ * logs it at level. ap is consumed. */
+static void vmsg(struct odbc_leader__cli *c, int level, const char *fmt,
+                 va_list ap) {
+    char msg[2048];
+
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    odbc_leader__cli_clear_line(c);
+    fprintf(stderr, "odbc-leader: %s\n", msg);
+    if (c->syslog)
+        syslog(level, "%s", msg);
+}
+
 void odbc_leader__cli_err(struct odbc_leader__cli *c, const char *fmt, ...) {
     va_list ap;
 
-    odbc_leader__cli_clear_line(c);
-    fputs("odbc-leader: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vmsg(c, LOG_ERR, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+}
+
+void odbc_leader__cli_msg(struct odbc_leader__cli *c, int level,
+                          const char *fmt, ...) {
+    va_list ap;
+
+    va_start(ap, fmt);
+    vmsg(c, level, fmt, ap);
+    va_end(ap);
 }
 
 int odbc_leader__cli_usage(struct odbc_leader__cli *c, const char *subcmd,
@@ -111,6 +135,10 @@ void odbc_leader__cli_log(void *ctx, int level, const char *msg) {
         return;
     if (c->quiet_connect && c->verbose == 0 && level >= LOG_WARNING)
         return;
+    if (c->syslog) {
+        syslog(level, "%s", msg);
+        return;
+    }
     if (level <= LOG_ERR)
         tag = "error: ";
     else if (level == LOG_WARNING)

@@ -264,7 +264,7 @@ static int busy(struct run *r) {
              r->leader_id[0] != '\0' ? r->leader_id : "another candidate",
              (long long)r->leader_term, r->cmd[0]);
     if (r->tty)
-        odbc_leader__cli_err(r->cli, "%s", msg);
+        odbc_leader__cli_msg(r->cli, LOG_INFO, "%s", msg);
     else
         run_log(r, LOG_INFO, msg);
     return ODBC_LEADER__EX_BUSY;
@@ -471,7 +471,7 @@ static int lead(struct run *r) {
              odbc_leader_namespace(r->h), odbc_leader_id(r->h),
              (long long)r->term, r->cmd[0]);
     if (r->tty)
-        odbc_leader__cli_err(r->cli, "%s", msg);
+        odbc_leader__cli_msg(r->cli, LOG_INFO, "%s", msg);
     else
         run_log(r, LOG_INFO, msg);
     rc = start_cmd(r);

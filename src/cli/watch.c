@@ -8,6 +8,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <time.h>
 
 #include "cli.h"
@@ -99,13 +100,14 @@ static void poll_once(struct watch *w) {
 
     if (rc < 0) {
         if (!w->failing)
-            odbc_leader__cli_err(w->cli, "watch: %s (retrying)",
+            odbc_leader__cli_msg(w->cli, LOG_WARNING, "watch: %s (retrying)",
                                  odbc_leader_strerror(rc));
         w->failing = 1;
         return;
     }
     if (w->failing)
-        odbc_leader__cli_err(w->cli, "watch: database reachable again");
+        odbc_leader__cli_msg(w->cli, LOG_NOTICE,
+                             "watch: database reachable again");
     w->failing = 0;
     memset(&now, 0, sizeof(now));
     now.valid = 1;

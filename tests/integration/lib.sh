@@ -374,6 +374,7 @@ ol__mariadb_launch() {
         "--socket=$OL_MARIADB_SOCK" "--port=$OL_MARIADB_PORT"
         --bind-address=127.0.0.1 "--pid-file=$OL_MARIADB_RUN/mariadb.pid"
         "--log-error=$OL_MARIADB_LOG" --skip-name-resolve
+        "--tmpdir=$OL_MARIADB_RUN"
         --innodb-flush-log-at-trx-commit=2 --innodb-buffer-pool-size=32M
         --innodb-log-file-size=16M)
     [ "$(id -u)" = 0 ] && opts+=(--user=mysql)
@@ -469,6 +470,7 @@ ol_start_mariadb() {
     ol__mariadb_as "$OL_MARIADB_INSTALL" --no-defaults \
         "--datadir=$OL_MARIADB_DATA" --auth-root-authentication-method=normal \
         --skip-test-db --skip-name-resolve --innodb-log-file-size=16M \
+        "--tmpdir=$OL_MARIADB_RUN" \
         >"$OL_TMP/mariadb-install.log" 2>&1 || {
         tail -n 20 "$OL_TMP/mariadb-install.log" >&2
         ol_fail "mariadb-install-db failed"

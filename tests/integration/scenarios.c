@@ -739,6 +739,100 @@ static void first_row_race(void **state) {
     odbc_leader__config_free(&cfg);
 }
 
+/* 1 when the dialect cfg connects with defines the follower wake-up. */
+static int dialect_has_wait(const char *cfg_text) {
+    struct odbc_leader__config cfg;
+    struct odbc_leader__db *db = NULL;
+    struct odbc_leader__log log = {NULL, NULL};
+    char err[256] = "";
+    int has;
+
+    memset(&cfg, 0, sizeof(cfg));
+    assert_int_equal(
+        odbc_leader__config_parse(cfg_text, &cfg, err, sizeof(err)), 0);
+    assert_int_equal(odbc_leader__db_create(&db, &cfg, "probe", &log), 0);
+    assert_int_equal(odbc_leader__db_connect(db, err, sizeof(err)), 0);
+    has = odbc_leader__db_has_wait(db);
+    odbc_leader__db_destroy(db);
+    odbc_leader__config_free(&cfg);
+    return has;
+}
+
+/* The statement that counts sessions blocked on a wake-up lock. */
+static const char *wake_wait_probe(void) {
+    if (is_kind("postgresql"))
+        return "SELECT COUNT(*) FROM pg_stat_activity WHERE "
+               "wait_event_type = 'Lock' AND wait_event = 'advisory' "
+               "AND datname = current_database()";
+    return "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE "
+           "STATE = 'User lock'";
+}
+
+struct ticker {
+    odbc_leader_t *h;
+    int rc;
+    uint32_t next;
+};
+
+static void *tick_once(void *arg) {
+    struct ticker *t = arg;
+
+    t->rc = odbc_leader_tick(t->h, &t->next);
+    return NULL;
+}
+
+/*
+ * The follower wake-up: a follower whose tick is blocked in the dialect's
+ * wait statement becomes leader within that same tick when the leader
+ * resigns, long before its next scheduled attempt (20 s away here; the
+ * wait may last 8 s). Without the wake-up that tick would end as a
+ * follower. Dialects without wait statements (SQLite, generic) skip.
+ */
+static void waiting_follower_wakes_on_resign(void **state) {
+    const char *timing = "LeaderTTL=60000;LeaderRenewInterval=20000;"
+                         "LeaderStatementTimeout=10000;"
+                         "LeaderFollowerWait=8000";
+    char ns[64], *cfg;
+    struct raw probe;
+    struct ticker t;
+    odbc_leader_t *a, *b;
+    pthread_t th;
+    int64_t waiting = 0, term;
+
+    (void)state;
+    ns_name(ns, sizeof(ns), "wake");
+    cfg = config("LeaderNamespace=%s;%s", ns, timing);
+    if (!dialect_has_wait(cfg)) {
+        test_free(cfg);
+        skip();
+    }
+    test_free(cfg);
+    a = make_ns(ns, timing);
+    b = make_ns(ns, timing);
+    assert_int_equal(odbc_leader_tick(a, NULL), ODBC_LEADER_LEADER);
+    term = odbc_leader_term(a);
+    memset(&t, 0, sizeof(t));
+    t.h = b;
+    assert_int_equal(odbc_leader_tick(b, &t.next), ODBC_LEADER_FOLLOWER);
+    assert_int_equal(t.next, 0); /* its next tick waits */
+
+    assert_int_equal(pthread_create(&th, NULL, tick_once, &t), 0);
+    raw_open(&probe);
+    for (int i = 0; i < 500 && waiting == 0; i++) {
+        sleep_ms(10);
+        raw_exec(&probe, wake_wait_probe(), &waiting);
+    }
+    assert_true(waiting > 0); /* b's tick is blocked in the wait */
+    assert_int_equal(odbc_leader_resign(a), 0);
+    pthread_join(th, NULL);
+    assert_int_equal(t.rc, ODBC_LEADER_LEADER); /* the same tick */
+    assert_int_equal(odbc_leader_term(b), term + 1);
+
+    raw_close(&probe);
+    odbc_leader_destroy(a);
+    odbc_leader_destroy(b);
+}
+
 static void reconnects_after_server_restart(void **state) {
     const char *cmd = getenv("OL_RESTART_CMD");
     char ns[64];
@@ -929,6 +1023,7 @@ int main(void) {
         cmocka_unit_test(leader_removes_long_dead_candidates),
         cmocka_unit_test(settings_from_odbc_ini_and_string),
         cmocka_unit_test(first_row_race),
+        cmocka_unit_test(waiting_follower_wakes_on_resign),
         cmocka_unit_test(reconnects_after_server_restart),
         cmocka_unit_test(least_privilege_candidates),
         cmocka_unit_test(bad_config_gives_clear_errors_and_writes_nothing),

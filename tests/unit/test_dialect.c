@@ -26,6 +26,7 @@ enum {
     CTTL = ODBC_LEADER__P_CAND_TTL_MS,
     VERSION = ODBC_LEADER__P_VERSION,
     TO = ODBC_LEADER__P_TO,
+    WAIT = ODBC_LEADER__P_WAIT_MS,
 };
 
 static const struct odbc_leader__dialect_vars test_vars = {"pfx_", 1234};
@@ -129,7 +130,12 @@ static void expect_clean_sql(const struct odbc_leader__dialect *d) {
         }
     }
     for (i = 1; i < ODBC_LEADER__OP_COUNT; i++)
-        assert_true(d->ops[i].n > 0);
+        if (i != ODBC_LEADER__OP_RELEASE && i != ODBC_LEADER__OP_WAIT &&
+            i != ODBC_LEADER__OP_HOLD)
+            assert_true(d->ops[i].n > 0);
+    /* the follower wake-up: release and wait, or neither */
+    assert_int_equal(d->ops[ODBC_LEADER__OP_RELEASE].n,
+                     d->ops[ODBC_LEADER__OP_WAIT].n);
 }
 
 static struct odbc_leader__dialect *parse_builtin(const char *name) {
@@ -225,6 +231,7 @@ static void test_builtin_sqlite(void **state) {
     expect_params(d, ODBC_LEADER__OP_UNREGISTER, 0, nsid, 2);
     expect_params(d, ODBC_LEADER__OP_LEADER, 0, ns, 1);
     expect_params(d, ODBC_LEADER__OP_CANDIDATES, 0, ns, 1);
+    assert_int_equal(d->ops[ODBC_LEADER__OP_WAIT].n, 0);
 
     assert_int_equal(d->codes[ODBC_LEADER__ERR_UNIQUE].n, 3);
     c = &d->codes[ODBC_LEADER__ERR_UNIQUE].v[0];
@@ -241,10 +248,11 @@ static void test_builtin_sqlite(void **state) {
 static void test_builtin_postgresql(void **state) {
     struct odbc_leader__dialect *d = parse_builtin("postgresql");
     const struct odbc_leader__code *c;
-    static const unsigned char attempt[] = {NS, ID, CTTL, ID,  TTL, NS,
-                                            ID, NS, ID,   TTL, NS,  NS};
-    static const unsigned char renew[] = {NS,   ID,  CTTL, NS, ID,
-                                          CTTL, TTL, NS,   ID, TERM};
+    static const unsigned char attempt[] = {NS, ID, CTTL, ID, TTL, NS, ID,
+                                            NS, ID, TTL,  NS, NS,  NS};
+    static const unsigned char renew[] = {NS,  ID, CTTL, NS,   ID, CTTL,
+                                          TTL, NS, ID,   TERM, NS};
+    static const unsigned char wait[] = {NS, WAIT};
     static const unsigned char ver[] = {VERSION};
     static const unsigned char ns[] = {NS};
     static const unsigned char resign[] = {TTL, NS, ID, TERM};
@@ -274,6 +282,11 @@ static void test_builtin_postgresql(void **state) {
                   sizeof request);
     expect_params(d, ODBC_LEADER__OP_LEADER, 0, ns, 1);
     expect_params(d, ODBC_LEADER__OP_CANDIDATES, 0, ns, 1);
+    expect_params(d, ODBC_LEADER__OP_RELEASE, 0, NULL, 0);
+    expect_params(d, ODBC_LEADER__OP_WAIT, 0, wait, sizeof wait);
+    assert_non_null(strstr(d->ops[ODBC_LEADER__OP_WAIT].v[0].sql,
+                           "pg_advisory_xact_lock_shared"));
+    expect_params(d, ODBC_LEADER__OP_HOLD, 0, wait, sizeof wait);
 
     assert_int_equal(d->codes[ODBC_LEADER__ERR_UNIQUE].n, 1);
     assert_int_equal(d->codes[ODBC_LEADER__ERR_TRANSIENT].n, 4);
@@ -320,6 +333,24 @@ static void test_err_define(void **state) {
     expect_error(HEADER "-- @define a 1\n-- @define b {a}\n"
                         "-- @statement on_connect\nSELECT {b};\n" REQUIRED_OPS,
                  6, "unknown placeholder {a}");
+}
+
+static void test_wake_up_statements_go_together(void **state) {
+    struct odbc_leader__dialect *d;
+    static const unsigned char w[] = {WAIT, NS};
+
+    (void)state;
+    expect_error(HEADER REQUIRED_OPS "-- @statement release\nSELECT 9;\n", 21,
+                 "release and @statement wait go together");
+    expect_error(HEADER REQUIRED_OPS "-- @statement wait\nSELECT 9;\n", 21,
+                 "release and @statement wait go together");
+    expect_error(HEADER REQUIRED_OPS "-- @statement hold\nSELECT 9;\n", 21,
+                 "hold needs @statement release and @statement wait");
+    d = parse_ok(HEADER REQUIRED_OPS "-- @statement release\nSELECT 9;\n"
+                                     "-- @statement wait\nSELECT :wait_ms, "
+                                     ":ns;\n");
+    expect_params(d, ODBC_LEADER__OP_WAIT, 0, w, sizeof w);
+    odbc_leader__dialect_free(d);
 }
 
 static void test_err_too_many_statements(void **state) {
@@ -604,10 +635,13 @@ static void test_null_filename_and_vars(void **state) {
  * trip), every other operation one statement. */
 static void test_builtin_mariadb(void **state) {
     struct odbc_leader__dialect *d = parse_builtin("mariadb");
-    static const unsigned char attempt[] = {NS,  ID, CTTL, NS, NS, ID,
-                                            TTL, ID, TTL,  NS, ID, NS};
-    static const unsigned char renew[] = {NS, ID, CTTL, NS, ID, CTTL, TTL,
-                                          NS, ID, TERM, NS, ID, TERM};
+    static const unsigned char attempt[] = {NS,  ID, CTTL, NS, NS, ID, TTL, ID,
+                                            TTL, NS, ID,   NS, NS, NS, NS};
+    static const unsigned char renew[] = {NS,  ID, CTTL, NS,   ID, CTTL,
+                                          TTL, NS, ID,   TERM, NS, NS,
+                                          NS,  NS, ID,   TERM};
+    static const unsigned char wait[] = {NS, WAIT, NS};
+    static const unsigned char hold[] = {NS, NS, WAIT};
     static const unsigned char ver[] = {VERSION};
     static const unsigned char ns[] = {NS};
     static const unsigned char nsid[] = {NS, ID};
@@ -645,6 +679,10 @@ static void test_builtin_mariadb(void **state) {
     expect_params(d, ODBC_LEADER__OP_UNREGISTER, 0, nsid, 2);
     expect_params(d, ODBC_LEADER__OP_LEADER, 0, ns, 1);
     expect_params(d, ODBC_LEADER__OP_CANDIDATES, 0, ns, 1);
+    expect_params(d, ODBC_LEADER__OP_RELEASE, 0, NULL, 0);
+    expect_params(d, ODBC_LEADER__OP_WAIT, 0, wait, sizeof wait);
+    assert_non_null(strstr(d->ops[ODBC_LEADER__OP_WAIT].v[0].sql, "GET_LOCK"));
+    expect_params(d, ODBC_LEADER__OP_HOLD, 0, hold, sizeof hold);
     odbc_leader__dialect_free(d);
 }
 
@@ -907,6 +945,7 @@ int main(void) {
         cmocka_unit_test(test_minimal_and_statement_text),
         cmocka_unit_test(test_define_expands_with_params_and_prefix),
         cmocka_unit_test(test_err_define),
+        cmocka_unit_test(test_wake_up_statements_go_together),
         cmocka_unit_test(test_err_too_many_statements),
         cmocka_unit_test(test_quotes_left_alone),
         cmocka_unit_test(test_header_values),

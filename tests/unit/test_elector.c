@@ -39,7 +39,25 @@ struct fake {
     int64_t last_term;
     char last_leader[ODBC_LEADER__NAME_MAX + 1];
     const char *me;
+    /* the wake-up lock: the other leader holds it and lets go of it by
+     * resigning at other_resigns_at_ns (0 = never) */
+    int other_holds_lock;
+    int64_t other_resigns_at_ns;
+    int waits, releases, holds;
+    int attempt_held, renew_held; /* the wake_held the port reports */
+    int64_t wait_budgets[8];
+    char calls[64]; /* A attempt, N renew, S resign, L release, W wait,
+                       H hold */
 };
+
+static void called(struct fake *f, char c) {
+    size_t n = strlen(f->calls);
+
+    if (n + 1 < sizeof(f->calls)) {
+        f->calls[n] = c;
+        f->calls[n + 1] = '\0';
+    }
+}
 
 static int64_t fake_now(void *ctx) { return ((struct fake *)ctx)->now_ns; }
 
@@ -85,6 +103,7 @@ static int fake_attempt(void *port, struct odbc_leader__result *out) {
     int64_t now;
 
     f->attempts++;
+    called(f, 'A');
     assert_true(f->connected);
     f->now_ns += f->op_cost_ns;
     if (rc != 0)
@@ -99,6 +118,7 @@ static int fake_attempt(void *port, struct odbc_leader__result *out) {
         out->won = 1;
     }
     fill(f, out);
+    out->wake_held = out->won ? f->attempt_held : -1;
     return 0;
 }
 
@@ -109,6 +129,7 @@ static int fake_renew(void *port, int64_t term,
     int64_t now;
 
     f->renews++;
+    called(f, 'N');
     assert_true(f->connected);
     f->now_ns += f->op_cost_ns;
     if (rc != 0)
@@ -120,6 +141,7 @@ static int fake_renew(void *port, int64_t term,
         f->expires_at_ms = now + f->ttl_ms;
         fill(f, out);
         out->resign_requested = f->resign_requested;
+        out->wake_held = f->renew_held;
     }
     return 0;
 }
@@ -129,6 +151,7 @@ static int fake_resign(void *port, int64_t term) {
     int rc = take(&f->fail_resign);
 
     f->resigns++;
+    called(f, 'S');
     f->last_resigned_term = term;
     if (rc != 0)
         return rc;
@@ -145,9 +168,49 @@ static int fake_unregister(void *port) {
     return 0;
 }
 
+static int fake_release(void *port) {
+    struct fake *f = port;
+
+    f->releases++;
+    called(f, 'L');
+    return 0;
+}
+
+/* Blocks (advances the clock) until the other leader resigns or the
+ * budget runs out; returns at once when nobody holds the lock. */
+static int fake_wait(void *port, int64_t budget_ms) {
+    struct fake *f = port;
+    int64_t end = f->now_ns + budget_ms * MS;
+
+    if (f->waits < 8)
+        f->wait_budgets[f->waits] = budget_ms;
+    f->waits++;
+    called(f, 'W');
+    if (!f->other_holds_lock)
+        return 1;
+    if (f->other_resigns_at_ns == 0 || f->other_resigns_at_ns > end) {
+        f->now_ns = end;
+        return 0;
+    }
+    f->now_ns = f->other_resigns_at_ns;
+    f->leader[0] = '\0';
+    f->expires_at_ms = db_now(f);
+    f->other_holds_lock = 0;
+    return 1;
+}
+
+static int fake_hold(void *port, int64_t budget_ms) {
+    struct fake *f = port;
+
+    (void)budget_ms;
+    f->holds++;
+    called(f, 'H');
+    return 1;
+}
+
 static const struct odbc_leader__port_ops fake_ops = {
-    fake_connect, fake_disconnect, fake_attempt,
-    fake_renew,   fake_resign,     fake_unregister,
+    fake_connect,    fake_disconnect, fake_attempt, fake_renew, fake_resign,
+    fake_unregister, fake_release,    fake_wait,    fake_hold,
 };
 
 static void on_change(void *ctx, int is_leader, int64_t term,
@@ -167,7 +230,7 @@ struct fixture {
 
 /* TTL 3000 ms, renew every 1000 ms, margin 500 ms: trust lasts 2500 ms
  * from the start of the attempt that won or renewed. */
-static int setup(void **state) {
+static int setup_with_wait(void **state, int64_t wait_ms) {
     static const struct odbc_leader__elector_conf base = {0};
     struct fixture *x = test_calloc(1, sizeof(*x));
     struct odbc_leader__elector_conf c = base;
@@ -178,6 +241,8 @@ static int setup(void **state) {
     x->f.ttl_ms = 3000;
     x->f.me = "me";
     x->f.connected = 1;
+    x->f.attempt_held = -1; /* like a dialect without the wake-up lock */
+    x->f.renew_held = -1;
     cb.ctx = &x->f;
     cb.on_change = on_change;
     c.ops = &fake_ops;
@@ -190,10 +255,16 @@ static int setup(void **state) {
     c.renew_ms = 1000;
     c.margin_ms = 500;
     c.connected = 1;
+    c.wait_ms = wait_ms;
     odbc_leader__elector_init(&x->e, &c);
     *state = x;
     return 0;
 }
+
+static int setup(void **state) { return setup_with_wait(state, 0); }
+
+/* The same, with followers waiting up to 800 ms per tick. */
+static int setup_wait(void **state) { return setup_with_wait(state, 800); }
 
 static int teardown(void **state) {
     test_free(*state);
@@ -499,9 +570,154 @@ static void test_changes_reported_once_in_order(void **state) {
     assert_int_equal(x->f.last_term, 2);
 }
 
+static void test_follower_wakes_when_leader_resigns(void **state) {
+    struct fixture *x = *state;
+    uint32_t next = 99;
+
+    other_leads(&x->f, 60000);
+    x->f.other_holds_lock = 1;
+    assert_int_equal(odbc_leader__elector_tick(&x->e, &next),
+                     ODBC_LEADER_FOLLOWER);
+    assert_int_equal(next, 0); /* the next tick waits */
+    x->f.other_resigns_at_ns = x->f.now_ns + 300 * MS;
+    assert_int_equal(odbc_leader__elector_tick(&x->e, &next),
+                     ODBC_LEADER_LEADER);
+    assert_string_equal(x->f.calls, "AWA");
+    assert_int_equal(x->f.wait_budgets[0], 800);
+    /* elected at the release, not at the next regular attempt */
+    assert_int_equal(x->f.now_ns, 1300 * MS);
+    assert_int_equal(odbc_leader__elector_term(&x->e), 2);
+}
+
+static void test_wait_times_out_until_the_next_attempt(void **state) {
+    struct fixture *x = *state;
+    uint32_t next = 99;
+
+    other_leads(&x->f, 60000);
+    x->f.other_holds_lock = 1;
+    odbc_leader__elector_tick(&x->e, &next);
+    assert_int_equal(odbc_leader__elector_tick(&x->e, &next),
+                     ODBC_LEADER_FOLLOWER);
+    assert_int_equal(next, 0);
+    assert_int_equal(odbc_leader__elector_tick(&x->e, &next),
+                     ODBC_LEADER_FOLLOWER);
+    /* budgets: the longest wait, then what is left until the attempt */
+    assert_int_equal(x->f.waits, 2);
+    assert_int_equal(x->f.wait_budgets[0], 800);
+    assert_int_equal(x->f.wait_budgets[1], 200);
+    odbc_leader__elector_tick(&x->e, &next);
+    assert_string_equal(x->f.calls, "AWWA"); /* the regular attempt */
+}
+
+static void test_wake_without_lock_holder_backs_off(void **state) {
+    struct fixture *x = *state;
+    uint32_t next = 99;
+
+    other_leads(&x->f, 60000); /* it crashed: nobody holds the lock */
+    odbc_leader__elector_tick(&x->e, &next);
+    assert_int_equal(next, 0);
+    assert_int_equal(odbc_leader__elector_tick(&x->e, &next),
+                     ODBC_LEADER_FOLLOWER);
+    assert_string_equal(x->f.calls, "AWA");
+    /* the same term still leads: no spinning, wait again later */
+    assert_int_equal(next, 25);
+    odbc_leader__elector_tick(&x->e, &next); /* too early: nothing */
+    assert_string_equal(x->f.calls, "AWA");
+    x->f.now_ns += 25 * MS;
+    odbc_leader__elector_tick(&x->e, &next);
+    assert_string_equal(x->f.calls, "AWAWA");
+    assert_int_equal(next, 50); /* doubled */
+    /* the leader takes its lock: the next wait blocks again */
+    x->f.other_holds_lock = 1;
+    x->f.now_ns += 50 * MS;
+    odbc_leader__elector_tick(&x->e, &next);
+    assert_string_equal(x->f.calls, "AWAWAW");
+    assert_int_equal(x->f.now_ns, (1000 + 75 + 800) * MS);
+    assert_int_equal(next, 0);
+}
+
+static void test_new_leader_takes_lock_when_attempt_did_not(void **state) {
+    struct fixture *x = *state;
+
+    x->f.attempt_held = 0; /* a waking follower held it for a moment */
+    odbc_leader__elector_tick(&x->e, NULL);
+    assert_string_equal(x->f.calls, "AH");
+    x->f.now_ns += 1000 * MS;
+    x->f.renew_held = 1;
+    odbc_leader__elector_tick(&x->e, NULL);
+    assert_string_equal(x->f.calls, "AHN"); /* held now: no second hold */
+}
+
+static void test_wake_to_crashed_leader_attempts_at_expiry(void **state) {
+    struct fixture *x = *state;
+    uint32_t next = 99;
+
+    int64_t start = x->f.now_ns;
+    int rc = ODBC_LEADER_FOLLOWER;
+    int ticks = 0;
+
+    other_leads(&x->f, 700); /* crashed 2.3 s into a 3 s lease */
+    for (;;) {
+        rc = odbc_leader__elector_tick(&x->e, &next);
+        if (rc != ODBC_LEADER_FOLLOWER || ++ticks > 50)
+            break;
+        x->f.now_ns += (int64_t)next * MS;
+    }
+    assert_int_equal(rc, ODBC_LEADER_LEADER);
+    /* elected right after the expiry; the pauses between useless wake-ups
+     * double (25, 50, 100, 200 ms), so they are few */
+    assert_true(x->f.now_ns - start >= 700 * MS);
+    assert_true(x->f.now_ns - start <= 1000 * MS);
+    assert_true(x->f.waits <= 5);
+}
+
+static void test_resign_releases_after_the_resign(void **state) {
+    struct fixture *x = *state;
+
+    odbc_leader__elector_tick(&x->e, NULL);
+    odbc_leader__elector_resign(&x->e);
+    assert_string_equal(x->f.calls, "ASL");
+    odbc_leader__elector_tick(&x->e, NULL);
+    assert_int_equal(x->f.releases, 1); /* once */
+}
+
+static void test_step_down_releases_before_next_step(void **state) {
+    struct fixture *x = *state;
+
+    odbc_leader__elector_tick(&x->e, NULL);
+    other_leads(&x->f, 60000); /* the term was replaced */
+    x->f.now_ns += 1000 * MS;
+    odbc_leader__elector_tick(&x->e, NULL);
+    assert_string_equal(x->f.calls, "ANA");
+    x->f.now_ns += 1000 * MS;
+    odbc_leader__elector_tick(&x->e, NULL);
+    assert_string_equal(x->f.calls, "ANALA");
+}
+
+static void test_no_wait_when_disabled(void **state) {
+    struct fixture *x = *state;
+    uint32_t next = 0;
+
+    other_leads(&x->f, 60000);
+    x->f.other_holds_lock = 1;
+    odbc_leader__elector_tick(&x->e, &next);
+    assert_int_equal(next, 1000);
+    odbc_leader__elector_tick(&x->e, &next);
+    assert_int_equal(x->f.waits, 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+#define TW(name) cmocka_unit_test_setup_teardown(name, setup_wait, teardown)
+        TW(test_follower_wakes_when_leader_resigns),
+        TW(test_wait_times_out_until_the_next_attempt),
+        TW(test_wake_without_lock_holder_backs_off),
+        TW(test_new_leader_takes_lock_when_attempt_did_not),
+        TW(test_wake_to_crashed_leader_attempts_at_expiry),
+        TW(test_resign_releases_after_the_resign),
+        TW(test_step_down_releases_before_next_step),
+        T(test_no_wait_when_disabled),
         T(test_wins_vacant_lease),
         T(test_follower_sees_leader_and_waits_for_expiry),
         T(test_trust_window_lapses_without_ticks),

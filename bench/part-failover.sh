@@ -1,0 +1,128 @@
+#!/bin/bash
+# part-failover.sh: make bench part "failover" (interface: bench/run.sh).
+#
+# How fast leadership moves, per database, with three candidate processes
+# (bench/bench-failover): after kill -9 of the leader (the others must
+# wait out the lease: target TTL + 1 s), after a graceful shutdown
+# (odbc_leader_destroy: resign, release the wake-up lock, disconnect) and
+# after odbc_leader_resign() (target for both: median <= 100 ms, p99 <=
+# 250 ms on PostgreSQL and MariaDB), at the default TTL (15 s) and at a
+# 2 s TTL. The time runs from the fault (kill(2), or the call in the
+# leader) to the moment a new leader's tick returned LEADER, on the
+# CLOCK_MONOTONIC all processes share; faults land at a random point of
+# the leader's renew cycle.
+#
+# Then what the wake-up costs the database: statements per second with one
+# leader and two followers idle for BENCH_FO_IDLE_S seconds (default 10),
+# with the follower wait on (default) and off (LeaderFollowerWait=0),
+# counted by the server (PostgreSQL: pg_stat_statements calls in database
+# "leader"; MariaDB: the Questions status counter, less the queries that
+# read it).
+#
+# Rounds: BENCH_FO_ROUNDS (graceful, default 40), BENCH_FO_KILL_ROUNDS
+# (default 10 at 2 s TTL, a third of that at the default TTL).
+set -eu
+. "$srcdir/tests/integration/lib.sh"
+
+out=$BENCH_DIR/failover.json
+prog=$top_builddir/bench/bench-failover
+rounds=${BENCH_FO_ROUNDS:-40}
+kill_rounds=${BENCH_FO_KILL_ROUNDS:-10}
+idle_s=${BENCH_FO_IDLE_S:-10}
+[ -x "$prog" ] || ol_fail "missing $prog (make bench builds it)"
+rm -f "$out"
+
+# Prints field $1 of the summary line in $line.
+val() {
+    echo "$line" | tr ' ' '\n' | sed -n "s/^$1=//p"
+}
+
+# run_mode DIALECT CONNECT MODE TTL_LABEL EXTRA ROUNDS TARGET_MEDIAN
+#   TARGET_P99: one bench-failover run, two rows (median, p99).
+run_mode() {
+    local dialect=$1 conn=$2 mode=$3 label=$4 extra=$5 n=$6 tmed=$7 tp99=$8
+    local ns="bench-failover-$mode-$label-$$" what
+    ol_log "failover: $dialect $mode, TTL $label, $n rounds"
+    line=$("$prog" -q -m "$mode" -n "$n" \
+        -j "$BENCH_WORK/$dialect-$mode-$label.json" \
+        -C "$conn;LeaderNamespace=$ns${extra:+;$extra}" | tail -n 1) ||
+        ol_fail "bench-failover $mode on $dialect failed"
+    case $mode in
+    kill) what="kill -9 of the leader" ;;
+    shutdown) what="graceful shutdown" ;;
+    resign) what="odbc_leader_resign()" ;;
+    esac
+    $BENCH_PY add "$out" "metric=new leader after $what, TTL $label: median" \
+        "dialect=$dialect" "value=$(val median_ms)" unit=ms "target=$tmed" \
+        "note=$(val rounds) rounds, min $(val min_ms) ms"
+    $BENCH_PY add "$out" "metric=new leader after $what, TTL $label: p99" \
+        "dialect=$dialect" "value=$(val p99_ms)" unit=ms "target=$tp99" \
+        "note=max $(val max_ms) ms"
+}
+
+# Prints the server's statement counter for dialect $1.
+statements() {
+    case $1 in
+    postgresql)
+        ol_psql "SELECT COALESCE(SUM(s.calls), 0) FROM pg_stat_statements s
+            JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = 'leader'" \
+            postgres
+        ;;
+    mariadb)
+        ol_mariadb "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{print $2}'
+        ;;
+    esac
+}
+
+# idle_cost DIALECT CONNECT WAIT_MS: statements per second, 3 candidates.
+idle_cost() {
+    local dialect=$1 conn=$2 wait=$3 before after rate
+    local ns="bench-failover-idle-$wait-$$"
+    before=$(statements "$dialect")
+    "$prog" -q -m idle -n "$idle_s" \
+        -C "$conn;LeaderNamespace=$ns;LeaderFollowerWait=$wait" >/dev/null ||
+        ol_fail "bench-failover idle on $dialect failed"
+    after=$(statements "$dialect")
+    # the counter reads themselves: pg_stat_statements does not count the
+    # query reading it in "leader"; MariaDB counts one per SHOW
+    [ "$dialect" = mariadb ] && after=$((after - 1))
+    rate=$(awk -v a="$after" -v b="$before" -v s="$idle_s" \
+        'BEGIN { printf "%.2f", (a - b) / s }')
+    $BENCH_PY add "$out" \
+        "metric=database statements/s, 1 leader + 2 followers idle, follower wait ${wait} ms" \
+        "dialect=$dialect" "value=$rate" unit=stmt/s target=- \
+        "note=default TTL 15 s (renew 5 s); includes connects and setup; wait 0 = poll every renew interval"
+}
+
+# every_mode DIALECT CONNECT
+every_mode() {
+    local d=$1 c=$2 kr=$(((kill_rounds + 2) / 3))
+    run_mode "$d" "$c" shutdown 15s "" "$rounds" "<= 100" "<= 250"
+    run_mode "$d" "$c" resign 15s "" "$rounds" "<= 100" "<= 250"
+    run_mode "$d" "$c" shutdown 2s "LeaderTTL=2000" "$rounds" "<= 100" "<= 250"
+    run_mode "$d" "$c" resign 2s "LeaderTTL=2000" "$rounds" "<= 100" "<= 250"
+    run_mode "$d" "$c" kill 2s "LeaderTTL=2000" "$kill_rounds" "-" "<= 3000"
+    run_mode "$d" "$c" kill 15s "" "$kr" "-" "<= 16000"
+    idle_cost "$d" "$c" 1000
+    idle_cost "$d" "$c" 0
+}
+
+ran=0
+if [ "$BENCH_HAVE_PG" = 1 ]; then
+    every_mode postgresql "$OL_PG_CONNECT"
+    ran=1
+fi
+if [ "$BENCH_HAVE_MARIADB" = 1 ]; then
+    every_mode mariadb "$OL_MARIADB_CONNECT"
+    ran=1
+fi
+if [ "$BENCH_HAVE_SQLITE" = 1 ]; then
+    # No wake-up statements on SQLite: a follower notices a resignation at
+    # its next attempt. For comparison only; no target.
+    conn="Driver=SQLite3;Database=$BENCH_WORK/failover.db"
+    run_mode sqlite "$conn" shutdown 2s "LeaderTTL=2000" 10 - -
+    run_mode sqlite "$conn" kill 2s "LeaderTTL=2000" 5 - "<= 3000"
+    ran=1
+fi
+[ "$ran" = 1 ] || exit 77
+$BENCH_PY show "$out"

@@ -1,0 +1,347 @@
+"""leader_plugin.py: drive a leader_plugin (plugin/leader_plugin.h) from Python.
+
+A ctypes binding to the generic scheduler-plugin ABI, standard library only.
+It works with any plugin that implements the ABI, such as odbc_leader.so or
+always_leader.so:
+
+    import leader_plugin
+
+    plugin = leader_plugin.Plugin("/usr/local/lib/odbc-leader/odbc_leader.so")
+    with plugin.init("DSN=sched;LeaderNamespace=nightly",
+                     on_change=lambda leader, term, leader_id: ...) as inst:
+        while running:
+            try:
+                delay_ms = inst.tick().next_tick_ms
+            except leader_plugin.TickError as e:   # the database failed;
+                delay_ms = e.next_tick_ms          # keep ticking
+            if inst.is_leader():
+                run_due_jobs(inst.term())          # the fencing token
+            time.sleep(delay_ms / 1000)
+    # leaving the with block shuts the instance down: it resigns
+
+Callbacks run in the thread that calls init, tick or shutdown. An
+exception raised by a callback is kept and raised again by that call once
+the plugin has returned (the plugin itself never sees it). is_leader() and
+term() do no I/O and may be called from any thread.
+"""
+
+import ctypes
+import logging
+import os
+import weakref
+from collections import namedtuple
+
+__all__ = [
+    "ABI_MAJOR",
+    "ABI_MINOR",
+    "EABI",
+    "LeaderPluginError",
+    "TickError",
+    "Plugin",
+    "Instance",
+    "TickResult",
+    "logging_callback",
+]
+
+ABI_MAJOR = 1  # LEADER_PLUGIN_ABI_MAJOR
+ABI_MINOR = 0  # LEADER_PLUGIN_ABI_MINOR
+EABI = -1000  # LEADER_PLUGIN_EABI
+
+_ERRLEN = 1024  # size of the buffer init writes its message into
+
+# ---- the C structures, member for member as in leader_plugin.h ----------
+
+_LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p)
+_ON_CHANGE_FN = ctypes.CFUNCTYPE(
+    None, ctypes.c_void_p, ctypes.c_int, ctypes.c_int64, ctypes.c_char_p
+)
+
+
+class _LeaderHost(ctypes.Structure):
+    """struct leader_host: filled by the host, borrowed by the plugin."""
+
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("ctx", ctypes.c_void_p),
+        ("log", _LOG_FN),
+        ("on_change", _ON_CHANGE_FN),
+    ]
+
+
+_INIT_FN = ctypes.CFUNCTYPE(
+    ctypes.c_int,
+    ctypes.c_char_p,
+    ctypes.POINTER(_LeaderHost),
+    ctypes.POINTER(ctypes.c_void_p),
+    ctypes.c_char_p,
+    ctypes.c_size_t,
+)
+_TICK_FN = ctypes.CFUNCTYPE(
+    ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint32)
+)
+_IS_LEADER_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
+_SHUTDOWN_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+_TERM_FN = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)
+_STRERROR_FN = ctypes.CFUNCTYPE(ctypes.c_char_p, ctypes.c_int)
+
+
+class _LeaderPlugin(ctypes.Structure):
+    """struct leader_plugin: the plugin's static function table."""
+
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("abi_major", ctypes.c_uint16),
+        ("abi_minor", ctypes.c_uint16),
+        ("name", ctypes.c_char_p),
+        ("version", ctypes.c_char_p),
+        ("init", _INIT_FN),
+        ("tick", _TICK_FN),
+        ("is_leader", _IS_LEADER_FN),
+        ("shutdown", _SHUTDOWN_FN),
+        ("term", _TERM_FN),
+        ("strerror", _STRERROR_FN),
+    ]
+
+
+_ENTRY_FN = ctypes.CFUNCTYPE(
+    ctypes.c_int, ctypes.c_uint16, ctypes.POINTER(ctypes.POINTER(_LeaderPlugin))
+)
+
+# ---- errors -------------------------------------------------------------
+
+
+class LeaderPluginError(Exception):
+    """A negative code from a plugin: code is the number, strerror the
+    plugin's text for it, message the most precise text there is (init's
+    own message when it wrote one, else strerror). str() is the message."""
+
+    def __init__(self, code, message, strerror=None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.strerror = strerror if strerror is not None else message
+
+
+class TickError(LeaderPluginError):
+    """tick() failed (the database is unreachable, a statement failed...).
+    Not fatal: tick again after next_tick_ms. Leadership, if held, lasts
+    until the trust window ends, as is_leader() reports."""
+
+    def __init__(self, code, message, next_tick_ms):
+        super().__init__(code, message)
+        self.next_tick_ms = next_tick_ms
+
+
+TickResult = namedtuple("TickResult", ["leader", "next_tick_ms"])
+TickResult.__doc__ = "What tick() returns: leader (bool) and next_tick_ms."
+
+
+def _text(raw):
+    """A C string from the plugin as str (None stays None)."""
+    if raw is None:
+        return None
+    return raw.decode("utf-8", errors="replace")
+
+
+# ---- the plugin ---------------------------------------------------------
+
+
+class Plugin:
+    """A loaded plugin .so and its function table.
+
+    Loading calls leader_plugin_entry(abi_major); a plugin of another major
+    version refuses with EABI, raised as LeaderPluginError. abi_major is a
+    parameter only so that tests can check that refusal. ctypes never
+    unloads a library, so neither does this class.
+    """
+
+    def __init__(self, path, abi_major=ABI_MAJOR):
+        self.path = os.fspath(path)
+        self._dll = ctypes.CDLL(self.path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
+        entry = _ENTRY_FN(("leader_plugin_entry", self._dll))
+        table = ctypes.POINTER(_LeaderPlugin)()
+        rc = entry(abi_major, ctypes.byref(table))
+        if rc != 0 or not table:
+            reason = "unsupported plugin ABI major version"
+            msg = "%s: ABI major %d refused (%d)" % (self.path, abi_major, rc)
+            raise LeaderPluginError(rc if rc != 0 else EABI, msg, reason)
+        self._table = table.contents
+        if self._table.struct_size < ctypes.sizeof(_LeaderPlugin):
+            raise LeaderPluginError(
+                EABI, "%s: struct leader_plugin too small" % self.path
+            )
+        self.name = _text(self._table.name)
+        self.version = _text(self._table.version)
+        self.abi_major = self._table.abi_major
+        self.abi_minor = self._table.abi_minor
+
+    def strerror(self, code):
+        """The plugin's message for one of its negative codes."""
+        return _text(self._table.strerror(code)) or "unknown error"
+
+    def init(self, config, log=None, on_change=None):
+        """Creates an instance from config (str), an Instance.
+
+        log(level, message) gets the plugin's log lines, level being a
+        syslog level (3 error .. 7 debug); on_change(is_leader, term,
+        leader_id) each change of leadership, in order (for a follower,
+        term and leader_id describe the leader it knows of: 0 and None
+        when none). Either may be None. Raises LeaderPluginError with the
+        plugin's message when init fails.
+        """
+        return Instance(self, config, log, on_change)
+
+
+# ---- callbacks ----------------------------------------------------------
+
+
+class _Callbacks:
+    """The Python callables, their C wrappers and the struct leader_host
+    that points at them. Kept alive until the plugin's shutdown returns,
+    since the plugin borrows the host struct and calls into it. Never
+    refers to the Instance, so an Instance can be collected."""
+
+    def __init__(self, log, on_change):
+        self.log = log
+        self.on_change = on_change
+        self.error = None  # first exception a callback raised, pending
+        self.c_log = _LOG_FN(self._log) if log is not None else _LOG_FN()
+        self.c_on_change = (
+            _ON_CHANGE_FN(self._on_change) if on_change is not None else _ON_CHANGE_FN()
+        )
+        self.host = _LeaderHost(
+            ctypes.sizeof(_LeaderHost), None, self.c_log, self.c_on_change
+        )
+
+    def _keep(self, exc):
+        if self.error is None:
+            self.error = exc
+
+    def _log(self, _ctx, level, msg):
+        try:
+            self.log(level, _text(msg) or "")
+        except BaseException as exc:  # never unwind through C
+            self._keep(exc)
+
+    def _on_change(self, _ctx, is_leader, term, leader_id):
+        try:
+            self.on_change(bool(is_leader), term, _text(leader_id))
+        except BaseException as exc:
+            self._keep(exc)
+
+    def reraise(self):
+        """Raises the pending callback exception, if any, and clears it."""
+        exc, self.error = self.error, None
+        if exc is not None:
+            raise exc
+
+
+def _shutdown(shutdown_fn, inst, callbacks):
+    """Calls the plugin's shutdown on inst; callbacks stays referenced
+    until it has returned. Used as the Instance's finalizer."""
+    shutdown_fn(inst)
+    del callbacks
+
+
+class Instance:
+    """One plugin instance: a candidate in one election namespace.
+
+    Made by Plugin.init. Use it as a context manager, or call shutdown()
+    when done; an instance that is garbage collected, or still alive at
+    interpreter exit, is shut down then.
+    """
+
+    def __init__(self, plugin, config, log=None, on_change=None):
+        self.plugin = plugin
+        self._t = plugin._table
+        self._cb = _Callbacks(log, on_change)
+        inst = ctypes.c_void_p()
+        err = ctypes.create_string_buffer(_ERRLEN)
+        rc = self._t.init(
+            config.encode("utf-8"),
+            ctypes.byref(self._cb.host),
+            ctypes.byref(inst),
+            err,
+            _ERRLEN,
+        )
+        if rc < 0 or inst.value is None:
+            cause, self._cb.error = self._cb.error, None
+            reason = plugin.strerror(rc)
+            msg = _text(err.value) or reason
+            raise LeaderPluginError(rc, msg, reason) from cause
+        self._inst = inst
+        self._finalizer = weakref.finalize(
+            self, _shutdown, self._t.shutdown, inst, self._cb
+        )
+        self._cb.reraise()
+
+    def _live(self):
+        if not self._finalizer.alive:
+            raise ValueError("the instance was shut down")
+        return self._inst
+
+    def tick(self):
+        """One election step. Returns TickResult(leader, next_tick_ms):
+        tick again after next_tick_ms at the latest. Raises TickError on a
+        plugin error, or what a callback raised."""
+        next_ms = ctypes.c_uint32(1000)
+        rc = self._t.tick(self._live(), ctypes.byref(next_ms))
+        self._cb.reraise()
+        if rc < 0:
+            raise TickError(rc, self.plugin.strerror(rc), next_ms.value)
+        return TickResult(rc == 1, next_ms.value)
+
+    def is_leader(self):
+        """True while this instance leads. No I/O, any thread; False
+        after shutdown."""
+        if not self._finalizer.alive:
+            return False
+        return self._t.is_leader(self._inst) != 0
+
+    def term(self):
+        """The term (fencing token) led, 0 when not leader."""
+        if not self._finalizer.alive:
+            return 0
+        return self._t.term(self._inst)
+
+    def shutdown(self):
+        """Resigns if leader, leaves the election, frees the instance.
+        Calling it again does nothing. Raises what a callback raised."""
+        self._finalizer()
+        self._cb.reraise()
+
+    @property
+    def closed(self):
+        """True once shut down."""
+        return not self._finalizer.alive
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.shutdown()
+        return False
+
+
+# ---- helpers ------------------------------------------------------------
+
+_SYSLOG_TO_LOGGING = {
+    0: logging.CRITICAL,
+    1: logging.CRITICAL,
+    2: logging.CRITICAL,
+    3: logging.ERROR,
+    4: logging.WARNING,
+    5: logging.INFO,
+    6: logging.INFO,
+    7: logging.DEBUG,
+}
+
+
+def logging_callback(logger):
+    """A log callback for Plugin.init that passes the plugin's lines to a
+    logging.Logger, mapping syslog levels to logging levels."""
+
+    def log(level, msg):
+        logger.log(_SYSLOG_TO_LOGGING.get(level, logging.DEBUG), "%s", msg)
+
+    return log

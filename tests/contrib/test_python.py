@@ -1,0 +1,308 @@
+"""test_python.py: contrib/python/leader_plugin.py against the built plugins.
+
+Run by tests/contrib/python.test, which sets up a hermetic odbcinst.ini
+(ODBCSYSINI) and exports:
+
+    OL_PY_SRC      contrib/python of the source tree (the module, the example)
+    OL_PY_PLUGINS  the directory of the built odbc_leader.so, always_leader.so
+    OL_TMP         a private temp dir for the SQLite files
+
+odbc_leader.so campaigns on SQLite files through the SQLite3 ODBC driver.
+Leases are long (60 s) wherever a takeover is checked, so that only a
+resign, never an expiry, can explain it; the time bounds are generous
+liveness limits.
+"""
+
+import gc
+import os
+import queue
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+import unittest
+
+SRC = os.environ["OL_PY_SRC"]
+PLUGINS = os.environ["OL_PY_PLUGINS"]
+TMP = os.environ["OL_TMP"]
+sys.path.insert(0, SRC)
+import leader_plugin as lp  # noqa: E402
+
+ODBC_SO = os.path.join(PLUGINS, "odbc_leader.so")
+ALWAYS_SO = os.path.join(PLUGINS, "always_leader.so")
+LIVENESS_S = 30  # bound on anything that should take well under a second
+
+
+class Recorder:
+    """Collects on_change and log calls."""
+
+    def __init__(self):
+        self.changes = []
+        self.logs = []
+
+    def on_change(self, is_leader, term, leader_id):
+        self.changes.append((is_leader, term, leader_id))
+
+    def log(self, level, msg):
+        self.logs.append((level, msg))
+
+
+def tick_until(inst, want_leader):
+    """Ticks inst until its leadership is want_leader; returns the last
+    TickResult. Fails after LIVENESS_S."""
+    deadline = time.monotonic() + LIVENESS_S
+    while True:
+        r = inst.tick()
+        if r.leader == want_leader:
+            return r
+        if time.monotonic() > deadline:
+            raise AssertionError("leader=%s not reached" % want_leader)
+        time.sleep(0.05)
+
+
+class OdbcLeaderTest(unittest.TestCase):
+    """odbc_leader.so on a SQLite file of its own per test."""
+
+    def setUp(self):
+        self.plugin = lp.Plugin(ODBC_SO)
+        self.db = os.path.join(TMP, self.id().rsplit(".", 1)[-1] + ".db")
+        self.insts = []
+
+    def tearDown(self):
+        for inst in self.insts:
+            inst.shutdown()
+
+    def config(self, cid, ttl=60000, ns="py"):
+        return "Driver=SQLite3;Database=%s;LeaderNamespace=%s;LeaderId=%s;" \
+            "LeaderTTL=%d" % (self.db, ns, cid, ttl)
+
+    def candidate(self, cid, rec=None, **kw):
+        rec = rec or Recorder()
+        inst = self.plugin.init(self.config(cid, **kw), log=rec.log,
+                                on_change=rec.on_change)
+        self.insts.append(inst)
+        return inst, rec
+
+    def lease(self, ns="py"):
+        """(leader_id, term) of the lease row, read with Python's sqlite3."""
+        db = sqlite3.connect(self.db, timeout=10)
+        try:
+            return db.execute(
+                "SELECT leader_id, term FROM odbc_leader_lease "
+                "WHERE namespace = ?", (ns,)).fetchone()
+        finally:
+            db.close()
+
+    def test_table(self):
+        self.assertEqual(self.plugin.name, "odbc_leader")
+        self.assertEqual(self.plugin.abi_major, lp.ABI_MAJOR)
+        self.assertEqual(self.plugin._table.struct_size,
+                         lp.ctypes.sizeof(lp._LeaderPlugin))
+        self.assertTrue(self.plugin.version)
+
+    def test_one_leads_the_other_follows(self):
+        a, ra = self.candidate("alpha")
+        b, rb = self.candidate("bravo")
+        r = a.tick()
+        self.assertTrue(r.leader)
+        self.assertGreater(r.next_tick_ms, 0)
+        self.assertLessEqual(r.next_tick_ms, 60000)
+        self.assertFalse(b.tick().leader)
+        term = a.term()
+        self.assertGreater(term, 0)
+        self.assertTrue(a.is_leader())
+        self.assertFalse(b.is_leader())
+        self.assertEqual(b.term(), 0)
+        self.assertEqual(ra.changes, [(True, term, "alpha")])
+        self.assertEqual(rb.changes, [(False, term, "alpha")])
+        self.assertEqual(self.lease(), ("alpha", term))
+        # is_leader and term from another thread
+        seen = []
+        t = threading.Thread(target=lambda: seen.append((a.is_leader(), a.term())))
+        t.start()
+        t.join()
+        self.assertEqual(seen, [(True, term)])
+
+    def test_shutdown_of_the_leader_lets_the_other_win(self):
+        a, ra = self.candidate("alpha")
+        b, rb = self.candidate("bravo")
+        tick_until(a, True)
+        tick_until(b, False)
+        old = a.term()
+        a.shutdown()
+        self.assertTrue(a.closed)
+        self.assertFalse(a.is_leader())
+        self.assertEqual(a.term(), 0)
+        a.shutdown()  # again: nothing
+        self.assertEqual(ra.changes[-1][0], False)
+        self.assertTrue(b.tick().leader)  # the lease was resigned, not expired
+        self.assertEqual(b.term(), old + 1)
+        self.assertEqual(rb.changes[-1], (True, old + 1, "bravo"))
+        self.assertEqual(self.lease(), ("bravo", old + 1))
+        with self.assertRaises(ValueError):
+            a.tick()
+
+    def test_context_manager_and_collection_resign(self):
+        b, rb = self.candidate("bravo")
+        with self.plugin.init(self.config("alpha")) as a:
+            tick_until(a, True)
+            tick_until(b, False)
+        self.assertTrue(a.closed)
+        self.assertTrue(b.tick().leader)
+        # an instance dropped without shutdown resigns when collected
+        c = self.plugin.init(self.config("charlie"))
+        b.shutdown()
+        tick_until(c, True)
+        term = c.term()
+        d, rd = self.candidate("delta")
+        tick_until(d, False)
+        del c
+        gc.collect()
+        self.assertTrue(d.tick().leader)
+        self.assertEqual(d.term(), term + 1)
+
+    def test_bad_config_raises_the_plugins_message(self):
+        with self.assertRaises(lp.LeaderPluginError) as cm:
+            self.plugin.init(self.config("alpha") + ";LeaderBogus=1")
+        e = cm.exception
+        self.assertEqual(e.code, -1)
+        self.assertIn("LeaderBogus", str(e))
+        self.assertEqual(e.strerror, self.plugin.strerror(e.code))
+        self.assertNotEqual(e.strerror, "unknown error")
+        with self.assertRaises(lp.LeaderPluginError) as cm:
+            self.plugin.init("Driver=NoSuchDriver;PWD=hunter2secret")
+        self.assertLess(cm.exception.code, 0)
+        self.assertNotIn("hunter2secret", str(cm.exception))
+
+    def test_log_callback(self):
+        a, ra = self.candidate("alpha")
+        a.tick()
+        self.assertTrue(ra.logs)
+        for level, msg in ra.logs:
+            self.assertIsInstance(level, int)
+            self.assertTrue(0 <= level <= 7, level)
+            self.assertIsInstance(msg, str)
+        self.assertTrue(any("alpha" in m for _, m in ra.logs), ra.logs)
+
+    def test_callback_exception_is_raised_by_tick(self):
+        def boom(*_):
+            raise RuntimeError("from on_change")
+
+        a = self.plugin.init(self.config("alpha"), on_change=boom)
+        with self.assertRaisesRegex(RuntimeError, "from on_change"):
+            a.tick()
+        self.assertTrue(a.is_leader())  # the election went on
+        self.assertTrue(a.tick().leader)
+        # the step-down at shutdown calls on_change: raised once done
+        with self.assertRaisesRegex(RuntimeError, "from on_change"):
+            a.shutdown()
+        self.assertTrue(a.closed)
+
+
+class AbiTest(unittest.TestCase):
+    def test_major_mismatch_refused(self):
+        for so in (ODBC_SO, ALWAYS_SO):
+            for major in (0, 2, 65535):
+                with self.assertRaises(lp.LeaderPluginError) as cm:
+                    lp.Plugin(so, abi_major=major)
+                self.assertEqual(cm.exception.code, lp.EABI)
+
+    def test_always_leader(self):
+        p = lp.Plugin(ALWAYS_SO)
+        self.assertEqual(p.name, "always_leader")
+        rec = Recorder()
+        with p.init("LeaderMode=always", rec.log, rec.on_change) as inst:
+            self.assertFalse(inst.is_leader())
+            self.assertEqual(inst.tick(), lp.TickResult(True, 1000))
+            self.assertEqual(inst.term(), 1)
+        self.assertEqual(rec.changes, [(True, 1, "always_leader")])
+        self.assertIn((6, "always_leader: LeaderMode=always"), rec.logs)
+        rec = Recorder()
+        with p.init("LeaderMode=never", on_change=rec.on_change) as inst:
+            self.assertFalse(inst.tick().leader)
+        self.assertEqual(rec.changes, [(False, 0, None)])
+        with self.assertRaises(lp.LeaderPluginError) as cm:
+            p.init("LeaderMode=sometimes")
+        self.assertIn("sometimes", str(cm.exception))
+        self.assertEqual(cm.exception.strerror, "bad configuration")
+
+    def test_logging_callback(self):
+        import logging
+        logger = logging.getLogger("leader_plugin_test")
+        with self.assertLogs(logger, logging.INFO) as cm:
+            with lp.Plugin(ALWAYS_SO).init(
+                    "", log=lp.logging_callback(logger)) as inst:
+                inst.tick()
+        self.assertIn("INFO:leader_plugin_test:always_leader: LeaderMode=always",
+                      cm.output)
+
+
+class Lines:
+    """The stdout lines of a process, read by a thread into a queue."""
+
+    def __init__(self, proc):
+        self.q = queue.Queue()
+        self.seen = []
+        threading.Thread(target=self._read, args=(proc.stdout,),
+                         daemon=True).start()
+
+    def _read(self, f):
+        for line in f:
+            self.q.put(line.rstrip("\n"))
+        self.q.put(None)
+
+    def wait_for(self, prefix):
+        """Returns the first new line that starts with prefix; fails at
+        end of output or after LIVENESS_S."""
+        deadline = time.monotonic() + LIVENESS_S
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                line = self.q.get(timeout=max(left, 0.01))
+            except queue.Empty:
+                line = None
+            if line is None:
+                raise AssertionError("no line %r in %r" % (prefix, self.seen))
+            self.seen.append(line)
+            if line.startswith(prefix):
+                return line
+
+
+class TwoProcessTest(unittest.TestCase):
+    """The example scheduler in a child process against an instance here."""
+
+    def test_example_scheduler(self):
+        plugin = lp.Plugin(ODBC_SO)
+        db = os.path.join(TMP, "procs.db")
+        conf = "Driver=SQLite3;Database=%s;LeaderNamespace=procs;" \
+            "LeaderTTL=60000;LeaderId=" % db
+        proc = subprocess.Popen(
+            [sys.executable, os.path.join(SRC, "example_scheduler.py"),
+             "--every", "0.2", ODBC_SO, conf + "child"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        try:
+            lines = Lines(proc)
+            term = int(lines.wait_for("leader term=").split("=")[1])
+            self.assertGreater(term, 0)
+            self.assertEqual(lines.wait_for("job ran"),
+                             "job ran under term %d" % term)
+            rec = Recorder()
+            with plugin.init(conf + "parent", on_change=rec.on_change) as me:
+                self.assertFalse(me.tick().leader)
+                self.assertEqual(rec.changes, [(False, term, "child")])
+                proc.send_signal(signal.SIGTERM)
+                self.assertEqual(proc.wait(LIVENESS_S), 0)
+                lines.wait_for("shut down")
+                self.assertTrue(me.tick().leader)  # the child resigned
+                self.assertEqual(me.term(), term + 1)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            proc.stdout.close()
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
