@@ -85,6 +85,7 @@ struct hist {
 /* Tick statistics of one worker over the window. */
 struct stats {
     int64_t ticks, late, errors, leader_ticks;
+    int64_t renew_gap_max; /* ns between a leader's successive renewals */
     struct hist lateness, duration;
 };
 
@@ -101,8 +102,9 @@ struct cand {
     struct bench *b;  /* borrowed */
     odbc_leader_t *h; /* owned; NULL when creation failed */
     long idx, ns;
-    int64_t due;    /* CLOCK_MONOTONIC ns the next tick is due */
-    int was_leader; /* last is_leader reported through on_change */
+    int64_t due;        /* CLOCK_MONOTONIC ns the next tick is due */
+    int was_leader;     /* last is_leader reported through on_change */
+    int64_t lead_start; /* start of the last tick that kept leadership */
 };
 
 /* A worker thread and the candidates it ticks (a min-heap on due). */
@@ -205,6 +207,7 @@ static int64_t bucket_top(int i) {
     return (INT64_C(8) + step + 1) << (octave - 3);
 }
 
+/* Counts one duration of ns nanoseconds in h. */
 static void hist_add(struct hist *h, int64_t ns) {
     int64_t us = ns / 1000;
 
@@ -213,6 +216,7 @@ static void hist_add(struct hist *h, int64_t ns) {
         h->max_us = us;
 }
 
+/* Adds src's counts into dst. */
 static void hist_merge(struct hist *dst, const struct hist *src) {
     for (int i = 0; i < HIST_BUCKETS; i++)
         dst->b[i] += src->b[i];
@@ -278,7 +282,6 @@ static void on_change(void *ctx, int is_leader, int64_t term,
     int in_window = t >= b->t_settle && t < b->t_end;
     int64_t old;
 
-    (void)leader_id;
     if (c->was_leader && !is_leader && in_window)
         atomic_fetch_add(&b->stepdowns, 1);
     c->was_leader = is_leader;
@@ -292,8 +295,14 @@ static void on_change(void *ctx, int is_leader, int64_t term,
         atomic_compare_exchange_strong(&s->elected_ns, &zero, t);
         if (in_window)
             atomic_fetch_add(&b->late_initial, 1);
-    } else if (in_window) {
-        atomic_fetch_add(&b->changes, 1);
+    } else if (in_window &&
+               atomic_fetch_add(&b->changes, 1) < MAX_LOGGED_WARNINGS) {
+        say("namespace %ld: term %" PRId64 " -> %" PRId64
+            " at %.3f s into the window, seen by candidate %ld (%s, "
+            "leader %s)",
+            c->ns, old, term, (double)(t - b->t_settle) / 1e9, c->idx,
+            is_leader ? "leader" : "follower",
+            leader_id != NULL ? leader_id : "none");
     }
 }
 
@@ -415,9 +424,13 @@ static void tick_one(struct bench *b, struct cand *c, struct stats *st) {
             st->errors++;
         if (rc == ODBC_LEADER_LEADER)
             st->leader_ticks++;
+        if (rc == ODBC_LEADER_LEADER && c->lead_start > 0 &&
+            start - c->lead_start > st->renew_gap_max)
+            st->renew_gap_max = start - c->lead_start;
         hist_add(&st->lateness, start - c->due);
         hist_add(&st->duration, end - start);
     }
+    c->lead_start = rc == ODBC_LEADER_LEADER ? start : 0;
     c->due = end + (int64_t)next_ms * NS_PER_MS;
 }
 
@@ -525,6 +538,7 @@ static int mon_connect(struct bench *b) {
     return -1;
 }
 
+/* Closes the monitoring connection (if any) and frees its handles. */
 static void mon_close(struct bench *b) {
     if (b->dbc != NULL) {
         SQLDisconnect(b->dbc);
@@ -741,6 +755,7 @@ static void take_snap(struct bench *b, struct snap *s, int mem) {
 
 /* ---- setup and report -------------------------------------------------- */
 
+/* Prints the usage on stderr. */
 static void usage(void) {
     fputs("usage: bench-scale -c CONNECT [-n N] [-k PER_NS] [-d SECONDS] "
           "[-s SETTLE_S]\n"
@@ -868,6 +883,7 @@ static int allocate(struct bench *b) {
     return 0;
 }
 
+/* Frees what allocate() made; safe after a partial allocation. */
 static void release(struct bench *b) {
     if (b->workers != NULL) {
         for (long w = 0; w < b->nworkers; w++)
@@ -1019,6 +1035,8 @@ static void report_ticks(struct bench *b, double wall) {
         t.late += b->workers[w].st.late;
         t.errors += b->workers[w].st.errors;
         t.leader_ticks += b->workers[w].st.leader_ticks;
+        if (b->workers[w].st.renew_gap_max > t.renew_gap_max)
+            t.renew_gap_max = b->workers[w].st.renew_gap_max;
         hist_merge(&t.lateness, &b->workers[w].st.lateness);
         hist_merge(&t.duration, &b->workers[w].st.duration);
     }
@@ -1026,6 +1044,7 @@ static void report_ticks(struct bench *b, double wall) {
     printf("  \"ticks_per_s\": %.1f,\n", (double)t.ticks / wall);
     printf("  \"leader_ticks\": %" PRId64 ",\n", t.leader_ticks);
     printf("  \"tick_errors\": %" PRId64 ",\n", t.errors);
+    printf("  \"renew_gap_max_ms\": %.1f,\n", (double)t.renew_gap_max / 1e6);
     printf("  \"late_ticks\": %" PRId64 ",\n", t.late);
     printf("  \"late_share_pct\": %.3f,\n",
            t.ticks > 0 ? 100.0 * (double)t.late / (double)t.ticks : 0.0);
