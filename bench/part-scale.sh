@@ -20,11 +20,12 @@
 #   SCALE_N             candidates of the main run (1000)
 #   SCALE_SECONDS       its measured window in seconds (60)
 #   SCALE_WORKERS       0: a thread per candidate (default); M: M threads
-#   SCALE_SWEEP         short (default: one step, 2000 for 20 s), full (2000,
-#                       3000, ... 20 s each until a step fails, plus the runs
-#                       with default timing and with a worker pool), none
+#   SCALE_SWEEP         short (default: one step, 2000 candidates for 20 s),
+#                       full (2000, 3000, ... 20 s each until a step fails,
+#                       plus runs with default timing and with a worker
+#                       pool), none
 #   SCALE_MAX           the full sweep's largest step (8000)
-#   SCALE_STEP          its step (1000)
+#   SCALE_STEP          its step (1000); steps start at SCALE_N + SCALE_STEP
 # The default run takes about three minutes; the full sweep 10-15 minutes.
 set -u
 
@@ -80,9 +81,11 @@ memory_for() {
     }
 }
 
-# The sweep: steps from 2000 until one fails (full) or one step (short).
+# The sweep: from SCALE_N + SCALE_STEP up by SCALE_STEP until a step
+# fails (full), or that one step (short).
 run_sweep() {
-    local n=2000 prev=$BENCH_DIR/scale-main.json last=2000
+    local n=$((n_main + step)) prev=$BENCH_DIR/scale-main.json
+    local last=$((n_main + step))
     [ "$sweep" = full ] && last=$n_max
     python3 "$report" check "$prev" >/dev/null || return 0
     while [ "$n" -le "$last" ]; do
@@ -99,7 +102,7 @@ run_sweep() {
 start_pg() {
     local most=$n_main
     [ "$sweep" = full ] && [ "$n_max" -gt "$most" ] && most=$n_max
-    [ "$sweep" = short ] && [ 2000 -gt "$most" ] && most=2000
+    [ "$sweep" = short ] && most=$((n_main + step))
     # shellcheck source=/dev/null
     . "$srcdir/tests/integration/lib.sh"
     ol_setup

@@ -76,6 +76,12 @@ def run_rows(label, r):
     """The rows of one full run."""
     s = settings(r)
     m = "scale %s: " % label
+    waits = r["follower_wait_ms"] is not None and r["follower_wait_ms"] > 0
+    tick_note = "one statement round trip per tick"
+    stmt_note = "pg_stat_statements calls"
+    if waits:
+        tick_note = "a follower's tick blocks in the wait statement"
+        stmt_note += " (waits that time out end in an error: not counted)"
     other = None
     if r["pg_cpu_pct"] is not None:
         other = round(r["machine_busy_pct"] - r["pg_cpu_pct"]
@@ -95,16 +101,20 @@ def run_rows(label, r):
             "p50 %.2f ms, max %.2f ms" % (r["lateness_p50_ms"],
                                           r["lateness_max_ms"])),
         row(m + "tick duration p50", r["tick_p50_ms"], "ms", None,
-            "one statement round trip per tick"),
+            tick_note),
         row(m + "tick duration p99", r["tick_p99_ms"], "ms", None,
             "max %.2f ms" % r["tick_max_ms"]),
         row(m + "queries per second (client ticks)", r["ticks_per_s"], "1/s",
             None, "one statement per tick on PostgreSQL; tick errors %d"
             % r["tick_errors"]),
+        row(m + "longest gap between a leader's renewals",
+            r["renew_gap_max_ms"], "ms", None,
+            "tick start to tick start; the lease lasts %g s"
+            % (r["ttl_ms"] / 1000)),
         row(m + "database transactions per second", r["db_xact_per_s"],
             "1/s", None, "pg_stat_database xact_commit+xact_rollback"),
         row(m + "database statements per second", r["db_stmt_per_s"], "1/s",
-            None, "pg_stat_statements calls"),
+            None, stmt_note),
         row(m + "database CPU", r["pg_cpu_pct"], "% of a core", None,
             "all PostgreSQL processes; backends %s %%"
             % r["pg_backend_cpu_pct"]),
@@ -123,9 +133,6 @@ def run_rows(label, r):
             "kB", None, "RSS growth / handles"),
         row(m + "PostgreSQL memory per backend", r["pg_backend_uss_kb"],
             "kB", None, "USS (smaps_rollup); PSS %s kB" % r["pg_backend_pss_kb"]),
-        row(m + "machine memory per candidate", r["mem_used_per_cand_kb"],
-            "kB", None, "MemAvailable drop / handles: client + backend "
-            "(noisy when other work runs)"),
         row(m + "setup", r["setup_s"], "s", None,
             "connect, check the schema and prepare %d handles"
             % r["created"]),
