@@ -7,7 +7,7 @@
  *   bench-scale -c CONNECT [-n N] [-k K] [-d SECONDS] [-s SETTLE_S]
  *               [-T TTL_MS] [-r RENEW_MS] [-w FOLLOWER_WAIT_MS] [-x KEYS]
  *               [-W WORKERS] [-L LATE_MS] [-p PREFIX] [-P POSTMASTER_PID]
- *               [-C CONNECT_CONCURRENCY] [-S STACK_KB]
+ *               [-C CONNECT_CONCURRENCY] [-S STACK_KB] [-q]
  *
  * CONNECT is an ODBC connection string without Leader* keys; the program
  * adds LeaderNamespace, LeaderId, LeaderTTL, LeaderRenewInterval, and
@@ -19,10 +19,12 @@
  * candidates among M threads, each ticking its own in deadline order. A
  * tick is late when it starts more than LATE_MS after the time the
  * previous tick's *next_tick_ms asked for. First ticks are spread over one
- * renew interval. After SETTLE_S seconds (the initial elections) the
- * window of SECONDS seconds starts: ticks due in it are counted, and every
- * new term in a namespace that already had one is a leadership change
- * (nobody is killed or resigns, so each is spurious). A monitor thread
+ * renew interval. After SETTLE_S seconds (the initial elections, and
+ * each new connection's first executions, which PostgreSQL plans afresh)
+ * the window of SECONDS seconds starts: ticks due in it are counted, and
+ * every new term in a namespace that already had one is a leadership
+ * change (nobody is killed or resigns, so each is spurious); such changes
+ * before the window are counted apart, as warm-up changes. A monitor thread
  * samples is_leader()/term() of every handle every 100 ms and counts
  * namespaces with two leaders of different terms (safety) and without a
  * leader.
@@ -34,6 +36,10 @@
  * (pg_stat_database) and statements per second (pg_stat_statements, when
  * installed), resident memory per candidate and per server backend.
  * The result is one JSON object on stdout; progress goes to stderr.
+ * At the end every handle is destroyed (leaders resign), unless -q leaves
+ * them to process exit: unixODBC walks its list of every statement handle
+ * of the process for each handle freed, so tearing down N handles costs
+ * O(N^2) and takes minutes from about 2,000 candidates on.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -73,6 +79,7 @@ struct opts {
     long n, per_ns, workers, concurrency, stack_kb;
     long follower_wait_ms; /* -1: key not given */
     long ttl_ms, renew_ms, late_ms, postmaster_pid;
+    int quick_exit; /* -q: leave the handles to process exit */
     double window_s, settle_s;
 };
 
@@ -143,7 +150,7 @@ struct bench {
     int teardown; /* the counters are read: workers may destroy */
     int64_t t_start, t_settle, t_end; /* written before go */
     _Atomic long created, create_failures, warnings;
-    _Atomic long changes, stepdowns, late_initial;
+    _Atomic long changes, stepdowns, late_initial, warmup_changes;
     _Atomic int64_t samples, ns_samples, unsafe, leaderless;
     int64_t setup_ns, rss_before_kb, rss_after_kb;
     long no_leader_at_settle;
@@ -295,6 +302,8 @@ static void on_change(void *ctx, int is_leader, int64_t term,
         atomic_compare_exchange_strong(&s->elected_ns, &zero, t);
         if (in_window)
             atomic_fetch_add(&b->late_initial, 1);
+    } else if (t < b->t_settle) {
+        atomic_fetch_add(&b->warmup_changes, 1);
     } else if (in_window &&
                atomic_fetch_add(&b->changes, 1) < MAX_LOGGED_WARNINGS) {
         say("namespace %ld: term %" PRId64 " -> %" PRId64
@@ -463,7 +472,7 @@ static void *worker_main(void *arg) {
     }
     sleep_until(b->t_end);
     wait_teardown(b);
-    for (size_t i = 0; i < w->n; i++) {
+    for (size_t i = 0; i < w->n && !b->o.quick_exit; i++) {
         odbc_leader_destroy(w->heap[i]->h);
         w->heap[i]->h = NULL;
     }
@@ -764,7 +773,7 @@ static void usage(void) {
           "         [-W WORKERS (0: a thread per candidate)] [-L LATE_MS] "
           "[-p PREFIX]\n"
           "         [-P POSTMASTER_PID] [-C CONNECT_CONCURRENCY] [-S "
-          "STACK_KB]\n",
+          "STACK_KB] [-q]\n",
           stderr);
 }
 
@@ -780,6 +789,9 @@ static int num(const char *s, long *out) {
 /* Parses one option letter c with argument a into o; returns 0 or -1. */
 static int parse_opt(struct opts *o, int c, const char *a) {
     switch (c) {
+    case 'q':
+        o->quick_exit = 1;
+        return 0;
     case 'c':
         o->connect = a;
         return 0;
@@ -838,8 +850,8 @@ static int parse_args(struct opts *o, int argc, char **argv) {
     snprintf(o->prefix_buf, sizeof(o->prefix_buf), "scale-%ld-",
              (long)getpid());
     o->prefix = o->prefix_buf;
-    for (c = getopt(argc, argv, "c:x:p:n:k:W:C:S:w:T:r:L:P:d:s:"); c != -1;
-         c = getopt(argc, argv, "c:x:p:n:k:W:C:S:w:T:r:L:P:d:s:")) {
+    for (c = getopt(argc, argv, "qc:x:p:n:k:W:C:S:w:T:r:L:P:d:s:"); c != -1;
+         c = getopt(argc, argv, "qc:x:p:n:k:W:C:S:w:T:r:L:P:d:s:")) {
         if (parse_opt(o, c, optarg) != 0)
             goto bad;
     }
@@ -1088,9 +1100,10 @@ static void report(struct bench *b, const struct snap *a,
     printf("  \"ns_without_leader_at_settle\": %ld,\n", b->no_leader_at_settle);
     report_ticks(b, wall);
     printf("  \"leader_changes\": %ld,\n  \"stepdowns\": %ld,\n"
-           "  \"late_first_elections\": %ld,\n",
+           "  \"late_first_elections\": %ld,\n"
+           "  \"warmup_leader_changes\": %ld,\n",
            atomic_load(&b->changes), atomic_load(&b->stepdowns),
-           atomic_load(&b->late_initial));
+           atomic_load(&b->late_initial), atomic_load(&b->warmup_changes));
     printf("  \"safety_samples\": %" PRId64 ",\n"
            "  \"safety_violations\": %" PRId64 ",\n",
            atomic_load(&b->samples), atomic_load(&b->unsafe));

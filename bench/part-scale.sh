@@ -3,7 +3,9 @@
 #
 # Runs bench/bench-scale against one PostgreSQL: 1,000 candidates (100
 # namespaces x 10) ticking every second (TTL 5 s, renew 1 s, no follower
-# wait) for 60 s, then a short sweep to larger counts. Writes
+# wait) for 60 s after 10 s of warm-up, the same with the follower wait on
+# (LeaderFollowerWait=1000, a thread per candidate) for 20 s, then a short
+# sweep to larger counts. Writes
 # $BENCH_DIR/scale.json (rows: metric, dialect, value, unit, target, note),
 # each run's raw result as $BENCH_DIR/scale-LABEL.json (its stderr in
 # scale-LABEL.log), and prints the table. Runs standalone as well, from the
@@ -20,12 +22,12 @@
 #   SCALE_N             candidates of the main run (1000)
 #   SCALE_SECONDS       its measured window in seconds (60)
 #   SCALE_WORKERS       0: a thread per candidate (default); M: M threads
-#   SCALE_SWEEP         short (default: one step, 2000 candidates for 20 s),
-#                       full (2000, 3000, ... 20 s each until a step fails,
+#   SCALE_SWEEP         short (default: one step, 1500 candidates for 20 s),
+#                       full (1500, 2000, ... 20 s each until a step fails,
 #                       plus runs with default timing and with a worker
 #                       pool), none
 #   SCALE_MAX           the full sweep's largest step (8000)
-#   SCALE_STEP          its step (1000); steps start at SCALE_N + SCALE_STEP
+#   SCALE_STEP          its step (500); steps start at SCALE_N + SCALE_STEP
 # The default run takes about three minutes; the full sweep 10-15 minutes.
 set -u
 
@@ -40,7 +42,7 @@ window=${SCALE_SECONDS:-60}
 workers=${SCALE_WORKERS:-0}
 sweep=${SCALE_SWEEP:-short}
 n_max=${SCALE_MAX:-8000}
-step=${SCALE_STEP:-1000}
+step=${SCALE_STEP:-500}
 labels=()
 
 # Prints a progress line on stderr.
@@ -90,7 +92,8 @@ run_sweep() {
     python3 "$report" check "$prev" >/dev/null || return 0
     while [ "$n" -le "$last" ]; do
         memory_for "$n" "$prev" || break
-        run "sweep-$n" -n "$n" -d 20 -s 5 -W "$workers" "${wait0[@]}" || true
+        run "sweep-$n" -n "$n" -d 20 -s 10 -T 5000 -r 1000 -W "$workers" -q \
+            "${wait0[@]}" || true
         prev=$BENCH_DIR/scale-sweep-$n.json
         python3 "$report" check "$prev" >/dev/null || break
         n=$((n + step))
@@ -136,15 +139,15 @@ main() {
         log "this build has no LeaderFollowerWait: runs without the key"
     fi
     # Ticks every second: TTL 5 s, renew 1 s (margin 1 s).
-    run main -n "$n_main" -d "$window" -s 5 -T 5000 -r 1000 -W "$workers" \
+    run main -n "$n_main" -d "$window" -s 10 -T 5000 -r 1000 -W "$workers" \
         "${wait0[@]}"
     if [ "${#wait0[@]}" -gt 0 ]; then
-        run wait -n "$n_main" -d 20 -s 5 -T 5000 -r 1000 -W 0 -w 1000
+        run wait -n "$n_main" -d 20 -s 10 -T 5000 -r 1000 -W 0 -w 1000 -q
     fi
     if [ "$sweep" = full ]; then
-        run defaults -n "$n_main" -d "$window" -s 10 -T 15000 -r 5000 \
+        run defaults -n "$n_main" -d "$window" -s 20 -T 15000 -r 5000 \
             -W "$workers" "${wait0[@]}"
-        run pool16 -n "$n_main" -d 20 -s 5 -T 5000 -r 1000 -W 16 \
+        run pool16 -n "$n_main" -d 20 -s 10 -T 5000 -r 1000 -W 16 -q \
             "${wait0[@]}"
     fi
     if [ "$sweep" != none ]; then

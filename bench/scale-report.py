@@ -88,7 +88,9 @@ def run_rows(label, r):
                       - r["client_cpu_pct"], 1)
     return [
         row(m + "spurious leadership changes", r["leader_changes"], "count",
-            "0", s + "; step-downs %d" % r["stepdowns"]),
+            "0", s + "; step-downs %d; before the window (warm-up, %g s) "
+            "%d" % (r["stepdowns"], r["settle_s"],
+                    r.get("warmup_leader_changes", 0))),
         row(m + "samples with two leaders in a namespace",
             r["safety_violations"], "count", "0",
             "%d samples of %d namespaces every 100 ms"
@@ -151,11 +153,12 @@ def sweep_rows(results, mode):
             rows.append(row(
                 "scale sweep %s: ticks past their deadline" % n,
                 r["late_share_pct"], "%", "<= %g" % LATE_LIMIT_PCT,
-                "%s; changes %d, DB CPU %s %%, client CPU %s %%, "
-                "machine %s %%" % ("; ".join(why) or "held up",
-                                   r["leader_changes"], r["pg_cpu_pct"],
-                                   r["client_cpu_pct"],
-                                   r["machine_busy_pct"])))
+                "%s; changes %d (warm-up %d), DB CPU %s %%, client CPU "
+                "%s %%, machine %s %%, setup %s s" % (
+                    "; ".join(why) or "held up", r["leader_changes"],
+                    r.get("warmup_leader_changes", 0), r["pg_cpu_pct"],
+                    r["client_cpu_pct"], r["machine_busy_pct"],
+                    r["setup_s"])))
         if why and first_fail is None:
             first_fail = (n, why)
         if not why and first_fail is None:
