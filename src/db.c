@@ -889,55 +889,42 @@ int odbc_leader__db_release(struct odbc_leader__db *db) {
     return rc < 0 ? rc : 0;
 }
 
-/* Row callback of hold: held. */
-static int hold_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx) {
-    int64_t *held = ctx;
+/* Row callback of hold and wait: the one flag column. */
+static int flag_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx) {
+    int64_t *flag = ctx;
 
     (void)db;
-    return get_int(h, 1, held);
+    return get_int(h, 1, flag);
+}
+
+/* Runs hold or wait with a budget of budget_ms. Returns the flag the
+ * statement reports (1 or 0), 0 when it failed with a transient error (a
+ * lock timeout: its budget ran out), or a negative error. */
+static int run_flag_op(struct odbc_leader__db *db, int op, int64_t budget_ms) {
+    int64_t flag = 0;
+    int cls;
+    int rc;
+
+    db->p_wait_ms = budget_ms;
+    rc = run_op(db, op, flag_row, &flag, &cls);
+    if (rc < 0 && cls == ODBC_LEADER__ERR_TRANSIENT)
+        return 0;
+    if (rc < 0)
+        return rc;
+    return flag != 0;
 }
 
 int odbc_leader__db_hold(struct odbc_leader__db *db, int64_t budget_ms) {
-    int64_t held = 0;
-    int cls;
-    int rc;
-
     if (!odbc_leader__db_has_wait(db) ||
         db->dialect->ops[ODBC_LEADER__OP_HOLD].n == 0)
         return 0;
-    db->p_wait_ms = budget_ms;
-    rc = run_op(db, ODBC_LEADER__OP_HOLD, hold_row, &held, &cls);
-    if (rc < 0 && cls == ODBC_LEADER__ERR_TRANSIENT)
-        return 0;
-    if (rc < 0)
-        return rc;
-    return held != 0;
-}
-
-/* Row callback of wait: woken. */
-static int wait_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx) {
-    int64_t *woken = ctx;
-
-    (void)db;
-    return get_int(h, 1, woken);
+    return run_flag_op(db, ODBC_LEADER__OP_HOLD, budget_ms);
 }
 
 int odbc_leader__db_wait(struct odbc_leader__db *db, int64_t budget_ms) {
-    int64_t woken = 0;
-    int cls;
-    int rc;
-
     if (!odbc_leader__db_has_wait(db))
         return ODBC_LEADER_EINVAL;
-    db->p_wait_ms = budget_ms;
-    rc = run_op(db, ODBC_LEADER__OP_WAIT, wait_row, &woken, &cls);
-    /* A lock timeout ends the wait like "not woken" on dialects whose
-     * wait statement fails when its budget runs out. */
-    if (rc < 0 && cls == ODBC_LEADER__ERR_TRANSIENT)
-        return 0;
-    if (rc < 0)
-        return rc;
-    return woken != 0;
+    return run_flag_op(db, ODBC_LEADER__OP_WAIT, budget_ms);
 }
 
 struct candidate_ctx {

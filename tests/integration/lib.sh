@@ -189,7 +189,7 @@ ol_free_port() {
 ol__pg_launch() {
     local opts lines i
     opts="-c listen_addresses=127.0.0.1 -k $OL_PG_DATA -p $OL_PG_PORT"
-    opts="$opts -c fsync=off${OL_PG_EXTRA_OPTS:+ $OL_PG_EXTRA_OPTS}"
+    opts="$opts -c fsync=off ${OL_PG_EXTRA_OPTS:-}"
     lines=$(wc -l <"$OL_PG_LOG")
     if ! ol__pg_as "$OL_PG_BIN/pg_ctl" -D "$OL_PG_DATA" -l "$OL_PG_LOG" \
         -o "$opts" -w -t 30 start >/dev/null 2>&1; then
@@ -215,8 +215,8 @@ ol__pg_launch() {
 # Creates a PostgreSQL cluster in $OL_TMP/pg, starts it on a free port of
 # 127.0.0.1 with trust auth, creates database "leader" and exports
 # OL_PG_PORT, OL_PG_USER, OL_PG_CONNECT; adds DSN [pgtest] to odbc.ini.
-# The optional $1 holds more server options ("-c max_connections=1200
-# -c shared_buffers=256MB"); restarts keep them (OL_PG_EXTRA_OPTS).
+# $1 (optional): more postgres options, kept for restarts, e.g.
+# "-c shared_preload_libraries=pg_stat_statements" (make bench).
 ol_start_pg() {
     local bins rc _
     [ -n "${OL_TMP:-}" ] || ol_fail "ol_start_pg called before ol_setup"

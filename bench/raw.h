@@ -1,0 +1,57 @@
+/*
+ * raw.h: what the raw clients of make bench (raw-sqlite.c, raw-mariadb.c)
+ * share: the statement file that bench/benchlib.py renders from a dialect
+ * file, NAME=VALUE parameter values, and timing output.
+ */
+#ifndef BENCH_RAW_H
+#define BENCH_RAW_H
+
+#include <stdint.h>
+
+#define RAW_MAX_STMTS 8
+#define RAW_MAX_PARAMS 32
+
+/* One statement: its SQL and the names of its parameters, in order. */
+struct raw_stmt {
+    char *sql;                    /* owned */
+    char *params[RAW_MAX_PARAMS]; /* owned */
+    int nparams;
+};
+
+/* A rendered section: optional begin/commit texts and its statements. */
+struct raw_script {
+    char *begin;  /* owned, NULL when absent */
+    char *commit; /* owned, NULL when absent */
+    struct raw_stmt stmt[RAW_MAX_STMTS];
+    int n;
+};
+
+/*
+ * Reads the file at path ("-- @begin SQL", "-- @commit SQL", then
+ * "-- @stmt NAMES" before each statement's lines) into *s. Returns 0, or
+ * -1 after printing the reason; free *s with raw_script_free() either way.
+ */
+int raw_script_load(const char *path, struct raw_script *s);
+
+/* Frees what *s owns. */
+void raw_script_free(struct raw_script *s);
+
+/* Returns the value of NAME among the "NAME=VALUE" strings of argv[0..n)
+ * (borrowed from argv), or NULL. */
+const char *raw_param(char **argv, int n, const char *name);
+
+/* 1 when the named parameter is bound as a 64-bit integer (term, ttl_ms,
+ * cand_ttl_ms, version), 0 when as text. */
+int raw_param_is_int(const char *name);
+
+/* Nanoseconds on CLOCK_MONOTONIC. */
+int64_t raw_now_ns(void);
+
+/*
+ * Prints "executions=N median_us=M p99_us=P rows=R" (t sorted in place)
+ * and, when path is not NULL, appends each duration in microseconds to
+ * that file. Returns 0, or -1 when the file cannot be written.
+ */
+int raw_report(int64_t *t, long n, long rows, const char *path);
+
+#endif

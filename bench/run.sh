@@ -1,0 +1,175 @@
+#!/bin/bash
+# run.sh: the make bench driver. Starts private PostgreSQL and MariaDB
+# servers (tests/integration/lib.sh), runs the benchmark parts one after
+# another, then merges their results into bench-results.json and
+# bench-results.md (a markdown table docs/performance.md can paste) in the
+# current directory and prints the combined table. Never part of make
+# check. From a build directory:
+#
+#   make bench                                # every part
+#   make bench BENCH_ARGS='--only latency,isleader'
+#   srcdir=/path/to/src top_builddir=. /path/to/src/bench/run.sh [--only P,Q]
+#
+# Exit status: 0 when every part that ran passed (or skipped), 1 otherwise.
+# OL_KEEP=1 keeps the temp dir (servers' logs, the parts' work files).
+#
+# ---- Interface for parts -------------------------------------------------
+# A part is bench/part-NAME.sh; the driver runs the ones that exist, in the
+# order of $part_order below, then any other bench/part-*.sh alphabetically.
+# --only NAME[,NAME] runs a subset. Each part runs with bash, from the
+# build directory, with this environment:
+#   srcdir, top_builddir  as for the tests (AM_TESTS_ENVIRONMENT)
+#   BENCH_DIR    where the part writes BENCH_DIR/NAME.json: a JSON list of
+#                rows {"metric", "dialect", "value", "unit", "target",
+#                "note"} (value a number; target a short text such as
+#                "<= 1.25" or "1"; dialect sqlite, postgresql, mariadb or
+#                "-"). Easiest: $BENCH_PY add "$BENCH_DIR/NAME.json"
+#                metric=... dialect=... value=... unit=... target=...
+#                note=... (one call per row).
+#   BENCH_WORK   an empty scratch directory of its own
+#   BENCH_PY     "python3 $srcdir/bench/benchlib.py" (add, show, stats,
+#                render: see that file)
+#   BENCH_HAVE_SQLITE, BENCH_HAVE_PG, BENCH_HAVE_MARIADB
+#                1 when that database is usable, else 0
+#   ODBCSYSINI, ODBCINI, OL_TMP
+#                the hermetic ODBC configuration (drivers "SQLite3",
+#                "PostgreSQL Unicode", "MariaDB Unicode") and the run's
+#                temp dir
+#   OL_PG_CONNECT, OL_PG_PORT, OL_PG_USER, OL_PG_BIN, OL_PG_DATA, ...
+#                PostgreSQL (database "leader"), started with
+#                pg_stat_statements preloaded; the extension exists in
+#                database "postgres"
+#   OL_MARIADB_CONNECT, OL_MARIADB_PORT, OL_MARIADB_USER,
+#   OL_MARIADB_PASSWORD, OL_MARIADB_SOCK, ...
+#                MariaDB (database "leader"); never print the password or
+#                the connection string
+# A part may source tests/integration/lib.sh (without calling ol_setup) for
+# ol_psql, ol_mariadb and the stop/restart helpers; a server it stops it
+# must start again before it exits. It uses namespaces of its own
+# (bench-NAME-...). It prints its human-readable table on stdout (e.g.
+# $BENCH_PY show "$BENCH_DIR/NAME.json") and progress on stderr, and exits
+# 0 when done, 77 when it has nothing to measure here, anything else on
+# failure. Rows of a failed part are still merged.
+set -u
+srcdir=${srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
+top_builddir=${top_builddir:-.}
+export srcdir top_builddir
+. "$srcdir/tests/integration/lib.sh"
+
+part_order="roundtrips latency isleader memory failover scale"
+only=''
+while [ $# -gt 0 ]; do
+    case $1 in
+    --only) only=$2; shift ;;
+    --only=*) only=${1#--only=} ;;
+    *) ol_fail "unknown argument: $1 (usage: run.sh [--only PART[,PART]])" ;;
+    esac
+    shift
+done
+
+# Prints the names of the parts to run, in order.
+bench_parts() {
+    local p f names=''
+    for p in $part_order; do
+        [ -f "$srcdir/bench/part-$p.sh" ] && names="$names $p"
+    done
+    for f in "$srcdir"/bench/part-*.sh; do
+        [ -f "$f" ] || continue
+        p=${f##*/part-}
+        p=${p%.sh}
+        case " $names " in *" $p "*) ;; *) names="$names $p" ;; esac
+    done
+    for p in $names; do
+        case ",${only:-$p}," in *",$p,"*) echo "$p" ;; esac
+    done
+}
+
+# Prints the machine description (markdown list) for the results.
+bench_machine() {
+    local cpu mem os v p
+    cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+    mem=$(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
+    os=$(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-unknown}")
+    echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo "- machine: $(nproc) CPUs ($cpu), $mem RAM, $os, kernel $(uname -r)"
+    for p in postgresql-15 mariadb-server odbc-postgresql odbc-mariadb \
+        libsqliteodbc libsqlite3-0 unixodbc libmariadb3; do
+        v=$(dpkg-query -W -f '${Version}' "$p" 2>/dev/null) || continue
+        echo "- $p $v"
+    done
+}
+
+# Starts the servers the parts may use and exports BENCH_HAVE_*.
+bench_servers() {
+    BENCH_HAVE_SQLITE=0 BENCH_HAVE_PG=0 BENCH_HAVE_MARIADB=0
+    case " ${OL__DRIVERS_MISSING:-} " in
+    *" [SQLite3] "*) ;;
+    *) BENCH_HAVE_SQLITE=1 ;;
+    esac
+    if (ol_need_driver "PostgreSQL Unicode") 2>/dev/null &&
+        ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+        ol_start_pg "-c shared_preload_libraries=pg_stat_statements"
+        ol_psql "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" postgres ||
+            ol_fail "CREATE EXTENSION pg_stat_statements failed"
+        BENCH_HAVE_PG=1
+    else
+        ol_log "PostgreSQL or its ODBC driver missing: its figures are skipped"
+    fi
+    if (ol_need_driver "MariaDB Unicode") 2>/dev/null &&
+        ol__mariadb_prog mariadbd mysqld >/dev/null; then
+        ol_start_mariadb
+        BENCH_HAVE_MARIADB=1
+    else
+        ol_log "MariaDB or its ODBC driver missing: its figures are skipped"
+    fi
+    export BENCH_HAVE_SQLITE BENCH_HAVE_PG BENCH_HAVE_MARIADB
+}
+
+# Runs part $1; returns its exit status.
+bench_run_part() {
+    local rc=0
+    BENCH_WORK=$OL_TMP/work-$1
+    mkdir -p "$BENCH_WORK"
+    export BENCH_WORK
+    echo
+    echo "== $1 =="
+    ol_log "part $1 starts"
+    bash "$srcdir/bench/part-$1.sh" || rc=$?
+    ol_log "part $1 ended with status $rc"
+    return "$rc"
+}
+
+ol_need_cmd python3
+parts=$(bench_parts)
+[ -n "$parts" ] || ol_fail "no part matches --only $only"
+ol_setup
+BENCH_DIR=$OL_TMP/results
+BENCH_PY="python3 $srcdir/bench/benchlib.py"
+mkdir -p "$BENCH_DIR"
+export BENCH_DIR BENCH_PY
+bench_servers
+start=$(date +%s)
+failed=''
+for p in $parts; do
+    rc=0
+    bench_run_part "$p" || rc=$?
+    case $rc in
+    0 | 77) ;;
+    *) failed="$failed $p" ;;
+    esac
+done
+bench_machine >"$OL_TMP/machine.md"
+json=()
+for p in $parts; do
+    [ -s "$BENCH_DIR/$p.json" ] && json+=("$BENCH_DIR/$p.json")
+done
+$BENCH_PY merge "$PWD/bench-results.json" "$PWD/bench-results.md" \
+    "$OL_TMP/machine.md" "${json[@]}" || ol_fail "merging the results failed"
+echo
+echo "== results ($(($(date +%s) - start)) s; bench-results.md, bench-results.json) =="
+cat "$PWD/bench-results.md"
+if [ -n "$failed" ]; then
+    echo "FAILED parts:$failed" >&2
+    exit 1
+fi
+exit 0
