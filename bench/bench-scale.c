@@ -151,6 +151,7 @@ struct bench {
     int64_t t_start, t_settle, t_end; /* written before go */
     _Atomic long created, create_failures, warnings;
     _Atomic long changes, stepdowns, late_initial, warmup_changes;
+    _Atomic int64_t warmup_last_ns; /* last warm-up change, from t_start */
     _Atomic int64_t samples, ns_samples, unsafe, leaderless;
     int64_t setup_ns, rss_before_kb, rss_after_kb;
     long no_leader_at_settle;
@@ -267,16 +268,16 @@ static void on_log(void *ctx, int level, const char *msg) {
         say("candidate %ld: %s", c->idx, msg);
 }
 
-/* Raises the namespace's highest term to term; returns the old value, or
- * term itself when it was already at least that high. */
-static int64_t raise_term(struct nsstate *s, int64_t term) {
-    int64_t old = atomic_load(&s->max_term);
+/* Raises *v to x; returns the old value, or x itself when *v was already
+ * at least that high. */
+static int64_t raise_max(_Atomic int64_t *v, int64_t x) {
+    int64_t old = atomic_load(v);
 
-    while (old < term) {
-        if (atomic_compare_exchange_weak(&s->max_term, &old, term))
+    while (old < x) {
+        if (atomic_compare_exchange_weak(v, &old, x))
             return old;
     }
-    return term;
+    return x;
 }
 
 /* Records terms and step-downs; counts those inside the window. */
@@ -294,7 +295,7 @@ static void on_change(void *ctx, int is_leader, int64_t term,
     c->was_leader = is_leader;
     if (term <= 0)
         return;
-    old = raise_term(s, term);
+    old = raise_max(&s->max_term, term);
     if (old == term)
         return;
     if (old == 0) {
@@ -304,6 +305,7 @@ static void on_change(void *ctx, int is_leader, int64_t term,
             atomic_fetch_add(&b->late_initial, 1);
     } else if (t < b->t_settle) {
         atomic_fetch_add(&b->warmup_changes, 1);
+        raise_max(&b->warmup_last_ns, t - b->t_start);
     } else if (in_window &&
                atomic_fetch_add(&b->changes, 1) < MAX_LOGGED_WARNINGS) {
         say("namespace %ld: term %" PRId64 " -> %" PRId64
@@ -1101,9 +1103,11 @@ static void report(struct bench *b, const struct snap *a,
     report_ticks(b, wall);
     printf("  \"leader_changes\": %ld,\n  \"stepdowns\": %ld,\n"
            "  \"late_first_elections\": %ld,\n"
-           "  \"warmup_leader_changes\": %ld,\n",
+           "  \"warmup_leader_changes\": %ld,\n"
+           "  \"warmup_last_change_s\": %.2f,\n",
            atomic_load(&b->changes), atomic_load(&b->stepdowns),
-           atomic_load(&b->late_initial), atomic_load(&b->warmup_changes));
+           atomic_load(&b->late_initial), atomic_load(&b->warmup_changes),
+           (double)atomic_load(&b->warmup_last_ns) / 1e9);
     printf("  \"safety_samples\": %" PRId64 ",\n"
            "  \"safety_violations\": %" PRId64 ",\n",
            atomic_load(&b->samples), atomic_load(&b->unsafe));

@@ -19,6 +19,8 @@
 #                       accept enough connections. Default: a private server
 #                       on 127.0.0.1 (tests/integration/lib.sh) with
 #                       max_connections raised and pg_stat_statements loaded
+#                       (also under make bench: the driver's server keeps
+#                       the default max_connections)
 #   SCALE_N             candidates of the main run (1000)
 #   SCALE_SECONDS       its measured window in seconds (60)
 #   SCALE_WORKERS       0: a thread per candidate (default); M: M threads
@@ -58,7 +60,8 @@ run() {
     shift
     labels+=("$label")
     log "$label: bench-scale $*"
-    "$prog" -c "$conn" "$@" >"$BENCH_DIR/scale-$label.json" \
+    "$prog" -c "$conn" -p "bench-scale-$$-$label-" "$@" \
+        >"$BENCH_DIR/scale-$label.json" \
         2>"$BENCH_DIR/scale-$label.log" || rc=$?
     [ "$rc" = 0 ] || log "$label: bench-scale exited $rc (see scale-$label.log)"
     log "$label: $(python3 "$report" check "$BENCH_DIR/scale-$label.json")"
@@ -67,7 +70,7 @@ run() {
 
 # Succeeds when the library knows LeaderFollowerWait.
 have_follower_wait() {
-    "$prog" -c "$conn" -n 1 -d 0.1 -s 0 -w 0 -p scale-probe- \
+    "$prog" -c "$conn" -n 1 -d 0.1 -s 0 -w 0 -p "bench-scale-$$-probe-" \
         >/dev/null 2>&1
 }
 
@@ -92,7 +95,7 @@ run_sweep() {
     python3 "$report" check "$prev" >/dev/null || return 0
     while [ "$n" -le "$last" ]; do
         memory_for "$n" "$prev" || break
-        run "sweep-$n" -n "$n" -d 20 -s 10 -T 5000 -r 1000 -W "$workers" -q \
+        run "sweep-$n" -n "$n" -d 20 -s 20 -T 5000 -r 1000 -W "$workers" -q \
             "${wait0[@]}" || true
         prev=$BENCH_DIR/scale-sweep-$n.json
         python3 "$report" check "$prev" >/dev/null || break

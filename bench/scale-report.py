@@ -60,6 +60,15 @@ def settings(r):
             else "%d worker threads" % r["workers"], r["window_s"])
 
 
+def warmup(r):
+    """The warm-up changes of run r, in words."""
+    n = r.get("warmup_leader_changes", 0)
+    if n == 0:
+        return "no change in the %g s warm-up" % r["settle_s"]
+    return "%d changes in the %g s warm-up, the last %.1f s after start" % (
+        n, r["settle_s"], r.get("warmup_last_change_s", 0))
+
+
 def per_tick_us(cpu_pct, ticks_per_s):
     """CPU microseconds per tick from a CPU share (% of one core)."""
     if cpu_pct is None or not ticks_per_s:
@@ -88,9 +97,7 @@ def run_rows(label, r):
                       - r["client_cpu_pct"], 1)
     return [
         row(m + "spurious leadership changes", r["leader_changes"], "count",
-            "0", s + "; step-downs %d; before the window (warm-up, %g s) "
-            "%d" % (r["stepdowns"], r["settle_s"],
-                    r.get("warmup_leader_changes", 0))),
+            "0", s + "; step-downs %d; %s" % (r["stepdowns"], warmup(r))),
         row(m + "samples with two leaders in a namespace",
             r["safety_violations"], "count", "0",
             "%d samples of %d namespaces every 100 ms"
@@ -153,12 +160,11 @@ def sweep_rows(results, mode):
             rows.append(row(
                 "scale sweep %s: ticks past their deadline" % n,
                 r["late_share_pct"], "%", "<= %g" % LATE_LIMIT_PCT,
-                "%s; changes %d (warm-up %d), DB CPU %s %%, client CPU "
-                "%s %%, machine %s %%, setup %s s" % (
+                "%s; changes %d, %s; DB CPU %s %%, client CPU %s %%, "
+                "machine %s %%, setup %s s" % (
                     "; ".join(why) or "held up", r["leader_changes"],
-                    r.get("warmup_leader_changes", 0), r["pg_cpu_pct"],
-                    r["client_cpu_pct"], r["machine_busy_pct"],
-                    r["setup_s"])))
+                    warmup(r), r["pg_cpu_pct"], r["client_cpu_pct"],
+                    r["machine_busy_pct"], r["setup_s"])))
         if why and first_fail is None:
             first_fail = (n, why)
         if not why and first_fail is None:
