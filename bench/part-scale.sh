@@ -30,7 +30,7 @@
 #                       pool), none
 #   SCALE_MAX           the full sweep's largest step (8000)
 #   SCALE_STEP          its step (500); steps start at SCALE_N + SCALE_STEP
-# The default run takes about three minutes; the full sweep 10-15 minutes.
+# The default run takes about four minutes; the full sweep 6 to 10 minutes.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
