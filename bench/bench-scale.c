@@ -20,14 +20,13 @@
  * tick is late when it starts more than LATE_MS after the time the
  * previous tick's *next_tick_ms asked for. First ticks are spread over one
  * renew interval. After SETTLE_S seconds (the initial elections, and
- * each new connection's first executions, which PostgreSQL plans afresh)
- * the window of SECONDS seconds starts: ticks due in it are counted, and
- * every new term in a namespace that already had one is a leadership
- * change (nobody is killed or resigns, so each is spurious); such changes
- * before the window are counted apart, as warm-up changes. A monitor thread
- * samples is_leader()/term() of every handle every 100 ms and counts
- * namespaces with two leaders of different terms (safety) and without a
- * leader.
+ * each new connection's first, slower statements) the window of SECONDS seconds
+ * starts: ticks due in it are counted, and every new term in a namespace that
+ * already had one is a leadership change (nobody is killed or resigns, so each
+ * is spurious); such changes before the window are counted apart, as warm-up
+ * changes. A monitor thread samples is_leader()/term() of every handle every
+ * 100 ms and counts namespaces with two leaders of different terms (safety) and
+ * without a leader.
  *
  * Costs over the window: this process's CPU (getrusage), the database
  * server's CPU when it runs on this host (PostgreSQL: the postmaster's
