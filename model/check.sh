@@ -7,9 +7,11 @@
 #
 # Usage: model/check.sh [MODEL_DIR]   (default: the directory of this script)
 # Environment: CC (default gcc), SPIN (default spin), OL_KEEP=1 keeps the
-# work directory. The "states" and "transitions" of a variant are those of
-# its last search, the one that found the shortest counterexample; its
-# "depth" is that counterexample's length.
+# work directory. The "depth" of a variant is the length of the shortest
+# counterexample its iterative search found.
+
+# Flags held in one variable are split into words on purpose.
+# shellcheck disable=SC2086
 set -u
 
 dir=${1:-$(dirname "$0")}
