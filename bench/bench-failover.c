@@ -22,8 +22,13 @@
  * -j FILE also writes the samples as JSON.
  *
  * Usage: bench-failover -C CONNECT [-m kill|shutdown|resign|idle]
- *        [-n ROUNDS] [-c CANDIDATES] [-j FILE] [-H HOOK] [-q] [-v]
- * (-v: the candidates' library log on stderr).
+ *        [-n ROUNDS] [-c CANDIDATES] [-j FILE] [-H HOOK] [-p PAUSE_MS]
+ *        [-q] [-v]
+ * (-v: the candidates' library log on stderr; -p: the least pause
+ * between rounds, 0.3 to 1 s more are added. In resign mode make it at
+ * least the renew interval: a resigned candidate does not campaign for
+ * that long, and with all but one candidate held off the next round would
+ * measure the holdoff, not the handoff.)
  * CONNECT is a connection string with Leader* keys (namespace, TTL...).
  */
 #include <errno.h>
@@ -58,6 +63,7 @@ struct opts {
     const char *json;
     const char *hook;
     int rounds, candidates, quiet, verbose;
+    int pause_ms; /* least pause between rounds (-p) */
 };
 
 struct bench {
@@ -342,8 +348,10 @@ static int run(struct bench *b) {
         double ms;
 
         /* land the fault anywhere in the renew cycle, and let the
-         * followers settle into their wait */
-        usleep(300000 + (useconds_t)(rand() % 700) * 1000);
+         * followers settle into their wait (and, with -p, resigned
+         * candidates out of their holdoff) */
+        usleep((useconds_t)b->o.pause_ms * 1000 + 300000 +
+               (useconds_t)(rand() % 700) * 1000);
         ms = round_once(b, &leader, &term);
         if (ms < 0) {
             fprintf(stderr, "bench-failover: round %d: no new leader\n", r);
@@ -369,7 +377,7 @@ static void stop_all(struct bench *b) {
 static int usage(void) {
     fprintf(stderr, "usage: bench-failover -C CONNECT [-m kill|shutdown|"
                     "resign|idle] [-n ROUNDS] [-c CANDIDATES] [-j FILE] "
-                    "[-H HOOK] [-q] [-v]\n");
+                    "[-H HOOK] [-p PAUSE_MS] [-q] [-v]\n");
     return 64;
 }
 
@@ -383,6 +391,7 @@ int main(int argc, char **argv) {
         {"quiet", no_argument, NULL, 'q'},
         {"verbose", no_argument, NULL, 'v'},
         {"hook", required_argument, NULL, 'H'},
+        {"pause", required_argument, NULL, 'p'},
         {NULL, 0, NULL, 0}};
     struct bench b;
     int c, rc;
@@ -391,7 +400,7 @@ int main(int argc, char **argv) {
     b.o.mode = "shutdown";
     b.o.rounds = 20;
     b.o.candidates = 3;
-    while ((c = getopt_long(argc, argv, "C:m:n:c:j:H:qv", longopts, NULL)) !=
+    while ((c = getopt_long(argc, argv, "C:m:n:c:j:H:p:qv", longopts, NULL)) !=
            -1) {
         switch (c) {
         case 'C':
@@ -418,12 +427,16 @@ int main(int argc, char **argv) {
         case 'H':
             b.o.hook = optarg;
             break;
+        case 'p':
+            b.o.pause_ms = atoi(optarg);
+            break;
         default:
             return usage();
         }
     }
     if (b.o.connect == NULL || b.o.rounds < 1 || b.o.rounds > MAX_ROUNDS ||
         b.o.candidates < 2 || b.o.candidates > MAX_CANDIDATES ||
+        b.o.pause_ms < 0 || b.o.pause_ms > 600000 ||
         (strcmp(b.o.mode, "kill") != 0 && strcmp(b.o.mode, "shutdown") != 0 &&
          strcmp(b.o.mode, "resign") != 0 && strcmp(b.o.mode, "idle") != 0))
         return usage();

@@ -20,7 +20,8 @@
 # read it).
 #
 # Rounds: BENCH_FO_ROUNDS (graceful, default 40), BENCH_FO_KILL_ROUNDS
-# (default 10 at 2 s TTL, a third of that at the default TTL).
+# (default 10 at 2 s TTL, a third of that at the default TTL, and the
+# rounds of resign at the default TTL, which wait out a 5 s holdoff).
 set -eu
 . "$srcdir/tests/integration/lib.sh"
 
@@ -38,12 +39,12 @@ val() {
 }
 
 # run_mode DIALECT CONNECT MODE TTL_LABEL EXTRA ROUNDS TARGET_MEDIAN
-#   TARGET_P99: one bench-failover run, two rows (median, p99).
+#   TARGET_P99 [PAUSE_MS]: one bench-failover run, two rows (median, p99).
 run_mode() {
     local dialect=$1 conn=$2 mode=$3 label=$4 extra=$5 n=$6 tmed=$7 tp99=$8
-    local ns="bench-failover-$mode-$label-$$" what
+    local pause=${9:-0} ns="bench-failover-$mode-$label-$$" what
     ol_log "failover: $dialect $mode, TTL $label, $n rounds"
-    line=$("$prog" -q -m "$mode" -n "$n" \
+    line=$("$prog" -q -m "$mode" -n "$n" -p "$pause" \
         -j "$BENCH_WORK/$dialect-$mode-$label.json" \
         -C "$conn;LeaderNamespace=$ns${extra:+;$extra}" | tail -n 1) ||
         ol_fail "bench-failover $mode on $dialect failed"
@@ -60,13 +61,13 @@ run_mode() {
         "note=max $(val max_ms) ms"
 }
 
-# Prints the server's statement counter for dialect $1.
+# Prints the server's statement counter for dialect $1. PostgreSQL: the
+# statements its log shows (log_statement = all during the measurement;
+# pg_stat_statements leaves out the waits that end in a lock timeout).
 statements() {
     case $1 in
     postgresql)
-        ol_psql "SELECT COALESCE(SUM(s.calls), 0) FROM pg_stat_statements s
-            JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = 'leader'" \
-            postgres
+        grep -c 'LOG:  \(execute\|statement\)' "$OL_PG_LOG" || true
         ;;
     mariadb)
         ol_mariadb "SHOW GLOBAL STATUS LIKE 'Questions'" | awk '{print $2}'
@@ -74,15 +75,28 @@ statements() {
     esac
 }
 
-# idle_cost DIALECT CONNECT WAIT_MS: statements per second, 3 candidates.
+# Sets PostgreSQL's log_statement to $1 and reloads.
+pg_log_statements() {
+    ol_psql "ALTER SYSTEM SET log_statement = '$1'" postgres &&
+        ol_psql "SELECT pg_reload_conf()" postgres >/dev/null
+}
+
+# idle_cost DIALECT CONNECT WAIT_MS: statements per second, 3 candidates,
+# counted between the hook's "start" and "end" (after the election).
 idle_cost() {
     local dialect=$1 conn=$2 wait=$3 before after rate
-    local ns="bench-failover-idle-$wait-$$"
-    before=$(statements "$dialect")
-    "$prog" -q -m idle -n "$idle_s" \
+    local ns="bench-failover-idle-$wait-$$" hook=$BENCH_WORK/idle-hook.sh
+    printf '#!/bin/bash\n. "%s/tests/integration/lib.sh"\n%s\n%s\n' \
+        "$srcdir" "$(declare -f statements)" \
+        "statements $dialect >\"$BENCH_WORK/idle-\$1\"" >"$hook"
+    chmod +x "$hook"
+    [ "$dialect" = postgresql ] && pg_log_statements all
+    "$prog" -q -m idle -n "$idle_s" -H "$hook" \
         -C "$conn;LeaderNamespace=$ns;LeaderFollowerWait=$wait" >/dev/null ||
         ol_fail "bench-failover idle on $dialect failed"
-    after=$(statements "$dialect")
+    [ "$dialect" = postgresql ] && pg_log_statements none
+    before=$(cat "$BENCH_WORK/idle-start")
+    after=$(cat "$BENCH_WORK/idle-end")
     # the counter reads themselves: pg_stat_statements does not count the
     # query reading it in "leader"; MariaDB counts one per SHOW
     [ "$dialect" = mariadb ] && after=$((after - 1))
@@ -91,16 +105,18 @@ idle_cost() {
     $BENCH_PY add "$out" \
         "metric=database statements/s, 1 leader + 2 followers idle, follower wait ${wait} ms" \
         "dialect=$dialect" "value=$rate" unit=stmt/s target=- \
-        "note=default TTL 15 s (renew 5 s); includes connects and setup; wait 0 = poll every renew interval"
+        "note=default TTL 15 s (renew 5 s), ${idle_s} s after the election; wait 0: followers only attempt, every renew interval"
 }
 
 # every_mode DIALECT CONNECT
 every_mode() {
     local d=$1 c=$2 kr=$(((kill_rounds + 2) / 3))
+    # resign: a resigned candidate holds off for one renew interval (5 s at
+    # the default TTL, 667 ms at 2 s); rounds wait that out
     run_mode "$d" "$c" shutdown 15s "" "$rounds" "<= 100" "<= 250"
-    run_mode "$d" "$c" resign 15s "" "$rounds" "<= 100" "<= 250"
+    run_mode "$d" "$c" resign 15s "" "$kill_rounds" "<= 100" "<= 250" 5000
     run_mode "$d" "$c" shutdown 2s "LeaderTTL=2000" "$rounds" "<= 100" "<= 250"
-    run_mode "$d" "$c" resign 2s "LeaderTTL=2000" "$rounds" "<= 100" "<= 250"
+    run_mode "$d" "$c" resign 2s "LeaderTTL=2000" "$rounds" "<= 100" "<= 250" 700
     run_mode "$d" "$c" kill 2s "LeaderTTL=2000" "$kill_rounds" "-" "<= 3000"
     run_mode "$d" "$c" kill 15s "" "$kr" "-" "<= 16000"
     idle_cost "$d" "$c" 1000

@@ -728,7 +728,8 @@ int odbc_leader__db_connect(struct odbc_leader__db *db, char *err,
         ODBC_LEADER__OP_ATTEMPT,        ODBC_LEADER__OP_RENEW,
         ODBC_LEADER__OP_RESIGN,         ODBC_LEADER__OP_UNREGISTER,
         ODBC_LEADER__OP_LEADER,         ODBC_LEADER__OP_CANDIDATES,
-        ODBC_LEADER__OP_REQUEST_RESIGN,
+        ODBC_LEADER__OP_REQUEST_RESIGN, ODBC_LEADER__OP_RELEASE,
+        ODBC_LEADER__OP_WAIT,           ODBC_LEADER__OP_HOLD,
     };
     struct odbc_leader__dialect_vars vars;
     int cls;

@@ -228,6 +228,16 @@ static int attempt(struct odbc_leader__elector *e) {
         return failed(e, rc, e->now_ns(e->clock_ctx));
     if (res.found && res.won && strcmp(res.leader_id, e->id) == 0) {
         trust(e, res.term, start);
+        if (!odbc_leader__elector_is_leader(e)) {
+            /* The answer came back after the window it opened had
+             * closed: never report such a term, hand it back. */
+            odbc_leader__logf(&e->log, LOG_WARNING,
+                              "won term %lld, but the answer came after its "
+                              "trust window: resigning it",
+                              (long long)res.term);
+            rc = odbc_leader__elector_resign(e);
+            return rc < 0 ? rc : ODBC_LEADER_FOLLOWER;
+        }
         odbc_leader__logf(&e->log, LOG_NOTICE, "elected: term %lld",
                           (long long)res.term);
         report(e, 1, res.term, e->id);

@@ -694,6 +694,20 @@ static void test_step_down_releases_before_next_step(void **state) {
     assert_string_equal(x->f.calls, "ANALA");
 }
 
+static void test_late_win_is_never_reported(void **state) {
+    struct fixture *x = *state;
+
+    x->f.op_cost_ns = 2600 * MS; /* past the 2500 ms trust window */
+    assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
+                     ODBC_LEADER_FOLLOWER);
+    assert_false(odbc_leader__elector_is_leader(&x->e));
+    /* on_change never said "leader": at most one call, saying follower */
+    assert_true(x->f.changes <= 1);
+    assert_int_equal(x->f.last_is_leader, 0);
+    assert_int_equal(x->f.resigns, 1); /* the term was handed back */
+    assert_string_equal(x->f.leader, "");
+}
+
 static void test_no_wait_when_disabled(void **state) {
     struct fixture *x = *state;
     uint32_t next = 0;
@@ -718,6 +732,7 @@ int main(void) {
         TW(test_resign_releases_after_the_resign),
         TW(test_step_down_releases_before_next_step),
         T(test_no_wait_when_disabled),
+        T(test_late_win_is_never_reported),
         T(test_wins_vacant_lease),
         T(test_follower_sees_leader_and_waits_for_expiry),
         T(test_trust_window_lapses_without_ticks),

@@ -1,0 +1,160 @@
+#!/bin/sh
+# check.sh: model-checks the election (model/leader.pml) with spin, for
+# `make model`. The base model must verify with no error in a full,
+# untruncated search; each broken variant must give a counterexample, whose
+# trail is printed. Prints a table and exits non-zero when any expectation
+# fails.
+#
+# Usage: model/check.sh [MODEL_DIR]   (default: the directory of this script)
+# Environment: CC (default gcc), SPIN (default spin), OL_KEEP=1 keeps the
+# work directory. The "depth" of a variant is the length of the shortest
+# counterexample its iterative search found.
+
+# Flags held in one variable are split into words on purpose.
+# shellcheck disable=SC2086
+set -u
+
+dir=${1:-$(dirname "$0")}
+model="$dir/leader.pml"
+spin=${SPIN:-spin}
+cc=${CC:-gcc}
+
+if ! command -v "$spin" >/dev/null 2>&1; then
+    echo "check.sh: spin not found: install the Debian package spin" \
+        "(apt-get install spin)" >&2
+    exit 1
+fi
+if ! command -v "${cc%% *}" >/dev/null 2>&1; then
+    echo "check.sh: C compiler '$cc' not found" >&2
+    exit 1
+fi
+if [ ! -r "$model" ]; then
+    echo "check.sh: $model not found" >&2
+    exit 1
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/ol-model.XXXXXX") || exit 1
+if [ "${OL_KEEP:-0}" = 1 ]; then
+    echo "check.sh: work directory $work"
+else
+    trap 'rm -rf "$work"' EXIT
+fi
+trap 'exit 1' HUP INT TERM
+
+failures=0
+rows=""
+
+# now: prints the time in seconds with centiseconds.
+now() {
+    date +%s.%N | awk '{printf "%.2f", $1}'
+}
+
+# field FILE REGEX: prints the first number on the first line matching REGEX.
+field() {
+    grep -E "$2" "$1" | head -n 1 | grep -oE '[0-9][0-9.e+]*' | head -n 1
+}
+
+# run NAME EXPECT FLAGS: generates, compiles and runs pan for one
+# configuration. EXPECT is "verify" (no error, full search) or "violate"
+# (at least one error; its trail is printed).
+run() {
+    name=$1
+    expect=$2
+    flags=$3
+    d="$work/$name"
+    mkdir -p "$d" && cp "$model" "$d/leader.pml" || exit 1
+    t0=$(now)
+    if ! (cd "$d" && "$spin" -a $flags leader.pml >spin.log 2>&1); then
+        cat "$d/spin.log"
+        echo "check.sh: $name: spin -a failed" >&2
+        failures=$((failures + 1))
+        return
+    fi
+    if [ "$expect" = verify ]; then
+        ccflags="-O2 -DSAFETY -DMEMLIM=4096"
+        panflags="-m20000 -w23"
+    else
+        # -DREACH with -i: iterative search for the shortest
+        # counterexample within depth 40 (the ones known are 26 or 27
+        # steps long)
+        ccflags="-O2 -DSAFETY -DREACH -DMEMLIM=4096"
+        panflags="-m40 -i -w22"
+    fi
+    if ! (cd "$d" && $cc $ccflags -o pan pan.c >cc.log 2>&1); then
+        cat "$d/cc.log"
+        echo "check.sh: $name: compiling pan failed" >&2
+        failures=$((failures + 1))
+        return
+    fi
+    (cd "$d" && ./pan $panflags >pan.log 2>&1)
+    t1=$(now)
+    log="$d/pan.log"
+    errors=$(grep -oE 'errors: [0-9]+' "$log" | tail -n 1 | grep -oE '[0-9]+')
+    stored=$(field "$log" 'states, stored')
+    trans=$(field "$log" 'transitions \(')
+    depth=$(grep -oE 'depth reached [0-9]+' "$log" | tail -n 1 |
+        grep -oE '[0-9]+')
+    secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", b - a}')
+    result=ok
+    if [ -z "$errors" ]; then
+        result=FAILED
+        echo "check.sh: $name: pan gave no result" >&2
+        cat "$log" >&2
+    elif [ "$expect" = verify ]; then
+        if [ "$errors" -ne 0 ]; then
+            result=FAILED
+            echo "check.sh: $name: expected no error, pan found $errors:" >&2
+            grep -E 'violated|error' "$log" >&2
+            echo "---- $name: the trail's last steps"
+            (cd "$d" && "$spin" -t $flags leader.pml 2>&1 |
+                grep -E '^ *\||Error|text of failed' |
+                sed 's/^ *//; s/   */ /g' | tail -n 40)
+        elif grep -q 'max search depth too small' "$log" ||
+            ! grep -q 'Full statespace search' "$log"; then
+            result=FAILED
+            echo "check.sh: $name: the search was not complete" >&2
+        fi
+    else
+        if [ "$errors" -eq 0 ] || [ ! -f "$d/leader.pml.trail" ]; then
+            result=FAILED
+            echo "check.sh: $name: expected a counterexample, found none" \
+                "within 40 steps" >&2
+        else
+            depth=$(grep 'reducing search depth' "$log" | tail -n 1 |
+                grep -oE '[0-9]+$')
+            echo "---- $name: counterexample, $depth steps"
+            (cd "$d" && "$spin" -t $flags leader.pml 2>&1 |
+                grep -E '^ *\||Error|text of failed' |
+                sed 's/^ *//; s/   */ /g')
+        fi
+    fi
+    [ "$result" = ok ] || failures=$((failures + 1))
+    rows="$rows$(printf '| %-22s | %-7s | %-6s | %9s | %11s | %5s | %6s |' \
+        "$name" "$expect" "$result" "${stored:--}" "${trans:--}" \
+        "${depth:--}" "$secs")
+"
+}
+
+echo "check.sh: $("$spin" -V)"
+t_all=$(now)
+
+# Base model: N candidates, local clocks within rho = 1/S of the database's,
+# TTL = T ticks = T*S local units, margin T local units = rho * TTL.
+run base-n3 verify "-DN=3 -DS=2 -DT=2 -DMAXTERM=2"
+run base-n2-terms5 verify "-DN=2 -DS=2 -DT=2 -DMAXTERM=5"
+run base-n2-rho4 verify "-DN=2 -DS=4 -DT=2 -DMAXTERM=3"
+# Broken variants: each must yield an overlap of two trust windows.
+run no-margin violate "-DN=2 -DS=2 -DT=2 -DMAXTERM=2 -DNO_MARGIN"
+run short-margin violate "-DN=2 -DS=2 -DT=2 -DMAXTERM=2 -DSHORT_MARGIN"
+run short-margin-rho4 violate "-DN=2 -DS=4 -DT=2 -DMAXTERM=2 -DSHORT_MARGIN"
+run anchor-response violate "-DN=2 -DS=2 -DT=2 -DMAXTERM=2 -DANCHOR_RESPONSE"
+
+t_end=$(now)
+echo
+echo "| configuration          | expect  | result | states    | transitions | depth | secs   |"
+echo "|------------------------|---------|--------|-----------|-------------|-------|--------|"
+printf '%s' "$rows"
+echo
+echo "total $(awk -v a="$t_all" -v b="$t_end" 'BEGIN {printf "%.0f", b - a}') s;" \
+    "configurations failing their expectation: $failures"
+[ "$failures" -eq 0 ]
