@@ -1,5 +1,5 @@
 #!/bin/bash
-# bench/part-scale.sh: the Scale part of `make bench` (docs/performance-scale.md).
+# bench/part-scale.sh: the Scale part of `make bench` (docs/performance.md, section Scale).
 #
 # Runs bench/bench-scale against one PostgreSQL: 1,000 candidates (100
 # namespaces x 10) ticking every second (TTL 5 s, renew 1 s, no follower
