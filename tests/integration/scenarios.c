@@ -29,6 +29,7 @@
 #include <signal.h>
 #include <sql.h>
 #include <sqlext.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -613,12 +614,14 @@ struct racer {
     struct odbc_leader__db *db;
     struct odbc_leader__result res;
     int rc;
+    atomic_int done; /* set when the attempt returned */
 };
 
 static void *race_attempt(void *arg) {
     struct racer *r = arg;
 
     r->rc = odbc_leader__db_attempt(r->db, &r->res);
+    atomic_store(&r->done, 1);
     return NULL;
 }
 
@@ -706,10 +709,14 @@ static void first_row_race(void **state) {
     assert_true(raw_exec(&blocker, sql, NULL));
 
     memset(&r, 0, sizeof(r));
+    atomic_init(&r.done, 0);
     r.db = db;
     assert_int_equal(pthread_create(&t, NULL, race_attempt, &r), 0);
     if (probe_sql != NULL) {
-        for (int i = 0; i < 1000 && waiting == 0; i++) {
+        /* a liveness bound only (valgrind on a loaded machine is slow);
+         * an attempt that ends without waiting ends the loop at once */
+        for (int i = 0; i < 6000 && waiting == 0 && !atomic_load(&r.done);
+             i++) {
             sleep_ms(10);
             raw_exec(&probe, probe_sql, &waiting);
         }
@@ -818,7 +825,7 @@ static void waiting_follower_wakes_on_resign(void **state) {
 
     assert_int_equal(pthread_create(&th, NULL, tick_once, &t), 0);
     raw_open(&probe);
-    for (int i = 0; i < 500 && waiting == 0; i++) {
+    for (int i = 0; i < 800 && waiting == 0; i++) { /* the wait lasts 8 s */
         sleep_ms(10);
         raw_exec(&probe, wake_wait_probe(), &waiting);
     }
