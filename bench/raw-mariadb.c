@@ -253,34 +253,20 @@ usage:
     return -1;
 }
 
+/* raw_time's callback: one run of the script. */
+static long once(void *ctx) { return run_once(ctx); }
+
 int main(int argc, char **argv) {
     struct options o;
     struct runner *r = NULL;
-    int64_t *t = NULL;
-    long rows = 0;
     int rc = 1;
 
     if (parse_args(argc, argv, &o) < 0)
         return 64;
     r = calloc(1, sizeof(*r));
-    t = calloc((size_t)o.n, sizeof(*t));
-    if (r == NULL || t == NULL || connect_db(r, &o) < 0 || prepare(r, &o) < 0)
+    if (r == NULL || connect_db(r, &o) < 0 || prepare(r, &o) < 0)
         goto out;
-    for (long i = 0; i < o.warmup; i++)
-        if (run_once(r) < 0)
-            goto out;
-    for (long i = 0; i < o.n; i++) {
-        int64_t start = raw_now_ns();
-        long got = run_once(r);
-
-        t[i] = raw_now_ns() - start;
-        if (got < 0)
-            goto out;
-        rows += got;
-        if (o.pause_us > 0)
-            usleep((useconds_t)o.pause_us);
-    }
-    rc = raw_report(t, o.n, rows, o.times) < 0;
+    rc = raw_time(o.warmup, o.n, o.pause_us, o.times, once, r) < 0;
 out:
     if (r != NULL) {
         if (r->stmt != NULL)
@@ -290,6 +276,5 @@ out:
         raw_script_free(&r->script);
     }
     free(r);
-    free(t);
     return rc;
 }

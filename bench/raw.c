@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Appends line to *text (owned, may be NULL), newline-separated. Returns
  * 0 or -1 when out of memory. */
@@ -145,5 +146,33 @@ int raw_report(int64_t *t, long n, long rows, const char *path) {
     printf("executions=%ld median_us=%.1f p99_us=%.1f rows=%ld\n", n,
            (double)t[(n + 1) / 2 - 1] / 1000.0, (double)t[p99 - 1] / 1000.0,
            rows);
+    return rc;
+}
+
+int raw_time(long warmup, long n, long pause_us, const char *path,
+             long (*once)(void *ctx), void *ctx) {
+    int64_t *t = calloc((size_t)n, sizeof(*t));
+    long rows = 0;
+    int rc = -1;
+
+    if (t == NULL)
+        return -1;
+    for (long i = 0; i < warmup; i++)
+        if (once(ctx) < 0)
+            goto out;
+    for (long i = 0; i < n; i++) {
+        int64_t start = raw_now_ns();
+        long got = once(ctx);
+
+        t[i] = raw_now_ns() - start;
+        if (got < 0)
+            goto out;
+        rows += got;
+        if (pause_us > 0)
+            usleep((useconds_t)pause_us);
+    }
+    rc = raw_report(t, n, rows, path);
+out:
+    free(t);
     return rc;
 }

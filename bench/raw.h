@@ -54,4 +54,14 @@ int64_t raw_now_ns(void);
  */
 int raw_report(int64_t *t, long n, long rows, const char *path);
 
+/*
+ * The timing loop every raw client shares: warmup untimed calls of once(ctx),
+ * then n calls timed one by one on CLOCK_MONOTONIC, each followed by an
+ * untimed pause of pause_us microseconds, then raw_report(). once returns
+ * the rows it saw or a negative value on failure. Returns 0, or -1 when a
+ * call failed, memory ran out or the report could not be written.
+ */
+int raw_time(long warmup, long n, long pause_us, const char *path,
+             long (*once)(void *ctx), void *ctx);
+
 #endif
