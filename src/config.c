@@ -51,6 +51,7 @@ enum key {
     K_CREATE_SCHEMA,
     K_FOLLOWER_WAIT,
     K_TEST_TRUST_EXTRA,
+    K_RESIGN_REQUESTS,
     K_COUNT
 };
 
@@ -66,14 +67,14 @@ static const char *const key_names[K_COUNT] = {
     "LeaderCreateSchema",
     "LeaderFollowerWait",
     "LeaderTestTrustExtra",
+    "LeaderResignRequests",
 };
 
 #define VALID_KEYS                                                             \
     "LeaderNamespace, LeaderId, LeaderTTL, LeaderRenewInterval, "              \
     "LeaderSafetyMargin, LeaderStatementTimeout, LeaderDialect, "              \
-    "LeaderTablePrefix, LeaderCreateSchema, LeaderFollowerWait (and the "      \
-    "test-only "                                                               \
-    "LeaderTestTrustExtra)"
+    "LeaderTablePrefix, LeaderCreateSchema, LeaderFollowerWait, "              \
+    "LeaderResignRequests (and the test-only LeaderTestTrustExtra)"
 
 /* Why a name or prefix is rejected. */
 enum fault { F_OK, F_EMPTY, F_LONG, F_CHAR, F_DIGIT };
@@ -600,6 +601,44 @@ static int check_timing(const struct odbc_leader__config *c, char *err,
     return 0;
 }
 
+/* The default statement timeout: the renew interval clamped to
+ * [STMT_TIMEOUT_FLOOR, STMT_TIMEOUT_CAP], but at most half of what is left
+ * of the trust window once a renewal is due (TTL - margin - renew), so
+ * that a renewal's answer and the stopping of a supervised command (run
+ * --grace) share that rest. At least 1 ms. */
+static int64_t default_stmt_timeout(const struct odbc_leader__config *c) {
+    int64_t t = c->renew_ms < STMT_TIMEOUT_CAP ? c->renew_ms : STMT_TIMEOUT_CAP;
+    int64_t half = (c->ttl_ms - c->margin_ms - c->renew_ms) / 2;
+
+    if (t < STMT_TIMEOUT_FLOOR)
+        t = STMT_TIMEOUT_FLOOR;
+    if (t > half)
+        t = half;
+    return t < 1 ? 1 : t;
+}
+
+/* Checks that a statement started when a renewal is due ends before the
+ * trust window does: timeout <= TTL - margin - renew. Returns 0 or
+ * ODBC_LEADER_ECONFIG with the numbers in err. */
+static int check_stmt_timeout(const struct state *st,
+                              const struct odbc_leader__config *c, char *err,
+                              size_t errlen) {
+    int64_t room = c->ttl_ms - c->margin_ms - c->renew_ms;
+
+    if (c->stmt_timeout_ms <= room)
+        return 0;
+    odbc_leader__errf(err, errlen,
+                      "LeaderStatementTimeout (%" PRId64
+                      " ms) does not fit: a renewal starts LeaderRenewInterval "
+                      "(%" PRId64 " ms) into a trust window of LeaderTTL - "
+                      "LeaderSafetyMargin (%" PRId64 " - %" PRId64
+                      " ms) and must end inside it, so the timeout may be at "
+                      "most %" PRId64 " ms%s",
+                      c->stmt_timeout_ms, c->renew_ms, c->ttl_ms, c->margin_ms,
+                      room, origin(st, K_STMT_TIMEOUT));
+    return ODBC_LEADER_ECONFIG;
+}
+
 /* Converts the durations into c, applying defaults, and checks them.
  * Returns 0 or ODBC_LEADER_ECONFIG. */
 static int settle_durations(const struct state *st,
@@ -627,13 +666,12 @@ static int settle_durations(const struct state *st,
         rc = check_timing(c, err, errlen);
     if (rc != 0)
         return rc;
-    c->stmt_timeout_ms =
-        c->renew_ms < STMT_TIMEOUT_CAP ? c->renew_ms : STMT_TIMEOUT_CAP;
-    if (c->stmt_timeout_ms < STMT_TIMEOUT_FLOOR)
-        c->stmt_timeout_ms = STMT_TIMEOUT_FLOOR;
+    c->stmt_timeout_ms = default_stmt_timeout(c);
     if (st->v[K_STMT_TIMEOUT].text)
         rc = parse_ms_range(st, K_STMT_TIMEOUT, STMT_TIMEOUT_MIN,
                             STMT_TIMEOUT_MAX, &c->stmt_timeout_ms, err, errlen);
+    if (rc == 0)
+        rc = check_stmt_timeout(st, c, err, errlen);
     c->follower_wait_ms = FOLLOWER_WAIT_DEFAULT;
     if (rc == 0 && st->v[K_FOLLOWER_WAIT].text)
         rc = parse_ms_range(st, K_FOLLOWER_WAIT, 0, FOLLOWER_WAIT_MAX,
@@ -789,6 +827,30 @@ static int settle_bool(const struct state *st, struct odbc_leader__config *c,
     return ODBC_LEADER_ECONFIG;
 }
 
+/* Reads LeaderResignRequests: "resign" (default: the library resigns at
+ * the renewal that finds a request) or "report" (tick returns
+ * ODBC_LEADER_RESIGN_REQUESTED and the host resigns). Returns 0 or
+ * ODBC_LEADER_ECONFIG. */
+static int settle_resign_requests(const struct state *st,
+                                  struct odbc_leader__config *c, char *err,
+                                  size_t errlen) {
+    const char *s = st->v[K_RESIGN_REQUESTS].text;
+    char vbuf[SHOW_BUF];
+
+    c->report_resign = 0;
+    if (s == NULL || strcasecmp(s, "resign") == 0)
+        return 0;
+    if (strcasecmp(s, "report") == 0) {
+        c->report_resign = 1;
+        return 0;
+    }
+    odbc_leader__errf(err, errlen,
+                      "LeaderResignRequests: \"%s\" is not one of resign, "
+                      "report%s",
+                      show_str(vbuf, s), origin(st, K_RESIGN_REQUESTS));
+    return ODBC_LEADER_ECONFIG;
+}
+
 /* Checks LeaderDialect and copies it (or "auto") into c->dialect. Returns
  * 0, ODBC_LEADER_ECONFIG or ENOMEM. */
 static int settle_dialect(const struct state *st, struct odbc_leader__config *c,
@@ -827,6 +889,8 @@ static int settle(const struct state *st, struct odbc_leader__config *c,
         rc = settle_bool(st, c, err, errlen);
     if (rc == 0)
         rc = settle_dialect(st, c, err, errlen);
+    if (rc == 0)
+        rc = settle_resign_requests(st, c, err, errlen);
     return rc;
 }
 

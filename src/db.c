@@ -32,6 +32,8 @@ struct odbc_leader__db {
                   [ODBC_LEADER__MAX_STMTS]; /* prepared */
     char dbms[64];
     char last_error[1024]; /* first diagnostic of the last failure */
+    int last_timeout; /* the last failure was a client-side timeout (HYT00,
+                         HYT01): its outcome is unknown */
 
     /* parameter buffers, bound once per prepared statement */
     SQLCHAR p_ns[ODBC_LEADER__NAME_MAX + 1];
@@ -126,6 +128,7 @@ static int diagnose(struct odbc_leader__db *db, SQLSMALLINT type, SQLHANDLE h,
     int cls = ODBC_LEADER__ERR_OTHER;
 
     db->last_error[0] = '\0';
+    db->last_timeout = 0;
     for (SQLSMALLINT i = 1; i <= 16; i++) {
         SQLRETURN r =
             SQLGetDiagRec(type, h, i, state, &native, msg, sizeof(msg), &len);
@@ -140,6 +143,9 @@ static int diagnose(struct odbc_leader__db *db, SQLSMALLINT type, SQLHANDLE h,
                        : ODBC_LEADER__ERR_OTHER);
         if (class_rank(c) > class_rank(cls))
             cls = c;
+        if (strcmp((char *)state, "HYT00") == 0 ||
+            strcmp((char *)state, "HYT01") == 0)
+            db->last_timeout = 1;
         if (i == 1)
             snprintf(db->last_error, sizeof(db->last_error),
                      "[%s] native %ld: %s", (char *)state, (long)native,
@@ -158,8 +164,15 @@ static int diagnose(struct odbc_leader__db *db, SQLSMALLINT type, SQLHANDLE h,
 }
 
 /* Turns an error class into a return code; a lost connection also frees
- * the connection so the next call reconnects. */
+ * the connection so the next call reconnects. So does a client-side
+ * timeout: the driver gave up waiting, the server may still run (or have
+ * committed) the statement, and the session may hold a transaction:
+ * ODBC_LEADER_EUNKNOWN. */
 static int class_to_rc(struct odbc_leader__db *db, int cls) {
+    if (db->last_timeout && cls != ODBC_LEADER__ERR_CONNLOST) {
+        odbc_leader__db_disconnect(db);
+        return ODBC_LEADER_EUNKNOWN;
+    }
     switch (cls) {
     case ODBC_LEADER__ERR_CONNLOST:
         odbc_leader__db_disconnect(db);
@@ -171,8 +184,18 @@ static int class_to_rc(struct odbc_leader__db *db, int cls) {
     }
 }
 
-/* Runs one statement text directly (transaction control). Returns 0 or a
- * negative error; *cls gets the error class. */
+/* Sets LeaderStatementTimeout, rounded up to whole seconds, as h's ODBC
+ * query timeout. Drivers that ignore it answer with a warning: harmless
+ * (the dialects bound their statements in the session as well). */
+static void set_query_timeout(const struct odbc_leader__db *db, SQLHSTMT h) {
+    SQLULEN secs = (SQLULEN)((db->cfg->stmt_timeout_ms + 999) / 1000);
+
+    SQLSetStmtAttr(h, SQL_ATTR_QUERY_TIMEOUT, (SQLPOINTER)secs, 0);
+}
+
+/* Runs one statement text directly (transaction control, bounded by the
+ * query timeout like every statement). Returns 0 or a negative error;
+ * *cls gets the error class. */
 static int exec_direct(struct odbc_leader__db *db, const char *sql,
                        const char *what, int *cls) {
     SQLHSTMT h = SQL_NULL_HSTMT;
@@ -185,6 +208,7 @@ static int exec_direct(struct odbc_leader__db *db, const char *sql,
         *cls = diagnose(db, SQL_HANDLE_DBC, db->dbc, what);
         return class_to_rc(db, *cls);
     }
+    set_query_timeout(db, h);
     r = SQLExecDirect(h, (SQLCHAR *)sql, SQL_NTS);
     if (!SQL_SUCCEEDED(r) && r != SQL_NO_DATA) {
         *cls = diagnose(db, SQL_HANDLE_STMT, h, what);
@@ -213,7 +237,9 @@ static int tx_begin(struct odbc_leader__db *db, int *cls) {
 /* Ends the transaction: commits when commit is 1, else rolls back.
  * A failed commit leaves the outcome unknown: returns EUNKNOWN (or
  * ECONNLOST when the connection is gone, which is unknown as well). A
- * failed rollback drops the connection. */
+ * failed commit or rollback drops the connection: a session kept with its
+ * transaction open would hold its locks (on SQLite, the file's write
+ * lock) until it ended. */
 static int tx_end(struct odbc_leader__db *db, int commit, int *cls) {
     SQLRETURN r;
     int rc;
@@ -237,7 +263,7 @@ static int tx_end(struct odbc_leader__db *db, int commit, int *cls) {
     }
     if (rc == 0)
         return 0;
-    if (!commit && db->connected)
+    if (db->connected)
         odbc_leader__db_disconnect(db);
     if (commit && rc != ODBC_LEADER_ECONNLOST)
         rc = ODBC_LEADER_EUNKNOWN;
@@ -303,7 +329,6 @@ static int prepare(struct odbc_leader__db *db, int op,
                    const struct odbc_leader__stmt *s, int direct, SQLHSTMT *out,
                    int *cls) {
     SQLHSTMT h = SQL_NULL_HSTMT;
-    SQLULEN secs = (SQLULEN)((db->cfg->stmt_timeout_ms + 999) / 1000);
     char what[64];
     SQLRETURN r;
 
@@ -315,8 +340,7 @@ static int prepare(struct odbc_leader__db *db, int op,
         *cls = diagnose(db, SQL_HANDLE_DBC, db->dbc, what);
         return class_to_rc(db, *cls);
     }
-    /* Drivers that ignore the timeout answer with a warning: harmless. */
-    SQLSetStmtAttr(h, SQL_ATTR_QUERY_TIMEOUT, (SQLPOINTER)secs, 0);
+    set_query_timeout(db, h);
     r = direct ? SQL_SUCCESS : SQLPrepare(h, (SQLCHAR *)s->sql, SQL_NTS);
     for (int i = 0; SQL_SUCCEEDED(r) && i < s->nparams; i++) {
         SQLPOINTER ptr;

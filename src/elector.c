@@ -79,6 +79,7 @@ void odbc_leader__elector_init(struct odbc_leader__elector *e,
     e->connected = c->connected;
     if (c->ops->wait != NULL && c->wait_ms > 0)
         e->wait_ns = c->wait_ms * NS_PER_MS;
+    e->report_resign = c->report_resign;
     e->rng = hash_string(c->id, UINT64_C(14695981039346656037)) ^
              (uint64_t)e->now_ns(e->clock_ctx);
     if (e->rng == 0)
@@ -94,6 +95,25 @@ int odbc_leader__elector_is_leader(const struct odbc_leader__elector *e) {
     if (until == 0)
         return 0;
     return e->now_ns(e->clock_ctx) < until;
+}
+
+int64_t odbc_leader__elector_leadership(const struct odbc_leader__elector *e,
+                                        uint32_t *valid_for_ms) {
+    int64_t until =
+        atomic_load_explicit(&e->trusted_until_ns, memory_order_acquire);
+    int64_t term = atomic_load_explicit(&e->term, memory_order_relaxed);
+    int64_t left = until != 0 ? until - e->now_ns(e->clock_ctx) : 0;
+
+    if (left <= 0 || term == 0) {
+        if (valid_for_ms != NULL)
+            *valid_for_ms = 0;
+        return 0;
+    }
+    if (valid_for_ms != NULL)
+        *valid_for_ms = left / NS_PER_MS > UINT32_MAX
+                            ? UINT32_MAX
+                            : (uint32_t)(left / NS_PER_MS);
+    return term;
 }
 
 int64_t odbc_leader__elector_term(const struct odbc_leader__elector *e) {
@@ -146,6 +166,7 @@ static void step_down(struct odbc_leader__elector *e, const char *why,
                       (long long)e->held_term, why);
     e->leader = 0;
     e->held_term = 0;
+    e->resign_reported = 0;
     e->must_release = e->ops->release != NULL;
     report(e, 0, new_term, leader_id);
 }
@@ -162,10 +183,14 @@ static void schedule_reconnect(struct odbc_leader__elector *e, int64_t now) {
     e->next_ns = e->reconnect_at_ns;
 }
 
-/* Handles a failed operation: a lost connection disconnects and backs
- * off; other errors retry after a short delay. Returns rc. */
+/* Handles a failed operation: a lost connection, or an operation whose
+ * outcome is unknown (a failed COMMIT, a client-side timeout: a kept
+ * connection could still hold its transaction and, on SQLite, the file
+ * lock), disconnects and backs off; other errors retry after a short
+ * delay. Returns rc. */
 static int failed(struct odbc_leader__elector *e, int rc, int64_t now) {
-    if (rc == ODBC_LEADER_ECONNLOST || rc == ODBC_LEADER_ECONNECT) {
+    if (rc == ODBC_LEADER_ECONNLOST || rc == ODBC_LEADER_ECONNECT ||
+        rc == ODBC_LEADER_EUNKNOWN) {
         if (e->connected)
             e->ops->disconnect(e->port);
         e->connected = 0;
@@ -209,6 +234,22 @@ static void take_lock(struct odbc_leader__elector *e, int held_flag) {
         failed(e, rc, e->now_ns(e->clock_ctx));
 }
 
+/* An attempt or renew whose answer came back after the trust window it
+ * opened had closed (what is "won" or "renewed"): such a term is never
+ * reported as led; it is handed back at once so a follower need not wait
+ * for the lease to run out. Returns ODBC_LEADER_FOLLOWER or the resign's
+ * error. */
+static int late_answer(struct odbc_leader__elector *e, const char *what) {
+    int rc;
+
+    odbc_leader__logf(&e->log, LOG_WARNING,
+                      "%s term %lld, but the answer came after its trust "
+                      "window: resigning it",
+                      what, (long long)e->held_term);
+    rc = odbc_leader__elector_resign(e);
+    return rc < 0 ? rc : ODBC_LEADER_FOLLOWER;
+}
+
 /* The follower's step: try to take the lease. Returns the state or a
  * negative error. */
 static int attempt(struct odbc_leader__elector *e) {
@@ -228,16 +269,8 @@ static int attempt(struct odbc_leader__elector *e) {
         return failed(e, rc, e->now_ns(e->clock_ctx));
     if (res.found && res.won && strcmp(res.leader_id, e->id) == 0) {
         trust(e, res.term, start);
-        if (!odbc_leader__elector_is_leader(e)) {
-            /* The answer came back after the window it opened had
-             * closed: never report such a term, hand it back. */
-            odbc_leader__logf(&e->log, LOG_WARNING,
-                              "won term %lld, but the answer came after its "
-                              "trust window: resigning it",
-                              (long long)res.term);
-            rc = odbc_leader__elector_resign(e);
-            return rc < 0 ? rc : ODBC_LEADER_FOLLOWER;
-        }
+        if (!odbc_leader__elector_is_leader(e))
+            return late_answer(e, "won");
         odbc_leader__logf(&e->log, LOG_NOTICE, "elected: term %lld",
                           (long long)res.term);
         report(e, 1, res.term, e->id);
@@ -341,7 +374,8 @@ static int renew(struct odbc_leader__elector *e) {
                         NS_PER_MS));
         return failed(e, rc, e->now_ns(e->clock_ctx));
     }
-    if (res.found && res.term == e->held_term && res.resign_requested) {
+    if (res.found && res.term == e->held_term && res.resign_requested &&
+        !e->report_resign) {
         odbc_leader__logf(&e->log, LOG_NOTICE, "resignation requested%s%s",
                           res.handoff_to[0] != '\0' ? ", handing over to " : "",
                           res.handoff_to);
@@ -350,9 +384,22 @@ static int renew(struct odbc_leader__elector *e) {
     }
     if (res.found && res.term == e->held_term) {
         trust(e, res.term, start);
+        if (!odbc_leader__elector_is_leader(e))
+            return late_answer(e, "renewed");
         e->next_ns = start + e->renew_ns;
         take_lock(e, res.wake_held);
-        return ODBC_LEADER_LEADER;
+        if (!res.resign_requested)
+            return ODBC_LEADER_LEADER;
+        if (!e->resign_reported)
+            odbc_leader__logf(&e->log, LOG_NOTICE,
+                              "resignation of term %lld requested%s%s: left "
+                              "to the host (LeaderResignRequests=report)",
+                              (long long)e->held_term,
+                              res.handoff_to[0] != '\0' ? ", handing over to "
+                                                        : "",
+                              res.handoff_to);
+        e->resign_reported = 1;
+        return ODBC_LEADER_RESIGN_REQUESTED;
     }
     step_down(e, "the term was replaced or expired in the database", 0, NULL);
     return attempt(e);
@@ -417,6 +464,11 @@ int odbc_leader__elector_tick(struct odbc_leader__elector *e,
         rc = ODBC_LEADER_ECONNLOST;
     if (rc == 0)
         rc = e->leader ? renew(e) : follow(e, now);
+    /* One truth: never report leadership that is_leader() would deny. */
+    if (rc > 0 && !odbc_leader__elector_is_leader(e)) {
+        step_down(e, "trust window passed during the tick", 0, NULL);
+        rc = ODBC_LEADER_FOLLOWER;
+    }
     if (next_tick_ms != NULL)
         *next_tick_ms = delay_ms(e, e->now_ns(e->clock_ctx));
     return rc;

@@ -65,6 +65,7 @@ struct odbc_leader__elector {
     int64_t trust_extra_ns; /* test only: breaks the protocol when > 0 */
     int64_t backoff_min_ns, backoff_max_ns;
     int64_t wait_ns; /* longest follower wait per tick; 0 = never wait */
+    int report_resign; /* resign requests are reported, not acted on */
 
     /* state, owned by the thread that ticks */
     int leader; /* this instance believes it holds held_term */
@@ -77,6 +78,7 @@ struct odbc_leader__elector {
     int armed;               /* a live leader was seen: wait until next_ns */
     int64_t armed_term;      /* ... and this was its term */
     int must_release;        /* stepped down: let go of the wake-up lock */
+    int resign_reported;     /* a resign request for held_term was logged */
     int64_t rewait_ns;       /* woken by a leader without the wake-up lock:
                                 wait again after this long (doubling) */
     int64_t wait_after_ns;   /* ... that is, not before this */
@@ -105,6 +107,10 @@ struct odbc_leader__elector_conf {
     int64_t wait_ms;             /* follower wait budget; 0 = never wait
                                     (needs ops->wait) */
     int connected;               /* the port is already connected */
+    int report_resign; /* 1: a renewal that finds a resign request returns
+                          ODBC_LEADER_RESIGN_REQUESTED and keeps the term
+                          (the host resigns once its work has stopped);
+                          0: the elector resigns at once */
 };
 
 /* Initialises e (no allocation). */
@@ -117,6 +123,13 @@ int odbc_leader__elector_tick(struct odbc_leader__elector *e,
 
 /* 1 while leader and inside the trust window; no I/O, any thread. */
 int odbc_leader__elector_is_leader(const struct odbc_leader__elector *e);
+
+/* Held term while inside the trust window, else 0, and in *valid_for_ms
+ * (when not NULL) the milliseconds the window still runs (0 when not
+ * leader). One read of the window, so the two cannot disagree; any
+ * thread. */
+int64_t odbc_leader__elector_leadership(const struct odbc_leader__elector *e,
+                                        uint32_t *valid_for_ms);
 
 /* Held term while leader, else 0; any thread. */
 int64_t odbc_leader__elector_term(const struct odbc_leader__elector *e);

@@ -54,7 +54,9 @@ struct odbc_leader__config {
     int64_t renew_ms;                   /* LeaderRenewInterval, default ttl/3 */
     int64_t margin_ms;       /* LeaderSafetyMargin, default max(1000, ttl/10) */
     int64_t stmt_timeout_ms; /* LeaderStatementTimeout, default renew interval
-                                clamped to 1000..5000 */
+                                clamped to 1000..5000, at most
+                                (ttl - margin - renew) / 2; never more than
+                                ttl - margin - renew */
     char *dialect;           /* owned: LeaderDialect, default "auto" */
     char prefix[ODBC_LEADER__PREFIX_MAX + 1]; /* LeaderTablePrefix */
     int create_schema; /* LeaderCreateSchema, default 1 */
@@ -65,6 +67,10 @@ struct odbc_leader__config {
      * window past the lease, which breaks the protocol on purpose so the
      * fault suite can show its checker catching two leaders. */
     int64_t test_trust_extra_ms;
+    /* LeaderResignRequests: 0 "resign" (default), 1 "report": a renewal
+     * that finds a resign request returns ODBC_LEADER_RESIGN_REQUESTED
+     * and leaves the resign to the host. */
+    int report_resign;
 };
 
 /*
@@ -90,6 +96,10 @@ int odbc_leader__valid_name(const char *s);
 /* 1 when s is a valid table prefix ([A-Za-z_][A-Za-z0-9_]*, 1 to 32
  * bytes), else 0. */
 int odbc_leader__valid_prefix(const char *s);
+
+/* The parsed configuration of a handle (leader.c); borrowed from h. */
+const struct odbc_leader__config *
+odbc_leader__config_of(const odbc_leader_t *h);
 
 /* ---- dialects (dialect.c, builtin_dialects.c) --------------------------- */
 

@@ -106,6 +106,7 @@ int odbc_leader_create(odbc_leader_t **out, const char *config,
                           "(test setting, never use it in production)",
                           (long long)ec.test_trust_extra_ms);
     ec.wait_ms = follower_wait_ms(h);
+    ec.report_resign = h->cfg.report_resign;
     ec.connected = 1;
     odbc_leader__elector_init(&h->el, &ec);
     odbc_leader__logf(&h->log, LOG_INFO,
@@ -135,6 +136,21 @@ int odbc_leader_is_leader(const odbc_leader_t *h) {
 
 int64_t odbc_leader_term(const odbc_leader_t *h) {
     return h != NULL ? odbc_leader__elector_term(&h->el) : 0;
+}
+
+int64_t odbc_leader_leadership(const odbc_leader_t *h,
+                               uint32_t *valid_for_ms) {
+    if (h == NULL) {
+        if (valid_for_ms != NULL)
+            *valid_for_ms = 0;
+        return 0;
+    }
+    return odbc_leader__elector_leadership(&h->el, valid_for_ms);
+}
+
+const struct odbc_leader__config *
+odbc_leader__config_of(const odbc_leader_t *h) {
+    return &h->cfg;
 }
 
 const char *odbc_leader_id(const odbc_leader_t *h) {

@@ -47,6 +47,12 @@ enum odbc_leader_error {
 enum odbc_leader_state {
     ODBC_LEADER_FOLLOWER = 0,
     ODBC_LEADER_LEADER = 1,
+    /* Only with LeaderResignRequests=report: still leader (is_leader() is
+     * true), and someone asked this leader to resign (odbc-leader resign,
+     * odbc_leader_request_resign). The handle keeps renewing the term;
+     * the host stops its leader-only work, then calls odbc_leader_resign()
+     * (or odbc_leader_destroy()), which hands over. */
+    ODBC_LEADER_RESIGN_REQUESTED = 2,
 };
 
 typedef struct odbc_leader odbc_leader_t;
@@ -97,8 +103,15 @@ odbc_leader_create(odbc_leader_t **out, const char *config,
 /*
  * One election step: renew when leader, attempt when follower (both also
  * heartbeat the candidate row). Reconnects with backoff after a failure.
- * Returns ODBC_LEADER_LEADER, ODBC_LEADER_FOLLOWER or a negative error;
- * leadership survives an error only until the trust window ends.
+ * Returns ODBC_LEADER_LEADER (or ODBC_LEADER_RESIGN_REQUESTED, see
+ * there), ODBC_LEADER_FOLLOWER or a negative error. A positive return
+ * means odbc_leader_is_leader() was true when tick returned: an attempt or
+ * renewal whose answer arrives after the trust window it would open has
+ * closed steps down (and hands the term back) instead. Leadership survives
+ * an error only until the trust window ends. An error whose outcome is
+ * unknown (ODBC_LEADER_EUNKNOWN: a failed COMMIT, a client-side timeout)
+ * drops the connection, so no transaction or lock stays open; a term such
+ * a statement may have won is never reported and simply expires.
  * *next_tick_ms (when not NULL) is the delay until the next useful tick.
  */
 ODBC_LEADER_EXTERN int odbc_leader_tick(odbc_leader_t *h,
@@ -110,6 +123,14 @@ ODBC_LEADER_EXTERN int odbc_leader_is_leader(const odbc_leader_t *h);
 
 /* The fencing token of the term held, 0 when not leader. */
 ODBC_LEADER_EXTERN int64_t odbc_leader_term(const odbc_leader_t *h);
+
+/* The term led and, in *valid_for_ms (when not NULL), how long the trust
+ * window still runs, in milliseconds on CLOCK_BOOTTIME; 0 (and 0) when not
+ * leader. One read of the window, so "is leader" and "which term" cannot
+ * disagree. No I/O, no lock, any thread. A supervisor that must stop work
+ * before the lease can lapse uses valid_for_ms as its deadline. */
+ODBC_LEADER_EXTERN int64_t odbc_leader_leadership(const odbc_leader_t *h,
+                                                  uint32_t *valid_for_ms);
 
 /* This candidate's id (configured or generated); borrowed from h. */
 ODBC_LEADER_EXTERN const char *odbc_leader_id(const odbc_leader_t *h);

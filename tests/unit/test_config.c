@@ -157,7 +157,9 @@ static void test_defaults(void **state) {
     assert_int_equal(cfg.ttl_ms, 15000);
     assert_int_equal(cfg.renew_ms, 5000);
     assert_int_equal(cfg.margin_ms, 1500);
-    assert_int_equal(cfg.stmt_timeout_ms, 5000);
+    /* the renew interval, but at most half of TTL - margin - renew */
+    assert_int_equal(cfg.stmt_timeout_ms, 4250);
+    assert_int_equal(cfg.report_resign, 0);
     assert_string_equal(cfg.dialect, "auto");
     assert_string_equal(cfg.prefix, "odbc_leader_");
     assert_int_equal(cfg.create_schema, 1);
@@ -191,16 +193,18 @@ static void test_derived_defaults(void **state) {
         const char *s;
         int64_t ttl, renew, margin, stmt;
     } cases[] = {
-        {"Driver=X;LeaderTTL=500", 500, 166, 50, 1000},
-        {"Driver=X;LeaderTTL=100", 100, 33, 10, 1000},
-        {"Driver=X;LeaderTTL=3000", 3000, 1000, 1000, 1000},
-        {"Driver=X;LeaderTTL=2000", 2000, 666, 1000, 1000},
+        {"Driver=X;LeaderTTL=500", 500, 166, 50, 142},
+        {"Driver=X;LeaderTTL=100", 100, 33, 10, 28},
+        {"Driver=X;LeaderTTL=3000", 3000, 1000, 1000, 500},
+        {"Driver=X;LeaderTTL=2000", 2000, 666, 1000, 167},
         {"Driver=X;LeaderTTL=60000", 60000, 20000, 6000, 5000},
         {"Driver=X;LeaderTTL=86400000", 86400000, 28800000, 8640000, 5000},
-        {"Driver=X;LeaderRenewInterval=12000", 15000, 12000, 1500, 5000},
-        {"Driver=X;LeaderRenewInterval=13000", 15000, 13000, 1500, 5000},
-        {"Driver=X;LeaderSafetyMargin=9000", 15000, 5000, 9000, 5000},
-        {"Driver=X;LeaderTTL=1000;LeaderRenewInterval=50", 1000, 50, 100, 1000},
+        {"Driver=X;LeaderRenewInterval=12000", 15000, 12000, 1500, 750},
+        {"Driver=X;LeaderRenewInterval=13000", 15000, 13000, 1500, 250},
+        {"Driver=X;LeaderSafetyMargin=9000", 15000, 5000, 9000, 500},
+        {"Driver=X;LeaderTTL=1000;LeaderRenewInterval=50", 1000, 50, 100, 425},
+        {"Driver=X;LeaderTTL=103;LeaderRenewInterval=91;LeaderSafetyMargin=10",
+         103, 91, 10, 1},
     };
 
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -415,9 +419,31 @@ static void test_ranges(void **state) {
     parse_ok("Driver=A;LeaderStatementTimeout=1", &cfg);
     assert_int_equal(cfg.stmt_timeout_ms, 1);
     odbc_leader__config_free(&cfg);
-    parse_ok("Driver=A;LeaderStatementTimeout=3600000", &cfg);
+    parse_ok("Driver=A;LeaderTTL=86400000;LeaderStatementTimeout=3600000",
+             &cfg);
     assert_int_equal(cfg.stmt_timeout_ms, 3600000);
     odbc_leader__config_free(&cfg);
+    /* a statement started when a renewal is due must end inside the
+     * trust window: TTL 15000 - margin 1500 - renew 5000 = 8500 */
+    parse_ok("Driver=A;LeaderStatementTimeout=8500", &cfg);
+    assert_int_equal(cfg.stmt_timeout_ms, 8500);
+    odbc_leader__config_free(&cfg);
+    parse_bad("Driver=A;LeaderStatementTimeout=8501", err);
+    assert_has(err, "LeaderStatementTimeout (8501 ms) does not fit");
+    assert_has(err, "at most 8500 ms");
+    assert_has(err, "5000");
+    parse_bad("Driver=A;LeaderStatementTimeout=3600000", err);
+    assert_has(err, "at most 8500 ms");
+    /* LeaderResignRequests */
+    parse_ok("Driver=A;LeaderResignRequests=report", &cfg);
+    assert_int_equal(cfg.report_resign, 1);
+    odbc_leader__config_free(&cfg);
+    parse_ok("Driver=A;LeaderResignRequests=RESIGN", &cfg);
+    assert_int_equal(cfg.report_resign, 0);
+    odbc_leader__config_free(&cfg);
+    parse_bad("Driver=A;LeaderResignRequests=later", err);
+    assert_has(err, "LeaderResignRequests");
+    assert_has(err, "resign, report");
     parse_ok("Driver=A;LeaderTTL=000000000000000000000001000", &cfg);
     assert_int_equal(cfg.ttl_ms, 1000);
     odbc_leader__config_free(&cfg);

@@ -22,6 +22,8 @@ struct fake {
     int64_t now_ns;       /* the local clock */
     int64_t db_offset_ms; /* database clock = local / 1e6 + offset */
     int64_t op_cost_ns;   /* each operation advances the clock this much */
+    int64_t reply_cost_ns; /* renew: the answer takes this long to come
+                              back after the database acted */
     /* the lease row */
     char leader[ODBC_LEADER__NAME_MAX + 1];
     int64_t term, expires_at_ms, ttl_ms;
@@ -143,6 +145,7 @@ static int fake_renew(void *port, int64_t term,
         out->resign_requested = f->resign_requested;
         out->wake_held = f->renew_held;
     }
+    f->now_ns += f->reply_cost_ns;
     return 0;
 }
 
@@ -481,7 +484,113 @@ static void test_unknown_commit_outcome_is_not_leadership(void **state) {
     assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
                      ODBC_LEADER_EUNKNOWN);
     assert_false(odbc_leader__elector_is_leader(&x->e));
-    assert_int_equal(x->f.disconnects, 0);
+    /* the connection is dropped: a kept one could still hold the
+     * transaction (and SQLite's file lock) */
+    assert_int_equal(x->f.disconnects, 1);
+    assert_false(x->e.connected);
+    /* say the COMMIT did take effect: the term the attempt won is never
+     * adopted; the next attempt, after the reconnect, finds it unexpired
+     * and follows until it expires */
+    x->f.has_row = 1;
+    strcpy(x->f.leader, "me");
+    x->f.term = 1;
+    x->f.expires_at_ms = db_now(&x->f) + 3000;
+    x->f.now_ns += 2000 * MS;
+    assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
+                     ODBC_LEADER_FOLLOWER);
+    assert_int_equal(x->f.connects, 1);
+}
+
+static void test_late_renew_is_never_reported(void **state) {
+    struct fixture *x = *state;
+
+    assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
+                     ODBC_LEADER_LEADER);
+    x->f.now_ns += 1000 * MS;
+    /* the database renews at once, the answer arrives 2600 ms later:
+     * after the 2500 ms window the renewal would open */
+    x->f.reply_cost_ns = 2600 * MS;
+    assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
+                     ODBC_LEADER_FOLLOWER);
+    assert_false(odbc_leader__elector_is_leader(&x->e));
+    assert_int_equal(odbc_leader__elector_term(&x->e), 0);
+    assert_int_equal(x->f.last_is_leader, 0);
+    assert_int_equal(x->f.resigns, 1); /* handed back at once */
+    assert_int_equal(x->f.last_resigned_term, 1);
+}
+
+/* tick() returns leader only while is_leader() is true: every cost of
+ * the attempt and the renewal, from instant to far past the window, at
+ * every point of the renew cycle. */
+static void test_tick_never_says_leader_without_is_leader(void **state) {
+    struct fixture *x = *state;
+    int positive = 0, negative = 0;
+
+    for (int64_t cost = 0; cost <= 4000; cost += 50) {
+        for (int64_t gap = 0; gap <= 3000; gap += 250) {
+            int rc;
+
+            x->f.op_cost_ns = cost * MS / 2;
+            x->f.reply_cost_ns = cost * MS / 2;
+            rc = odbc_leader__elector_tick(&x->e, NULL);
+            if (rc > 0) {
+                assert_true(odbc_leader__elector_is_leader(&x->e));
+                assert_true(odbc_leader__elector_term(&x->e) > 0);
+                positive++;
+            } else {
+                negative++;
+            }
+            x->f.now_ns += gap * MS;
+        }
+    }
+    /* both outcomes happened, so the assertion above was exercised */
+    assert_true(positive > 10);
+    assert_true(negative > 10);
+}
+
+static void test_reported_resign_request_keeps_the_term(void **state) {
+    struct fixture *x = *state;
+    int64_t expires;
+
+    x->e.report_resign = 1;
+    odbc_leader__elector_tick(&x->e, NULL);
+    x->f.resign_requested = 1;
+    x->f.now_ns += 1000 * MS;
+    expires = x->f.expires_at_ms;
+    assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
+                     ODBC_LEADER_RESIGN_REQUESTED);
+    /* still leader, renewed, nothing resigned: the host stops first */
+    assert_true(odbc_leader__elector_is_leader(&x->e));
+    assert_int_equal(odbc_leader__elector_term(&x->e), 1);
+    assert_true(x->f.expires_at_ms > expires);
+    assert_int_equal(x->f.resigns, 0);
+    x->f.now_ns += 1000 * MS;
+    assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
+                     ODBC_LEADER_RESIGN_REQUESTED);
+    assert_int_equal(x->f.resigns, 0);
+    /* then the host resigns: the exact term, handed over */
+    assert_int_equal(odbc_leader__elector_resign(&x->e), 0);
+    assert_false(odbc_leader__elector_is_leader(&x->e));
+    assert_int_equal(x->f.resigns, 1);
+    assert_int_equal(x->f.last_resigned_term, 1);
+    assert_string_equal(x->f.leader, "");
+}
+
+static void test_leadership_is_one_read(void **state) {
+    struct fixture *x = *state;
+    uint32_t valid = 7;
+
+    assert_int_equal(odbc_leader__elector_leadership(&x->e, &valid), 0);
+    assert_int_equal(valid, 0);
+    odbc_leader__elector_tick(&x->e, NULL);
+    assert_int_equal(odbc_leader__elector_leadership(&x->e, &valid), 1);
+    assert_int_equal(valid, 2500); /* TTL - margin from the attempt */
+    x->f.now_ns += 2499 * MS;
+    assert_int_equal(odbc_leader__elector_leadership(&x->e, &valid), 1);
+    assert_int_equal(valid, 1);
+    x->f.now_ns += 1 * MS;
+    assert_int_equal(odbc_leader__elector_leadership(&x->e, &valid), 0);
+    assert_int_equal(valid, 0);
 }
 
 static void test_resign_hands_over_and_holds_off(void **state) {
@@ -745,6 +854,10 @@ int main(void) {
         T(test_backoff_is_capped),
         T(test_leader_keeps_window_while_disconnected),
         T(test_unknown_commit_outcome_is_not_leadership),
+        T(test_late_renew_is_never_reported),
+        T(test_tick_never_says_leader_without_is_leader),
+        T(test_reported_resign_request_keeps_the_term),
+        T(test_leadership_is_one_read),
         T(test_resign_hands_over_and_holds_off),
         T(test_resign_request_is_honoured_at_renewal),
         T(test_resign_failure_still_steps_down),
