@@ -24,6 +24,12 @@ extern "C" {
 /* Returned by leader_plugin_entry() when the host's major is not ours. */
 #define LEADER_PLUGIN_EABI (-1000)
 
+/* Returned by tick() only when the host asked for it in init()'s config
+ * (odbc_leader.so: LeaderResignRequests=report): still leader, and someone
+ * asked this instance to resign. The plugin keeps renewing; the host stops
+ * its leader-only work, then calls shutdown(), which resigns. */
+#define LEADER_PLUGIN_RESIGN_REQUESTED 2
+
 struct leader_host {      /* filled by the host, borrowed until shutdown */
     uint32_t struct_size; /* sizeof(struct leader_host) as the host built it */
     void *ctx;            /* handed back to every callback */
@@ -39,7 +45,8 @@ struct leader_plugin {
     /* 0 and a new instance in *inst, or negative with a message in err. */
     int (*init)(const char *config, const struct leader_host *host, void **inst,
                 char *err, size_t errlen);
-    /* One election step: 0 follower, 1 leader, or negative error. */
+    /* One election step: 0 follower, 1 leader (only while is_leader() is
+     * true), LEADER_PLUGIN_RESIGN_REQUESTED when enabled, or negative. */
     int (*tick)(void *inst, uint32_t *next_tick_ms);
     /* 1 or 0; no I/O, no lock, any thread. */
     int (*is_leader)(const void *inst);

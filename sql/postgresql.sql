@@ -39,10 +39,18 @@
 -- @define wake_key hashtext('odbc-leader'), hashtext(CAST(:ns AS TEXT))
 -- @dbms PostgreSQL
 -- @schema-version 1
+-- @query-timeout off
 -- @unique-violation 23505
 -- @transient 40001 40P01 55P03 57014
 -- @connection-lost 08* 57P01 57P02 57P03
 -- @undefined-table 42P01
+
+-- @statement on_connect
+-- Every statement is bounded in milliseconds by the session's
+-- statement_timeout. The ODBC query timeout stays off (@query-timeout):
+-- psqlODBC would send its own whole-second SET statement_timeout before
+-- statements, overriding this one.
+SET statement_timeout = {timeout_ms};
 
 -- @statement ddl
 CREATE TABLE IF NOT EXISTS {prefix}schema (

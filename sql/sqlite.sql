@@ -42,6 +42,13 @@
 -- @define now CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)
 -- @dbms SQLite
 -- @schema-version 1
+-- sqliteodbc waits on a busy file twice: SQLite's busy handler
+-- (busy_timeout) and then the driver's own retry loop, bounded by its
+-- Timeout key (default 100000 ms, which used to make a tick block for up
+-- to minutes while another process held a read transaction). Measured:
+-- with both set to half the statement timeout a blocked BEGIN IMMEDIATE
+-- or COMMIT gives up after about the statement timeout (+10 ms).
+-- @connect-keys Timeout={timeout_half_ms}
 -- @begin BEGIN IMMEDIATE
 -- @commit COMMIT
 -- @rollback ROLLBACK
@@ -50,7 +57,7 @@
 -- @undefined-table HY000:1
 
 -- @statement on_connect
-PRAGMA busy_timeout = {timeout_ms};
+PRAGMA busy_timeout = {timeout_half_ms};
 
 -- @statement ddl
 CREATE TABLE IF NOT EXISTS {prefix}schema (

@@ -28,6 +28,9 @@ struct odbc_leader__db {
     SQLHDBC dbc;
     int connected;
     struct odbc_leader__dialect *dialect; /* owned, kept across reconnects */
+    char *connect; /* owned: the dialect's @connect-keys in front of the
+                      configured string, once the dialect is known; NULL
+                      before (the configured string is used) */
     SQLHSTMT stmts[ODBC_LEADER__OP_COUNT]
                   [ODBC_LEADER__MAX_STMTS]; /* prepared */
     char dbms[64];
@@ -84,6 +87,7 @@ void odbc_leader__db_destroy(struct odbc_leader__db *db) {
         return;
     odbc_leader__db_disconnect(db);
     odbc_leader__dialect_free(db->dialect);
+    free(db->connect);
     free(db);
 }
 
@@ -185,11 +189,15 @@ static int class_to_rc(struct odbc_leader__db *db, int cls) {
 }
 
 /* Sets LeaderStatementTimeout, rounded up to whole seconds, as h's ODBC
- * query timeout. Drivers that ignore it answer with a warning: harmless
- * (the dialects bound their statements in the session as well). */
+ * query timeout, unless the dialect says "@query-timeout off" (it bounds
+ * its statements in the session, in milliseconds, and psqlODBC would
+ * override that with its own whole seconds). Drivers that ignore it
+ * answer with a warning: harmless. */
 static void set_query_timeout(const struct odbc_leader__db *db, SQLHSTMT h) {
     SQLULEN secs = (SQLULEN)((db->cfg->stmt_timeout_ms + 999) / 1000);
 
+    if (db->dialect != NULL && db->dialect->no_query_timeout)
+        return;
     SQLSetStmtAttr(h, SQL_ATTR_QUERY_TIMEOUT, (SQLPOINTER)secs, 0);
 }
 
@@ -724,8 +732,10 @@ static int open_connection(struct odbc_leader__db *db, char *err,
         goto nomem;
     SQLSetConnectAttr(db->dbc, SQL_ATTR_LOGIN_TIMEOUT,
                       (SQLPOINTER)(uintptr_t)secs, 0);
-    r = SQLDriverConnect(db->dbc, NULL, (SQLCHAR *)db->cfg->connect, SQL_NTS,
-                         NULL, 0, NULL, SQL_DRIVER_NOPROMPT);
+    r = SQLDriverConnect(
+        db->dbc, NULL,
+        (SQLCHAR *)(db->connect != NULL ? db->connect : db->cfg->connect),
+        SQL_NTS, NULL, 0, NULL, SQL_DRIVER_NOPROMPT);
     if (!SQL_SUCCEEDED(r)) {
         diagnose(db, SQL_HANDLE_DBC, db->dbc, "connect");
         odbc_leader__errf(err, errlen,
@@ -744,6 +754,30 @@ static int open_connection(struct odbc_leader__db *db, char *err,
 nomem:
     odbc_leader__errf(err, errlen, "cannot allocate ODBC handles");
     return ODBC_LEADER_ENOMEM;
+}
+
+/* Once the dialect is known: when it has @connect-keys (sqliteodbc's own
+ * busy Timeout, say), builds the connection string with them in front and
+ * connects again with it; every later reconnect uses it too. Returns 0 or
+ * a negative error with a message in err. */
+static int apply_connect_keys(struct odbc_leader__db *db, char *err,
+                              size_t errlen) {
+    const char *keys = db->dialect->connect_keys;
+    size_t n;
+
+    if (keys == NULL || db->connect != NULL)
+        return 0;
+    n = strlen(keys) + strlen(db->cfg->connect) + 2;
+    db->connect = malloc(n);
+    if (db->connect == NULL) {
+        odbc_leader__errf(err, errlen, "out of memory");
+        return ODBC_LEADER_ENOMEM;
+    }
+    snprintf(db->connect, n, "%s;%s", keys, db->cfg->connect);
+    odbc_leader__logf(db->log, LOG_INFO,
+                      "connecting again with the dialect's keys %s", keys);
+    odbc_leader__db_disconnect(db);
+    return open_connection(db, err, errlen);
 }
 
 int odbc_leader__db_connect(struct odbc_leader__db *db, char *err,
@@ -773,6 +807,9 @@ int odbc_leader__db_connect(struct odbc_leader__db *db, char *err,
             goto fail;
         odbc_leader__logf(db->log, LOG_INFO, "database %s, dialect %s",
                           db->dbms, db->dialect->name);
+        rc = apply_connect_keys(db, err, errlen);
+        if (rc < 0)
+            goto fail;
     }
     if (db->dialect->ops[ODBC_LEADER__OP_ON_CONNECT].n > 0) {
         rc = run_op(db, ODBC_LEADER__OP_ON_CONNECT, NULL, NULL, &cls);

@@ -43,14 +43,15 @@ static const char *const code_directives[5] = {
 };
 
 /* Every directive word allowed in the header. */
-#define HEADER_WORDS 11
+#define HEADER_WORDS 13
 static const char *const header_words[HEADER_WORDS] = {
     "dialect",          "dbms",
     "schema-version",   "begin",
     "commit",           "rollback",
     "unique-violation", "transient",
     "connection-lost",  "undefined-table",
-    "define",
+    "define",           "connect-keys",
+    "query-timeout",
 };
 
 #define DEFINES_MAX 16 /* @define names per file */
@@ -77,6 +78,7 @@ struct parser {
     int op_line[ODBC_LEADER__OP_COUNT]; /* line of each @statement, 0 = none */
     int begin_line, commit_line, rollback_line;
     int dialect_line, version_line, dbms_line;
+    int keys_line, qt_line;
     struct odbc_leader__buf sql; /* statement being collected */
     int stmt_line;               /* its first line, 0 = none in progress */
     int quote; /* open quote: '\'', '"', '`', '*' (block comment) or 0 */
@@ -388,7 +390,8 @@ static int add_define(struct parser *p, const char *s, size_t n) {
     if (tn == 0)
         return fail(p, p->line, "@define %.*s needs a text", (int)wn, s);
     if ((wn == 6 && memcmp(s, "prefix", 6) == 0) ||
-        (wn == 10 && memcmp(s, "timeout_ms", 10) == 0))
+        (wn == 10 && memcmp(s, "timeout_ms", 10) == 0) ||
+        (wn == 15 && memcmp(s, "timeout_half_ms", 15) == 0))
         return fail(p, p->line, "@define %.*s: the name is built in", (int)wn,
                     s);
     old = find_define(p, s, wn);
@@ -406,6 +409,88 @@ static int add_define(struct parser *p, const char *s, size_t n) {
     def->line = p->line;
     p->ndefines++;
     return 0;
+}
+
+/* Appends to b the n bytes of s with {timeout_ms} and {timeout_half_ms}
+ * (half the statement timeout, rounded up) expanded. Returns 0 or an
+ * error code with the message set. */
+static int expand_timeouts(struct parser *p, struct odbc_leader__buf *b,
+                           const char *s, size_t n) {
+    static const char full[] = "{timeout_ms}", half[] = "{timeout_half_ms}";
+    char num[32];
+
+    for (size_t i = 0; i < n;) {
+        const char *add = s + i;
+        size_t len = 1;
+
+        if (s[i] == '{' && n - i >= sizeof(full) - 1 &&
+            memcmp(s + i, full, sizeof(full) - 1) == 0) {
+            snprintf(num, sizeof num, "%lld", p->timeout_ms);
+            add = num;
+            len = strlen(num);
+            i += sizeof(full) - 1;
+        } else if (s[i] == '{' && n - i >= sizeof(half) - 1 &&
+                   memcmp(s + i, half, sizeof(half) - 1) == 0) {
+            snprintf(num, sizeof num, "%lld", (p->timeout_ms + 1) / 2);
+            add = num;
+            len = strlen(num);
+            i += sizeof(half) - 1;
+        } else if (s[i] == '{' || s[i] == '}') {
+            return fail(p, p->line,
+                        "@connect-keys: only {timeout_ms} and "
+                        "{timeout_half_ms} may stand in braces");
+        } else {
+            i++;
+        }
+        if (odbc_leader__buf_add(b, add, len))
+            return nomem(p);
+    }
+    return 0;
+}
+
+/* Handles "@connect-keys KEY=VALUE;...": keys put in front of the
+ * connection string (the driver reads the first of a repeated key), with
+ * the timeouts expanded. Returns 0 or an error code with the message
+ * set. */
+static int set_connect_keys(struct parser *p, const char *s, size_t n) {
+    struct odbc_leader__buf b = {0};
+    int rc;
+
+    if (p->keys_line)
+        return fail(p, p->line, "duplicate @connect-keys (first at line %d)",
+                    p->keys_line);
+    if (n == 0 || memchr(s, '=', n) == NULL)
+        return fail(p, p->line,
+                    "@connect-keys needs KEY=VALUE pairs separated by ';'");
+    rc = expand_timeouts(p, &b, s, n);
+    if (rc != 0) {
+        free(b.p);
+        return rc;
+    }
+    p->d->connect_keys = b.p;
+    p->keys_line = p->line;
+    return 0;
+}
+
+/* Handles "@query-timeout on|off": whether statements get the ODBC query
+ * timeout (off when the dialect bounds them in the session and the
+ * driver's own handling would override that). Returns 0 or an error code
+ * with the message set. */
+static int set_query_timeout(struct parser *p, const char *s, size_t n) {
+    if (p->qt_line)
+        return fail(p, p->line, "duplicate @query-timeout (first at line %d)",
+                    p->qt_line);
+    p->qt_line = p->line;
+    if (n == 2 && memcmp(s, "on", 2) == 0) {
+        p->d->no_query_timeout = 0;
+        return 0;
+    }
+    if (n == 3 && memcmp(s, "off", 3) == 0) {
+        p->d->no_query_timeout = 1;
+        return 0;
+    }
+    return fail(p, p->line, "@query-timeout takes on or off, not \"%.*s\"",
+                (int)n, s);
 }
 
 /* Handles one header directive word (n bytes) with its trimmed args.
@@ -431,6 +516,10 @@ static int header_directive(struct parser *p, const char *w, size_t wn,
         return set_tx(p, "rollback", &p->rollback_line, &d->rollback, args, an);
     if (wn == 6 && memcmp(w, "define", 6) == 0)
         return add_define(p, args, an);
+    if (wn == 12 && memcmp(w, "connect-keys", 12) == 0)
+        return set_connect_keys(p, args, an);
+    if (wn == 13 && memcmp(w, "query-timeout", 13) == 0)
+        return set_query_timeout(p, args, an);
     return fail(p, p->line, "unknown directive @%.*s", (int)wn, w);
 }
 
@@ -547,12 +636,16 @@ static int placeholder(struct parser *p, const char *s, size_t n,
         snprintf(num, sizeof num, "%lld", p->timeout_ms);
         return odbc_leader__buf_add(&p->sql, num, strlen(num)) ? nomem(p) : 0;
     }
+    if (i - 1 == 15 && memcmp(s + 1, "timeout_half_ms", 15) == 0) {
+        snprintf(num, sizeof num, "%lld", (p->timeout_ms + 1) / 2);
+        return odbc_leader__buf_add(&p->sql, num, strlen(num)) ? nomem(p) : 0;
+    }
     def = p->expanding ? NULL : find_define(p, s + 1, i - 1);
     if (def != NULL)
         return expand_define(p, def);
     return fail(p, p->line,
                 "unknown placeholder {%.*s}; expected {prefix}, "
-                "{timeout_ms} or a name from @define",
+                "{timeout_ms}, {timeout_half_ms} or a name from @define",
                 (int)(i - 1), s + 1);
 }
 
@@ -711,7 +804,8 @@ static int directive(struct parser *p, const char *s, size_t n) {
                     "unknown directive @%.*s; expected @dialect, @dbms, "
                     "@schema-version, @begin, @commit, @rollback, "
                     "@unique-violation, @transient, @connection-lost, "
-                    "@undefined-table, @define or @statement",
+                    "@undefined-table, @define, @connect-keys, "
+                    "@query-timeout or @statement",
                     (int)wn, s);
     return header_directive(p, s, wn, args, an);
 }
@@ -834,6 +928,7 @@ void odbc_leader__dialect_free(struct odbc_leader__dialect *d) {
     free(d->begin);
     free(d->commit);
     free(d->rollback);
+    free(d->connect_keys);
     for (i = 0; i < sizeof d->codes / sizeof d->codes[0]; i++)
         free(d->codes[i].v);
     for (i = 0; i < ODBC_LEADER__OP_COUNT; i++) {

@@ -189,6 +189,10 @@ struct odbc_leader__dialect {
     char *begin;    /* owned: "@begin" statement, or NULL = ODBC transaction */
     char *commit;   /* owned: "@commit", NULL when begin is NULL */
     char *rollback; /* owned: "@rollback", NULL when begin is NULL */
+    char *connect_keys; /* owned: "@connect-keys" (timeouts expanded), put
+                           in front of the connection string; or NULL */
+    int no_query_timeout; /* "@query-timeout off": statements get no ODBC
+                             query timeout (the session bounds them) */
     struct odbc_leader__code_list
         codes[5]; /* indexed by errclass; [0] unused */
     struct odbc_leader__stmt_list ops[ODBC_LEADER__OP_COUNT];

@@ -35,6 +35,7 @@ __all__ = [
     "ABI_MAJOR",
     "ABI_MINOR",
     "EABI",
+    "RESIGN_REQUESTED",
     "LeaderPluginError",
     "TickError",
     "Plugin",
@@ -46,6 +47,7 @@ __all__ = [
 ABI_MAJOR = 1  # LEADER_PLUGIN_ABI_MAJOR
 ABI_MINOR = 0  # LEADER_PLUGIN_ABI_MINOR
 EABI = -1000  # LEADER_PLUGIN_EABI
+RESIGN_REQUESTED = 2  # LEADER_PLUGIN_RESIGN_REQUESTED: tick, when enabled
 
 _ERRLEN = 1024  # size of the buffer init writes its message into
 
@@ -132,8 +134,13 @@ class TickError(LeaderPluginError):
         self.next_tick_ms = next_tick_ms
 
 
-TickResult = namedtuple("TickResult", ["leader", "next_tick_ms"])
-TickResult.__doc__ = "What tick() returns: leader (bool) and next_tick_ms."
+TickResult = namedtuple("TickResult",
+                        ["leader", "next_tick_ms", "resign_requested"],
+                        defaults=(False,))
+TickResult.__doc__ = """What tick() returns: leader (bool: only while
+is_leader() is), next_tick_ms, and resign_requested (True when the plugin
+was configured to report resign requests, e.g. LeaderResignRequests=report,
+and one is pending: stop leader-only work, then shut down to hand over)."""
 
 
 def _text(raw):
@@ -289,7 +296,8 @@ class Instance:
         self._cb.reraise()
         if rc < 0:
             raise TickError(rc, self.plugin.strerror(rc), next_ms.value)
-        return TickResult(rc == 1, next_ms.value)
+        return TickResult(rc >= 1, next_ms.value,
+                          rc == RESIGN_REQUESTED)
 
     def is_leader(self):
         """True while this instance leads. No I/O, any thread; False

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 #include <sysexits.h>
 
 #include "odbc_leader.h"
@@ -159,6 +160,64 @@ void odbc_leader__cli_json_string(FILE *f, const char *s);
 
 /* Writes s escaped as a Prometheus label value (no quotes) to f. */
 void odbc_leader__cli_prom_label(FILE *f, const char *s);
+
+/* ---- watchdog.c: the supervisor between run and CMD ---- */
+
+/* What the supervisor reports about how CMD ended (flags of
+ * odbc_leader__wd_done). */
+enum odbc_leader__wd_flags {
+    ODBC_LEADER__WD_DEADLINE = 1, /* the deadline passed: it signalled */
+    ODBC_LEADER__WD_STOPPED = 2,  /* run asked it to stop or kill CMD */
+    ODBC_LEADER__WD_ORPHANED = 4, /* run went away: it killed CMD */
+    ODBC_LEADER__WD_LOST = 8,     /* the supervisor itself died */
+};
+
+struct odbc_leader__wd;
+
+/* What to run and under which deadline. Everything is borrowed for the
+ * duration of odbc_leader__wd_start() only. */
+struct odbc_leader__wd_spec {
+    char **cmd;               /* NULL-terminated; cmd[0] is looked up in PATH */
+    const sigset_t *cmd_mask; /* the signal mask CMD starts with */
+    const char *term, *ns, *id; /* ODBC_LEADER_TERM, _NAMESPACE, _ID */
+    int64_t deadline_ns; /* CLOCK_BOOTTIME: CMD's group gets SIGKILL then */
+    int64_t grace_ns;    /* ... and SIGTERM this long before */
+};
+
+/*
+ * Forks the supervisor, which starts CMD in a process group of its own and
+ * kills that group at the deadline unless it is moved on, and at once when
+ * run goes away. Returns 0 and the handle in *out (the caller frees it with
+ * odbc_leader__wd_destroy), or -1 with a message in err.
+ */
+int odbc_leader__wd_start(struct odbc_leader__wd **out,
+                          const struct odbc_leader__wd_spec *spec, char *err,
+                          size_t errlen);
+
+/* Moves the deadline to deadline_ns. Returns 0, or -1 when the message
+ * could not be sent (the deadline then stays where it was: safe). */
+int odbc_leader__wd_extend(struct odbc_leader__wd *w, int64_t deadline_ns);
+
+/* Sends sig to CMD's group now, SIGKILL after the grace period (or at the
+ * deadline, if that comes first). Returns 0 or -1. */
+int odbc_leader__wd_stop(struct odbc_leader__wd *w, int sig);
+
+/* SIGKILL to CMD's group now (from run itself when the supervisor cannot
+ * be told). Returns 0, or -1 when run had to do it. */
+int odbc_leader__wd_kill(struct odbc_leader__wd *w);
+
+/* CMD's pid (its process group). */
+pid_t odbc_leader__wd_pid(const struct odbc_leader__wd *w);
+
+/* Returns 1 once CMD and every process of its group are gone (the
+ * supervisor exited), with CMD's wait status in *status and
+ * ODBC_LEADER__WD_* flags in *flags; 0 while it runs. Never blocks. */
+int odbc_leader__wd_done(struct odbc_leader__wd *w, int *status, int *flags);
+
+/* Ends the supervision: closes the control pipe (the supervisor then kills
+ * whatever of CMD's group is left), waits for the supervisor and frees w.
+ * NULL is a no-op. */
+void odbc_leader__wd_destroy(struct odbc_leader__wd *w);
 
 /* ---- subcommands: each returns the process exit code ---- */
 

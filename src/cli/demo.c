@@ -149,7 +149,7 @@ static void exec_candidate(const struct demo *d, const struct cand *k) {
     char log[PATH_MAX + 32];
     const char *argv[] = {
         d->exe,    "run", "-C", d->conn, "-n",         "demo",  "--id", k->name,
-        "--grace", "2s",  "--", d->exe,  "__demo-job", d->work, NULL,
+        "--grace", "300ms", "--", d->exe, "__demo-job", d->work, NULL,
     };
     int fd;
 

@@ -4,13 +4,16 @@
  *
  * One thread, no signal handler and no global state: TERM, INT, HUP and
  * CHLD are blocked and collected with sigtimedwait(), which is also the
- * sleep between ticks. Once elected, CMD is forked into its own process
- * group with ODBC_LEADER_TERM, ODBC_LEADER_NAMESPACE and ODBC_LEADER_ID in
- * its environment, and the handle keeps ticking. When the leadership ends
- * (trust window passed, term replaced, resign requested) the group gets
- * SIGTERM, then SIGKILL after the grace period, and run exits 80. When CMD
- * ends, the lease is kept until --min-hold has passed since CMD started,
- * then released, and run exits with CMD's status.
+ * sleep between ticks. Once elected, CMD is started by a supervisor
+ * (watchdog.c) in its own process group with ODBC_LEADER_TERM,
+ * ODBC_LEADER_NAMESPACE and ODBC_LEADER_ID in its environment; after each
+ * tick run hands the supervisor the new deadline (end of the trust window
+ * minus KILL_ROOM_MS), and the supervisor kills the group when the
+ * deadline passes or run dies. The library is told to report resign
+ * requests (LeaderResignRequests=report) so that run stops CMD's group
+ * first and resigns only after it is gone; stop signals and CMD's own end
+ * take the same order. --grace is checked against the timing before the
+ * campaign starts.
  */
 #include <config.h>
 
@@ -26,7 +29,20 @@
 
 #define STATUS_EVERY_MS 500 /* terminal status line refresh */
 #define MAX_SLEEP_MS 1000   /* wake at least this often */
-#define REAP_POLL_MS 50     /* polling a stopping process group */
+#define GRACE_DEFAULT_MS 10000 /* --grace, when the timing allows it */
+/* SIGKILL reaches CMD's group this long before the trust window ends:
+ * room for the signal, the exit of a large process and the supervisor's
+ * own wake-up. The safety margin lies beyond (for clock rates). */
+#define KILL_ROOM_MS 100
+#define NS_PER_MS INT64_C(1000000)
+
+/* Why run is stopping CMD. */
+enum why {
+    WHY_NONE,   /* it is not: CMD runs, or ended by itself */
+    WHY_SIGNAL, /* a stop signal for run was passed on */
+    WHY_RESIGN, /* a resign was requested: stop, then resign */
+    WHY_LOST,   /* the term is gone: killed at once */
+};
 
 struct run {
     struct odbc_leader__cli *cli; /* borrowed */
@@ -48,26 +64,31 @@ struct run {
     int64_t shown_at;     /* last status line refresh */
     int last_err;         /* last tick error reported, 0 none */
     int64_t term;         /* the term CMD runs under */
-    pid_t child;          /* CMD while it runs, else 0 */
-    pid_t pgid;           /* CMD's process group */
-    int status;           /* CMD's wait status once reaped */
+    struct odbc_leader__wd *wd; /* CMD's supervisor while CMD runs */
+    int status;           /* CMD's wait status once its group is gone */
+    int wd_flags;         /* how the supervisor saw CMD end */
     int64_t started_at;   /* when CMD started */
-    int forwarded;        /* a stop signal was passed on to CMD */
+    enum why why;         /* why CMD is being stopped */
 };
 
 static const char run_help[] =
     "Usage: odbc-leader run [OPTIONS] [--] CMD [ARGS...]\n"
     "Campaign for the namespace; once leader, run CMD and keep the lease\n"
-    "while it runs. If the leadership is lost, CMD's process group gets\n"
-    "SIGTERM (SIGKILL after the grace period) and run exits 80. When CMD\n"
-    "ends the lease is released and run exits with CMD's status.\n"
+    "while it runs. CMD and its whole process group are dead before the\n"
+    "lease can lapse, whatever happens to run: a supervisor gives the group\n"
+    "SIGTERM when the trust window is about to end without a renewal\n"
+    "(SIGKILL by then), and SIGKILL at once when run dies. On a resign\n"
+    "request, a stop signal or CMD's own end, CMD's group is stopped first\n"
+    "and the lease is released only then.\n"
     "\n"
     "  --wait                wait until elected (default)\n"
     "  --no-wait             exit 81 at once when another candidate leads\n"
     "  --min-hold DURATION   keep the lease at least this long after CMD\n"
     "                        started, so CMD runs once per schedule when\n"
     "                        several hosts start it a few seconds apart\n"
-    "  --grace DURATION      SIGTERM to SIGKILL delay on loss (default 10s)\n"
+    "  --grace DURATION      SIGTERM to SIGKILL delay (default 10s, or the\n"
+    "                        largest the timing allows: TTL - margin - renew\n"
+    "                        interval - statement timeout - 100 ms)\n"
     "  --id ID               candidate id (LeaderId; default a UUID)\n"
     "  --ttl DURATION        lease length (LeaderTTL; default "
     "15s)\n" ODBC_LEADER__CLI_COMMON_HELP "\n"
@@ -75,13 +96,15 @@ static const char run_help[] =
     "CMD gets ODBC_LEADER_TERM (the fencing token), ODBC_LEADER_NAMESPACE\n"
     "and ODBC_LEADER_ID in its environment and runs in its own process\n"
     "group. SIGTERM, SIGINT and SIGHUP sent to odbc-leader are passed on to\n"
-    "that group. Before CMD starts they make run leave the election.\n"
+    "that group (a second one kills it). Before CMD starts they make run\n"
+    "leave the election.\n"
     "\n"
     "Exit status: CMD's (128+N when killed by signal N); 80 leadership\n"
-    "lost while CMD ran; 81 --no-wait and another candidate leads; 75\n"
-    "--no-wait and the database failed; 64 usage; 69 database\n"
-    "unavailable; 78 configuration; 126/127 CMD not executable/not found;\n"
-    "128+N stopped by signal N before CMD started.\n";
+    "lost or resign requested while CMD ran; 81 --no-wait and another\n"
+    "candidate leads; 75 --no-wait and the database failed; 64 usage; 69\n"
+    "database unavailable; 78 configuration (also --grace too long);\n"
+    "126/127 CMD not executable/not found; 128+N stopped by signal N before\n"
+    "CMD started.\n";
 
 /* ---- callbacks ---- */
 
@@ -193,7 +216,12 @@ static int open_run(struct run *r) {
     char *extra = NULL;
     int rc = 0;
 
-    if (r->id != NULL && odbc_leader__cli_append_kv(&extra, "LeaderId", r->id))
+    /* A resign request is the run's to carry out: CMD first, then the
+     * resign (see after_tick). */
+    if (odbc_leader__cli_append_kv(&extra, "LeaderResignRequests", "report"))
+        rc = EX_OSERR;
+    if (rc == 0 && r->id != NULL &&
+        odbc_leader__cli_append_kv(&extra, "LeaderId", r->id))
         rc = EX_OSERR;
     snprintf(ttl, sizeof(ttl), "%lld", (long long)r->ttl_ms);
     if (rc == 0 && r->ttl_ms > 0 &&
@@ -279,7 +307,7 @@ static int campaign(struct run *r) {
 
         if (odbc_leader__cli_now_ms() >= r->next_tick_at) {
             rc = do_tick(r);
-            if (rc == ODBC_LEADER_LEADER)
+            if (rc > 0)
                 return 0;
             if (rc == ODBC_LEADER_FOLLOWER && !r->wait)
                 return busy(r);
@@ -304,130 +332,114 @@ static int campaign(struct run *r) {
     }
 }
 
-/* 1 when the term CMD runs under is no longer held. */
-static int lost(const struct run *r) {
-    return !odbc_leader_is_leader(r->h) || odbc_leader_term(r->h) != r->term;
-}
-
 /* ---- the command ---- */
 
-/* In the forked child: own process group, original signal mask, the
- * ODBC_LEADER_* variables, then exec. Never returns. */
-static void exec_cmd(const struct run *r) {
-    char term[32];
-    int e;
+/* The supervisor's deadline for the term CMD runs under: the end of the
+ * trust window minus the time a SIGKILL needs. Returns 0 when that term
+ * is no longer led (ended or replaced), else the deadline in
+ * CLOCK_BOOTTIME nanoseconds. */
+static int64_t deadline(const struct run *r) {
+    uint32_t valid = 0;
+    int64_t term = odbc_leader_leadership(r->h, &valid);
 
-    setpgid(0, 0);
-    sigprocmask(SIG_SETMASK, &r->oldmask, NULL);
-    snprintf(term, sizeof(term), "%lld", (long long)r->term);
-    if (setenv("ODBC_LEADER_TERM", term, 1) < 0 ||
-        setenv("ODBC_LEADER_NAMESPACE", odbc_leader_namespace(r->h), 1) < 0 ||
-        setenv("ODBC_LEADER_ID", odbc_leader_id(r->h), 1) < 0) {
-        fputs("odbc-leader: out of memory\n", stderr);
-        _exit(EX_OSERR);
-    }
-    execvp(r->cmd[0], r->cmd);
-    e = errno;
-    fprintf(stderr, "odbc-leader: %s: %s\n", r->cmd[0], strerror(e));
-    _exit(e == ENOENT ? ODBC_LEADER__EX_NOTFOUND : ODBC_LEADER__EX_NOEXEC);
+    if (term == 0 || term != r->term)
+        return 0;
+    return odbc_leader__now_ns(NULL) + (int64_t)valid * NS_PER_MS -
+           KILL_ROOM_MS * NS_PER_MS;
 }
 
-/* Starts CMD. Returns 0 or EX_OSERR. */
+/* Starts CMD under the supervisor for the term led now. Returns 0, -1
+ * when the term ended before CMD could start (campaign again), or
+ * EX_OSERR. */
 static int start_cmd(struct run *r) {
-    pid_t pid;
+    struct odbc_leader__wd_spec spec;
+    char term[32], err[256];
 
-    fflush(stdout);
-    fflush(stderr);
-    pid = fork();
-    if (pid < 0) {
-        odbc_leader__cli_err(r->cli, "fork: %s", strerror(errno));
+    r->term = odbc_leader_leadership(r->h, NULL);
+    memset(&spec, 0, sizeof(spec));
+    spec.deadline_ns = deadline(r);
+    if (r->term == 0 || spec.deadline_ns == 0)
+        return -1;
+    snprintf(term, sizeof(term), "%lld", (long long)r->term);
+    spec.cmd = r->cmd;
+    spec.cmd_mask = &r->oldmask;
+    spec.term = term;
+    spec.ns = odbc_leader_namespace(r->h);
+    spec.id = odbc_leader_id(r->h);
+    spec.grace_ns = r->grace_ms * NS_PER_MS;
+    if (odbc_leader__wd_start(&r->wd, &spec, err, sizeof(err)) < 0) {
+        odbc_leader__cli_err(r->cli, "%s", err);
         return EX_OSERR;
     }
-    if (pid == 0)
-        exec_cmd(r);
-    /* Both sides set the group, so no signal can miss it. */
-    if (setpgid(pid, pid) < 0 && errno != EACCES && errno != ESRCH)
-        run_log(r, LOG_WARNING, "setpgid failed: CMD shares our group");
-    r->child = pid;
-    r->pgid = pid;
     r->started_at = odbc_leader__cli_now_ms();
     return 0;
 }
 
-/* Sends sig to CMD's process group (to CMD alone if that fails). */
-static void signal_cmd(const struct run *r, int sig) {
-    if (kill(-r->pgid, sig) < 0 && r->child != 0)
-        kill(r->child, sig);
-}
+/* After a tick while CMD runs: moves the supervisor's deadline on while
+ * the term holds; kills CMD at once when it does not (the window passed,
+ * or the database says the term is gone); stops CMD (SIGTERM, SIGKILL
+ * after the grace period, renewing meanwhile) when a resign was asked
+ * for. */
+static void after_tick(struct run *r, int rc) {
+    int64_t d = deadline(r);
 
-/* Reaps CMD when it has ended. Returns 1 when it has (status saved). */
-static int reap(struct run *r) {
-    int st;
-
-    if (r->child == 0)
-        return 1;
-    if (waitpid(r->child, &st, WNOHANG) != r->child)
-        return 0;
-    r->status = st;
-    r->child = 0;
-    return 1;
-}
-
-/* Waits while CMD runs and the term holds. Returns 0 when CMD ended,
- * ODBC_LEADER__EX_LOST when the leadership ended first. */
-static int supervise(struct run *r) {
-    for (;;) {
-        int sig;
-
-        if (reap(r))
-            return 0;
-        if (odbc_leader__cli_now_ms() >= r->next_tick_at)
-            do_tick(r);
-        if (lost(r))
-            return ODBC_LEADER__EX_LOST;
-        sig = odbc_leader__cli_wait_signal(&r->sigs, until_tick(r));
-        if (sig != 0 && sig != SIGCHLD) {
-            run_log(r, LOG_INFO, "passing a stop signal on to CMD");
-            signal_cmd(r, sig);
-            r->forwarded = 1;
-        }
+    if (d == 0) {
+        if (r->why == WHY_NONE)
+            odbc_leader__cli_err(
+                r->cli, "lost the leadership of %s (term %lld): killing %s",
+                odbc_leader_namespace(r->h), (long long)r->term, r->cmd[0]);
+        if (r->why != WHY_LOST)
+            odbc_leader__wd_kill(r->wd);
+        r->why = WHY_LOST;
+        return;
+    }
+    odbc_leader__wd_extend(r->wd, d);
+    if (rc == ODBC_LEADER_RESIGN_REQUESTED && r->why == WHY_NONE) {
+        odbc_leader__cli_msg(
+            r->cli, LOG_NOTICE,
+            "resignation of %s (term %lld) requested: stopping %s "
+            "(SIGTERM, SIGKILL after %lld ms), then resigning",
+            odbc_leader_namespace(r->h), (long long)r->term, r->cmd[0],
+            (long long)r->grace_ms);
+        odbc_leader__wd_stop(r->wd, SIGTERM);
+        r->why = WHY_RESIGN;
     }
 }
 
-/* Stops CMD's group after a loss: SIGTERM, then SIGKILL when CMD or any
- * process of its group is still there after the grace period, or when a
- * second stop signal arrives. Returns once CMD is reaped. */
-static void stop_cmd(struct run *r) {
-    int64_t deadline = odbc_leader__cli_now_ms() + r->grace_ms;
+/* A stop signal for run while CMD runs: the first is passed on to CMD's
+ * group (SIGKILL follows after the grace period), a second kills it. */
+static void stop_signal(struct run *r, int sig) {
+    if (r->why == WHY_SIGNAL) {
+        run_log(r, LOG_NOTICE, "second stop signal: killing CMD");
+        odbc_leader__wd_kill(r->wd);
+        return;
+    }
+    if (r->why != WHY_NONE)
+        return;
+    run_log(r, LOG_INFO, "passing a stop signal on to CMD");
+    odbc_leader__wd_stop(r->wd, sig);
+    r->why = WHY_SIGNAL;
+}
 
-    odbc_leader__cli_err(
-        r->cli,
-        "lost the leadership of %s (term %lld): stopping %s (SIGTERM, "
-        "SIGKILL after %lld ms)",
-        odbc_leader_namespace(r->h), (long long)r->term, r->cmd[0],
-        (long long)r->grace_ms);
-    signal_cmd(r, SIGTERM);
+/* Ticks while CMD runs, keeping the supervisor's deadline up to date,
+ * until CMD and its whole process group are gone. */
+static void supervise(struct run *r) {
     for (;;) {
-        int64_t left = deadline - odbc_leader__cli_now_ms();
         int sig;
 
-        if (reap(r) && kill(-r->pgid, 0) < 0)
+        if (odbc_leader__wd_done(r->wd, &r->status, &r->wd_flags))
             return;
-        if (left <= 0)
-            break;
-        sig = odbc_leader__cli_wait_signal(
-            &r->sigs,
-            r->child == 0 && left > REAP_POLL_MS ? REAP_POLL_MS : left);
+        if (odbc_leader__cli_now_ms() >= r->next_tick_at)
+            after_tick(r, do_tick(r));
+        sig = odbc_leader__cli_wait_signal(&r->sigs, until_tick(r));
         if (sig != 0 && sig != SIGCHLD)
-            break;
+            stop_signal(r, sig);
     }
-    signal_cmd(r, SIGKILL);
-    if (r->child != 0 && waitpid(r->child, &r->status, 0) == r->child)
-        r->child = 0;
 }
 
 /* Keeps the lease after CMD ended until --min-hold has passed since it
- * started, or a stop signal arrives, or the leadership ends anyway. */
+ * started, or a stop signal or a resign request arrives, or the
+ * leadership ends anyway. */
 static void hold(struct run *r) {
     int64_t until = r->started_at + r->min_hold_ms;
 
@@ -437,9 +449,10 @@ static void hold(struct run *r) {
 
         if (now >= until)
             return;
-        if (now >= r->next_tick_at)
-            do_tick(r);
-        if (lost(r)) {
+        if (now >= r->next_tick_at &&
+            do_tick(r) == ODBC_LEADER_RESIGN_REQUESTED)
+            return;
+        if (deadline(r) == 0) {
             run_log(r, LOG_NOTICE, "leadership ended during --min-hold");
             return;
         }
@@ -460,41 +473,98 @@ static int exit_status(int st) {
     return EX_SOFTWARE;
 }
 
-/* Runs CMD as leader. Returns run's exit code. */
+/* Runs CMD as leader, then hands over: CMD's whole group is gone before
+ * the resign. Returns run's exit code, or -1 when the term ended before
+ * CMD could start. */
 static int lead(struct run *r) {
     char msg[256];
     int rc;
 
-    r->term = odbc_leader_term(r->h);
     odbc_leader__cli_clear_line(r->cli);
-    snprintf(msg, sizeof(msg), "leading %s as %s, term %lld: starting %s",
+    rc = start_cmd(r);
+    if (rc != 0)
+        return rc;
+    snprintf(msg, sizeof(msg), "leading %s as %s, term %lld: started %s",
              odbc_leader_namespace(r->h), odbc_leader_id(r->h),
              (long long)r->term, r->cmd[0]);
     if (r->tty)
         odbc_leader__cli_msg(r->cli, LOG_INFO, "%s", msg);
     else
         run_log(r, LOG_INFO, msg);
-    rc = start_cmd(r);
-    if (rc != 0)
-        return rc;
-    rc = supervise(r);
-    if (rc == ODBC_LEADER__EX_LOST) {
-        stop_cmd(r);
+    supervise(r);
+    odbc_leader__wd_destroy(r->wd);
+    r->wd = NULL;
+    if (r->wd_flags & ODBC_LEADER__WD_DEADLINE)
+        odbc_leader__cli_err(r->cli,
+                             "the leadership of %s (term %lld) was about to "
+                             "lapse without a renewal: %s was stopped",
+                             odbc_leader_namespace(r->h), (long long)r->term,
+                             r->cmd[0]);
+    if (r->why == WHY_LOST || r->why == WHY_RESIGN ||
+        (r->wd_flags & (ODBC_LEADER__WD_DEADLINE | ODBC_LEADER__WD_LOST)))
         return ODBC_LEADER__EX_LOST;
-    }
-    if (!r->forwarded)
+    if (r->why == WHY_NONE)
         hold(r);
     return exit_status(r->status);
 }
 
+/* The longest --grace the timing allows: SIGTERM must not come before a
+ * renewal that is due and answered within the statement timeout, and
+ * SIGKILL must land KILL_ROOM_MS before the trust window ends:
+ * TTL - margin - renew interval - statement timeout - KILL_ROOM_MS. */
+static int64_t max_grace_ms(const struct run *r) {
+    const struct odbc_leader__config *c = odbc_leader__config_of(r->h);
+
+    return c->ttl_ms - c->margin_ms - c->renew_ms - c->stmt_timeout_ms -
+           KILL_ROOM_MS;
+}
+
+/* Settles --grace against the timing of the handle: the default is
+ * min(10 s, the largest allowed); a larger value is refused. Returns 0 or
+ * EX_CONFIG after a message with the numbers. */
+static int settle_grace(struct run *r) {
+    const struct odbc_leader__config *c = odbc_leader__config_of(r->h);
+    int64_t max = max_grace_ms(r);
+
+    if (max < 0) {
+        odbc_leader__cli_err(
+            r->cli,
+            "run: the timing leaves no time to stop CMD before the lease can "
+            "lapse: LeaderTTL %lld - LeaderSafetyMargin %lld - "
+            "LeaderRenewInterval %lld - LeaderStatementTimeout %lld - %d ms "
+            "to kill < 0; lengthen the TTL or shorten the others",
+            (long long)c->ttl_ms, (long long)c->margin_ms,
+            (long long)c->renew_ms, (long long)c->stmt_timeout_ms,
+            KILL_ROOM_MS);
+        return EX_CONFIG;
+    }
+    if (r->grace_ms < 0) {
+        r->grace_ms = max < GRACE_DEFAULT_MS ? max : GRACE_DEFAULT_MS;
+        return 0;
+    }
+    if (r->grace_ms <= max)
+        return 0;
+    odbc_leader__cli_err(
+        r->cli,
+        "run: --grace %lld ms is too long: CMD must be dead before the lease "
+        "can lapse, so it may be at most %lld ms here (LeaderTTL %lld - "
+        "LeaderSafetyMargin %lld - LeaderRenewInterval %lld - "
+        "LeaderStatementTimeout %lld - %d ms to kill)",
+        (long long)r->grace_ms, (long long)max, (long long)c->ttl_ms,
+        (long long)c->margin_ms, (long long)c->renew_ms,
+        (long long)c->stmt_timeout_ms, KILL_ROOM_MS);
+    return EX_CONFIG;
+}
+
 int odbc_leader__cli_run(struct odbc_leader__cli *c, int argc, char **argv) {
     struct run r;
+    sigset_t pipe_only;
     int rc;
 
     memset(&r, 0, sizeof(r));
     r.cli = c;
     r.wait = 1;
-    r.grace_ms = 10000;
+    r.grace_ms = -1; /* settled once the timing is known */
     rc = parse_run(&r, argc, argv);
     if (rc != 0)
         return rc == ODBC_LEADER__CLI_HELP ? 0 : rc;
@@ -505,12 +575,22 @@ int odbc_leader__cli_run(struct odbc_leader__cli *c, int argc, char **argv) {
     sigaddset(&r.sigs, SIGHUP);
     sigaddset(&r.sigs, SIGCHLD);
     sigprocmask(SIG_BLOCK, &r.sigs, &r.oldmask);
+    /* A closed stdout or stderr must not kill run (and so CMD): writes
+     * fail with EPIPE instead. CMD gets the original mask. */
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    sigprocmask(SIG_BLOCK, &pipe_only, NULL);
     rc = open_run(&r);
     if (rc == 0)
-        rc = campaign(&r);
-    if (rc == 0)
-        rc = lead(&r);
-    odbc_leader_destroy(r.h); /* resigns if still leader, unregisters */
+        rc = settle_grace(&r);
+    do {
+        if (rc == 0)
+            rc = campaign(&r);
+        if (rc == 0)
+            rc = lead(&r);
+    } while (rc == -1);
+    /* CMD's group is gone: only now resign (if still leader), unregister */
+    odbc_leader_destroy(r.h);
     odbc_leader__cli_clear_line(c);
     /* The signals stay blocked: one arriving now must not change the
      * exit status. */

@@ -105,7 +105,14 @@ sc_lost() {
     [ "$olc_rc" = 80 ] || ol_fail "run exited $olc_rc after the resign, expected 80"
     grep -q TERM "$f" 2>/dev/null || ol_fail "CMD did not get SIGTERM"
 
-    "$OLC_BIN" run -C "$OLC_CONN" -n stubborn --id mule --grace 500ms -- sh -c \
+    # --grace must fit the timing (TTL 3000 - margin 1000 - renew 1000 -
+    # statement timeout 500 - 100 ms to kill = 400 ms): longer is refused
+    # with the largest allowed value
+    olc_expect_rc 78 run -C "$OLC_CONN" -n stubborn --grace 500ms -- true \
+        2>"$f.err"
+    grep -q "may be at most 400 ms" "$f.err" ||
+        ol_fail "--grace 500ms: $(cat "$f.err")"
+    "$OLC_BIN" run -C "$OLC_CONN" -n stubborn --id mule --grace 300ms -- sh -c \
         "trap '' TERM; echo \$\$ >$f.pid; while :; do sleep 0.1; done" &
     p=$!
     ol_track_pid "$p"

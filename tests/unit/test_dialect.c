@@ -202,9 +202,12 @@ static void test_builtin_sqlite(void **state) {
     assert_string_equal(d->rollback, "ROLLBACK");
     expect_clean_sql(d);
 
+    /* sqliteodbc's two busy waits add up: each gets half the timeout */
     assert_int_equal(d->ops[ODBC_LEADER__OP_ON_CONNECT].n, 1);
     assert_string_equal(d->ops[ODBC_LEADER__OP_ON_CONNECT].v[0].sql,
-                        "PRAGMA busy_timeout = 1234");
+                        "PRAGMA busy_timeout = 617");
+    assert_string_equal(d->connect_keys, "Timeout=617");
+    assert_int_equal(d->no_query_timeout, 0);
     assert_int_equal(d->ops[ODBC_LEADER__OP_DDL].n, 4);
     assert_non_null(strstr(d->ops[ODBC_LEADER__OP_DDL].v[0].sql,
                            "CREATE TABLE IF NOT EXISTS pfx_schema (\n"));
@@ -266,7 +269,12 @@ static void test_builtin_postgresql(void **state) {
     assert_null(d->commit);
     assert_null(d->rollback);
     expect_clean_sql(d);
-    assert_int_equal(d->ops[ODBC_LEADER__OP_ON_CONNECT].n, 0);
+    /* statements are bounded in the session, in milliseconds */
+    assert_int_equal(d->ops[ODBC_LEADER__OP_ON_CONNECT].n, 1);
+    assert_string_equal(d->ops[ODBC_LEADER__OP_ON_CONNECT].v[0].sql,
+                        "SET statement_timeout = 1234");
+    assert_int_equal(d->no_query_timeout, 1);
+    assert_null(d->connect_keys);
     assert_int_equal(d->ops[ODBC_LEADER__OP_DDL].n, 4);
     expect_params(d, ODBC_LEADER__OP_DDL, 3, ver, 1);
     assert_int_equal(d->ops[ODBC_LEADER__OP_ATTEMPT].n, 1);
@@ -572,6 +580,31 @@ static void test_err_unknown_placeholder(void **state) {
         HEADER
         "-- @statement on_connect\nSELECT * FROM {table};\n" REQUIRED_OPS,
         4, "unknown placeholder {table}");
+}
+
+static void test_connect_keys_and_query_timeout(void **state) {
+    struct odbc_leader__dialect *d;
+
+    (void)state;
+    d = parse_ok(HEADER "-- @connect-keys Timeout={timeout_half_ms};A={timeout_ms}\n"
+                        "-- @query-timeout off\n" REQUIRED_OPS);
+    assert_string_equal(d->connect_keys, "Timeout=617;A=1234");
+    assert_int_equal(d->no_query_timeout, 1);
+    odbc_leader__dialect_free(d);
+    d = parse_ok(HEADER "-- @query-timeout on\n" REQUIRED_OPS);
+    assert_null(d->connect_keys);
+    assert_int_equal(d->no_query_timeout, 0);
+    odbc_leader__dialect_free(d);
+    expect_error(HEADER "-- @connect-keys Timeout={prefix}\n" REQUIRED_OPS, 3,
+                 "only {timeout_ms} and {timeout_half_ms}");
+    expect_error(HEADER "-- @connect-keys nothing\n" REQUIRED_OPS, 3,
+                 "@connect-keys needs KEY=VALUE");
+    expect_error(HEADER "-- @connect-keys A=1\n-- @connect-keys B=2\n" REQUIRED_OPS,
+                 4, "duplicate @connect-keys");
+    expect_error(HEADER "-- @query-timeout maybe\n" REQUIRED_OPS, 3,
+                 "@query-timeout takes on or off");
+    expect_error(HEADER "-- @define timeout_half_ms 1\n" REQUIRED_OPS, 3,
+                 "the name is built in");
 }
 
 static void test_err_transaction_directives(void **state) {
@@ -958,6 +991,7 @@ int main(void) {
         cmocka_unit_test(test_err_unknown_param),
         cmocka_unit_test(test_err_too_many_params),
         cmocka_unit_test(test_err_unknown_placeholder),
+        cmocka_unit_test(test_connect_keys_and_query_timeout),
         cmocka_unit_test(test_err_transaction_directives),
         cmocka_unit_test(test_err_empty_section),
         cmocka_unit_test(test_err_unterminated),
