@@ -18,9 +18,11 @@
 --   with ";" at the end of a line; a section may hold several, run in one
 --   transaction.
 -- * "-- @define NAME TEXT" (header) makes {NAME} stand for TEXT; the
---   database clock is written once that way, as {now}.
+--   database clock is written once that way, as {now}. "@connect-keys
+--   K=V;..." (header) goes in front of the connection string;
+--   "@query-timeout off" drops the ODBC query timeout (docs/dialects.md).
 -- * In SQL outside quotes, {prefix} is the table prefix, {timeout_ms} the
---   statement timeout, and :ns :id :term :ttl_ms :cand_ttl_ms :version
+--   statement timeout ({timeout_half_ms} half of it), and :ns :id :term :ttl_ms :cand_ttl_ms :version
 --   :to :wait_ms are bound parameters ("::" casts are left alone).
 -- * Every time comes from the database clock, in epoch milliseconds.
 --

@@ -969,7 +969,8 @@ static int run_flag_op(struct odbc_leader__db *db, int op, int64_t budget_ms) {
 
     db->p_wait_ms = budget_ms;
     rc = run_op(db, op, flag_row, &flag, &cls);
-    if (rc < 0 && cls == ODBC_LEADER__ERR_TRANSIENT)
+    if (rc < 0 && cls == ODBC_LEADER__ERR_TRANSIENT &&
+        rc != ODBC_LEADER_EUNKNOWN)
         return 0;
     if (rc < 0)
         return rc;
