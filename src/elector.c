@@ -27,8 +27,12 @@
  * after this long, doubling each time the same term wakes it. */
 #define REWAIT_MIN_NS (25 * NS_PER_MS)
 /* How long a new leader waits for followers that hold the wake-up lock
- * for a moment, when its attempt could not take it. */
-#define HOLD_BUDGET_MS 200
+ * for a moment, when its attempt could not take it. Short: a paused
+ * former leader's session may hold the lock for as long as the pause, and
+ * every millisecond here delays the winning tick's return (and so the
+ * start of a supervised command); a busy hold only costs the followers
+ * their fast wake-up until the next renewal takes the lock. */
+#define HOLD_BUDGET_MS 25
 
 /* xorshift64*: returns the next pseudo-random number; state lives in e. */
 static uint64_t next_random(struct odbc_leader__elector *e) {
