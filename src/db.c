@@ -35,8 +35,8 @@ struct odbc_leader__db {
                   [ODBC_LEADER__MAX_STMTS]; /* prepared */
     char dbms[64];
     char last_error[1024]; /* first diagnostic of the last failure */
-    int last_timeout; /* the last failure was a client-side timeout (HYT00,
-                         HYT01): its outcome is unknown */
+    int last_timeout;      /* the last failure was a client-side timeout (HYT00,
+                              HYT01): its outcome is unknown */
 
     /* parameter buffers, bound once per prepared statement */
     SQLCHAR p_ns[ODBC_LEADER__NAME_MAX + 1];

@@ -64,7 +64,7 @@ struct odbc_leader__elector {
     int64_t ttl_ns, renew_ns, margin_ns;
     int64_t trust_extra_ns; /* test only: breaks the protocol when > 0 */
     int64_t backoff_min_ns, backoff_max_ns;
-    int64_t wait_ns; /* longest follower wait per tick; 0 = never wait */
+    int64_t wait_ns;   /* longest follower wait per tick; 0 = never wait */
     int report_resign; /* resign requests are reported, not acted on */
 
     /* state, owned by the thread that ticks */

@@ -189,8 +189,8 @@ struct odbc_leader__dialect {
     char *begin;    /* owned: "@begin" statement, or NULL = ODBC transaction */
     char *commit;   /* owned: "@commit", NULL when begin is NULL */
     char *rollback; /* owned: "@rollback", NULL when begin is NULL */
-    char *connect_keys; /* owned: "@connect-keys" (timeouts expanded), put
-                           in front of the connection string; or NULL */
+    char *connect_keys;   /* owned: "@connect-keys" (timeouts expanded), put
+                             in front of the connection string; or NULL */
     int no_query_timeout; /* "@query-timeout off": statements get no ODBC
                              query timeout (the session bounds them) */
     struct odbc_leader__code_list

@@ -138,8 +138,7 @@ int64_t odbc_leader_term(const odbc_leader_t *h) {
     return h != NULL ? odbc_leader__elector_term(&h->el) : 0;
 }
 
-int64_t odbc_leader_leadership(const odbc_leader_t *h,
-                               uint32_t *valid_for_ms) {
+int64_t odbc_leader_leadership(const odbc_leader_t *h, uint32_t *valid_for_ms) {
     if (h == NULL) {
         if (valid_for_ms != NULL)
             *valid_for_ms = 0;

@@ -148,8 +148,9 @@ static int reap_all(struct demo *d) {
 static void exec_candidate(const struct demo *d, const struct cand *k) {
     char log[PATH_MAX + 32];
     const char *argv[] = {
-        d->exe,    "run", "-C", d->conn, "-n",         "demo",  "--id", k->name,
-        "--grace", "300ms", "--", d->exe, "__demo-job", d->work, NULL,
+        d->exe, "run",  "-C",         d->conn,   "-n",
+        "demo", "--id", k->name,      "--grace", "300ms",
+        "--",   d->exe, "__demo-job", d->work,   NULL,
     };
     int fd;
 

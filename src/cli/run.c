@@ -27,8 +27,8 @@
 #include "cli.h"
 #include "internal.h"
 
-#define STATUS_EVERY_MS 500 /* terminal status line refresh */
-#define MAX_SLEEP_MS 1000   /* wake at least this often */
+#define STATUS_EVERY_MS 500    /* terminal status line refresh */
+#define MAX_SLEEP_MS 1000      /* wake at least this often */
 #define GRACE_DEFAULT_MS 10000 /* --grace, when the timing allows it */
 /* SIGKILL reaches CMD's group this long before the trust window ends:
  * room for the signal, the exit of a large process and the supervisor's
@@ -60,15 +60,15 @@ struct run {
     int tty;          /* stderr is a terminal */
     char leader_id[ODBC_LEADER__NAME_MAX + 1]; /* from on_change, "" none */
     int64_t leader_term;
-    int64_t next_tick_at; /* odbc_leader__cli_now_ms() time */
-    int64_t shown_at;     /* last status line refresh */
-    int last_err;         /* last tick error reported, 0 none */
-    int64_t term;         /* the term CMD runs under */
+    int64_t next_tick_at;       /* odbc_leader__cli_now_ms() time */
+    int64_t shown_at;           /* last status line refresh */
+    int last_err;               /* last tick error reported, 0 none */
+    int64_t term;               /* the term CMD runs under */
     struct odbc_leader__wd *wd; /* CMD's supervisor while CMD runs */
-    int status;           /* CMD's wait status once its group is gone */
-    int wd_flags;         /* how the supervisor saw CMD end */
-    int64_t started_at;   /* when CMD started */
-    enum why why;         /* why CMD is being stopped */
+    int status;                 /* CMD's wait status once its group is gone */
+    int wd_flags;               /* how the supervisor saw CMD end */
+    int64_t started_at;         /* when CMD started */
+    enum why why;               /* why CMD is being stopped */
 };
 
 static const char run_help[] =

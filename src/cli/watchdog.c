@@ -63,21 +63,21 @@ struct msg {
 };
 
 struct odbc_leader__wd {
-    pid_t sup;      /* the supervisor */
-    pid_t cmd;      /* CMD, the leader of its process group */
-    int ctl;        /* write end: run -> supervisor (non-blocking) */
-    int rep;        /* read end: supervisor -> run */
-    int done;       /* the supervisor was reaped */
-    int status;     /* CMD's wait status, once done */
-    int flags;      /* ODBC_LEADER__WD_* once done */
+    pid_t sup;  /* the supervisor */
+    pid_t cmd;  /* CMD, the leader of its process group */
+    int ctl;    /* write end: run -> supervisor (non-blocking) */
+    int rep;    /* read end: supervisor -> run */
+    int done;   /* the supervisor was reaped */
+    int status; /* CMD's wait status, once done */
+    int flags;  /* ODBC_LEADER__WD_* once done */
 };
 
 /* The supervisor's state, in the supervisor process only. */
 struct sup {
     int ctl, rep, sfd, tfd;
     pid_t cmd;
-    int64_t deadline; /* SIGKILL at this time (CLOCK_BOOTTIME ns) */
-    int64_t grace;    /* SIGTERM this long before */
+    int64_t deadline;     /* SIGKILL at this time (CLOCK_BOOTTIME ns) */
+    int64_t grace;        /* SIGTERM this long before */
     int64_t stop_kill_at; /* after a SIGTERM: SIGKILL then (0 = none) */
     int term_sent, killed, main_done, status, flags;
 };

@@ -586,8 +586,9 @@ static void test_connect_keys_and_query_timeout(void **state) {
     struct odbc_leader__dialect *d;
 
     (void)state;
-    d = parse_ok(HEADER "-- @connect-keys Timeout={timeout_half_ms};A={timeout_ms}\n"
-                        "-- @query-timeout off\n" REQUIRED_OPS);
+    d = parse_ok(HEADER
+                 "-- @connect-keys Timeout={timeout_half_ms};A={timeout_ms}\n"
+                 "-- @query-timeout off\n" REQUIRED_OPS);
     assert_string_equal(d->connect_keys, "Timeout=617;A=1234");
     assert_int_equal(d->no_query_timeout, 1);
     odbc_leader__dialect_free(d);
@@ -599,7 +600,8 @@ static void test_connect_keys_and_query_timeout(void **state) {
                  "only {timeout_ms} and {timeout_half_ms}");
     expect_error(HEADER "-- @connect-keys nothing\n" REQUIRED_OPS, 3,
                  "@connect-keys needs KEY=VALUE");
-    expect_error(HEADER "-- @connect-keys A=1\n-- @connect-keys B=2\n" REQUIRED_OPS,
+    expect_error(HEADER
+                 "-- @connect-keys A=1\n-- @connect-keys B=2\n" REQUIRED_OPS,
                  4, "duplicate @connect-keys");
     expect_error(HEADER "-- @query-timeout maybe\n" REQUIRED_OPS, 3,
                  "@query-timeout takes on or off");

@@ -19,9 +19,9 @@
 #define MS INT64_C(1000000)
 
 struct fake {
-    int64_t now_ns;       /* the local clock */
-    int64_t db_offset_ms; /* database clock = local / 1e6 + offset */
-    int64_t op_cost_ns;   /* each operation advances the clock this much */
+    int64_t now_ns;        /* the local clock */
+    int64_t db_offset_ms;  /* database clock = local / 1e6 + offset */
+    int64_t op_cost_ns;    /* each operation advances the clock this much */
     int64_t reply_cost_ns; /* renew: the answer takes this long to come
                               back after the database acted */
     /* the lease row */
