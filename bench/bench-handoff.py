@@ -61,7 +61,6 @@ import importlib.util
 import json
 import os
 import random
-import re
 import signal
 import subprocess
 import sys
@@ -416,18 +415,7 @@ def main():
     ctx.checker = sched.load_checker(os.path.join(faults, "cmdcheck"))
     ctx.lib = os.path.join(args.srcdir, "tests", "integration", "lib.sh")
     ctx.sqlite_file = os.path.join(args.work, "handoff.db")
-    ctx.connect = {"sqlite": "Driver=SQLite3;Database=%s" % ctx.sqlite_file}
-    ctx.port = {}
-    if "OL_PG_CONNECT" in os.environ:
-        ctx.connect["postgresql"] = os.environ["OL_PG_CONNECT"]
-        ctx.port["postgresql"] = int(os.environ["OL_PG_PORT"])
-    if "OL_MARIADB_CONNECT" in os.environ:
-        # as cmd-schedule.py: client timeouts that a stall can outlast
-        c = re.sub(r";(CONN|READ|WRITE)_TIMEOUT=\d+", "",
-                   os.environ["OL_MARIADB_CONNECT"])
-        ctx.connect["mariadb"] = c + \
-            ";CONN_TIMEOUT=2;READ_TIMEOUT=2;WRITE_TIMEOUT=2"
-        ctx.port["mariadb"] = int(os.environ["OL_MARIADB_PORT"])
+    sched.faultlib.db_connects(ctx, ctx.sqlite_file)
 
     failed = []
     samples = {}

@@ -43,8 +43,6 @@ Exit status 0 when every run is safe and live (--negative: every broken
 run was caught), else 1.
 """
 import argparse
-import importlib.machinery
-import importlib.util
 import json
 import os
 import re
@@ -55,6 +53,16 @@ import subprocess
 import sys
 import threading
 import time
+
+# The is_leader() schedule's helpers, shared: no bytecode is written into
+# the (maybe read-only) source tree.
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import schedule as faultlib  # noqa: E402
+
+now_ns = faultlib.now_ns
+ms = faultlib.ms
+holds_file_lock = faultlib.holds_file_lock
 
 TTL_MS = 3000
 RENEW_MS = 500
@@ -90,34 +98,8 @@ FAULTS = {
 
 
 def load_checker(path):
-    """Imports cmdcheck (no .py suffix) as a module, without writing
-    bytecode into the (maybe read-only) source tree."""
-    sys.dont_write_bytecode = True
-    loader = importlib.machinery.SourceFileLoader("cmdcheck", path)
-    spec = importlib.util.spec_from_loader("cmdcheck", loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
-
-
-def now_ns():
-    return time.monotonic_ns()  # CLOCK_MONOTONIC, as the records
-
-
-def ms(ns):
-    return ns / 1e6
-
-
-def holds_file_lock(pid):
-    """True when pid holds a POSIX file lock (SQLite's locks are)."""
-    with open("/proc/locks") as f:
-        for line in f:
-            cols = line.split()
-            if "->" in cols:
-                continue  # a waiter, not a holder
-            if len(cols) > 4 and cols[4] == str(pid):
-                return True
-    return False
+    """Imports cmdcheck (no .py suffix) as a module."""
+    return faultlib.load_checker(path, "cmdcheck")
 
 
 def signal_pid(pid, sig):
@@ -687,19 +669,8 @@ def main():
 
     ctx = args
     ctx.checker = load_checker(args.checker)
-    ctx.connect, ctx.port = {}, {}
-    tmp = os.environ["OL_TMP"]
-    ctx.sqlite_file = os.path.join(tmp, "cmd.db")
-    ctx.connect["sqlite"] = "Driver=SQLite3;Database=%s" % ctx.sqlite_file
-    if "OL_PG_CONNECT" in os.environ:
-        ctx.connect["postgresql"] = os.environ["OL_PG_CONNECT"]
-        ctx.port["postgresql"] = int(os.environ["OL_PG_PORT"])
-    if "OL_MARIADB_CONNECT" in os.environ:
-        c = re.sub(r";(CONN|READ|WRITE)_TIMEOUT=\d+", "",
-                   os.environ["OL_MARIADB_CONNECT"])
-        ctx.connect["mariadb"] = c + \
-            ";CONN_TIMEOUT=2;READ_TIMEOUT=2;WRITE_TIMEOUT=2"
-        ctx.port["mariadb"] = int(os.environ["OL_MARIADB_PORT"])
+    ctx.sqlite_file = os.path.join(os.environ["OL_TMP"], "cmd.db")
+    faultlib.db_connects(ctx, ctx.sqlite_file)
     if args.negative:
         dbs = args.db or "postgresql,mariadb"
         faults = "sigstop"

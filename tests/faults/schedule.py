@@ -47,12 +47,12 @@ FAULTS = {
 FAKE_OFFSETS = ["-7h", "+3h", "+26h"]
 
 
-def load_checker(path):
-    """Imports the checker script (no .py suffix) as a module, without
+def load_checker(path, name="checker"):
+    """Imports a checker script (no .py suffix) as module name, without
     writing bytecode into the (maybe read-only) source tree."""
     sys.dont_write_bytecode = True
-    loader = importlib.machinery.SourceFileLoader("checker", path)
-    spec = importlib.util.spec_from_loader("checker", loader)
+    loader = importlib.machinery.SourceFileLoader(name, path)
+    spec = importlib.util.spec_from_loader(name, loader)
     mod = importlib.util.module_from_spec(spec)
     loader.exec_module(mod)
     return mod
@@ -460,6 +460,24 @@ def verdict(db, fault, r):
                            if r.stuck else [])
 
 
+def db_connects(ctx, sqlite_file):
+    """Sets ctx.connect (database -> connection string) and ctx.port
+    (server -> TCP port) from the OL_* variables of tests/integration/
+    lib.sh, with SQLite on sqlite_file. MariaDB gets client timeouts that a
+    stalled network outlasts (Connector/ODBC ignores the ODBC ones)."""
+    ctx.connect, ctx.port = {}, {}
+    ctx.connect["sqlite"] = "Driver=SQLite3;Database=%s" % sqlite_file
+    if "OL_PG_CONNECT" in os.environ:
+        ctx.connect["postgresql"] = os.environ["OL_PG_CONNECT"]
+        ctx.port["postgresql"] = int(os.environ["OL_PG_PORT"])
+    if "OL_MARIADB_CONNECT" in os.environ:
+        c = re.sub(r";(CONN|READ|WRITE)_TIMEOUT=\d+", "",
+                   os.environ["OL_MARIADB_CONNECT"])
+        ctx.connect["mariadb"] = c + \
+            ";CONN_TIMEOUT=2;READ_TIMEOUT=2;WRITE_TIMEOUT=2"
+        ctx.port["mariadb"] = int(os.environ["OL_MARIADB_PORT"])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mode", choices=("short", "long"), default="short")
@@ -476,18 +494,7 @@ def main():
 
     ctx = args
     ctx.checker = load_checker(args.checker)
-    ctx.connect, ctx.port = {}, {}
-    tmp = os.environ["OL_TMP"]
-    ctx.connect["sqlite"] = "Driver=SQLite3;Database=%s/faults.db" % tmp
-    if "OL_PG_CONNECT" in os.environ:
-        ctx.connect["postgresql"] = os.environ["OL_PG_CONNECT"]
-        ctx.port["postgresql"] = int(os.environ["OL_PG_PORT"])
-    if "OL_MARIADB_CONNECT" in os.environ:
-        c = re.sub(r";(CONN|READ|WRITE)_TIMEOUT=\d+", "",
-                   os.environ["OL_MARIADB_CONNECT"])
-        ctx.connect["mariadb"] = c + \
-            ";CONN_TIMEOUT=2;READ_TIMEOUT=2;WRITE_TIMEOUT=2"
-        ctx.port["mariadb"] = int(os.environ["OL_MARIADB_PORT"])
+    db_connects(ctx, os.path.join(os.environ["OL_TMP"], "faults.db"))
     libs = glob.glob("/usr/lib/*/faketime/libfaketimeMT.so.1") + \
         glob.glob("/usr/lib*/faketime/libfaketimeMT.so.1")
     ctx.faketime_lib = libs[0] if libs else None
