@@ -51,6 +51,11 @@
 -- with both set to half the statement timeout a blocked BEGIN IMMEDIATE
 -- or COMMIT gives up after about the statement timeout (+10 ms).
 -- @connect-keys Timeout={timeout_half_ms}
+-- Followers wait for the leader to let go through a lock file beside the
+-- database file (DATABASE-odbc-leader-wake; SQLite means one host), so a
+-- resignation hands over in milliseconds, as the server dialects' wake-up
+-- locks do.
+-- @wake-file
 -- @begin BEGIN IMMEDIATE
 -- @commit COMMIT
 -- @rollback ROLLBACK

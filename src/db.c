@@ -11,12 +11,19 @@
  * a unique-key violation during an attempt is retried once, then the
  * current lease is read (the integrity-error retry path).
  */
+#define _GNU_SOURCE /* F_OFD_SETLK */
+#include <errno.h>
+#include <fcntl.h>
+#include <odbcinst.h>
 #include <sql.h>
 #include <sqlext.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <syslog.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "db.h"
 
@@ -48,7 +55,17 @@ struct odbc_leader__db {
     SQLLEN zero; /* 0, the indicator of every integer */
 
     struct odbc_leader__db_stats stats;
+
+    /* @wake-file dialects: the follower wake-up through a lock file */
+    int wake_fd;      /* DATABASE-odbc-leader-wake, or -1 */
+    off_t wake_off;   /* the byte of this namespace in it */
+    int wake_tried;   /* looked for it already (once per handle) */
 };
+
+/* The wake-up lock file: beside the database file, this suffix. */
+#define WAKE_SUFFIX "-odbc-leader-wake"
+/* A follower waiting on the lock file tries again this often. */
+#define WAKE_POLL_NS (5 * INT64_C(1000000))
 
 /* Rows handed to a fetch callback; returns 0 or a negative error. */
 typedef int (*row_fn)(struct odbc_leader__db *db, SQLHSTMT h, void *ctx);
@@ -78,6 +95,7 @@ int odbc_leader__db_create(struct odbc_leader__db **out,
     snprintf((char *)db->p_id, sizeof(db->p_id), "%s", id);
     db->p_ttl_ms = cfg->ttl_ms;
     db->p_cand_ttl_ms = cfg->ttl_ms;
+    db->wake_fd = -1;
     *out = db;
     return 0;
 }
@@ -88,6 +106,8 @@ void odbc_leader__db_destroy(struct odbc_leader__db *db) {
     odbc_leader__db_disconnect(db);
     odbc_leader__dialect_free(db->dialect);
     free(db->connect);
+    if (db->wake_fd >= 0)
+        close(db->wake_fd);
     free(db);
 }
 
@@ -756,6 +776,121 @@ nomem:
     return ODBC_LEADER_ENOMEM;
 }
 
+/* ---- the follower wake-up through a lock file (@wake-file) ------------- */
+
+/* Copies the value of key Database= of the connection string (braces
+ * removed), else of the DSN's odbc.ini section, into buf. Returns 1 when
+ * it names a file, else 0. */
+static int database_file(const struct odbc_leader__db *db, char *buf,
+                         size_t len) {
+    const char *s = db->cfg->connect;
+
+    buf[0] = '\0';
+    while (s != NULL && *s != '\0') {
+        const char *end = strchr(s, ';');
+        size_t n = end != NULL ? (size_t)(end - s) : strlen(s);
+
+        if (n > 9 && strncasecmp(s, "Database=", 9) == 0) {
+            const char *v = s + 9;
+            size_t vn = n - 9;
+
+            if (vn >= 2 && v[0] == '{' && v[vn - 1] == '}') {
+                v++;
+                vn -= 2;
+            }
+            snprintf(buf, len, "%.*s", (int)vn, v);
+            break;
+        }
+        s = end != NULL ? end + 1 : NULL;
+    }
+    if (buf[0] == '\0' && db->cfg->dsn != NULL)
+        SQLGetPrivateProfileString(db->cfg->dsn, "Database", "", buf,
+                                   (int)len, "odbc.ini");
+    return buf[0] != '\0' && strcmp(buf, ":memory:") != 0;
+}
+
+/* Opens the wake-up lock file beside the database file, once per handle;
+ * without it (no file name, no permission) followers poll. The byte
+ * locked is the namespace's FNV-1a hash (below 2^30). */
+static void wake_open(struct odbc_leader__db *db) {
+    char file[4096], path[4096 + sizeof(WAKE_SUFFIX)];
+    uint64_t h = UINT64_C(14695981039346656037);
+
+    if (!db->dialect->wake_file || db->wake_tried)
+        return;
+    db->wake_tried = 1;
+    if (!database_file(db, file, sizeof(file))) {
+        odbc_leader__logf(db->log, LOG_INFO,
+                          "no database file named: no follower wake-up");
+        return;
+    }
+    snprintf(path, sizeof(path), "%s%s", file, WAKE_SUFFIX);
+    db->wake_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (db->wake_fd < 0) {
+        odbc_leader__logf(db->log, LOG_INFO,
+                          "no follower wake-up: cannot open %s: %s", path,
+                          strerror(errno));
+        return;
+    }
+    for (const char *c = db->cfg->ns; *c != '\0'; c++)
+        h = (h ^ (unsigned char)*c) * UINT64_C(1099511628211);
+    db->wake_off = (off_t)(h % (UINT64_C(1) << 30));
+}
+
+/* Takes the namespace's byte of the lock file (type F_RDLCK or F_WRLCK,
+ * an open-file-description lock: per handle, and gone when the process
+ * is), trying every WAKE_POLL_NS for up to budget_ms. Returns 1 when
+ * taken, 0 when the budget ran out, or ODBC_LEADER_EDB. */
+static int wake_lock(struct odbc_leader__db *db, short type,
+                     int64_t budget_ms) {
+    struct flock fl;
+    int64_t end = odbc_leader__now_ns(NULL) + budget_ms * INT64_C(1000000);
+
+    memset(&fl, 0, sizeof(fl));
+    fl.l_type = type;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = db->wake_off;
+    fl.l_len = 1;
+    for (;;) {
+        int64_t left;
+        struct timespec ts;
+
+        if (fcntl(db->wake_fd, F_OFD_SETLK, &fl) == 0)
+            return 1;
+        if (errno != EAGAIN && errno != EACCES)
+            return ODBC_LEADER_EDB;
+        left = end - odbc_leader__now_ns(NULL);
+        if (left <= 0)
+            return 0;
+        if (left > WAKE_POLL_NS)
+            left = WAKE_POLL_NS;
+        ts.tv_sec = 0;
+        ts.tv_nsec = (long)left;
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* Lets go of the namespace's byte of the lock file. */
+static void wake_unlock(struct odbc_leader__db *db) {
+    struct flock fl;
+
+    memset(&fl, 0, sizeof(fl));
+    fl.l_type = F_UNLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = db->wake_off;
+    fl.l_len = 1;
+    fcntl(db->wake_fd, F_OFD_SETLK, &fl);
+}
+
+/* After an attempt that won or a renewal that held: takes the lock file's
+ * byte without waiting and reports it in out->wake_held, as the server
+ * dialects' statements do. */
+static void wake_take(struct odbc_leader__db *db,
+                      struct odbc_leader__result *out) {
+    if (db->wake_fd >= 0)
+        out->wake_held = wake_lock(db, F_WRLCK, 0) == 1;
+}
+
 /* Once the dialect is known: when it has @connect-keys (sqliteodbc's own
  * busy Timeout, say), builds the connection string with them in front and
  * connects again with it; every later reconnect uses it too. Returns 0 or
@@ -811,6 +946,7 @@ int odbc_leader__db_connect(struct odbc_leader__db *db, char *err,
         if (rc < 0)
             goto fail;
     }
+    wake_open(db);
     if (db->dialect->ops[ODBC_LEADER__OP_ON_CONNECT].n > 0) {
         rc = run_op(db, ODBC_LEADER__OP_ON_CONNECT, NULL, NULL, &cls);
         if (rc < 0) {
@@ -837,6 +973,9 @@ fail:
 }
 
 void odbc_leader__db_disconnect(struct odbc_leader__db *db) {
+    /* the wake-up lock goes with the session, as the servers' do */
+    if (db->wake_fd >= 0)
+        wake_unlock(db);
     for (int op = 0; op < ODBC_LEADER__OP_COUNT; op++) {
         for (int i = 0; i < ODBC_LEADER__MAX_STMTS; i++) {
             if (db->stmts[op][i] != SQL_NULL_HSTMT)
@@ -879,6 +1018,8 @@ int odbc_leader__db_attempt(struct odbc_leader__db *db,
             rc = run_op(db, ODBC_LEADER__OP_LEADER, lease_row, out, &cls);
         }
     }
+    if (rc >= 0 && out->found && out->won && strcmp(out->leader_id, db->id) == 0)
+        wake_take(db, out);
     return rc < 0 ? rc : 0;
 }
 
@@ -890,6 +1031,8 @@ int odbc_leader__db_renew(struct odbc_leader__db *db, int64_t term,
     memset(out, 0, sizeof(*out));
     db->p_term = term;
     rc = run_op(db, ODBC_LEADER__OP_RENEW, renew_row, out, &cls);
+    if (rc >= 0 && out->found)
+        wake_take(db, out);
     return rc < 0 ? rc : 0;
 }
 
@@ -936,15 +1079,20 @@ int odbc_leader__db_read_lease(struct odbc_leader__db *db,
 }
 
 int odbc_leader__db_has_wait(const struct odbc_leader__db *db) {
-    return db->dialect != NULL &&
-           db->dialect->ops[ODBC_LEADER__OP_WAIT].n > 0 &&
-           db->dialect->ops[ODBC_LEADER__OP_RELEASE].n > 0;
+    return db->wake_fd >= 0 ||
+           (db->dialect != NULL &&
+            db->dialect->ops[ODBC_LEADER__OP_WAIT].n > 0 &&
+            db->dialect->ops[ODBC_LEADER__OP_RELEASE].n > 0);
 }
 
 int odbc_leader__db_release(struct odbc_leader__db *db) {
     int cls;
     int rc;
 
+    if (db->wake_fd >= 0) {
+        wake_unlock(db);
+        return 0;
+    }
     if (!odbc_leader__db_has_wait(db))
         return 0;
     rc = run_op(db, ODBC_LEADER__OP_RELEASE, NULL, NULL, &cls);
@@ -978,6 +1126,8 @@ static int run_flag_op(struct odbc_leader__db *db, int op, int64_t budget_ms) {
 }
 
 int odbc_leader__db_hold(struct odbc_leader__db *db, int64_t budget_ms) {
+    if (db->wake_fd >= 0)
+        return wake_lock(db, F_WRLCK, budget_ms);
     if (!odbc_leader__db_has_wait(db) ||
         db->dialect->ops[ODBC_LEADER__OP_HOLD].n == 0)
         return 0;
@@ -985,6 +1135,15 @@ int odbc_leader__db_hold(struct odbc_leader__db *db, int64_t budget_ms) {
 }
 
 int odbc_leader__db_wait(struct odbc_leader__db *db, int64_t budget_ms) {
+    int rc;
+
+    if (db->wake_fd >= 0) {
+        /* free when no leader holds it exclusively; let go at once */
+        rc = wake_lock(db, F_RDLCK, budget_ms);
+        if (rc == 1)
+            wake_unlock(db);
+        return rc;
+    }
     if (!odbc_leader__db_has_wait(db))
         return ODBC_LEADER_EINVAL;
     return run_flag_op(db, ODBC_LEADER__OP_WAIT, budget_ms);

@@ -43,7 +43,7 @@ static const char *const code_directives[5] = {
 };
 
 /* Every directive word allowed in the header. */
-#define HEADER_WORDS 13
+#define HEADER_WORDS 14
 static const char *const header_words[HEADER_WORDS] = {
     "dialect",          "dbms",
     "schema-version",   "begin",
@@ -51,7 +51,7 @@ static const char *const header_words[HEADER_WORDS] = {
     "unique-violation", "transient",
     "connection-lost",  "undefined-table",
     "define",           "connect-keys",
-    "query-timeout",
+    "query-timeout",    "wake-file",
 };
 
 #define DEFINES_MAX 16 /* @define names per file */
@@ -78,7 +78,7 @@ struct parser {
     int op_line[ODBC_LEADER__OP_COUNT]; /* line of each @statement, 0 = none */
     int begin_line, commit_line, rollback_line;
     int dialect_line, version_line, dbms_line;
-    int keys_line, qt_line;
+    int keys_line, qt_line, wake_line;
     struct odbc_leader__buf sql; /* statement being collected */
     int stmt_line;               /* its first line, 0 = none in progress */
     int quote; /* open quote: '\'', '"', '`', '*' (block comment) or 0 */
@@ -493,6 +493,20 @@ static int set_query_timeout(struct parser *p, const char *s, size_t n) {
                 (int)n, s);
 }
 
+/* Handles "@wake-file" (no arguments): the follower wake-up through a
+ * lock file beside the database file, for databases that are files on
+ * one host. Returns 0 or an error code with the message set. */
+static int set_wake_file(struct parser *p, size_t an) {
+    if (p->wake_line)
+        return fail(p, p->line, "duplicate @wake-file (first at line %d)",
+                    p->wake_line);
+    if (an != 0)
+        return fail(p, p->line, "@wake-file takes no arguments");
+    p->wake_line = p->line;
+    p->d->wake_file = 1;
+    return 0;
+}
+
 /* Handles one header directive word (n bytes) with its trimmed args.
  * Returns 0 or an error code with the message set. */
 static int header_directive(struct parser *p, const char *w, size_t wn,
@@ -520,6 +534,8 @@ static int header_directive(struct parser *p, const char *w, size_t wn,
         return set_connect_keys(p, args, an);
     if (wn == 13 && memcmp(w, "query-timeout", 13) == 0)
         return set_query_timeout(p, args, an);
+    if (wn == 9 && memcmp(w, "wake-file", 9) == 0)
+        return set_wake_file(p, an);
     return fail(p, p->line, "unknown directive @%.*s", (int)wn, w);
 }
 
@@ -805,7 +821,7 @@ static int directive(struct parser *p, const char *s, size_t n) {
                     "@schema-version, @begin, @commit, @rollback, "
                     "@unique-violation, @transient, @connection-lost, "
                     "@undefined-table, @define, @connect-keys, "
-                    "@query-timeout or @statement",
+                    "@query-timeout, @wake-file or @statement",
                     (int)wn, s);
     return header_directive(p, s, wn, args, an);
 }

@@ -193,6 +193,9 @@ struct odbc_leader__dialect {
                              in front of the connection string; or NULL */
     int no_query_timeout; /* "@query-timeout off": statements get no ODBC
                              query timeout (the session bounds them) */
+    int wake_file; /* "@wake-file": the follower wake-up through a lock
+                      file beside the database file (db.c), for dialects
+                      without release/wait/hold statements */
     struct odbc_leader__code_list
         codes[5]; /* indexed by errclass; [0] unused */
     struct odbc_leader__stmt_list ops[ODBC_LEADER__OP_COUNT];

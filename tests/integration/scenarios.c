@@ -779,13 +779,39 @@ struct ticker {
     odbc_leader_t *h;
     int rc;
     uint32_t next;
+    _Atomic int started; /* the thread is about to call tick */
 };
 
 static void *tick_once(void *arg) {
     struct ticker *t = arg;
 
+    atomic_store(&t->started, 1);
     t->rc = odbc_leader_tick(t->h, &t->next);
     return NULL;
+}
+
+/* Waits until b's tick (thread t) is blocked in the wake-up wait: on the
+ * servers, until the server shows a session waiting on the lock; on
+ * SQLite (a lock file, polled by the follower) 300 ms after the tick
+ * began: a tick that did not wait would have returned as a follower by
+ * then, as a live leader still held the lease. */
+static void until_waiting(const struct ticker *t) {
+    struct raw probe;
+    int64_t waiting = 0;
+
+    while (!atomic_load(&t->started))
+        sleep_ms(1);
+    if (is_kind("sqlite")) {
+        sleep_ms(300);
+        return;
+    }
+    raw_open(&probe);
+    for (int i = 0; i < 800 && waiting == 0; i++) { /* the wait lasts 8 s */
+        sleep_ms(10);
+        raw_exec(&probe, wake_wait_probe(), &waiting);
+    }
+    raw_close(&probe);
+    assert_true(waiting > 0); /* b's tick is blocked in the wait */
 }
 
 /*
@@ -793,18 +819,18 @@ static void *tick_once(void *arg) {
  * wait statement becomes leader within that same tick when the leader
  * resigns, long before its next scheduled attempt (20 s away here; the
  * wait may last 8 s). Without the wake-up that tick would end as a
- * follower. Dialects without wait statements (SQLite, generic) skip.
+ * follower. SQLite waits on a lock file (@wake-file); dialects without a
+ * wake-up (generic) skip.
  */
 static void waiting_follower_wakes_on_resign(void **state) {
     const char *timing = "LeaderTTL=60000;LeaderRenewInterval=20000;"
                          "LeaderStatementTimeout=10000;"
                          "LeaderFollowerWait=8000";
     char ns[64], *cfg;
-    struct raw probe;
     struct ticker t;
     odbc_leader_t *a, *b;
     pthread_t th;
-    int64_t waiting = 0, term;
+    int64_t term;
 
     (void)state;
     ns_name(ns, sizeof(ns), "wake");
@@ -824,18 +850,12 @@ static void waiting_follower_wakes_on_resign(void **state) {
     assert_int_equal(t.next, 0); /* its next tick waits */
 
     assert_int_equal(pthread_create(&th, NULL, tick_once, &t), 0);
-    raw_open(&probe);
-    for (int i = 0; i < 800 && waiting == 0; i++) { /* the wait lasts 8 s */
-        sleep_ms(10);
-        raw_exec(&probe, wake_wait_probe(), &waiting);
-    }
-    assert_true(waiting > 0); /* b's tick is blocked in the wait */
+    until_waiting(&t);
     assert_int_equal(odbc_leader_resign(a), 0);
     pthread_join(th, NULL);
     assert_int_equal(t.rc, ODBC_LEADER_LEADER); /* the same tick */
     assert_int_equal(odbc_leader_term(b), term + 1);
 
-    raw_close(&probe);
     odbc_leader_destroy(a);
     odbc_leader_destroy(b);
 }

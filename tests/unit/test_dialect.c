@@ -208,6 +208,7 @@ static void test_builtin_sqlite(void **state) {
                         "PRAGMA busy_timeout = 617");
     assert_string_equal(d->connect_keys, "Timeout=617");
     assert_int_equal(d->no_query_timeout, 0);
+    assert_int_equal(d->wake_file, 1); /* followers wait on a lock file */
     assert_int_equal(d->ops[ODBC_LEADER__OP_DDL].n, 4);
     assert_non_null(strstr(d->ops[ODBC_LEADER__OP_DDL].v[0].sql,
                            "CREATE TABLE IF NOT EXISTS pfx_schema (\n"));
@@ -607,6 +608,13 @@ static void test_connect_keys_and_query_timeout(void **state) {
                  "@query-timeout takes on or off");
     expect_error(HEADER "-- @define timeout_half_ms 1\n" REQUIRED_OPS, 3,
                  "the name is built in");
+    d = parse_ok(HEADER "-- @wake-file\n" REQUIRED_OPS);
+    assert_int_equal(d->wake_file, 1);
+    odbc_leader__dialect_free(d);
+    expect_error(HEADER "-- @wake-file /tmp/x\n" REQUIRED_OPS, 3,
+                 "@wake-file takes no arguments");
+    expect_error(HEADER "-- @wake-file\n-- @wake-file\n" REQUIRED_OPS, 4,
+                 "duplicate @wake-file");
 }
 
 static void test_err_transaction_directives(void **state) {
