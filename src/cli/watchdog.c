@@ -262,16 +262,21 @@ static void exec_cmd(const struct odbc_leader__wd_spec *spec, pid_t sup) {
     _exit(e == ENOENT ? ODBC_LEADER__EX_NOTFOUND : ODBC_LEADER__EX_NOEXEC);
 }
 
-/* Closes every descriptor above stderr except keep1 and keep2. */
+/* Closes every descriptor above stderr except keep1 and keep2 (which may
+ * be anywhere, even below 3 when run started with stdio closed). */
 static void close_others(int keep1, int keep2) {
-    int lo = keep1 < keep2 ? keep1 : keep2;
-    int hi = keep1 < keep2 ? keep2 : keep1;
+    int keep[2] = {keep1 < keep2 ? keep1 : keep2,
+                   keep1 < keep2 ? keep2 : keep1};
+    unsigned from = 3;
 
-    if (lo > 3)
-        close_range(3, (unsigned)lo - 1, 0);
-    if (hi > lo + 1)
-        close_range((unsigned)lo + 1, (unsigned)hi - 1, 0);
-    close_range((unsigned)hi + 1, ~0U, 0);
+    for (int i = 0; i < 2; i++) {
+        if (keep[i] < (int)from)
+            continue;
+        if ((unsigned)keep[i] > from)
+            close_range(from, (unsigned)keep[i] - 1, 0);
+        from = (unsigned)keep[i] + 1;
+    }
+    close_range(from, ~0U, 0);
 }
 
 /* The supervisor's body, in the forked child of run. Never returns. */
