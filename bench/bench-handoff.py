@@ -56,8 +56,6 @@ LeaderTestTrustExtra, a deliberate bug (the trust window outlives the
 lease): the sigstop rounds then overlap and the run must fail.
 """
 import argparse
-import importlib.machinery
-import importlib.util
 import json
 import os
 import random
@@ -71,17 +69,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TERM_DELAY_MS = 300  # CMD's exit after SIGTERM
 SETTLE_S = (0.3, 0.8)  # from a CMD's start to the next fault
 RESIGN_TRIES = 10
-
-
-def load_source(name, path):
-    """Imports a Python file (maybe without .py) as module name, without
-    writing bytecode into the source tree."""
-    sys.dont_write_bytecode = True
-    loader = importlib.machinery.SourceFileLoader(name, path)
-    spec = importlib.util.spec_from_loader(name, loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
 
 
 sys.dont_write_bytecode = True
@@ -409,8 +396,10 @@ def main():
     args = ap.parse_args()
 
     faults = os.path.join(args.srcdir, "tests", "faults")
-    sched = load_source("cmd_schedule", os.path.join(faults,
-                                                     "cmd-schedule.py"))
+    sys.path.insert(0, faults)
+    import schedule  # tests/faults/schedule.py: its script loader
+    sched = schedule.load_checker(os.path.join(faults, "cmd-schedule.py"),
+                                  "cmd_schedule")
     ctx = args  # what cmd-schedule's Election reads
     ctx.checker = sched.load_checker(os.path.join(faults, "cmdcheck"))
     ctx.lib = os.path.join(args.srcdir, "tests", "integration", "lib.sh")

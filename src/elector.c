@@ -121,9 +121,7 @@ int64_t odbc_leader__elector_leadership(const struct odbc_leader__elector *e,
 }
 
 int64_t odbc_leader__elector_term(const struct odbc_leader__elector *e) {
-    if (!odbc_leader__elector_is_leader(e))
-        return 0;
-    return atomic_load_explicit(&e->term, memory_order_relaxed);
+    return odbc_leader__elector_leadership(e, NULL);
 }
 
 /* Calls on_change when (is_leader, term, leader_id) differs from what was

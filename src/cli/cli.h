@@ -206,9 +206,6 @@ int odbc_leader__wd_stop(struct odbc_leader__wd *w, int sig);
  * be told). Returns 0, or -1 when run had to do it. */
 int odbc_leader__wd_kill(struct odbc_leader__wd *w);
 
-/* CMD's pid (its process group). */
-pid_t odbc_leader__wd_pid(const struct odbc_leader__wd *w);
-
 /* Returns 1 once CMD and every process of its group are gone (the
  * supervisor exited), with CMD's wait status in *status and
  * ODBC_LEADER__WD_* flags in *flags; 0 while it runs. Never blocks. */

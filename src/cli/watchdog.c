@@ -406,8 +406,6 @@ int odbc_leader__wd_kill(struct odbc_leader__wd *w) {
     return -1;
 }
 
-pid_t odbc_leader__wd_pid(const struct odbc_leader__wd *w) { return w->cmd; }
-
 int odbc_leader__wd_done(struct odbc_leader__wd *w, int *status, int *flags) {
     struct msg m;
     int st;
