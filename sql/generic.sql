@@ -55,7 +55,7 @@
 -- counts as a missing table too).
 
 -- @dialect generic
--- @schema-version 1
+-- @schema-version 2
 -- @unique-violation 23505 23000 HY000:19
 -- @transient 40001 40P01 55P03 57014 HY018:1969 HY000:1205 HY000:5 HY000:6
 -- @connection-lost 08* 57P01 57P02 57P03
@@ -110,7 +110,26 @@ CREATE TABLE {prefix}candidate (
 CREATE TABLE {prefix}schema (
     version INTEGER NOT NULL
 );
-INSERT INTO {prefix}schema (version) VALUES (:version);
+-- These are the version-1 tables; the engine then runs upgrade, so a new
+-- database takes the same path as an upgraded one.
+INSERT INTO {prefix}schema (version) VALUES (1);
+
+-- @statement upgrade
+-- Version 1 to 2: the fire ledger. Where DDL is not transactional and two
+-- candidates upgrade at once, one CREATE TABLE fails; the engine then
+-- reads the version the other one wrote.
+CREATE TABLE {prefix}fire (
+    namespace VARCHAR(128) NOT NULL,
+    job VARCHAR(128) NOT NULL,
+    fire_ms BIGINT NOT NULL,
+    term BIGINT NOT NULL,
+    claimed_by VARCHAR(128) NOT NULL,
+    claimed_at_ms BIGINT NOT NULL,
+    finished_at_ms BIGINT,
+    status INTEGER,
+    PRIMARY KEY (namespace, job, fire_ms)
+);
+UPDATE {prefix}schema SET version = 2 WHERE version = 1;
 
 -- @statement schema_version
 SELECT MAX(version) FROM {prefix}schema;
@@ -136,10 +155,12 @@ WHERE namespace = :ns
        OR (leader_id IS NULL AND (handoff_to IS NULL OR handoff_to = :id)));
 -- 3. The namespace's first row. Two candidates doing this at once collide
 -- on the primary key; the loser gets a unique violation, and the engine
--- rolls back, retries once, then reads the lease.
+-- rolls back, retries once, then reads the lease. Its term is the clock
+-- in ms, so a namespace whose row was deleted (or a new table prefix)
+-- starts above every term it had before (docs/protocol.md).
 INSERT INTO {prefix}lease (namespace, leader_id, term, elected_at_ms,
     renewed_at_ms, expires_at_ms, resign_requested, handoff_to)
-SELECT :ns, :id, 1, {now}, -({now}), {now} + :ttl_ms, 0, NULL
+SELECT :ns, :id, {now}, {now}, -({now}), {now} + :ttl_ms, 0, NULL
 FROM {prefix}schema
 WHERE NOT EXISTS (SELECT 1 FROM {prefix}lease WHERE namespace = :ns);
 -- 4. Heartbeat: update our candidate row, create it when missing.
@@ -227,5 +248,72 @@ UPDATE {prefix}lease
 SET resign_requested = 1,
     handoff_to = :to
 WHERE namespace = :ns
+  AND leader_id IS NOT NULL
+  AND expires_at_ms > {now};
+
+-- @statement claim
+-- Records fire :fire_ms of :job for our term only while, at this
+-- statement's clock, we hold the namespace's current, unexpired term (the
+-- lease row is read in the same statement); and only for a fire not
+-- older than the retention (0, a one-off key, never is). No row inserted
+-- = not leader or too old (the engine reads the lease to tell which). A
+-- second claim of a fire fails on the primary key, a unique violation:
+-- "already claimed". "term - term" is a BIGINT zero: PostgreSQL types an
+-- untyped parameter by what it is compared with, and ":fire_ms = 0" would
+-- make it a 32-bit INTEGER (no CAST: MariaDB has no CAST AS BIGINT).
+INSERT INTO {prefix}fire (namespace, job, fire_ms, term, claimed_by,
+    claimed_at_ms, finished_at_ms, status)
+SELECT namespace, :job, :fire_ms, term, leader_id, {now}, NULL, NULL
+FROM {prefix}lease
+WHERE namespace = :ns
+  AND leader_id = :id
+  AND term = :term
+  AND expires_at_ms > {now}
+  AND (:fire_ms >= {now} - :retention_ms OR :fire_ms = term - term);
+
+-- @statement finish
+-- Records the outcome of a fire we claimed, once; no row changed = already
+-- finished or not ours (the engine reads the fire to tell which).
+UPDATE {prefix}fire
+SET finished_at_ms = {now},
+    status = :status
+WHERE namespace = :ns AND job = :job AND fire_ms = :fire_ms
+  AND claimed_by = :id AND finished_at_ms IS NULL;
+
+-- @statement fire
+-- One fire. Result: job, fire_ms, term, claimed_by, claimed_at_ms,
+-- finished_at_ms, status, now_ms.
+SELECT job, fire_ms, term, claimed_by, claimed_at_ms, finished_at_ms,
+    status, {now}
+FROM {prefix}fire
+WHERE namespace = :ns AND job = :job AND fire_ms = :fire_ms;
+
+-- @statement fires
+-- Every fire of the namespace (of :job unless it is ''), oldest first;
+-- columns as fire.
+SELECT job, fire_ms, term, claimed_by, claimed_at_ms, finished_at_ms,
+    status, {now}
+FROM {prefix}fire
+WHERE namespace = :ns AND (:job = '' OR job = :job)
+ORDER BY fire_ms, job;
+
+-- @statement fire_gc
+-- Retention, run by the leader: finished fires whose nominal time and end
+-- are both older than :retention_ms. claim refuses fires that old, so a
+-- deleted fire can never be claimed again. One-off keys (fire 0) stay.
+DELETE FROM {prefix}fire
+WHERE namespace = :ns
+  AND fire_ms <> 0
+  AND finished_at_ms IS NOT NULL
+  AND fire_ms < {now} - :retention_ms
+  AND finished_at_ms < {now} - :retention_ms;
+
+-- @statement fence
+-- The fence of docs/fencing.md (odbc-leader fence prints it): a row while
+-- term :term of namespace :ns still holds at the statement's clock. A
+-- job's write adds "AND EXISTS (this)" to apply only inside its term.
+SELECT 1 FROM {prefix}lease
+WHERE namespace = :ns
+  AND term = :term
   AND leader_id IS NOT NULL
   AND expires_at_ms > {now};

@@ -14,7 +14,10 @@
 -- * "-- @statement OP" starts the SQL of operation OP (on_connect
 --   optional; ddl, schema_version, attempt, renew, resign, unregister,
 --   leader, candidates, request_resign required; release and wait
---   optional, both or neither: the follower wake-up). A statement ends
+--   optional, both or neither: the follower wake-up; from schema version
+--   2 on, the fire ledger's claim, finish, fire, fires, fire_gc and fence
+--   required, and upgrade, the tables of the version before brought up to
+--   this one, optional). A statement ends
 --   with ";" at the end of a line; a section may hold several, run in one
 --   transaction.
 -- * "-- @define NAME TEXT" (header) makes {NAME} stand for TEXT; the
@@ -22,8 +25,9 @@
 --   K=V;..." (header) goes in front of the connection string;
 --   "@query-timeout off" drops the ODBC query timeout (docs/dialects.md).
 -- * In SQL outside quotes, {prefix} is the table prefix, {timeout_ms} the
---   statement timeout ({timeout_half_ms} half of it), and :ns :id :term :ttl_ms :cand_ttl_ms :version
---   :to :wait_ms are bound parameters ("::" casts are left alone).
+--   statement timeout ({timeout_half_ms} half of it), and :ns :id :term
+--   :ttl_ms :cand_ttl_ms :version :to :wait_ms :job :fire_ms :status
+--   :retention_ms are bound parameters ("::" casts are left alone).
 -- * Every time comes from the database clock, in epoch milliseconds.
 --
 -- One round trip per attempt and per renew: each is one anonymous compound
@@ -83,7 +87,7 @@
 -- Lock names are server-wide: the name includes the database.
 -- @define wake_lock SHA2(CONCAT('odbc-leader/', DATABASE(), '/', :ns), 224)
 -- @dbms MariaDB
--- @schema-version 1
+-- @schema-version 2
 -- @unique-violation *:1062
 -- @transient 40001 *:1213 *:1205 *:1969
 -- @connection-lost 08* *:2006 *:2013 *:2002 *:2003 *:2055 *:1927 *:1053
@@ -117,9 +121,27 @@ CREATE TABLE IF NOT EXISTS {prefix}candidate (
     expires_at_ms BIGINT NOT NULL,
     PRIMARY KEY (namespace, candidate_id)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+-- These are the version-1 tables; the engine then runs upgrade, so a new
+-- database takes the same path as an upgraded one.
 INSERT INTO {prefix}schema (version)
-SELECT :version FROM DUAL
+SELECT 1 FROM DUAL
 WHERE NOT EXISTS (SELECT 1 FROM {prefix}schema);
+
+-- @statement upgrade
+-- Version 1 to 2: the fire ledger (DDL commits on its own in MariaDB;
+-- both statements can run again).
+CREATE TABLE IF NOT EXISTS {prefix}fire (
+    namespace VARCHAR(128) NOT NULL,
+    job VARCHAR(128) NOT NULL,
+    fire_ms BIGINT NOT NULL,
+    term BIGINT NOT NULL,
+    claimed_by VARCHAR(128) NOT NULL,
+    claimed_at_ms BIGINT NOT NULL,
+    finished_at_ms BIGINT NULL,
+    status INTEGER NULL,
+    PRIMARY KEY (namespace, job, fire_ms)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+UPDATE {prefix}schema SET version = 2 WHERE version = 1;
 
 -- @statement schema_version
 SELECT MAX(version) FROM {prefix}schema;
@@ -131,7 +153,10 @@ SELECT MAX(version) FROM {prefix}schema;
 -- its WHERE clause against the committed row and finds the lease taken.
 -- ROW_COUNT() is 1 exactly when the UPDATE took the lease (term always
 -- changes). When we won, the final SELECT reads our own row, under our
--- lock; else the lease as this block's first read saw it.
+-- lock; else the lease as this block's first read saw it. The first
+-- row's term is the clock in ms, so a namespace whose row was deleted (or
+-- a new table prefix) starts above every term it had before
+-- (docs/protocol.md).
 -- Result: leader_id, term, expires_at_ms, now_ms, won, held (1 when this
 -- session holds the wake-up lock after winning).
 BEGIN NOT ATOMIC
@@ -149,7 +174,7 @@ BEGIN NOT ATOMIC
           INSERT INTO {prefix}lease (namespace, leader_id, term,
               elected_at_ms, renewed_at_ms, expires_at_ms, resign_requested,
               handoff_to)
-          VALUES (:ns, :id, 1, v_now, v_now, v_now + :ttl_ms, 0, NULL)
+          VALUES (:ns, :id, v_now, v_now, v_now, v_now + :ttl_ms, 0, NULL)
         ; SET v_won = 1
     ; ELSE
           UPDATE {prefix}lease
@@ -280,3 +305,69 @@ SELECT COALESCE(GET_LOCK({wake_lock}, :wait_ms / 1000), 0) AS woken,
 -- Result: held.
 SELECT IF(IS_USED_LOCK({wake_lock}) <=> CONNECTION_ID(), 1,
           COALESCE(GET_LOCK({wake_lock}, :wait_ms / 1000), 0)) AS held;
+
+-- @statement claim
+-- Records fire :fire_ms of :job for our term only while, at this
+-- statement's clock (UTC_TIMESTAMP is fixed for a statement), we hold the
+-- namespace's current, unexpired term (InnoDB reads the lease row of an
+-- INSERT ... SELECT with a shared lock, so a takeover waits for the
+-- claim); and only for a fire not older than the retention (0, a one-off
+-- key, never is). No row inserted = not leader or too old (the engine
+-- reads the lease to tell which). A second claim of a fire fails on the
+-- primary key with 1062: "already claimed".
+INSERT INTO {prefix}fire (namespace, job, fire_ms, term, claimed_by,
+    claimed_at_ms, finished_at_ms, status)
+SELECT namespace, :job, :fire_ms, term, leader_id, {now}, NULL, NULL
+FROM {prefix}lease
+WHERE namespace = :ns
+  AND leader_id = :id
+  AND term = :term
+  AND expires_at_ms > {now}
+  AND (:fire_ms = 0 OR :fire_ms >= {now} - :retention_ms);
+
+-- @statement finish
+-- Records the outcome of a fire we claimed, once; no row changed = already
+-- finished or not ours (the engine reads the fire to tell which).
+UPDATE {prefix}fire
+SET finished_at_ms = {now},
+    status = :status
+WHERE namespace = :ns AND job = :job AND fire_ms = :fire_ms
+  AND claimed_by = :id AND finished_at_ms IS NULL;
+
+-- @statement fire
+-- One fire. Result: job, fire_ms, term, claimed_by, claimed_at_ms,
+-- finished_at_ms, status, now_ms.
+SELECT job, fire_ms, term, claimed_by, claimed_at_ms, finished_at_ms,
+    status, {now}
+FROM {prefix}fire
+WHERE namespace = :ns AND job = :job AND fire_ms = :fire_ms;
+
+-- @statement fires
+-- Every fire of the namespace (of :job unless it is ''), oldest first;
+-- columns as fire.
+SELECT job, fire_ms, term, claimed_by, claimed_at_ms, finished_at_ms,
+    status, {now}
+FROM {prefix}fire
+WHERE namespace = :ns AND (:job = '' OR job = :job)
+ORDER BY fire_ms, job;
+
+-- @statement fire_gc
+-- Retention, run by the leader: finished fires whose nominal time and end
+-- are both older than :retention_ms. claim refuses fires that old, so a
+-- deleted fire can never be claimed again. One-off keys (fire 0) stay.
+DELETE FROM {prefix}fire
+WHERE namespace = :ns
+  AND fire_ms <> 0
+  AND finished_at_ms IS NOT NULL
+  AND fire_ms < {now} - :retention_ms
+  AND finished_at_ms < {now} - :retention_ms;
+
+-- @statement fence
+-- The fence of docs/fencing.md (odbc-leader fence prints it): a row while
+-- term :term of namespace :ns still holds at the statement's clock. A
+-- job's write adds "AND EXISTS (this)" to apply only inside its term.
+SELECT 1 FROM {prefix}lease
+WHERE namespace = :ns
+  AND term = :term
+  AND leader_id IS NOT NULL
+  AND expires_at_ms > {now};

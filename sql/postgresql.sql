@@ -14,7 +14,10 @@
 -- * "-- @statement OP" starts the SQL of operation OP (on_connect
 --   optional; ddl, schema_version, attempt, renew, resign, unregister,
 --   leader, candidates, request_resign required; release and wait
---   optional, both or neither: the follower wake-up). A statement ends
+--   optional, both or neither: the follower wake-up; from schema version
+--   2 on, the fire ledger's claim, finish, fire, fires, fire_gc and fence
+--   required, and upgrade, the tables of the version before brought up to
+--   this one, optional). A statement ends
 --   with ";" at the end of a line; a section may hold several, run in one
 --   transaction.
 -- * "-- @define NAME TEXT" (header) makes {NAME} stand for TEXT; the
@@ -22,8 +25,9 @@
 --   K=V;..." (header) goes in front of the connection string;
 --   "@query-timeout off" drops the ODBC query timeout (docs/dialects.md).
 -- * In SQL outside quotes, {prefix} is the table prefix, {timeout_ms} the
---   statement timeout ({timeout_half_ms} half of it), and :ns :id :term :ttl_ms :cand_ttl_ms :version
---   :to :wait_ms are bound parameters ("::" casts are left alone).
+--   statement timeout ({timeout_half_ms} half of it), and :ns :id :term
+--   :ttl_ms :cand_ttl_ms :version :to :wait_ms :job :fire_ms :status
+--   :retention_ms are bound parameters ("::" casts are left alone).
 -- * Every time comes from the database clock, in epoch milliseconds.
 --
 -- Here "now" is clock_timestamp() (now() would be the transaction start),
@@ -40,7 +44,7 @@
 -- share a namespace's key, which only costs them fast wake-ups.
 -- @define wake_key hashtext('odbc-leader'), hashtext(CAST(:ns AS TEXT))
 -- @dbms PostgreSQL
--- @schema-version 1
+-- @schema-version 2
 -- @query-timeout off
 -- @unique-violation 23505
 -- @transient 40001 40P01 55P03 57014
@@ -77,9 +81,28 @@ CREATE TABLE IF NOT EXISTS {prefix}candidate (
     expires_at_ms BIGINT NOT NULL,
     PRIMARY KEY (namespace, candidate_id)
 );
+-- These are the version-1 tables; the engine then runs upgrade, so a new
+-- database takes the same path as an upgraded one.
 INSERT INTO {prefix}schema (version)
-SELECT CAST(:version AS INTEGER)
+SELECT 1
 WHERE NOT EXISTS (SELECT 1 FROM {prefix}schema);
+
+-- @statement upgrade
+-- Version 1 to 2: the fire ledger. One transaction (PostgreSQL DDL is
+-- transactional); two candidates upgrading at once may collide on the
+-- catalog, and the engine then reads the version the other one wrote.
+CREATE TABLE IF NOT EXISTS {prefix}fire (
+    namespace VARCHAR(128) NOT NULL,
+    job VARCHAR(128) NOT NULL,
+    fire_ms BIGINT NOT NULL,
+    term BIGINT NOT NULL,
+    claimed_by VARCHAR(128) NOT NULL,
+    claimed_at_ms BIGINT NOT NULL,
+    finished_at_ms BIGINT NULL,
+    status INTEGER NULL,
+    PRIMARY KEY (namespace, job, fire_ms)
+);
+UPDATE {prefix}schema SET version = 2 WHERE version = 1;
 
 -- @statement schema_version
 SELECT MAX(version) FROM {prefix}schema;
@@ -96,7 +119,9 @@ SELECT MAX(version) FROM {prefix}schema;
 -- The first row of a namespace comes from a plain INSERT (not ON
 -- CONFLICT): when two candidates create it at once, the second waits on
 -- the primary key and then fails with 23505; the engine rolls back and
--- retries once (the integrity-error retry path).
+-- retries once (the integrity-error retry path). Its term is the database
+-- clock in ms, so a namespace whose row was deleted (or a new table
+-- prefix) starts above every term it had before (docs/protocol.md).
 -- The winner also tries to take the namespace's wake-up lock before its
 -- term commits, so a follower that sees the new term finds it held.
 -- Result: leader_id, term, expires_at_ms, now_ms, won, held (1 when the
@@ -138,8 +163,8 @@ upd AS (
 ins AS (
     INSERT INTO {prefix}lease (namespace, leader_id, term, elected_at_ms,
         renewed_at_ms, expires_at_ms, resign_requested, handoff_to)
-    SELECT CAST(:ns AS VARCHAR(128)), CAST(:id AS VARCHAR(128)), 1,
-        clock.now_ms, clock.now_ms,
+    SELECT CAST(:ns AS VARCHAR(128)), CAST(:id AS VARCHAR(128)),
+        clock.now_ms, clock.now_ms, clock.now_ms,
         clock.now_ms + CAST(:ttl_ms AS BIGINT), 0, NULL
     FROM clock
     WHERE NOT EXISTS (SELECT 1 FROM {prefix}lease
@@ -290,3 +315,91 @@ FROM (SELECT set_config('lock_timeout',
                         CAST(CAST(:wait_ms AS BIGINT) AS TEXT),
                         true) AS t) AS cfg
 WHERE cfg.t IS NOT NULL;
+
+-- @statement claim
+-- Records fire :fire_ms of :job for our term only while, at this
+-- statement's clock, we hold the namespace's current, unexpired term (the
+-- lease row is read in the same statement); and only for a fire not older
+-- than the retention (0, a one-off key, never is). No row inserted = not
+-- leader or too old (the engine reads the lease to tell which). A second
+-- claim of a fire fails on the primary key with 23505: "already claimed".
+-- A takeover needs the lease expired at its own clock reading, so a claim
+-- that passed this check was made before any later term began.
+WITH clock AS (
+    SELECT {now}
+        AS now_ms
+)
+INSERT INTO {prefix}fire (namespace, job, fire_ms, term, claimed_by,
+    claimed_at_ms, finished_at_ms, status)
+SELECT l.namespace, CAST(:job AS VARCHAR(128)), CAST(:fire_ms AS BIGINT),
+    l.term, l.leader_id, clock.now_ms, NULL, NULL
+FROM {prefix}lease AS l, clock
+WHERE l.namespace = CAST(:ns AS VARCHAR(128))
+  AND l.leader_id = CAST(:id AS VARCHAR(128))
+  AND l.term = CAST(:term AS BIGINT)
+  AND l.expires_at_ms > clock.now_ms
+  AND (CAST(:fire_ms AS BIGINT) = 0
+       OR CAST(:fire_ms AS BIGINT)
+          >= clock.now_ms - CAST(:retention_ms AS BIGINT));
+
+-- @statement finish
+-- Records the outcome of a fire we claimed, once; no row changed = already
+-- finished or not ours (the engine reads the fire to tell which).
+UPDATE {prefix}fire
+SET finished_at_ms = {now},
+    status = CAST(:status AS INTEGER)
+WHERE namespace = CAST(:ns AS VARCHAR(128))
+  AND job = CAST(:job AS VARCHAR(128))
+  AND fire_ms = CAST(:fire_ms AS BIGINT)
+  AND claimed_by = CAST(:id AS VARCHAR(128))
+  AND finished_at_ms IS NULL;
+
+-- @statement fire
+-- One fire. Result: job, fire_ms, term, claimed_by, claimed_at_ms,
+-- finished_at_ms, status, now_ms.
+WITH clock AS (
+    SELECT {now}
+        AS now_ms
+)
+SELECT f.job, f.fire_ms, f.term, f.claimed_by, f.claimed_at_ms,
+    f.finished_at_ms, f.status, clock.now_ms
+FROM {prefix}fire AS f, clock
+WHERE f.namespace = CAST(:ns AS VARCHAR(128))
+  AND f.job = CAST(:job AS VARCHAR(128))
+  AND f.fire_ms = CAST(:fire_ms AS BIGINT);
+
+-- @statement fires
+-- Every fire of the namespace (of :job unless it is ''), oldest first;
+-- columns as fire.
+WITH clock AS (
+    SELECT {now}
+        AS now_ms
+)
+SELECT f.job, f.fire_ms, f.term, f.claimed_by, f.claimed_at_ms,
+    f.finished_at_ms, f.status, clock.now_ms
+FROM {prefix}fire AS f, clock
+WHERE f.namespace = CAST(:ns AS VARCHAR(128))
+  AND (CAST(:job AS VARCHAR(128)) = ''
+       OR f.job = CAST(:job AS VARCHAR(128)))
+ORDER BY f.fire_ms, f.job;
+
+-- @statement fire_gc
+-- Retention, run by the leader: finished fires whose nominal time and end
+-- are both older than :retention_ms. claim refuses fires that old, so a
+-- deleted fire can never be claimed again. One-off keys (fire 0) stay.
+DELETE FROM {prefix}fire
+WHERE namespace = CAST(:ns AS VARCHAR(128))
+  AND fire_ms <> 0
+  AND finished_at_ms IS NOT NULL
+  AND fire_ms < {now} - CAST(:retention_ms AS BIGINT)
+  AND finished_at_ms < {now} - CAST(:retention_ms AS BIGINT);
+
+-- @statement fence
+-- The fence of docs/fencing.md (odbc-leader fence prints it): a row while
+-- term :term of namespace :ns still holds at the statement's clock. A
+-- job's write adds "AND EXISTS (this)" to apply only inside its term.
+SELECT 1 FROM {prefix}lease
+WHERE namespace = CAST(:ns AS VARCHAR(128))
+  AND term = CAST(:term AS BIGINT)
+  AND leader_id IS NOT NULL
+  AND expires_at_ms > {now};

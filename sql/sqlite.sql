@@ -14,7 +14,10 @@
 -- * "-- @statement OP" starts the SQL of operation OP (on_connect
 --   optional; ddl, schema_version, attempt, renew, resign, unregister,
 --   leader, candidates, request_resign required; release and wait
---   optional, both or neither: the follower wake-up). A statement ends
+--   optional, both or neither: the follower wake-up; from schema version
+--   2 on, the fire ledger's claim, finish, fire, fires, fire_gc and fence
+--   required, and upgrade, the tables of the version before brought up to
+--   this one, optional). A statement ends
 --   with ";" at the end of a line; a section may hold several, run in one
 --   transaction.
 -- * "-- @define NAME TEXT" (header) makes {NAME} stand for TEXT; the
@@ -22,8 +25,9 @@
 --   K=V;..." (header) goes in front of the connection string;
 --   "@query-timeout off" drops the ODBC query timeout (docs/dialects.md).
 -- * In SQL outside quotes, {prefix} is the table prefix, {timeout_ms} the
---   statement timeout ({timeout_half_ms} half of it), and :ns :id :term :ttl_ms :cand_ttl_ms :version
---   :to :wait_ms are bound parameters ("::" casts are left alone).
+--   statement timeout ({timeout_half_ms} half of it), and :ns :id :term
+--   :ttl_ms :cand_ttl_ms :version :to :wait_ms :job :fire_ms :status
+--   :retention_ms are bound parameters ("::" casts are left alone).
 -- * Every time comes from the database clock, in epoch milliseconds.
 --
 -- SQLite has no server: "now" is the clock of the process running the
@@ -43,7 +47,7 @@
 -- @dialect sqlite
 -- @define now CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)
 -- @dbms SQLite
--- @schema-version 1
+-- @schema-version 2
 -- sqliteodbc waits on a busy file twice: SQLite's busy handler
 -- (busy_timeout) and then the driver's own retry loop, bounded by its
 -- Timeout key (default 100000 ms, which used to make a tick block for up
@@ -89,9 +93,26 @@ CREATE TABLE IF NOT EXISTS {prefix}candidate (
     expires_at_ms BIGINT NOT NULL,
     PRIMARY KEY (namespace, candidate_id)
 );
+-- These are the version-1 tables; the engine then runs upgrade, so a new
+-- database takes the same path as an upgraded one.
 INSERT INTO {prefix}schema (version)
-SELECT :version
+SELECT 1
 WHERE NOT EXISTS (SELECT 1 FROM {prefix}schema);
+
+-- @statement upgrade
+-- Version 1 to 2: the fire ledger, in one BEGIN IMMEDIATE transaction.
+CREATE TABLE IF NOT EXISTS {prefix}fire (
+    namespace VARCHAR(128) NOT NULL,
+    job VARCHAR(128) NOT NULL,
+    fire_ms BIGINT NOT NULL,
+    term BIGINT NOT NULL,
+    claimed_by VARCHAR(128) NOT NULL,
+    claimed_at_ms BIGINT NOT NULL,
+    finished_at_ms BIGINT NULL,
+    status INTEGER NULL,
+    PRIMARY KEY (namespace, job, fire_ms)
+);
+UPDATE {prefix}schema SET version = 2 WHERE version = 1;
 
 -- @statement schema_version
 SELECT MAX(version) FROM {prefix}schema;
@@ -100,7 +121,10 @@ SELECT MAX(version) FROM {prefix}schema;
 -- Heartbeat; take the lease when vacant or expired (never an unexpired
 -- one, even our own); report. changes() in the SELECT is 1 when the upsert
 -- took the lease (inserted the first row or updated), 0 when its WHERE
--- kept the row. Result: leader_id, term, expires_at_ms, now_ms, won.
+-- kept the row. The first row's term is the clock in ms, so a namespace
+-- whose row was deleted (or a new table prefix) starts above every term
+-- it had before (docs/protocol.md). Result: leader_id, term,
+-- expires_at_ms, now_ms, won.
 INSERT INTO {prefix}candidate (namespace, candidate_id, registered_at_ms,
     heartbeat_at_ms, expires_at_ms)
 VALUES (:ns, :id,
@@ -112,7 +136,7 @@ SET heartbeat_at_ms = excluded.heartbeat_at_ms,
     expires_at_ms = excluded.expires_at_ms;
 INSERT INTO {prefix}lease (namespace, leader_id, term, elected_at_ms,
     renewed_at_ms, expires_at_ms, resign_requested, handoff_to)
-VALUES (:ns, :id, 1,
+VALUES (:ns, :id, {now},
     {now},
     {now},
     {now} + :ttl_ms,
@@ -201,5 +225,70 @@ UPDATE {prefix}lease
 SET resign_requested = 1,
     handoff_to = :to
 WHERE namespace = :ns
+  AND leader_id IS NOT NULL
+  AND expires_at_ms > {now};
+
+-- @statement claim
+-- Records fire :fire_ms of :job for our term only while, at this
+-- statement's clock, we hold the namespace's current, unexpired term (the
+-- lease row is read in the same statement, under the write lock); and
+-- only for a fire not older than the retention (0, a one-off key, never
+-- is). No row inserted = not leader or too old (the engine reads the
+-- lease to tell which). A second claim of a fire fails on the primary key
+-- (HY000 native 19): "already claimed".
+INSERT INTO {prefix}fire (namespace, job, fire_ms, term, claimed_by,
+    claimed_at_ms, finished_at_ms, status)
+SELECT namespace, :job, :fire_ms, term, leader_id, {now}, NULL, NULL
+FROM {prefix}lease
+WHERE namespace = :ns
+  AND leader_id = :id
+  AND term = :term
+  AND expires_at_ms > {now}
+  AND (:fire_ms = 0 OR :fire_ms >= {now} - :retention_ms);
+
+-- @statement finish
+-- Records the outcome of a fire we claimed, once; no row changed = already
+-- finished or not ours (the engine reads the fire to tell which).
+UPDATE {prefix}fire
+SET finished_at_ms = {now},
+    status = :status
+WHERE namespace = :ns AND job = :job AND fire_ms = :fire_ms
+  AND claimed_by = :id AND finished_at_ms IS NULL;
+
+-- @statement fire
+-- One fire. Result: job, fire_ms, term, claimed_by, claimed_at_ms,
+-- finished_at_ms, status, now_ms.
+SELECT job, fire_ms, term, claimed_by, claimed_at_ms, finished_at_ms,
+    status, {now}
+FROM {prefix}fire
+WHERE namespace = :ns AND job = :job AND fire_ms = :fire_ms;
+
+-- @statement fires
+-- Every fire of the namespace (of :job unless it is ''), oldest first;
+-- columns as fire.
+SELECT job, fire_ms, term, claimed_by, claimed_at_ms, finished_at_ms,
+    status, {now}
+FROM {prefix}fire
+WHERE namespace = :ns AND (:job = '' OR job = :job)
+ORDER BY fire_ms, job;
+
+-- @statement fire_gc
+-- Retention, run by the leader: finished fires whose nominal time and end
+-- are both older than :retention_ms. claim refuses fires that old, so a
+-- deleted fire can never be claimed again. One-off keys (fire 0) stay.
+DELETE FROM {prefix}fire
+WHERE namespace = :ns
+  AND fire_ms <> 0
+  AND finished_at_ms IS NOT NULL
+  AND fire_ms < {now} - :retention_ms
+  AND finished_at_ms < {now} - :retention_ms;
+
+-- @statement fence
+-- The fence of docs/fencing.md (odbc-leader fence prints it): a row while
+-- term :term of namespace :ns still holds at the statement's clock. A
+-- job's write adds "AND EXISTS (this)" to apply only inside its term.
+SELECT 1 FROM {prefix}lease
+WHERE namespace = :ns
+  AND term = :term
   AND leader_id IS NOT NULL
   AND expires_at_ms > {now};

@@ -29,6 +29,9 @@
 #define TTL_DEFAULT 15000
 #define FOLLOWER_WAIT_DEFAULT 1000
 #define FOLLOWER_WAIT_MAX 60000
+#define FIRE_RETENTION_DEFAULT (7 * 24 * 3600 * INT64_C(1000)) /* 7 days */
+#define FIRE_RETENTION_MIN 1000
+#define FIRE_RETENTION_MAX (3660 * 24 * 3600 * INT64_C(1000)) /* ~10 years */
 #define STMT_TIMEOUT_MIN 1
 #define STMT_TIMEOUT_MAX 3600000
 #define STMT_TIMEOUT_CAP 5000 /* default: the renew interval, clamped */
@@ -52,6 +55,7 @@ enum key {
     K_FOLLOWER_WAIT,
     K_TEST_TRUST_EXTRA,
     K_RESIGN_REQUESTS,
+    K_FIRE_RETENTION,
     K_COUNT
 };
 
@@ -68,13 +72,15 @@ static const char *const key_names[K_COUNT] = {
     "LeaderFollowerWait",
     "LeaderTestTrustExtra",
     "LeaderResignRequests",
+    "LeaderFireRetention",
 };
 
 #define VALID_KEYS                                                             \
     "LeaderNamespace, LeaderId, LeaderTTL, LeaderRenewInterval, "              \
     "LeaderSafetyMargin, LeaderStatementTimeout, LeaderDialect, "              \
     "LeaderTablePrefix, LeaderCreateSchema, LeaderFollowerWait, "              \
-    "LeaderResignRequests (and the test-only LeaderTestTrustExtra)"
+    "LeaderResignRequests, LeaderFireRetention (and the test-only "            \
+    "LeaderTestTrustExtra)"
 
 /* Why a name or prefix is rejected. */
 enum fault { F_OK, F_EMPTY, F_LONG, F_CHAR, F_DIGIT };
@@ -676,6 +682,11 @@ static int settle_durations(const struct state *st,
     if (rc == 0 && st->v[K_FOLLOWER_WAIT].text)
         rc = parse_ms_range(st, K_FOLLOWER_WAIT, 0, FOLLOWER_WAIT_MAX,
                             &c->follower_wait_ms, err, errlen);
+    c->fire_retention_ms = FIRE_RETENTION_DEFAULT;
+    if (rc == 0 && st->v[K_FIRE_RETENTION].text)
+        rc = parse_ms_range(st, K_FIRE_RETENTION, FIRE_RETENTION_MIN,
+                            FIRE_RETENTION_MAX, &c->fire_retention_ms, err,
+                            errlen);
     if (rc == 0 && st->v[K_TEST_TRUST_EXTRA].text)
         rc = parse_ms_range(st, K_TEST_TRUST_EXTRA, 0, TTL_MAX,
                             &c->test_trust_extra_ms, err, errlen);

@@ -50,16 +50,18 @@ struct odbc_leader__db {
     SQLCHAR p_id[ODBC_LEADER__NAME_MAX + 1];
     SQLCHAR p_to[ODBC_LEADER__NAME_MAX + 1];
     SQLLEN p_to_ind; /* SQL_NTS, or SQL_NULL_DATA for "no handoff" */
+    SQLCHAR p_job[ODBC_LEADER__NAME_MAX + 1];
     SQLBIGINT p_term, p_ttl_ms, p_cand_ttl_ms, p_version, p_wait_ms;
+    SQLBIGINT p_fire_ms, p_status, p_retention_ms;
     SQLLEN nts;  /* SQL_NTS, the indicator of both strings */
     SQLLEN zero; /* 0, the indicator of every integer */
 
     struct odbc_leader__db_stats stats;
 
     /* @wake-file dialects: the follower wake-up through a lock file */
-    int wake_fd;      /* DATABASE-odbc-leader-wake, or -1 */
-    off_t wake_off;   /* the byte of this namespace in it */
-    int wake_tried;   /* looked for it already (once per handle) */
+    int wake_fd;    /* DATABASE-odbc-leader-wake, or -1 */
+    off_t wake_off; /* the byte of this namespace in it */
+    int wake_tried; /* looked for it already (once per handle) */
 };
 
 /* The wake-up lock file: beside the database file, this suffix. */
@@ -75,7 +77,9 @@ static const char *const op_names[ODBC_LEADER__OP_COUNT] = {
     "attempt",        "renew",   "resign",
     "unregister",     "leader",  "candidates",
     "request_resign", "release", "wait",
-    "hold",
+    "hold",           "upgrade", "claim",
+    "finish",         "fire",    "fires",
+    "fire_gc",        "fence",
 };
 
 int odbc_leader__db_create(struct odbc_leader__db **out,
@@ -95,6 +99,7 @@ int odbc_leader__db_create(struct odbc_leader__db **out,
     snprintf((char *)db->p_id, sizeof(db->p_id), "%s", id);
     db->p_ttl_ms = cfg->ttl_ms;
     db->p_cand_ttl_ms = cfg->ttl_ms;
+    db->p_retention_ms = cfg->fire_retention_ms;
     db->wake_fd = -1;
     *out = db;
     return 0;
@@ -311,7 +316,10 @@ static void param_slot(struct odbc_leader__db *db, int p, SQLPOINTER *ptr,
     switch ((enum odbc_leader__param)p) {
     case ODBC_LEADER__P_NS:
     case ODBC_LEADER__P_ID:
-        *ptr = p == ODBC_LEADER__P_NS ? db->p_ns : db->p_id;
+    case ODBC_LEADER__P_JOB:
+        *ptr = p == ODBC_LEADER__P_NS   ? db->p_ns
+               : p == ODBC_LEADER__P_ID ? db->p_id
+                                        : db->p_job;
         *ctype = SQL_C_CHAR;
         *sqltype = SQL_VARCHAR;
         *size = ODBC_LEADER__NAME_MAX;
@@ -340,6 +348,15 @@ static void param_slot(struct odbc_leader__db *db, int p, SQLPOINTER *ptr,
         return;
     case ODBC_LEADER__P_WAIT_MS:
         *ptr = &db->p_wait_ms;
+        return;
+    case ODBC_LEADER__P_FIRE_MS:
+        *ptr = &db->p_fire_ms;
+        return;
+    case ODBC_LEADER__P_STATUS:
+        *ptr = &db->p_status;
+        return;
+    case ODBC_LEADER__P_RETENTION_MS:
+        *ptr = &db->p_retention_ms;
         return;
     case ODBC_LEADER__P_COUNT:
         break;
@@ -505,6 +522,8 @@ static int fail_level(int op, int cls) {
     if ((op == ODBC_LEADER__OP_WAIT || op == ODBC_LEADER__OP_HOLD) &&
         cls == ODBC_LEADER__ERR_TRANSIENT)
         return LOG_DEBUG;
+    if (op == ODBC_LEADER__OP_CLAIM && cls == ODBC_LEADER__ERR_UNIQUE)
+        return LOG_DEBUG; /* "already claimed" */
     if (cls == ODBC_LEADER__ERR_UNIQUE ||
         cls == ODBC_LEADER__ERR_UNDEFINED_TABLE)
         return LOG_INFO;
@@ -679,6 +698,61 @@ static int read_version(struct odbc_leader__db *db, int64_t *version) {
 }
 
 /*
+ * Upgrades tables found at schema version `from` (the dialect's version
+ * minus one) with the dialect's upgrade statements, in one transaction,
+ * when LeaderCreateSchema allows; a failed upgrade is tried once more
+ * (another candidate may have been upgrading at the same moment), and the
+ * version read afterwards decides. Returns 0 or a negative error with a
+ * message in err.
+ */
+static int upgrade_schema(struct odbc_leader__db *db, int64_t from, char *err,
+                          size_t errlen) {
+    const char *p = db->cfg->prefix;
+    int to = db->dialect->schema_version;
+    int64_t version = from;
+    int cls;
+    int rc = 0;
+
+    if (!db->cfg->create_schema) {
+        odbc_leader__errf(err, errlen,
+                          "table %sschema holds schema version %lld and this "
+                          "build of odbc-leader needs version %d; "
+                          "LeaderCreateSchema=no, so upgrade the tables first: "
+                          "odbc-leader schema --upgrade (or print the SQL with "
+                          "odbc-leader schema --upgrade-sql)",
+                          p, (long long)from, to);
+        return ODBC_LEADER_ESCHEMA;
+    }
+    for (int tries = 0; tries < 2 && version != to; tries++) {
+        odbc_leader__logf(db->log, LOG_NOTICE,
+                          "upgrading tables %s* from schema version %lld to "
+                          "%d",
+                          p, (long long)version, to);
+        rc = run_op(db, ODBC_LEADER__OP_UPGRADE, NULL, NULL, &cls);
+        if (rc < 0 && !db->connected)
+            break;
+        rc = read_version(db, &version);
+        if (rc < 0)
+            break;
+    }
+    if (rc == 0 && version == to)
+        return 0;
+    if (rc == 0) {
+        odbc_leader__errf(err, errlen,
+                          "upgrading tables %s* from schema version %lld to "
+                          "%d failed; %sschema holds version %lld: %s",
+                          p, (long long)from, to, p, (long long)version,
+                          db->last_error);
+        return ODBC_LEADER_ESCHEMA;
+    }
+    odbc_leader__errf(err, errlen,
+                      "upgrading tables %s* from schema version %lld to %d "
+                      "failed: %s",
+                      p, (long long)from, to, db->last_error);
+    return rc;
+}
+
+/*
  * Checks the schema version, creating the tables first when they are
  * missing and LeaderCreateSchema allows it. Returns 0 or a negative error
  * with a message in err.
@@ -721,11 +795,15 @@ static int ensure_schema(struct odbc_leader__db *db, char *err, size_t errlen) {
         goto fail;
     }
 check:
+    if (version == db->dialect->schema_version - 1 &&
+        db->dialect->ops[ODBC_LEADER__OP_UPGRADE].n > 0)
+        return upgrade_schema(db, version, err, errlen);
     if (version != db->dialect->schema_version) {
         odbc_leader__errf(err, errlen,
-                          "table %sschema holds schema version %lld; this "
-                          "build of odbc-leader knows version %d only",
-                          p, (long long)version, db->dialect->schema_version);
+                          "table %sschema holds schema version %lld; dialect "
+                          "%s (LeaderDialect) is written for version %d only",
+                          p, (long long)version, db->dialect->name,
+                          db->dialect->schema_version);
         return ODBC_LEADER_ESCHEMA;
     }
     return 0;
@@ -804,8 +882,8 @@ static int database_file(const struct odbc_leader__db *db, char *buf,
         s = end != NULL ? end + 1 : NULL;
     }
     if (buf[0] == '\0' && db->cfg->dsn != NULL)
-        SQLGetPrivateProfileString(db->cfg->dsn, "Database", "", buf,
-                                   (int)len, "odbc.ini");
+        SQLGetPrivateProfileString(db->cfg->dsn, "Database", "", buf, (int)len,
+                                   "odbc.ini");
     return buf[0] != '\0' && strcmp(buf, ":memory:") != 0;
 }
 
@@ -923,6 +1001,9 @@ int odbc_leader__db_connect(struct odbc_leader__db *db, char *err,
         ODBC_LEADER__OP_LEADER,         ODBC_LEADER__OP_CANDIDATES,
         ODBC_LEADER__OP_REQUEST_RESIGN, ODBC_LEADER__OP_RELEASE,
         ODBC_LEADER__OP_WAIT,           ODBC_LEADER__OP_HOLD,
+        ODBC_LEADER__OP_CLAIM,          ODBC_LEADER__OP_FINISH,
+        ODBC_LEADER__OP_FIRE,           ODBC_LEADER__OP_FIRES,
+        ODBC_LEADER__OP_FIRE_GC,
     };
     struct odbc_leader__dialect_vars vars;
     int cls;
@@ -1018,7 +1099,8 @@ int odbc_leader__db_attempt(struct odbc_leader__db *db,
             rc = run_op(db, ODBC_LEADER__OP_LEADER, lease_row, out, &cls);
         }
     }
-    if (rc >= 0 && out->found && out->won && strcmp(out->leader_id, db->id) == 0)
+    if (rc >= 0 && out->found && out->won &&
+        strcmp(out->leader_id, db->id) == 0)
         wake_take(db, out);
     return rc < 0 ? rc : 0;
 }
@@ -1181,6 +1263,167 @@ int odbc_leader__db_candidates(struct odbc_leader__db *db,
     int cls;
 
     return run_op(db, ODBC_LEADER__OP_CANDIDATES, candidate_row, &c, &cls);
+}
+
+/* ---- the fire ledger ----------------------------------------------------- */
+
+int odbc_leader__db_has_ledger(const struct odbc_leader__db *db) {
+    return db->dialect != NULL && db->dialect->ops[ODBC_LEADER__OP_CLAIM].n > 0;
+}
+
+/* Sets the :job and :fire_ms parameters. */
+static void set_fire(struct odbc_leader__db *db, const char *job,
+                     int64_t fire_ms) {
+    snprintf((char *)db->p_job, sizeof(db->p_job), "%s", job);
+    db->p_fire_ms = fire_ms;
+}
+
+/* After a claim that inserted nothing: reads the lease to tell a fire older
+ * than the retention (this handle still holds term) from a lost term.
+ * Returns ODBC_LEADER_EFIREAGE, ODBC_LEADER_ENOTLEADER or a negative
+ * error. */
+static int why_not_claimed(struct odbc_leader__db *db, int64_t term) {
+    struct odbc_leader__result res;
+    int rc = odbc_leader__db_read_lease(db, &res);
+
+    if (rc < 0)
+        return rc;
+    if (res.found && res.term == term && strcmp(res.leader_id, db->id) == 0 &&
+        res.expires_at_ms > res.now_ms)
+        return ODBC_LEADER_EFIREAGE;
+    return ODBC_LEADER_ENOTLEADER;
+}
+
+int odbc_leader__db_claim(struct odbc_leader__db *db, int64_t term,
+                          const char *job, int64_t fire_ms) {
+    int cls;
+    int rc;
+
+    if (!odbc_leader__db_has_ledger(db))
+        return ODBC_LEADER_ENOLEDGER;
+    db->p_term = term;
+    set_fire(db, job, fire_ms);
+    rc = run_op(db, ODBC_LEADER__OP_CLAIM, NULL, NULL, &cls);
+    if (rc < 0 && cls == ODBC_LEADER__ERR_UNIQUE && rc != ODBC_LEADER_EUNKNOWN)
+        return 0; /* the normal "already claimed" */
+    if (rc < 0)
+        return rc;
+    return rc > 0 ? 1 : why_not_claimed(db, term);
+}
+
+/* Reads column col as a 64-bit integer into *v; *null is 1 for NULL. */
+static int get_int_null(SQLHSTMT h, int col, int64_t *v, int *null) {
+    SQLBIGINT x = 0;
+    SQLLEN ind = 0;
+    SQLRETURN r =
+        SQLGetData(h, (SQLUSMALLINT)col, SQL_C_SBIGINT, &x, sizeof(x), &ind);
+
+    if (!SQL_SUCCEEDED(r))
+        return ODBC_LEADER_EDB;
+    *null = ind == SQL_NULL_DATA;
+    *v = *null ? 0 : (int64_t)x;
+    return 0;
+}
+
+struct fire_ctx {
+    odbc_leader_fire_fn fn; /* may be NULL */
+    void *ctx;
+    struct odbc_leader_fire last; /* the last row read */
+};
+
+/* Row callback of fire and fires: job, fire_ms, term, claimed_by,
+ * claimed_at_ms, finished_at_ms, status, now_ms. ctx is a struct
+ * fire_ctx. */
+static int fire_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx) {
+    struct fire_ctx *c = ctx;
+    struct odbc_leader_fire *f = &c->last;
+    int64_t status = 0;
+    int null = 0;
+    int rc;
+
+    (void)db;
+    memset(f, 0, sizeof(*f));
+    rc = get_text(h, 1, f->job, sizeof(f->job));
+    if (rc == 0)
+        rc = get_int(h, 2, &f->fire_ms);
+    if (rc == 0)
+        rc = get_int(h, 3, &f->term);
+    if (rc == 0)
+        rc = get_text(h, 4, f->claimed_by, sizeof(f->claimed_by));
+    if (rc == 0)
+        rc = get_int(h, 5, &f->claimed_at_ms);
+    if (rc == 0)
+        rc = get_int(h, 6, &f->finished_at_ms);
+    if (rc == 0)
+        rc = get_int_null(h, 7, &status, &null);
+    if (rc == 0)
+        rc = get_int(h, 8, &f->db_now_ms);
+    f->status = (int)status;
+    if (rc == 0 && c->fn != NULL)
+        c->fn(c->ctx, f);
+    return rc;
+}
+
+int odbc_leader__db_fire(struct odbc_leader__db *db, const char *job,
+                         int64_t fire_ms, struct odbc_leader_fire *out) {
+    struct fire_ctx c;
+    int cls;
+    int rc;
+
+    memset(&c, 0, sizeof(c));
+    memset(out, 0, sizeof(*out));
+    if (!odbc_leader__db_has_ledger(db))
+        return ODBC_LEADER_ENOLEDGER;
+    set_fire(db, job, fire_ms);
+    rc = run_op(db, ODBC_LEADER__OP_FIRE, fire_row, &c, &cls);
+    if (rc <= 0)
+        return rc;
+    *out = c.last;
+    return 1;
+}
+
+int odbc_leader__db_finish(struct odbc_leader__db *db, const char *job,
+                           int64_t fire_ms, int status) {
+    struct odbc_leader_fire f;
+    int cls;
+    int rc;
+
+    if (!odbc_leader__db_has_ledger(db))
+        return ODBC_LEADER_ENOLEDGER;
+    set_fire(db, job, fire_ms);
+    db->p_status = status;
+    rc = run_op(db, ODBC_LEADER__OP_FINISH, NULL, NULL, &cls);
+    if (rc != 0)
+        return rc < 0 ? rc : 0;
+    /* nothing changed: finished before (by us), or not ours */
+    rc = odbc_leader__db_fire(db, job, fire_ms, &f);
+    if (rc < 0)
+        return rc;
+    if (rc == 1 && strcmp(f.claimed_by, db->id) == 0 && f.finished_at_ms != 0)
+        return 0;
+    return ODBC_LEADER_ENOFIRE;
+}
+
+int odbc_leader__db_fires(struct odbc_leader__db *db, const char *job,
+                          odbc_leader_fire_fn fn, void *ctx) {
+    struct fire_ctx c;
+    int cls;
+
+    memset(&c, 0, sizeof(c));
+    c.fn = fn;
+    c.ctx = ctx;
+    if (!odbc_leader__db_has_ledger(db))
+        return ODBC_LEADER_ENOLEDGER;
+    set_fire(db, job != NULL ? job : "", 0);
+    return run_op(db, ODBC_LEADER__OP_FIRES, fire_row, &c, &cls);
+}
+
+int odbc_leader__db_fire_gc(struct odbc_leader__db *db) {
+    int cls;
+
+    if (!odbc_leader__db_has_ledger(db))
+        return 0;
+    return run_op(db, ODBC_LEADER__OP_FIRE_GC, NULL, NULL, &cls);
 }
 
 /* Port adapters: the elector sees db only through these. */

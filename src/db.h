@@ -66,6 +66,30 @@ int odbc_leader__db_read_lease(struct odbc_leader__db *db,
 int odbc_leader__db_candidates(struct odbc_leader__db *db,
                                odbc_leader_candidate_fn fn, void *ctx);
 
+/* 1 when the dialect has the fire ledger's statements (schema 2). */
+int odbc_leader__db_has_ledger(const struct odbc_leader__db *db);
+/* Claims (job, fire_ms) for term in one statement. Returns 1 claimed, 0
+ * already claimed (the unique violation), ODBC_LEADER_ENOTLEADER,
+ * ODBC_LEADER_EFIREAGE (told apart with one more read), ENOLEDGER or
+ * another negative error. job is borrowed and valid. */
+int odbc_leader__db_claim(struct odbc_leader__db *db, int64_t term,
+                          const char *job, int64_t fire_ms);
+/* Records the outcome of a fire this candidate claimed. Returns 0 (also
+ * when it was finished before), ODBC_LEADER_ENOFIRE, or a negative
+ * error. */
+int odbc_leader__db_finish(struct odbc_leader__db *db, const char *job,
+                           int64_t fire_ms, int status);
+/* Reads one fire into *out: 1 found, 0 not, or a negative error. */
+int odbc_leader__db_fire(struct odbc_leader__db *db, const char *job,
+                         int64_t fire_ms, struct odbc_leader_fire *out);
+/* Calls fn for every fire (of job unless NULL or ""). Returns the count
+ * or a negative error. */
+int odbc_leader__db_fires(struct odbc_leader__db *db, const char *job,
+                          odbc_leader_fire_fn fn, void *ctx);
+/* Deletes the finished fires older than LeaderFireRetention. Returns the
+ * rows deleted (0 without a ledger) or a negative error. */
+int odbc_leader__db_fire_gc(struct odbc_leader__db *db);
+
 /* The dialect in use after the first connect, else NULL; borrowed. */
 const struct odbc_leader__dialect *
 odbc_leader__db_dialect(const struct odbc_leader__db *db);

@@ -30,11 +30,14 @@ static const char *const op_names[ODBC_LEADER__OP_COUNT] = {
     "attempt",        "renew",   "resign",
     "unregister",     "leader",  "candidates",
     "request_resign", "release", "wait",
-    "hold",
+    "hold",           "upgrade", "claim",
+    "finish",         "fire",    "fires",
+    "fire_gc",        "fence",
 };
 
 static const char *const param_names[ODBC_LEADER__P_COUNT] = {
-    "ns", "id", "term", "ttl_ms", "cand_ttl_ms", "version", "to", "wait_ms",
+    "ns", "id",      "term", "ttl_ms",  "cand_ttl_ms", "version",
+    "to", "wait_ms", "job",  "fire_ms", "status",      "retention_ms",
 };
 
 /* Directive words of the code lists, indexed by enum odbc_leader__errclass. */
@@ -678,7 +681,8 @@ static int parameter(struct parser *p, const char *s, size_t n, size_t *used) {
     if (k < 0)
         return fail(p, p->line,
                     "unknown parameter :%.*s; expected :ns, :id, :term, "
-                    ":ttl_ms, :cand_ttl_ms, :version or :to",
+                    ":ttl_ms, :cand_ttl_ms, :version, :to, :wait_ms, :job, "
+                    ":fire_ms, :status or :retention_ms",
                     (int)(i - 1), s + 1);
     if (p->nparams >= ODBC_LEADER__MAX_PARAMS)
         return fail(p, p->line,
@@ -780,8 +784,9 @@ static int statement_directive(struct parser *p, const char *args, size_t n) {
         return fail(p, p->line,
                     "unknown operation \"%.*s\" in @statement; expected "
                     "on_connect, ddl, schema_version, attempt, renew, "
-                    "resign, unregister, leader, candidates or "
-                    "request_resign",
+                    "resign, unregister, leader, candidates, "
+                    "request_resign, release, wait, hold, upgrade, claim, "
+                    "finish, fire, fires, fire_gc or fence",
                     (int)n, args);
     if (p->op_line[op])
         return fail(p, p->line, "duplicate @statement %s (first at line %d)",
@@ -852,10 +857,20 @@ static int handle_line(struct parser *p, const char *s, size_t n) {
     return sql_line(p, s, n);
 }
 
-/* 1 for the operations a dialect may leave out. */
-static int optional_op(int op) {
+/* 1 for the fire ledger's operations: required from schema version 2 on,
+ * absent before. */
+static int ledger_op(int op) {
+    return op == ODBC_LEADER__OP_CLAIM || op == ODBC_LEADER__OP_FINISH ||
+           op == ODBC_LEADER__OP_FIRE || op == ODBC_LEADER__OP_FIRES ||
+           op == ODBC_LEADER__OP_FIRE_GC || op == ODBC_LEADER__OP_FENCE;
+}
+
+/* 1 for the operations a dialect of schema version `version` may leave
+ * out. */
+static int optional_op(int op, int version) {
     return op == ODBC_LEADER__OP_ON_CONNECT || op == ODBC_LEADER__OP_RELEASE ||
-           op == ODBC_LEADER__OP_WAIT || op == ODBC_LEADER__OP_HOLD;
+           op == ODBC_LEADER__OP_WAIT || op == ODBC_LEADER__OP_HOLD ||
+           op == ODBC_LEADER__OP_UPGRADE || (ledger_op(op) && version < 2);
 }
 
 /* Runs the parser over text and the end-of-file checks. Returns 0 or an
@@ -878,12 +893,24 @@ static int parse_text(struct parser *p, const char *text) {
     if (rc == 0 && p->in_header)
         rc = end_header(p);
     for (op = 0; rc == 0 && op < ODBC_LEADER__OP_COUNT; op++) {
-        if (!optional_op(op) && !p->op_line[op])
+        if (!optional_op(op, p->d->schema_version) && !p->op_line[op])
             rc = fail(p, p->line,
                       "missing @statement %s; expected every operation "
-                      "except on_connect, release, wait and hold",
+                      "except on_connect, release, wait, hold and upgrade "
+                      "(and, for @schema-version 1, the fire ledger's "
+                      "claim, finish, fire, fires, fire_gc and fence)",
+                      op_names[op]);
+        else if (ledger_op(op) && p->d->schema_version < 2 && p->op_line[op])
+            rc = fail(p, p->op_line[op],
+                      "@statement %s needs @schema-version 2 or later "
+                      "(the fire ledger's table)",
                       op_names[op]);
     }
+    if (rc == 0 && p->op_line[ODBC_LEADER__OP_UPGRADE] &&
+        p->d->schema_version < 2)
+        rc = fail(p, p->op_line[ODBC_LEADER__OP_UPGRADE],
+                  "@statement upgrade needs @schema-version 2 or later: it "
+                  "upgrades the tables of the version before");
     if (rc == 0 && !p->op_line[ODBC_LEADER__OP_RELEASE] !=
                        !p->op_line[ODBC_LEADER__OP_WAIT])
         rc = fail(p,

@@ -34,6 +34,14 @@ const char *odbc_leader_strerror(int rc) {
         return "no such live candidate";
     case ODBC_LEADER_ENOLEADER:
         return "the namespace has no leader";
+    case ODBC_LEADER_ENOTLEADER:
+        return "not the leader of the namespace's current term";
+    case ODBC_LEADER_EFIREAGE:
+        return "fire older than LeaderFireRetention";
+    case ODBC_LEADER_ENOFIRE:
+        return "no such fire claimed by this candidate";
+    case ODBC_LEADER_ENOLEDGER:
+        return "the dialect has no fire ledger (schema version 1)";
     }
     return "unknown error";
 }

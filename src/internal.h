@@ -71,6 +71,9 @@ struct odbc_leader__config {
      * that finds a resign request returns ODBC_LEADER_RESIGN_REQUESTED
      * and leaves the resign to the host. */
     int report_resign;
+    /* LeaderFireRetention, default 7 days: the leader deletes finished
+     * fires older than this, and claims of older fires are refused. */
+    int64_t fire_retention_ms;
 };
 
 /*
@@ -129,19 +132,36 @@ enum odbc_leader__op {
     ODBC_LEADER__OP_HOLD,           /* optional, with release and wait:
                                        take the wake-up lock, waiting up
                                        to :wait_ms; -> held (1 or 0) */
+    /* The fire ledger (schema version 2; a dialect file of version 1 may
+     * leave these out and has no ledger). */
+    ODBC_LEADER__OP_UPGRADE, /* optional: tables of schema-version - 1 to
+                                schema-version, in one transaction */
+    ODBC_LEADER__OP_CLAIM,   /* DML only; rows changed = 1 when claimed;
+                                unique violation = already claimed */
+    ODBC_LEADER__OP_FINISH,  /* DML only; rows changed = 1 when recorded */
+    ODBC_LEADER__OP_FIRE,    /* -> the fire columns of one fire */
+    ODBC_LEADER__OP_FIRES,   /* -> the fire columns, every fire (of :job
+                                unless it is '') */
+    ODBC_LEADER__OP_FIRE_GC, /* DML only: retention */
+    ODBC_LEADER__OP_FENCE,   /* the fence query of docs/fencing.md: a row
+                                while :term of :ns holds */
     ODBC_LEADER__OP_COUNT
 };
 
 /* Named parameters a statement may use (":ns" and so on). */
 enum odbc_leader__param {
-    ODBC_LEADER__P_NS,          /* :ns namespace, VARCHAR */
-    ODBC_LEADER__P_ID,          /* :id candidate id, VARCHAR */
-    ODBC_LEADER__P_TERM,        /* :term held term, BIGINT */
-    ODBC_LEADER__P_TTL_MS,      /* :ttl_ms lease TTL, BIGINT */
-    ODBC_LEADER__P_CAND_TTL_MS, /* :cand_ttl_ms candidate TTL, BIGINT */
-    ODBC_LEADER__P_VERSION,     /* :version schema version, BIGINT */
-    ODBC_LEADER__P_TO,          /* :to handoff target, VARCHAR or NULL */
-    ODBC_LEADER__P_WAIT_MS,     /* :wait_ms follower wait budget, BIGINT */
+    ODBC_LEADER__P_NS,           /* :ns namespace, VARCHAR */
+    ODBC_LEADER__P_ID,           /* :id candidate id, VARCHAR */
+    ODBC_LEADER__P_TERM,         /* :term held term, BIGINT */
+    ODBC_LEADER__P_TTL_MS,       /* :ttl_ms lease TTL, BIGINT */
+    ODBC_LEADER__P_CAND_TTL_MS,  /* :cand_ttl_ms candidate TTL, BIGINT */
+    ODBC_LEADER__P_VERSION,      /* :version schema version, BIGINT */
+    ODBC_LEADER__P_TO,           /* :to handoff target, VARCHAR or NULL */
+    ODBC_LEADER__P_WAIT_MS,      /* :wait_ms follower wait budget, BIGINT */
+    ODBC_LEADER__P_JOB,          /* :job fire ledger job, VARCHAR */
+    ODBC_LEADER__P_FIRE_MS,      /* :fire_ms nominal fire time, BIGINT */
+    ODBC_LEADER__P_STATUS,       /* :status outcome of a fire, BIGINT */
+    ODBC_LEADER__P_RETENTION_MS, /* :retention_ms LeaderFireRetention */
     ODBC_LEADER__P_COUNT
 };
 
@@ -193,9 +213,9 @@ struct odbc_leader__dialect {
                              in front of the connection string; or NULL */
     int no_query_timeout; /* "@query-timeout off": statements get no ODBC
                              query timeout (the session bounds them) */
-    int wake_file; /* "@wake-file": the follower wake-up through a lock
-                      file beside the database file (db.c), for dialects
-                      without release/wait/hold statements */
+    int wake_file;        /* "@wake-file": the follower wake-up through a lock
+                             file beside the database file (db.c), for dialects
+                             without release/wait/hold statements */
     struct odbc_leader__code_list
         codes[5]; /* indexed by errclass; [0] unused */
     struct odbc_leader__stmt_list ops[ODBC_LEADER__OP_COUNT];

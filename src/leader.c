@@ -20,7 +20,12 @@ struct odbc_leader {
     char id[ODBC_LEADER__NAME_MAX + 1];
     struct odbc_leader__db *db;
     struct odbc_leader__elector el;
+    int64_t next_gc_ns; /* CLOCK_BOOTTIME: the leader's next fire_gc */
 };
+
+/* The leader deletes expired fires at most this often, and at least ten
+ * times per retention period. */
+#define GC_INTERVAL_MAX_NS (60 * INT64_C(1000000000))
 
 /* Room left between a follower's wait and the statement timeout, so the
  * wait's own budget always ends it first. */
@@ -124,10 +129,38 @@ fail:
     return rc;
 }
 
+/* After a tick that leads: runs the fire ledger's retention when it is
+ * due. A failure is logged and tried again at the next interval; a lost
+ * connection shows up at the next tick. */
+static void collect_fires(odbc_leader_t *h) {
+    int64_t now = odbc_leader__now_ns(NULL);
+    int64_t every = h->cfg.fire_retention_ms * INT64_C(100000); /* 1/10 */
+    int rc;
+
+    if (now < h->next_gc_ns || !odbc_leader__db_has_ledger(h->db))
+        return;
+    if (every > GC_INTERVAL_MAX_NS)
+        every = GC_INTERVAL_MAX_NS;
+    h->next_gc_ns = now + every;
+    rc = odbc_leader__db_fire_gc(h->db);
+    if (rc > 0)
+        odbc_leader__logf(&h->log, LOG_INFO,
+                          "deleted %d fires finished more than %lld ms ago", rc,
+                          (long long)h->cfg.fire_retention_ms);
+    else if (rc < 0)
+        odbc_leader__logf(&h->log, LOG_WARNING, "deleting old fires failed: %s",
+                          odbc_leader_strerror(rc));
+}
+
 int odbc_leader_tick(odbc_leader_t *h, uint32_t *next_tick_ms) {
+    int rc;
+
     if (h == NULL)
         return ODBC_LEADER_EINVAL;
-    return odbc_leader__elector_tick(&h->el, next_tick_ms);
+    rc = odbc_leader__elector_tick(&h->el, next_tick_ms);
+    if (rc > 0)
+        collect_fires(h);
+    return rc;
 }
 
 int odbc_leader_is_leader(const odbc_leader_t *h) {
@@ -251,6 +284,76 @@ int odbc_leader_list_candidates(odbc_leader_t *h, odbc_leader_candidate_fn fn,
     if (rc < 0 && rc != ODBC_LEADER_EDB)
         h->el.connected = 0;
     return rc;
+}
+
+/* 1 when job is a valid job name and fire_ms is not negative. */
+static int valid_fire(const char *job, int64_t fire_ms) {
+    return odbc_leader__valid_name(job) && fire_ms >= 0;
+}
+
+/* After a ledger call failed with rc: a lost connection makes the elector
+ * reconnect at its next tick. Returns rc. */
+static int ledger_failed(odbc_leader_t *h, int rc) {
+    if (rc == ODBC_LEADER_ECONNLOST || rc == ODBC_LEADER_EUNKNOWN ||
+        rc == ODBC_LEADER_ECONNECT)
+        h->el.connected = 0;
+    return rc;
+}
+
+int odbc_leader_claim(odbc_leader_t *h, const char *job, int64_t fire_ms) {
+    int64_t term;
+    int rc;
+
+    if (h == NULL || !valid_fire(job, fire_ms))
+        return ODBC_LEADER_EINVAL;
+    term = odbc_leader__elector_leadership(&h->el, NULL);
+    if (term == 0)
+        return ODBC_LEADER_ENOTLEADER;
+    rc = connected(h);
+    if (rc == 0)
+        rc = odbc_leader__db_claim(h->db, term, job, fire_ms);
+    if (rc < 0)
+        return ledger_failed(h, rc);
+    return rc;
+}
+
+int odbc_leader_finish(odbc_leader_t *h, const char *job, int64_t fire_ms,
+                       int status) {
+    int rc;
+
+    if (h == NULL || !valid_fire(job, fire_ms))
+        return ODBC_LEADER_EINVAL;
+    rc = connected(h);
+    if (rc == 0)
+        rc = odbc_leader__db_finish(h->db, job, fire_ms, status);
+    return rc < 0 ? ledger_failed(h, rc) : 0;
+}
+
+int odbc_leader_read_fire(odbc_leader_t *h, const char *job, int64_t fire_ms,
+                          struct odbc_leader_fire *out) {
+    int rc;
+
+    if (out != NULL)
+        memset(out, 0, sizeof(*out));
+    if (h == NULL || out == NULL || !valid_fire(job, fire_ms))
+        return ODBC_LEADER_EINVAL;
+    rc = connected(h);
+    if (rc == 0)
+        rc = odbc_leader__db_fire(h->db, job, fire_ms, out);
+    return rc < 0 ? ledger_failed(h, rc) : rc;
+}
+
+int odbc_leader_list_fires(odbc_leader_t *h, const char *job,
+                           odbc_leader_fire_fn fn, void *ctx) {
+    int rc;
+
+    if (h == NULL ||
+        (job != NULL && job[0] != '\0' && !odbc_leader__valid_name(job)))
+        return ODBC_LEADER_EINVAL;
+    rc = connected(h);
+    if (rc == 0)
+        rc = odbc_leader__db_fires(h->db, job, fn, ctx);
+    return rc < 0 ? ledger_failed(h, rc) : rc;
 }
 
 void odbc_leader_destroy(odbc_leader_t *h) {

@@ -41,6 +41,12 @@ enum odbc_leader_error {
     ODBC_LEADER_EINVAL = -11,       /* invalid argument */
     ODBC_LEADER_ENOCANDIDATE = -12, /* the named candidate is not alive */
     ODBC_LEADER_ENOLEADER = -13,    /* the namespace has no leader */
+    ODBC_LEADER_ENOTLEADER = -14,   /* claim by a handle that does not lead
+                                       the current, unexpired term */
+    ODBC_LEADER_EFIREAGE = -15,     /* fire older than LeaderFireRetention */
+    ODBC_LEADER_ENOFIRE = -16,      /* finish of a fire this handle did not
+                                       claim */
+    ODBC_LEADER_ENOLEDGER = -17,    /* the dialect has no fire ledger */
 };
 
 /* Leadership states returned by odbc_leader_tick(). */
@@ -87,6 +93,21 @@ struct odbc_leader_candidate {
 
 typedef void (*odbc_leader_candidate_fn)(
     void *ctx, const struct odbc_leader_candidate *candidate);
+
+/* A row of the fire ledger, in database time (docs/fencing.md). */
+struct odbc_leader_fire {
+    char job[129];
+    int64_t fire_ms; /* the nominal time the host named; 0 = a one-off key */
+    int64_t term;    /* the term that claimed it */
+    char claimed_by[129];
+    int64_t claimed_at_ms;
+    int64_t finished_at_ms; /* 0 while unfinished */
+    int status;             /* when finished: 0 ok, exit status or -signal */
+    int64_t db_now_ms;      /* database clock when read */
+};
+
+typedef void (*odbc_leader_fire_fn)(void *ctx,
+                                    const struct odbc_leader_fire *fire);
 
 /*
  * Parses config (an ODBC connection string whose Leader* keys configure the
@@ -163,6 +184,49 @@ ODBC_LEADER_EXTERN int odbc_leader_read_lease(odbc_leader_t *h,
 ODBC_LEADER_EXTERN int odbc_leader_list_candidates(odbc_leader_t *h,
                                                    odbc_leader_candidate_fn fn,
                                                    void *ctx);
+
+/*
+ * Claims fire fire_ms of job for the term this handle leads, checked by the
+ * database in the same statement that records the claim: the row goes into
+ * the namespace's fire ledger only while, at database time, this handle
+ * holds the namespace's current, unexpired term. job is 1 to 128 bytes of
+ * A-Z a-z 0-9 . _ - : / @; fire_ms is the fire's nominal time in epoch ms
+ * as the host's schedule names it (every host must name a fire alike), or
+ * 0 for a one-off key that never expires. Returns 1: claimed, run it; 0:
+ * already claimed by anyone in any term (this handle included), do not run
+ * it; ODBC_LEADER_ENOTLEADER: this handle does not lead (checked locally
+ * first, then by the database); ODBC_LEADER_EFIREAGE: fire_ms is older
+ * than LeaderFireRetention by the database clock (its row may already be
+ * gone, so it could run twice); ODBC_LEADER_ENOLEDGER; or another negative
+ * error, after which the outcome is unknown (the ledger tells). One round
+ * trip. Same thread as tick.
+ */
+ODBC_LEADER_EXTERN int odbc_leader_claim(odbc_leader_t *h, const char *job,
+                                         int64_t fire_ms);
+
+/*
+ * Records the outcome of a fire this handle claimed: status 0 for success,
+ * else an exit status or -signal. Idempotent: finishing a finished fire
+ * changes nothing and returns 0. Works after leadership is gone (the fire
+ * ran). Returns 0, ODBC_LEADER_ENOFIRE when this handle never claimed it,
+ * or another negative error. Same thread as tick.
+ */
+ODBC_LEADER_EXTERN int odbc_leader_finish(odbc_leader_t *h, const char *job,
+                                          int64_t fire_ms, int status);
+
+/* Reads one fire of the ledger into *out. Returns 1 when found, 0 when the
+ * fire was never claimed (or retention deleted it), or a negative error.
+ * Same thread as tick. */
+ODBC_LEADER_EXTERN int odbc_leader_read_fire(odbc_leader_t *h, const char *job,
+                                             int64_t fire_ms,
+                                             struct odbc_leader_fire *out);
+
+/* Calls fn for each fire of the namespace's ledger (of job only, unless job
+ * is NULL or ""), oldest fire first. Returns the number of fires or a
+ * negative error. Same thread as tick. */
+ODBC_LEADER_EXTERN int odbc_leader_list_fires(odbc_leader_t *h, const char *job,
+                                              odbc_leader_fire_fn fn,
+                                              void *ctx);
 
 /* Resigns if leader, unregisters, disconnects and frees. NULL is a no-op. */
 ODBC_LEADER_EXTERN void odbc_leader_destroy(odbc_leader_t *h);

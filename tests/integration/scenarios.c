@@ -1033,6 +1033,417 @@ static void unreachable_database_gives_clear_error(void **state) {
     assert_non_null(strstr(err, "no-such-dsn-here"));
 }
 
+/* ---- the fire ledger (issue 13) ------------------------------------------ */
+
+static void port_close(struct odbc_leader__db *db,
+                       struct odbc_leader__config *cfg) {
+    odbc_leader__db_destroy(db);
+    odbc_leader__config_free(cfg);
+}
+
+/* A claim inserts a fire only for the exact, unexpired term of the caller;
+ * a second claim of the fire, in any term, answers 0; finish records the
+ * outcome once and only for the claimant; the retention bounds claims. */
+static void claims_are_fenced_by_term(void **state) {
+    char ns[64];
+    struct odbc_leader__config ca, cb;
+    struct odbc_leader__db *a, *b;
+    struct odbc_leader__result res;
+    struct odbc_leader_fire f;
+    int64_t t1, t2, now, f1, f2, f3, f4;
+
+    (void)state;
+    ns_name(ns, sizeof(ns), "claim");
+    a = port_open(&ca, ns, "cand-a", "LeaderTTL=1000;LeaderSafetyMargin=200");
+    b = port_open(&cb, ns, "cand-b", "LeaderTTL=1000;LeaderSafetyMargin=200");
+    assert_true(odbc_leader__db_has_ledger(a));
+
+    assert_int_equal(odbc_leader__db_attempt(a, &res), 0);
+    assert_true(res.won);
+    t1 = res.term;
+    now = res.now_ms;
+    f1 = now - 1000; /* nominal fire times near the database clock */
+    f2 = now;
+    f3 = now + 1000;
+    f4 = now + 2000;
+    assert_int_equal(odbc_leader__db_claim(a, t1, "job", f1), 1);
+    assert_int_equal(odbc_leader__db_claim(a, t1, "job", f1), 0);
+    assert_int_equal(odbc_leader__db_claim(a, t1, "other-job", f1), 1);
+    /* b does not lead: neither with a's term nor with a made-up one */
+    assert_int_equal(odbc_leader__db_claim(b, t1, "job", f2),
+                     ODBC_LEADER_ENOTLEADER);
+    assert_int_equal(odbc_leader__db_claim(b, t1 + 1, "job", f2),
+                     ODBC_LEADER_ENOTLEADER);
+    /* a's own stale term number is refused too */
+    assert_int_equal(odbc_leader__db_claim(a, t1 - 1, "job", f2),
+                     ODBC_LEADER_ENOTLEADER);
+
+    /* the lease expires without renewal: a's term no longer claims */
+    sleep_ms(1100);
+    assert_int_equal(odbc_leader__db_claim(a, t1, "job", f2),
+                     ODBC_LEADER_ENOTLEADER);
+    assert_int_equal(odbc_leader__db_attempt(b, &res), 0);
+    assert_true(res.won);
+    t2 = res.term;
+    assert_true(t2 > t1);
+    assert_int_equal(odbc_leader__db_claim(a, t1, "job", f2),
+                     ODBC_LEADER_ENOTLEADER);
+    assert_int_equal(odbc_leader__db_claim(b, t2, "job", f1), 0);
+    assert_int_equal(odbc_leader__db_claim(b, t2, "job", f2), 1);
+
+    /* finish: the claimant only, once, also after its term ended */
+    assert_int_equal(odbc_leader__db_finish(b, "job", f1, 0),
+                     ODBC_LEADER_ENOFIRE);
+    assert_int_equal(odbc_leader__db_finish(a, "job", f1, 3), 0);
+    assert_int_equal(odbc_leader__db_finish(a, "job", f1, 0), 0);
+    assert_int_equal(odbc_leader__db_finish(a, "job", f3, 0),
+                     ODBC_LEADER_ENOFIRE);
+    assert_int_equal(odbc_leader__db_fire(b, "job", f1, &f), 1);
+    assert_string_equal(f.job, "job");
+    assert_int_equal(f.fire_ms, f1);
+    assert_int_equal(f.term, t1);
+    assert_string_equal(f.claimed_by, "cand-a");
+    assert_true(f.claimed_at_ms >= now);
+    assert_true(f.finished_at_ms >= f.claimed_at_ms);
+    assert_int_equal(f.status, 3); /* the first finish counts */
+    assert_int_equal(odbc_leader__db_fire(b, "job", f2, &f), 1);
+    assert_int_equal(f.term, t2);
+    assert_int_equal(f.finished_at_ms, 0);
+    assert_int_equal(odbc_leader__db_fire(b, "job", f4, &f), 0);
+    assert_int_equal(odbc_leader__db_fires(b, NULL, NULL, NULL), 3);
+    assert_int_equal(odbc_leader__db_fires(b, "job", NULL, NULL), 2);
+    assert_int_equal(odbc_leader__db_fires(b, "nothing", NULL, NULL), 0);
+
+    /* a fire older than the retention (7 days) is refused; fire 0, a
+     * one-off key, never is; a recent one is claimed */
+    assert_int_equal(odbc_leader__db_claim(b, t2, "old", now - 8 * 86400000LL),
+                     ODBC_LEADER_EFIREAGE);
+    assert_int_equal(odbc_leader__db_claim(b, t2, "once", 0), 1);
+    assert_int_equal(odbc_leader__db_claim(b, t2, "once", 0), 0);
+    assert_int_equal(odbc_leader__db_claim(b, t2, "recent", now - 86400000LL),
+                     1);
+    port_close(a, &ca);
+    port_close(b, &cb);
+}
+
+/* Retention deletes finished fires older than LeaderFireRetention, keeps
+ * unfinished ones and one-off keys, and claims of such old fires are
+ * refused, so a deleted fire is never claimed again. */
+static void retention_deletes_old_finished_fires(void **state) {
+    char ns[64];
+    struct odbc_leader__config c;
+    struct odbc_leader__db *a;
+    struct odbc_leader__result res;
+    int64_t t, now, f1, f2;
+
+    (void)state;
+    ns_name(ns, sizeof(ns), "gc");
+    a = port_open(&c, ns, "cand-a", "LeaderFireRetention=3000");
+    assert_int_equal(odbc_leader__db_attempt(a, &res), 0);
+    assert_true(res.won);
+    t = res.term;
+    now = res.now_ms;
+    f1 = now - 1000; /* room for slow runs (valgrind) */
+    f2 = now - 900;
+    assert_int_equal(odbc_leader__db_claim(a, t, "j", f1), 1);
+    assert_int_equal(odbc_leader__db_claim(a, t, "j", f2), 1);
+    assert_int_equal(odbc_leader__db_claim(a, t, "j", 0), 1);
+    assert_int_equal(odbc_leader__db_finish(a, "j", f1, 0), 0);
+    assert_int_equal(odbc_leader__db_finish(a, "j", 0, 0), 0);
+    assert_int_equal(odbc_leader__db_fire_gc(a), 0); /* not old yet */
+    sleep_ms(3600);
+    assert_int_equal(odbc_leader__db_fire_gc(a), 1); /* f1 only */
+    assert_int_equal(odbc_leader__db_fires(a, "j", NULL, NULL), 2);
+    assert_int_equal(odbc_leader__db_claim(a, t, "j", f1),
+                     ODBC_LEADER_EFIREAGE);
+    port_close(a, &c);
+}
+
+/* The public calls: claim checks is_leader locally first; the plugin-level
+ * answers match the database's. */
+static void public_claim_api(void **state) {
+    char ns[64];
+    struct odbc_leader_fire f;
+    struct odbc_leader_lease lease;
+    odbc_leader_t *a, *b;
+    int64_t f5, f6;
+
+    (void)state;
+    ns_name(ns, sizeof(ns), "pubclaim");
+    a = make_ns(ns, "");
+    b = make_ns(ns, "");
+    assert_int_equal(odbc_leader_claim(a, "j", 5), ODBC_LEADER_ENOTLEADER);
+    assert_int_equal(odbc_leader_tick(a, NULL), ODBC_LEADER_LEADER);
+    assert_int_equal(odbc_leader_read_lease(a, &lease), 0);
+    f5 = lease.db_now_ms;
+    f6 = f5 + 1;
+    assert_int_equal(odbc_leader_tick(b, NULL), ODBC_LEADER_FOLLOWER);
+    assert_int_equal(odbc_leader_claim(a, "j", f5), 1);
+    assert_int_equal(odbc_leader_claim(a, "j", f5), 0);
+    assert_int_equal(odbc_leader_claim(b, "j", f6), ODBC_LEADER_ENOTLEADER);
+    assert_int_equal(odbc_leader_claim(a, "bad job", f6), ODBC_LEADER_EINVAL);
+    assert_int_equal(odbc_leader_claim(a, "", f6), ODBC_LEADER_EINVAL);
+    assert_int_equal(odbc_leader_claim(a, "j", -1), ODBC_LEADER_EINVAL);
+    assert_int_equal(odbc_leader_finish(a, "j", f5, 0), 0);
+    assert_int_equal(odbc_leader_finish(b, "j", f5, 0), ODBC_LEADER_ENOFIRE);
+    assert_int_equal(odbc_leader_read_fire(b, "j", f5, &f), 1);
+    assert_string_equal(f.claimed_by, odbc_leader_id(a));
+    assert_int_equal(f.term, odbc_leader_term(a));
+    assert_int_equal(odbc_leader_list_fires(b, "j", NULL, NULL), 1);
+    assert_int_equal(odbc_leader_list_fires(b, "bad job", NULL, NULL),
+                     ODBC_LEADER_EINVAL);
+    odbc_leader_destroy(a);
+    odbc_leader_destroy(b);
+}
+
+/* A deleted lease row, or a new table prefix, starts the namespace at a
+ * term above every term it had: the first row's term is the database
+ * clock in ms. */
+static void terms_keep_growing_across_a_deleted_lease_row(void **state) {
+    char ns[64], sql[256];
+    struct odbc_leader__config c;
+    struct odbc_leader__db *a;
+    struct odbc_leader__result res;
+    struct raw r;
+    int64_t t1, t2;
+    int i;
+
+    (void)state;
+    ns_name(ns, sizeof(ns), "regrow");
+    a = port_open(&c, ns, "cand-a", "");
+    assert_int_equal(odbc_leader__db_attempt(a, &res), 0);
+    assert_true(res.won);
+    t1 = res.term;
+    /* seeded from the clock: the database's ms when the row was made */
+    if (!(t1 <= res.now_ms && t1 > res.now_ms - 60000))
+        fail_msg("term %lld, database clock %lld", (long long)t1,
+                 (long long)res.now_ms);
+    /* each election moves it on by one */
+    for (i = 1; i <= 3; i++) {
+        assert_int_equal(odbc_leader__db_resign(a, res.term), 1);
+        assert_int_equal(odbc_leader__db_attempt(a, &res), 0);
+        assert_true(res.won);
+        assert_int_equal(res.term, t1 + i);
+    }
+    assert_int_equal(odbc_leader__db_resign(a, res.term), 1);
+    /* an admin deletes the row */
+    raw_open(&r);
+    snprintf(sql, sizeof(sql),
+             "DELETE FROM odbc_leader_lease WHERE namespace = '%s'", ns);
+    assert_true(raw_exec(&r, sql, NULL));
+    raw_close(&r);
+    sleep_ms(20);
+    assert_int_equal(odbc_leader__db_attempt(a, &res), 0);
+    assert_true(res.won);
+    t2 = res.term;
+    if (!(t2 > t1 + 3))
+        fail_msg("term after the deleted row %lld, before %lld", (long long)t2,
+                 (long long)(t1 + 3));
+    port_close(a, &c);
+}
+
+/* Creates real version-1 tables (the DDL of odbc-leader 0.1) with prefix
+ * p and a lease row of namespace ns at term 41, as an existing site has
+ * them. */
+static void create_v1_tables(const char *p, const char *ns) {
+    static const char *const ddl[][2] = {
+        {"schema", "(version INTEGER NOT NULL)"},
+        {"lease", "(namespace VARCHAR(128) NOT NULL PRIMARY KEY, "
+                  "leader_id VARCHAR(128) NULL, term BIGINT NOT NULL, "
+                  "elected_at_ms BIGINT, renewed_at_ms BIGINT, "
+                  "expires_at_ms BIGINT NOT NULL, "
+                  "resign_requested INTEGER NOT NULL DEFAULT 0, "
+                  "handoff_to VARCHAR(128) NULL)"},
+        {"candidate", "(namespace VARCHAR(128) NOT NULL, "
+                      "candidate_id VARCHAR(128) NOT NULL, "
+                      "registered_at_ms BIGINT NOT NULL, "
+                      "heartbeat_at_ms BIGINT NOT NULL, "
+                      "expires_at_ms BIGINT NOT NULL, "
+                      "PRIMARY KEY (namespace, candidate_id))"},
+    };
+    char sql[1024];
+    struct raw r;
+
+    raw_open(&r);
+    for (size_t i = 0; i < sizeof(ddl) / sizeof(ddl[0]); i++) {
+        snprintf(sql, sizeof(sql), "CREATE TABLE %s%s %s", p, ddl[i][0],
+                 ddl[i][1]);
+        if (!raw_exec(&r, sql, NULL))
+            fail_msg("creating version-1 tables: %s", sql);
+    }
+    snprintf(sql, sizeof(sql), "INSERT INTO %sschema (version) VALUES (1)", p);
+    assert_true(raw_exec(&r, sql, NULL));
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO %slease (namespace, leader_id, term, elected_at_ms, "
+             "renewed_at_ms, expires_at_ms, resign_requested, handoff_to) "
+             "VALUES ('%s', NULL, 41, 1, 1, 1, 0, NULL)",
+             p, ns);
+    assert_true(raw_exec(&r, sql, NULL));
+    raw_close(&r);
+}
+
+/* Version-1 tables: refused with LeaderCreateSchema=no (naming the
+ * upgrade, changing nothing), upgraded at connect otherwise; the
+ * namespace's terms go on from the old row. */
+static void version_1_tables_are_upgraded(void **state) {
+    char prefix[64], ns[64], table[96], sql[256], err[512] = "";
+    odbc_leader_t *h = NULL;
+    struct raw r;
+    int64_t version = 0;
+    char *cfg;
+    int rc;
+
+    (void)state;
+    snprintf(prefix, sizeof(prefix), "v1x%ld_", (long)getpid());
+    ns_name(ns, sizeof(ns), "upgrade");
+    create_v1_tables(prefix, ns);
+    snprintf(table, sizeof(table), "%sfire", prefix);
+
+    cfg = config("LeaderNamespace=%s;LeaderTablePrefix=%s;"
+                 "LeaderCreateSchema=no",
+                 ns, prefix);
+    rc = odbc_leader_create(&h, cfg, NULL, err, sizeof(err));
+    test_free(cfg);
+    assert_int_equal(rc, ODBC_LEADER_ESCHEMA);
+    assert_null(h);
+    assert_non_null(strstr(err, "schema version 1"));
+    assert_non_null(strstr(err, "odbc-leader schema --upgrade"));
+    assert_false(table_exists(table));
+
+    cfg = config("LeaderNamespace=%s;LeaderTablePrefix=%s", ns, prefix);
+    h = make(cfg);
+    test_free(cfg);
+    assert_true(table_exists(table));
+    raw_open(&r);
+    snprintf(sql, sizeof(sql), "SELECT MAX(version) FROM %sschema", prefix);
+    assert_true(raw_exec(&r, sql, &version));
+    assert_int_equal(version, 2);
+    snprintf(sql, sizeof(sql), "SELECT COUNT(*) FROM %sschema", prefix);
+    assert_true(raw_exec(&r, sql, &version));
+    assert_int_equal(version, 1); /* one row, upgraded in place */
+    raw_close(&r);
+    assert_int_equal(odbc_leader_tick(h, NULL), ODBC_LEADER_LEADER);
+    assert_int_equal(odbc_leader_term(h), 42); /* the old row's next term */
+    assert_int_equal(odbc_leader_claim(h, "j", 0), 1);
+    odbc_leader_destroy(h);
+
+    /* and a second connect finds version 2 */
+    cfg = config("LeaderNamespace=%s;LeaderTablePrefix=%s;"
+                 "LeaderCreateSchema=no",
+                 ns, prefix);
+    h = make(cfg);
+    test_free(cfg);
+    odbc_leader_destroy(h);
+}
+
+/* The fence of docs/fencing.md, taken from the dialect: a leader that
+ * stopped ticking past its lease (a pause) has its fenced write refused
+ * once another candidate took over; the new leader's write applies. */
+static int fenced_update(struct raw *r, const char *table, const char *fence,
+                         const char *ns, int64_t term) {
+    char sql[2048];
+    SQLHSTMT h;
+    SQLLEN rows = -1, nts = SQL_NTS, zero = 0;
+    SQLBIGINT t = term;
+    SQLRETURN rc;
+
+    snprintf(sql, sizeof(sql),
+             "UPDATE %s SET v = v + 1 WHERE id = 1 AND EXISTS (%s)", table,
+             fence);
+    SQLAllocHandle(SQL_HANDLE_STMT, r->dbc, &h);
+    rc = SQLPrepare(h, (SQLCHAR *)sql, SQL_NTS);
+    assert_true(SQL_SUCCEEDED(rc));
+    SQLBindParameter(h, 1, SQL_PARAM_INPUT, SQL_C_CHAR, SQL_VARCHAR, 128, 0,
+                     (SQLPOINTER)ns, 0, &nts);
+    SQLBindParameter(h, 2, SQL_PARAM_INPUT, SQL_C_SBIGINT, SQL_BIGINT, 0, 0, &t,
+                     0, &zero);
+    rc = SQLExecute(h);
+    assert_true(SQL_SUCCEEDED(rc) || rc == SQL_NO_DATA);
+    if (rc != SQL_NO_DATA)
+        SQLRowCount(h, &rows);
+    else
+        rows = 0;
+    SQLFreeHandle(SQL_HANDLE_STMT, h);
+    return (int)rows;
+}
+
+/* Reads the fence the CLI prints (odbc-leader fence --dialect D --bare)
+ * into buf. */
+static void printed_fence(const char *dialect, char *buf, size_t len) {
+    const char *top = getenv("top_builddir");
+    char cmd[4096];
+    FILE *p;
+    size_t n;
+
+    if (top == NULL)
+        top = "."; /* run by hand from the build directory */
+    snprintf(cmd, sizeof(cmd), "'%s/odbc-leader' fence --dialect %s --bare",
+             top, dialect);
+    p = popen(cmd, "r");
+    assert_non_null(p);
+    n = fread(buf, 1, len - 1, p);
+    buf[n] = '\0';
+    assert_int_equal(pclose(p), 0);
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ';'))
+        buf[--n] = '\0';
+    assert_true(n > 0);
+}
+
+static void fenced_write_is_refused_after_takeover(void **state) {
+    char ns[64], table[64], sql[256], fence[1024];
+    const char *extra = getenv("OL_LEADER_EXTRA");
+    const char *dialect = getenv("OL_KIND");
+    odbc_leader_t *a, *b;
+    int64_t ta, tb, v = 0;
+    struct raw r;
+
+    char spec[512];
+
+    (void)state;
+    /* the dialect the suite runs with: OL_LEADER_EXTRA's LeaderDialect=
+     * (the generic.sql copy), else the built-in one of the database */
+    if (extra != NULL && strncmp(extra, "LeaderDialect=", 14) == 0) {
+        snprintf(spec, sizeof(spec), "%.*s", (int)strcspn(extra + 14, ";"),
+                 extra + 14);
+        dialect = spec;
+    }
+    assert_non_null(dialect);
+    printed_fence(dialect, fence, sizeof(fence));
+    ns_name(ns, sizeof(ns), "fence");
+    snprintf(table, sizeof(table), "fenced%ld", (long)getpid());
+    raw_open(&r);
+    snprintf(sql, sizeof(sql), "CREATE TABLE %s (id INTEGER, v INTEGER)",
+             table);
+    assert_true(raw_exec(&r, sql, NULL));
+    snprintf(sql, sizeof(sql), "INSERT INTO %s VALUES (1, 0)", table);
+    assert_true(raw_exec(&r, sql, NULL));
+
+    a = make_ns(ns, "LeaderTTL=1000;LeaderSafetyMargin=200");
+    b = make_ns(ns, "LeaderTTL=1000;LeaderSafetyMargin=200");
+    assert_int_equal(odbc_leader_tick(a, NULL), ODBC_LEADER_LEADER);
+    ta = odbc_leader_term(a);
+    assert_int_equal(fenced_update(&r, table, fence, ns, ta), 1);
+    /* a pauses: no tick past its lease; b takes over */
+    sleep_ms(1100);
+    assert_int_equal(odbc_leader_tick(b, NULL), ODBC_LEADER_LEADER);
+    tb = odbc_leader_term(b);
+    assert_true(tb > ta);
+    /* a wakes up and writes with its old term: refused */
+    assert_int_equal(fenced_update(&r, table, fence, ns, ta), 0);
+    assert_int_equal(fenced_update(&r, table, fence, ns, tb), 1);
+    /* after b resigns, its term no longer writes either */
+    assert_int_equal(odbc_leader_resign(b), 0);
+    assert_int_equal(fenced_update(&r, table, fence, ns, tb), 0);
+    snprintf(sql, sizeof(sql), "SELECT v FROM %s WHERE id = 1", table);
+    assert_true(raw_exec(&r, sql, &v));
+    assert_int_equal(v, 2);
+    snprintf(sql, sizeof(sql), "DROP TABLE %s", table);
+    raw_exec(&r, sql, NULL);
+    raw_close(&r);
+    odbc_leader_destroy(a);
+    odbc_leader_destroy(b);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(one_candidate_becomes_leader),
@@ -1056,6 +1467,12 @@ int main(void) {
         cmocka_unit_test(bad_config_gives_clear_errors_and_writes_nothing),
         cmocka_unit_test(missing_tables_and_wrong_version_are_refused),
         cmocka_unit_test(unreachable_database_gives_clear_error),
+        cmocka_unit_test(claims_are_fenced_by_term),
+        cmocka_unit_test(retention_deletes_old_finished_fires),
+        cmocka_unit_test(public_claim_api),
+        cmocka_unit_test(terms_keep_growing_across_a_deleted_lease_row),
+        cmocka_unit_test(version_1_tables_are_upgraded),
+        cmocka_unit_test(fenced_write_is_refused_after_takeover),
     };
 
     if (getenv("OL_CONNECT") == NULL) {

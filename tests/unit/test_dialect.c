@@ -27,6 +27,10 @@ enum {
     VERSION = ODBC_LEADER__P_VERSION,
     TO = ODBC_LEADER__P_TO,
     WAIT = ODBC_LEADER__P_WAIT_MS,
+    JOB = ODBC_LEADER__P_JOB,
+    FIRE = ODBC_LEADER__P_FIRE_MS,
+    STATUS = ODBC_LEADER__P_STATUS,
+    RET = ODBC_LEADER__P_RETENTION_MS,
 };
 
 static const struct odbc_leader__dialect_vars test_vars = {"pfx_", 1234};
@@ -51,6 +55,21 @@ static const struct odbc_leader__dialect_vars test_vars = {"pfx_", 1234};
     "SELECT 7;\n"                                                              \
     "-- @statement request_resign\n"                                           \
     "SELECT 8;\n"
+
+/* The fire ledger's operations, required from @schema-version 2 on. */
+#define LEDGER_OPS                                                             \
+    "-- @statement claim\n"                                                    \
+    "SELECT 9;\n"                                                              \
+    "-- @statement finish\n"                                                   \
+    "SELECT 10;\n"                                                             \
+    "-- @statement fire\n"                                                     \
+    "SELECT 11;\n"                                                             \
+    "-- @statement fires\n"                                                    \
+    "SELECT 12;\n"                                                             \
+    "-- @statement fire_gc\n"                                                  \
+    "SELECT 13;\n"                                                             \
+    "-- @statement fence\n"                                                    \
+    "SELECT 14;\n"
 
 #define HEADER "-- @dialect t\n-- @schema-version 1\n"
 
@@ -180,6 +199,34 @@ static void test_builtin_text_matches_file(void **state) {
     free(buf);
 }
 
+/* Checks the fire ledger's statements of a built-in dialect: the same
+ * parameters in every one, and the upgrade from version 1. */
+static void expect_ledger(const struct odbc_leader__dialect *d) {
+    static const unsigned char claim[] = {JOB,  FIRE, NS,   ID,
+                                          TERM, FIRE, FIRE, RET};
+    static const unsigned char finish[] = {STATUS, NS, JOB, FIRE, ID};
+    static const unsigned char fire[] = {NS, JOB, FIRE};
+    static const unsigned char fires[] = {NS, JOB, JOB};
+    static const unsigned char gc[] = {NS, RET, RET};
+    static const unsigned char fence[] = {NS, TERM};
+
+    assert_int_equal(d->ops[ODBC_LEADER__OP_UPGRADE].n, 2);
+    assert_non_null(
+        strstr(d->ops[ODBC_LEADER__OP_UPGRADE].v[0].sql, "CREATE TABLE"));
+    assert_non_null(
+        strstr(d->ops[ODBC_LEADER__OP_UPGRADE].v[0].sql, "pfx_fire"));
+    assert_non_null(strstr(d->ops[ODBC_LEADER__OP_UPGRADE].v[1].sql,
+                           "SET version = 2 WHERE version = 1"));
+    expect_params(d, ODBC_LEADER__OP_CLAIM, 0, claim, sizeof claim);
+    assert_non_null(
+        strstr(d->ops[ODBC_LEADER__OP_CLAIM].v[0].sql, "pfx_lease"));
+    expect_params(d, ODBC_LEADER__OP_FINISH, 0, finish, sizeof finish);
+    expect_params(d, ODBC_LEADER__OP_FIRE, 0, fire, sizeof fire);
+    expect_params(d, ODBC_LEADER__OP_FIRES, 0, fires, sizeof fires);
+    expect_params(d, ODBC_LEADER__OP_FIRE_GC, 0, gc, sizeof gc);
+    expect_params(d, ODBC_LEADER__OP_FENCE, 0, fence, sizeof fence);
+}
+
 static void test_builtin_sqlite(void **state) {
     struct odbc_leader__dialect *d = parse_builtin("sqlite");
     const struct odbc_leader__code *c;
@@ -188,7 +235,6 @@ static void test_builtin_sqlite(void **state) {
     static const unsigned char ns[] = {NS};
     static const unsigned char ext[] = {TTL, NS, ID, TERM};
     static const unsigned char gc[] = {NS, ID, CTTL};
-    static const unsigned char ver[] = {VERSION};
     static const unsigned char nsid[] = {NS, ID};
     static const unsigned char resign[] = {TTL, NS, ID, TERM};
     static const unsigned char request[] = {TO, NS};
@@ -196,7 +242,7 @@ static void test_builtin_sqlite(void **state) {
     (void)state;
     assert_string_equal(d->name, "sqlite");
     assert_string_equal(d->dbms, "SQLite");
-    assert_int_equal(d->schema_version, 1);
+    assert_int_equal(d->schema_version, 2);
     assert_string_equal(d->begin, "BEGIN IMMEDIATE");
     assert_string_equal(d->commit, "COMMIT");
     assert_string_equal(d->rollback, "ROLLBACK");
@@ -215,7 +261,8 @@ static void test_builtin_sqlite(void **state) {
     assert_non_null(strstr(d->ops[ODBC_LEADER__OP_DDL].v[1].sql, "pfx_lease"));
     assert_non_null(
         strstr(d->ops[ODBC_LEADER__OP_DDL].v[2].sql, "pfx_candidate"));
-    expect_params(d, ODBC_LEADER__OP_DDL, 3, ver, 1);
+    expect_params(d, ODBC_LEADER__OP_DDL, 3, NULL, 0); /* version 1 */
+    expect_ledger(d);
     expect_params(d, ODBC_LEADER__OP_SCHEMA_VERSION, 0, NULL, 0);
 
     assert_int_equal(d->ops[ODBC_LEADER__OP_ATTEMPT].n, 3);
@@ -257,7 +304,6 @@ static void test_builtin_postgresql(void **state) {
     static const unsigned char renew[] = {NS,  ID, CTTL, NS,   ID, CTTL,
                                           TTL, NS, ID,   TERM, NS};
     static const unsigned char wait[] = {NS, WAIT};
-    static const unsigned char ver[] = {VERSION};
     static const unsigned char ns[] = {NS};
     static const unsigned char resign[] = {TTL, NS, ID, TERM};
     static const unsigned char request[] = {TO, NS};
@@ -265,7 +311,7 @@ static void test_builtin_postgresql(void **state) {
     (void)state;
     assert_string_equal(d->name, "postgresql");
     assert_string_equal(d->dbms, "PostgreSQL");
-    assert_int_equal(d->schema_version, 1);
+    assert_int_equal(d->schema_version, 2);
     assert_null(d->begin);
     assert_null(d->commit);
     assert_null(d->rollback);
@@ -277,7 +323,8 @@ static void test_builtin_postgresql(void **state) {
     assert_int_equal(d->no_query_timeout, 1);
     assert_null(d->connect_keys);
     assert_int_equal(d->ops[ODBC_LEADER__OP_DDL].n, 4);
-    expect_params(d, ODBC_LEADER__OP_DDL, 3, ver, 1);
+    expect_params(d, ODBC_LEADER__OP_DDL, 3, NULL, 0); /* version 1 */
+    expect_ledger(d);
     assert_int_equal(d->ops[ODBC_LEADER__OP_ATTEMPT].n, 1);
     expect_params(d, ODBC_LEADER__OP_ATTEMPT, 0, attempt, sizeof attempt);
     assert_non_null(strstr(d->ops[ODBC_LEADER__OP_ATTEMPT].v[0].sql,
@@ -462,7 +509,7 @@ static void test_header_values(void **state) {
                  "-- @unique-violation 23505\n"
                  "-- @transient 40001 hy000:-5\n"
                  "-- @connection-lost 08* 57P0*\n"
-                 "-- @undefined-table 42S02 4*\n" REQUIRED_OPS);
+                 "-- @undefined-table 42S02 4*\n" REQUIRED_OPS LEDGER_OPS);
     assert_string_equal(d->name, "my-db_2");
     assert_null(d->dbms);
     assert_int_equal(d->schema_version, 42);
@@ -512,6 +559,28 @@ static void test_err_missing_op(void **state) {
                  "missing @statement schema_version");
     expect_error(HEADER, 2, "missing @statement ddl");
     expect_error("", 1, "missing @dialect");
+}
+
+/* The fire ledger's statements: required from schema version 2 on, not
+ * allowed before; upgrade only from version 2 on. */
+static void test_ledger_ops_by_version(void **state) {
+    struct odbc_leader__dialect *d;
+
+    (void)state;
+    d = parse_ok(HEADER REQUIRED_OPS); /* version 1: no ledger */
+    assert_int_equal(d->ops[ODBC_LEADER__OP_CLAIM].n, 0);
+    odbc_leader__dialect_free(d);
+    expect_error("-- @dialect t\n-- @schema-version 2\n" REQUIRED_OPS, 20,
+                 "missing @statement claim");
+    expect_error(HEADER REQUIRED_OPS LEDGER_OPS, 21,
+                 "@statement claim needs @schema-version 2 or later");
+    expect_error(HEADER REQUIRED_OPS "-- @statement upgrade\nSELECT 1;\n", 21,
+                 "@statement upgrade needs @schema-version 2");
+    d = parse_ok("-- @dialect t\n-- @schema-version 2\n" REQUIRED_OPS LEDGER_OPS
+                 "-- @statement upgrade\nSELECT 1;\n");
+    assert_int_equal(d->ops[ODBC_LEADER__OP_CLAIM].n, 1);
+    assert_int_equal(d->ops[ODBC_LEADER__OP_UPGRADE].n, 1);
+    odbc_leader__dialect_free(d);
 }
 
 static void test_err_missing_header(void **state) {
@@ -685,7 +754,6 @@ static void test_builtin_mariadb(void **state) {
                                           NS,  NS, ID,   TERM};
     static const unsigned char wait[] = {NS, WAIT, NS};
     static const unsigned char hold[] = {NS, NS, WAIT};
-    static const unsigned char ver[] = {VERSION};
     static const unsigned char ns[] = {NS};
     static const unsigned char nsid[] = {NS, ID};
     static const unsigned char resign[] = {TTL, NS, ID, TERM};
@@ -695,14 +763,15 @@ static void test_builtin_mariadb(void **state) {
     (void)state;
     assert_string_equal(d->name, "mariadb");
     assert_string_equal(d->dbms, "MariaDB");
-    assert_int_equal(d->schema_version, 1);
+    assert_int_equal(d->schema_version, 2);
     assert_null(d->begin);
     expect_clean_sql(d);
     assert_int_equal(d->ops[ODBC_LEADER__OP_ON_CONNECT].n, 2);
     assert_non_null(strstr(d->ops[ODBC_LEADER__OP_ON_CONNECT].v[0].sql,
                            "max_statement_time = 1234 / 1000.0"));
     assert_int_equal(d->ops[ODBC_LEADER__OP_DDL].n, 4);
-    expect_params(d, ODBC_LEADER__OP_DDL, 3, ver, 1);
+    expect_params(d, ODBC_LEADER__OP_DDL, 3, NULL, 0); /* version 1 */
+    expect_ledger(d);
     assert_int_equal(d->ops[ODBC_LEADER__OP_ATTEMPT].n, 1);
     expect_params(d, ODBC_LEADER__OP_ATTEMPT, 0, attempt, sizeof attempt);
     assert_memory_equal(d->ops[ODBC_LEADER__OP_ATTEMPT].v[0].sql,
@@ -954,7 +1023,7 @@ static char *temp_file(const char *text) {
 
 static void test_load_path(void **state) {
     char *path = temp_file("-- @dialect from-file\n-- @schema-version 3\n"
-                           "-- @dbms Oracle\n" REQUIRED_OPS);
+                           "-- @dbms Oracle\n" REQUIRED_OPS LEDGER_OPS);
     char *bad = temp_file(HEADER "-- @statement nope\n");
     char want[128];
     struct odbc_leader__dialect *d = NULL;
@@ -996,6 +1065,7 @@ int main(void) {
         cmocka_unit_test(test_err_unknown_op),
         cmocka_unit_test(test_err_duplicate_op),
         cmocka_unit_test(test_err_missing_op),
+        cmocka_unit_test(test_ledger_ops_by_version),
         cmocka_unit_test(test_err_missing_header),
         cmocka_unit_test(test_err_bad_code),
         cmocka_unit_test(test_err_unknown_param),
