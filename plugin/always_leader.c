@@ -2,13 +2,16 @@
  * always_leader.c: a leader_plugin with no database behind it, for hosts'
  * own tests. With LeaderMode=always (the default) the instance becomes
  * leader of term 1 at its first tick and stays leader; with
- * LeaderMode=never it stays a follower that knows of no leader.
+ * LeaderMode=never it stays a follower that knows of no leader. Claims
+ * (ABI 1.1) are kept in memory, per instance: each fire is claimed once
+ * within the process, and never by an instance that does not lead.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +32,17 @@ enum always_leader_error {
     AL_ECONFIG = -1,
     AL_ENOMEM = -2,
     AL_EINVAL = -3,
+    AL_ENOFIRE = -4,
     AL_EABI = LEADER_PLUGIN_EABI,
+    AL_ENOTLEADER = LEADER_PLUGIN_ENOTLEADER,
+};
+
+/* One claimed fire. */
+struct al_fire {
+    char *job; /* owned */
+    int64_t fire_ms;
+    int finished;
+    int status;
 };
 
 /* Whether the host built struct leader_host with member m. */
@@ -42,8 +55,10 @@ struct always_leader {
     void (*log)(void *ctx, int syslog_level, const char *msg);
     void (*on_change)(void *ctx, int is_leader, int64_t term,
                       const char *leader_id);
-    int leader_mode; /* 1 always, 0 never */
-    int ticked;      /* set by the first tick */
+    int leader_mode;       /* 1 always, 0 never */
+    int ticked;            /* set by the first tick */
+    struct al_fire *fires; /* owned: the claims, in claim order */
+    size_t nfires, capfires;
 };
 
 /* Formats a message into err when err and errlen allow it. */
@@ -214,8 +229,85 @@ static int al_tick(void *inst, uint32_t *next_tick_ms) {
     return al_is_leader(al);
 }
 
+/* The claim of (job, fire_ms) in al, or NULL. Linear: a test plugin. */
+static struct al_fire *al_find(struct always_leader *al, const char *job,
+                               int64_t fire_ms) {
+    for (size_t i = al->nfires; i > 0; i--) {
+        struct al_fire *f = &al->fires[i - 1];
+
+        if (f->fire_ms == fire_ms && strcmp(f->job, job) == 0)
+            return f;
+    }
+    return NULL;
+}
+
+/* ABI 1.1 claim, in memory: 1 the first time a leading instance claims
+ * (job, fire_ms), 0 after, AL_ENOTLEADER when not leading. */
+static int al_claim(void *inst, const char *job, int64_t fire_ms) {
+    struct always_leader *al = inst;
+    struct al_fire *f;
+
+    if (al == NULL || job == NULL || job[0] == '\0' || fire_ms < 0)
+        return AL_EINVAL;
+    if (!al_is_leader(al))
+        return AL_ENOTLEADER;
+    if (al_find(al, job, fire_ms) != NULL)
+        return 0;
+    if (al->nfires == al->capfires) {
+        size_t cap = al->capfires ? 2 * al->capfires : 16;
+        f = realloc(al->fires, cap * sizeof(*f));
+        if (f == NULL)
+            return AL_ENOMEM;
+        al->fires = f;
+        al->capfires = cap;
+    }
+    f = &al->fires[al->nfires];
+    memset(f, 0, sizeof(*f));
+    f->job = strdup(job);
+    if (f->job == NULL)
+        return AL_ENOMEM;
+    f->fire_ms = fire_ms;
+    al->nfires++;
+    return 1;
+}
+
+/* ABI 1.1 finish: records status once; AL_ENOFIRE for an unclaimed fire. */
+static int al_finish(void *inst, const char *job, int64_t fire_ms, int status) {
+    struct always_leader *al = inst;
+    struct al_fire *f;
+
+    if (al == NULL || job == NULL)
+        return AL_EINVAL;
+    f = al_find(al, job, fire_ms);
+    if (f == NULL)
+        return AL_ENOFIRE;
+    if (!f->finished) {
+        f->finished = 1;
+        f->status = status;
+    }
+    return AL_OK;
+}
+
+/* ABI 1.1 leadership: term 1 with an endless window while leading. */
+static int64_t al_leadership(const void *inst, uint32_t *valid_for_ms) {
+    int64_t term = al_term(inst);
+
+    if (valid_for_ms != NULL)
+        *valid_for_ms = term != 0 ? UINT32_MAX : 0;
+    return term;
+}
+
 /* Frees inst (owned by the caller until now); NULL is a no-op. */
-static void al_shutdown(void *inst) { free(inst); }
+static void al_shutdown(void *inst) {
+    struct always_leader *al = inst;
+
+    if (al == NULL)
+        return;
+    for (size_t i = 0; i < al->nfires; i++)
+        free(al->fires[i].job);
+    free(al->fires);
+    free(al);
+}
 
 /* A static message for one of this plugin's codes; never NULL. */
 static const char *al_strerror(int rc) {
@@ -228,8 +320,12 @@ static const char *al_strerror(int rc) {
         return "out of memory";
     case AL_EINVAL:
         return "invalid argument";
+    case AL_ENOFIRE:
+        return "no such fire claimed by this instance";
     case AL_EABI:
         return "unsupported plugin ABI major version";
+    case AL_ENOTLEADER:
+        return "not the leader";
     }
     return "unknown error";
 }
@@ -246,6 +342,9 @@ static const struct leader_plugin always_leader_plugin = {
     .shutdown = al_shutdown,
     .term = al_term,
     .strerror = al_strerror,
+    .claim = al_claim,
+    .finish = al_finish,
+    .leadership = al_leadership,
 };
 
 /* Sets *out to the plugin table (static) for host major 1; otherwise

@@ -19,10 +19,14 @@ extern "C" {
 #endif
 
 #define LEADER_PLUGIN_ABI_MAJOR 1
-#define LEADER_PLUGIN_ABI_MINOR 0
+#define LEADER_PLUGIN_ABI_MINOR 1
 
 /* Returned by leader_plugin_entry() when the host's major is not ours. */
 #define LEADER_PLUGIN_EABI (-1000)
+/* ABI 1.1 */
+// clang-format off
+#define LEADER_PLUGIN_ENOTLEADER (-1001) /* claim by an instance that does not lead */
+// clang-format on
 
 /* Returned by tick() only when the host asked for it in init()'s config
  * (odbc_leader.so: LeaderResignRequests=report): still leader, and someone
@@ -56,7 +60,28 @@ struct leader_plugin {
     int64_t (*term)(const void *inst);
     /* Static message for a negative code returned by this plugin. */
     const char *(*strerror)(int rc);
+    /* ---- ABI 1.1 (abi_minor >= 1; hosts check struct_size) ---- */
+    // clang-format off
+    /* Claims fire fire_ms (epoch ms, the nominal time as the host's schedule names it) of job for
+     * the term this instance leads, checked by the database in the same statement: 1 claimed, run
+     * it; 0 already claimed by anyone in any term, do not run it; LEADER_PLUGIN_ENOTLEADER; or
+     * another negative error. */
+    int (*claim)(void *inst, const char *job, int64_t fire_ms);
+    /* Records the outcome of a claimed fire (0 ok, else exit status or -signal); idempotent. */
+    int (*finish)(void *inst, const char *job, int64_t fire_ms, int status);
+    /* The term led and, in *valid_for_ms, how long the trust window still runs; 0 when not leader.
+     * One call, so "is leader" and "which term" cannot disagree. */
+    int64_t (*leadership)(const void *inst, uint32_t *valid_for_ms);
+    // clang-format on
 };
+
+/* 1 when the plugin table p (as the plugin built it) has member m: a host
+ * built against ABI 1.1 checks this before calling claim, finish or
+ * leadership of a plugin that may be 1.0. */
+#define LEADER_PLUGIN_HAS(p, m)                                                \
+    ((p) != NULL &&                                                            \
+     (p)->struct_size >= offsetof(struct leader_plugin, m) + sizeof((p)->m) && \
+     (p)->m != NULL)
 
 /* the plugin's only exported symbol; refuses another major with a negative code
  */

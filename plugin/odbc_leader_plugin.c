@@ -86,6 +86,41 @@ static int64_t plugin_term(const void *inst) {
     return in != NULL ? odbc_leader_term(in->h) : 0;
 }
 
+/* ABI 1.1: claim, mapping the library's ENOTLEADER to the ABI's code. */
+static int plugin_claim(void *inst, const char *job, int64_t fire_ms) {
+    struct instance *in = inst;
+    int rc;
+
+    if (in == NULL)
+        return ODBC_LEADER_EINVAL;
+    rc = odbc_leader_claim(in->h, job, fire_ms);
+    return rc == ODBC_LEADER_ENOTLEADER ? LEADER_PLUGIN_ENOTLEADER : rc;
+}
+
+static int plugin_finish(void *inst, const char *job, int64_t fire_ms,
+                         int status) {
+    struct instance *in = inst;
+
+    if (in == NULL)
+        return ODBC_LEADER_EINVAL;
+    return odbc_leader_finish(in->h, job, fire_ms, status);
+}
+
+static int64_t plugin_leadership(const void *inst, uint32_t *valid_for_ms) {
+    const struct instance *in = inst;
+
+    return odbc_leader_leadership(in != NULL ? in->h : NULL, valid_for_ms);
+}
+
+/* The library's messages plus the ABI's own codes. */
+static const char *plugin_strerror(int rc) {
+    if (rc == LEADER_PLUGIN_ENOTLEADER)
+        return odbc_leader_strerror(ODBC_LEADER_ENOTLEADER);
+    if (rc == LEADER_PLUGIN_EABI)
+        return "unsupported plugin ABI major version";
+    return odbc_leader_strerror(rc);
+}
+
 static void plugin_shutdown(void *inst) {
     struct instance *in = inst;
 
@@ -106,7 +141,10 @@ static const struct leader_plugin plugin = {
     plugin_is_leader,
     plugin_shutdown,
     plugin_term,
-    odbc_leader_strerror,
+    plugin_strerror,
+    plugin_claim,
+    plugin_finish,
+    plugin_leadership,
 };
 
 int leader_plugin_entry(uint16_t host_abi_major,

@@ -21,8 +21,22 @@ always_leader.so:
 
 Callbacks run in the thread that calls init, tick or shutdown. An
 exception raised by a callback is kept and raised again by that call once
-the plugin has returned (the plugin itself never sees it). is_leader() and
-term() do no I/O and may be called from any thread.
+the plugin has returned (the plugin itself never sees it). is_leader(),
+term() and leadership() do no I/O and may be called from any thread.
+
+ABI 1.1 plugins also claim fires, so that each fire of a job runs at most
+once across all hosts (docs/fencing.md):
+
+        try:
+            if inst.claim("nightly", fire_ms):  # False: claimed before
+                inst.finish("nightly", fire_ms, run_job())
+        except leader_plugin.NotLeaderError:
+            pass                                # the leader claims it
+
+claim raises NotLeaderError when the instance does not lead (checked by
+the plugin where the claim is recorded). Plugin.has("claim") tells whether
+a plugin (ABI 1.0 has none) has the member; calling a missing one raises
+LeaderPluginError with code EABI.
 """
 
 import ctypes
@@ -35,8 +49,10 @@ __all__ = [
     "ABI_MAJOR",
     "ABI_MINOR",
     "EABI",
+    "ENOTLEADER",
     "RESIGN_REQUESTED",
     "LeaderPluginError",
+    "NotLeaderError",
     "TickError",
     "Plugin",
     "Instance",
@@ -45,8 +61,9 @@ __all__ = [
 ]
 
 ABI_MAJOR = 1  # LEADER_PLUGIN_ABI_MAJOR
-ABI_MINOR = 0  # LEADER_PLUGIN_ABI_MINOR
+ABI_MINOR = 1  # LEADER_PLUGIN_ABI_MINOR
 EABI = -1000  # LEADER_PLUGIN_EABI
+ENOTLEADER = -1001  # LEADER_PLUGIN_ENOTLEADER (ABI 1.1): claim, not leader
 RESIGN_REQUESTED = 2  # LEADER_PLUGIN_RESIGN_REQUESTED: tick, when enabled
 
 _ERRLEN = 1024  # size of the buffer init writes its message into
@@ -85,24 +102,52 @@ _IS_LEADER_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
 _SHUTDOWN_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _TERM_FN = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)
 _STRERROR_FN = ctypes.CFUNCTYPE(ctypes.c_char_p, ctypes.c_int)
+# ABI 1.1
+_CLAIM_FN = ctypes.CFUNCTYPE(
+    ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int64
+)
+_FINISH_FN = ctypes.CFUNCTYPE(
+    ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int64, ctypes.c_int
+)
+_LEADERSHIP_FN = ctypes.CFUNCTYPE(
+    ctypes.c_int64, ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint32)
+)
+
+_FIELDS_1_0 = [
+    ("struct_size", ctypes.c_uint32),
+    ("abi_major", ctypes.c_uint16),
+    ("abi_minor", ctypes.c_uint16),
+    ("name", ctypes.c_char_p),
+    ("version", ctypes.c_char_p),
+    ("init", _INIT_FN),
+    ("tick", _TICK_FN),
+    ("is_leader", _IS_LEADER_FN),
+    ("shutdown", _SHUTDOWN_FN),
+    ("term", _TERM_FN),
+    ("strerror", _STRERROR_FN),
+]
+_FIELDS_1_1 = [
+    ("claim", _CLAIM_FN),
+    ("finish", _FINISH_FN),
+    ("leadership", _LEADERSHIP_FN),
+]
+
+
+class _LeaderPlugin10(ctypes.Structure):
+    """struct leader_plugin as ABI 1.0 had it: the least a plugin has."""
+
+    _fields_ = _FIELDS_1_0
 
 
 class _LeaderPlugin(ctypes.Structure):
-    """struct leader_plugin: the plugin's static function table."""
+    """struct leader_plugin: the plugin's static function table. Members
+    after strerror (ABI 1.1) exist only when struct_size covers them:
+    read them only after Plugin.has()."""
 
-    _fields_ = [
-        ("struct_size", ctypes.c_uint32),
-        ("abi_major", ctypes.c_uint16),
-        ("abi_minor", ctypes.c_uint16),
-        ("name", ctypes.c_char_p),
-        ("version", ctypes.c_char_p),
-        ("init", _INIT_FN),
-        ("tick", _TICK_FN),
-        ("is_leader", _IS_LEADER_FN),
-        ("shutdown", _SHUTDOWN_FN),
-        ("term", _TERM_FN),
-        ("strerror", _STRERROR_FN),
-    ]
+    _fields_ = _FIELDS_1_0 + _FIELDS_1_1
+
+
+_FIELD_NAMES = frozenset(name for name, _ in _LeaderPlugin._fields_)
 
 
 _ENTRY_FN = ctypes.CFUNCTYPE(
@@ -122,6 +167,11 @@ class LeaderPluginError(Exception):
         self.code = code
         self.message = message
         self.strerror = strerror if strerror is not None else message
+
+
+class NotLeaderError(LeaderPluginError):
+    """claim() by an instance that does not lead the current, unexpired
+    term (ENOTLEADER): do not run the fire."""
 
 
 class TickError(LeaderPluginError):
@@ -173,7 +223,7 @@ class Plugin:
             msg = "%s: ABI major %d refused (%d)" % (self.path, abi_major, rc)
             raise LeaderPluginError(rc if rc != 0 else EABI, msg, reason)
         self._table = table.contents
-        if self._table.struct_size < ctypes.sizeof(_LeaderPlugin):
+        if self._table.struct_size < ctypes.sizeof(_LeaderPlugin10):
             raise LeaderPluginError(
                 EABI, "%s: struct leader_plugin too small" % self.path
             )
@@ -185,6 +235,29 @@ class Plugin:
     def strerror(self, code):
         """The plugin's message for one of its negative codes."""
         return _text(self._table.strerror(code)) or "unknown error"
+
+    def has(self, member):
+        """True when the plugin's table has member (a name of
+        struct leader_plugin, e.g. "claim") and it is set: the table's
+        struct_size covers it, as LEADER_PLUGIN_HAS checks in C."""
+        if member not in _FIELD_NAMES:
+            return False
+        field = getattr(_LeaderPlugin, member)
+        if self._table.struct_size < field.offset + field.size:
+            return False
+        return bool(getattr(self._table, member))
+
+    def _member(self, member):
+        """The function pointer member of an ABI 1.1 table; raises
+        LeaderPluginError (EABI) when the plugin does not have it."""
+        if not self.has(member):
+            raise LeaderPluginError(
+                EABI,
+                "%s: plugin %s (ABI %d.%d) has no %s"
+                % (self.path, self.name, self.abi_major, self.abi_minor, member),
+                "unsupported plugin ABI version",
+            )
+        return getattr(self._table, member)
 
     def init(self, config, log=None, on_change=None):
         """Creates an instance from config (str), an Instance.
@@ -311,6 +384,44 @@ class Instance:
         if not self._finalizer.alive:
             return 0
         return self._t.term(self._inst)
+
+    # ---- ABI 1.1 --------------------------------------------------------
+
+    def leadership(self):
+        """(term, valid_for_ms): the term led and how long the trust
+        window still runs, read at once, so they cannot disagree; (0, 0)
+        when not leader or after shutdown. No I/O, any thread. Raises
+        LeaderPluginError (EABI) for a plugin without it (ABI 1.0)."""
+        fn = self.plugin._member("leadership")
+        if not self._finalizer.alive:
+            return (0, 0)
+        valid = ctypes.c_uint32(0)
+        term = fn(self._inst, ctypes.byref(valid))
+        return (term, valid.value if term != 0 else 0)
+
+    def claim(self, job, fire_ms=0):
+        """Claims fire fire_ms (epoch ms, the nominal time as the schedule
+        names it; 0 for a one-off key) of job (str) for the term this
+        instance leads. True: claimed, run it. False: claimed before, by
+        anyone in any term, do not run it. Raises NotLeaderError when this
+        instance does not lead, LeaderPluginError for other errors (the
+        outcome is then unknown). Same thread as tick."""
+        fn = self.plugin._member("claim")
+        rc = fn(self._live(), job.encode("utf-8"), int(fire_ms))
+        if rc == ENOTLEADER:
+            raise NotLeaderError(rc, self.plugin.strerror(rc))
+        if rc < 0:
+            raise LeaderPluginError(rc, self.plugin.strerror(rc))
+        return rc == 1
+
+    def finish(self, job, fire_ms=0, status=0):
+        """Records the outcome of a fire this instance claimed: status 0
+        for success, else an exit status or -signal. Idempotent. Raises
+        LeaderPluginError on failure. Same thread as tick."""
+        fn = self.plugin._member("finish")
+        rc = fn(self._live(), job.encode("utf-8"), int(fire_ms), int(status))
+        if rc < 0:
+            raise LeaderPluginError(rc, self.plugin.strerror(rc))
 
     def shutdown(self):
         """Resigns if leader, leaves the election, frees the instance.

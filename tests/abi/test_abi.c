@@ -362,6 +362,45 @@ static void test_elect(void **state) {
     dlclose(dl);
 }
 
+/* ABI 1.1: claim, finish and leadership, as a host built against 1.1
+ * calls them (after checking struct_size with LEADER_PLUGIN_HAS). */
+static void test_claims(void **state) {
+    const struct plugin_case *pc = *state;
+    const struct leader_plugin *p = NULL;
+    struct leader_host host = {sizeof(host), NULL, NULL, NULL};
+    void *dl = load(pc, &p);
+    void *inst = NULL;
+    char err[512] = "";
+    uint32_t valid = 7;
+    struct timespec ts;
+    int64_t fire;
+
+    assert_true(p->abi_minor >= 1);
+    assert_true(LEADER_PLUGIN_HAS(p, claim));
+    assert_true(LEADER_PLUGIN_HAS(p, finish));
+    assert_true(LEADER_PLUGIN_HAS(p, leadership));
+    clock_gettime(CLOCK_REALTIME, &ts);
+    fire = (int64_t)ts.tv_sec * 1000; /* now: inside any retention */
+    if (p->init(pc->config, &host, &inst, err, sizeof(err)) != 0)
+        fail_msg("init: %s", err);
+    assert_int_equal(p->leadership(inst, &valid), 0);
+    assert_int_equal(valid, 0);
+    assert_int_equal(p->claim(inst, "job", fire), LEADER_PLUGIN_ENOTLEADER);
+    assert_non_null(p->strerror(LEADER_PLUGIN_ENOTLEADER));
+    tick_until_leader(p, inst);
+    assert_int_equal(p->leadership(inst, &valid), p->term(inst));
+    assert_true(valid > 0);
+    assert_int_equal(p->claim(inst, "job", fire), 1);
+    assert_int_equal(p->claim(inst, "job", fire), 0);
+    assert_int_equal(p->claim(inst, "job", fire + 1), 1);
+    assert_int_equal(p->finish(inst, "job", fire, 0), 0);
+    assert_int_equal(p->finish(inst, "job", fire, 0), 0); /* idempotent */
+    assert_true(p->finish(inst, "job", fire + 2, 0) < 0); /* not claimed */
+    assert_true(p->claim(inst, "", fire) < 0);
+    p->shutdown(inst);
+    dlclose(dl);
+}
+
 /* Runs an election with a host struct cut at member offset: members at or
  * past it are poisoned counters that must never be called. */
 static void elect_with_host_size(const struct plugin_case *pc, size_t size) {
@@ -423,6 +462,7 @@ static int run_plugin(const char *path) {
         cmocka_unit_test_prestate(test_table, &pc),
         cmocka_unit_test_prestate(test_bad_config, &pc),
         cmocka_unit_test_prestate(test_elect, &pc),
+        cmocka_unit_test_prestate(test_claims, &pc),
         cmocka_unit_test_prestate(test_old_host_without_on_change, &pc),
         cmocka_unit_test_prestate(test_old_host_without_callbacks, &pc),
     };

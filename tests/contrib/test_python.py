@@ -13,6 +13,7 @@ resign, never an expiry, can explain it; the time bounds are generous
 liveness limits.
 """
 
+import ctypes
 import gc
 import os
 import queue
@@ -186,6 +187,49 @@ class OdbcLeaderTest(unittest.TestCase):
             self.assertIsInstance(msg, str)
         self.assertTrue(any("alpha" in m for _, m in ra.logs), ra.logs)
 
+    def test_claims_are_fenced_and_once(self):
+        a, _ = self.candidate("alpha")
+        b, _ = self.candidate("bravo")
+        tick_until(a, True)
+        tick_until(b, False)
+        self.assertTrue(self.plugin.has("claim"))
+        fire = (int(time.time()) // 60) * 60000  # this minute, epoch ms
+        with self.assertRaises(lp.NotLeaderError) as cm:
+            b.claim("job", fire)
+        self.assertEqual(cm.exception.code, lp.ENOTLEADER)
+        self.assertTrue(a.claim("job", fire))
+        self.assertFalse(a.claim("job", fire))  # once, also for the claimant
+        a.finish("job", fire, 3)
+        a.finish("job", fire, 3)  # idempotent
+        db = sqlite3.connect(self.db, timeout=10)
+        try:
+            row = db.execute(
+                "SELECT term, claimed_by, status FROM odbc_leader_fire "
+                "WHERE namespace = 'py' AND job = 'job' AND fire_ms = ?",
+                (fire,)).fetchone()
+        finally:
+            db.close()
+        self.assertEqual(row, (a.term(), "alpha", 3))
+        # a fire older than LeaderFireRetention (7 days) is refused
+        with self.assertRaises(lp.LeaderPluginError) as cm:
+            a.claim("job", 1000)
+        self.assertEqual(cm.exception.code, -15)
+        # a fire bravo never claimed
+        with self.assertRaises(lp.LeaderPluginError) as cm:
+            b.finish("job", fire + 60000, 0)
+        self.assertEqual(cm.exception.code, -16)
+        term, valid = a.leadership()
+        self.assertEqual(term, a.term())
+        self.assertTrue(0 < valid <= 60000, valid)
+        self.assertEqual(b.leadership(), (0, 0))
+        # after the handover the new leader finds the fire claimed
+        a.shutdown()
+        tick_until(b, True)
+        self.assertFalse(b.claim("job", fire))
+        self.assertTrue(b.claim("job", fire + 60000))
+        with self.assertRaises(ValueError):
+            a.claim("job", fire)
+
     def test_callback_exception_is_raised_by_tick(self):
         def boom(*_):
             raise RuntimeError("from on_change")
@@ -227,6 +271,60 @@ class AbiTest(unittest.TestCase):
             p.init("LeaderMode=sometimes")
         self.assertIn("sometimes", str(cm.exception))
         self.assertEqual(cm.exception.strerror, "bad configuration")
+
+    def test_always_leader_claims(self):
+        p = lp.Plugin(ALWAYS_SO)
+        self.assertEqual((p.abi_major, p.abi_minor), (lp.ABI_MAJOR, lp.ABI_MINOR))
+        with p.init("") as inst:
+            self.assertEqual(inst.leadership(), (0, 0))
+            with self.assertRaises(lp.NotLeaderError):
+                inst.claim("j", 5)
+            inst.tick()
+            self.assertEqual(inst.leadership(), (1, 2**32 - 1))
+            self.assertTrue(inst.claim("j", 5))
+            self.assertFalse(inst.claim("j", 5))
+            self.assertTrue(inst.claim("j", 6))
+            inst.finish("j", 5, 0)
+            with self.assertRaises(lp.LeaderPluginError) as cm:
+                inst.finish("k", 5, 0)
+            self.assertEqual(cm.exception.code, -4)
+        self.assertEqual(inst.leadership(), (0, 0))
+        with p.init("LeaderMode=never") as inst:
+            inst.tick()
+            with self.assertRaises(lp.NotLeaderError):
+                inst.claim("j", 5)
+
+    def test_abi_1_0_table_has_no_claim(self):
+        # A plugin whose struct_size ends before claim (ABI 1.0): the 1.1
+        # members are missing, and calling them raises EABI without
+        # reading past the table.
+        real = lp.Plugin(ALWAYS_SO)
+        old = lp._LeaderPlugin.from_buffer_copy(
+            ctypes.string_at(ctypes.addressof(real._table),
+                             ctypes.sizeof(lp._LeaderPlugin)))
+        old.struct_size = ctypes.sizeof(lp._LeaderPlugin10)
+        old.abi_minor = 0
+        p = lp.Plugin.__new__(lp.Plugin)
+        p.__dict__.update(real.__dict__)
+        p._table = old
+        p.abi_minor = 0
+        for m in ("claim", "finish", "leadership"):
+            self.assertFalse(p.has(m), m)
+        self.assertTrue(p.has("term"))
+        self.assertFalse(p.has("no_such_member"))
+        with p.init("") as inst:
+            inst.tick()
+            self.assertTrue(inst.is_leader())
+            for call in (lambda: inst.claim("j", 5),
+                         lambda: inst.finish("j", 5, 0),
+                         inst.leadership):
+                with self.assertRaises(lp.LeaderPluginError) as cm:
+                    call()
+                self.assertEqual(cm.exception.code, lp.EABI)
+                self.assertIn("ABI 1.0", str(cm.exception))
+        # the 1.0 table ends exactly where claim begins
+        self.assertEqual(lp.ctypes.sizeof(lp._LeaderPlugin10),
+                         lp._LeaderPlugin.claim.offset)
 
     def test_logging_callback(self):
         import logging
