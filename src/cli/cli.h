@@ -23,8 +23,9 @@ enum odbc_leader__cli_exit {
     ODBC_LEADER__EX_BUSY = 81,        /* --no-wait: another candidate leads */
     ODBC_LEADER__EX_NOLEADER = 82,    /* resign: the namespace has no leader */
     ODBC_LEADER__EX_NOCANDIDATE = 83, /* resign --to: candidate not alive */
-    ODBC_LEADER__EX_NOTFOUND = 127,   /* CMD not found */
-    ODBC_LEADER__EX_NOEXEC = 126,     /* CMD found but not executable */
+    ODBC_LEADER__EX_DONE = 84, /* run --once: the key ran or runs already */
+    ODBC_LEADER__EX_NOTFOUND = 127, /* CMD not found */
+    ODBC_LEADER__EX_NOEXEC = 126,   /* CMD found but not executable */
 };
 
 /* A subcommand's result when it printed its help: exit 0. */
@@ -223,6 +224,8 @@ int odbc_leader__cli_status(struct odbc_leader__cli *c, int argc, char **argv);
 int odbc_leader__cli_resign(struct odbc_leader__cli *c, int argc, char **argv);
 int odbc_leader__cli_watch(struct odbc_leader__cli *c, int argc, char **argv);
 int odbc_leader__cli_schema(struct odbc_leader__cli *c, int argc, char **argv);
+int odbc_leader__cli_fence(struct odbc_leader__cli *c, int argc, char **argv);
+int odbc_leader__cli_fires(struct odbc_leader__cli *c, int argc, char **argv);
 int odbc_leader__cli_demo(struct odbc_leader__cli *c, int argc, char **argv);
 /* The hidden job the demo's candidates run as their CMD. */
 int odbc_leader__cli_demo_job(struct odbc_leader__cli *c, int argc,

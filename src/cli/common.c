@@ -341,6 +341,7 @@ int odbc_leader__cli_exit_code(int rc) {
         return 0;
     case ODBC_LEADER_ECONFIG:
     case ODBC_LEADER_EDIALECT:
+    case ODBC_LEADER_ENOLEDGER:
         return EX_CONFIG;
     case ODBC_LEADER_ENOMEM:
         return EX_OSERR;

@@ -2,7 +2,8 @@
  * odbc-leader.c: main() of the odbc-leader command. It reads the options
  * that come before the subcommand (the connection options, --help,
  * --version) and hands the rest of argv to the subcommand: run, status,
- * resign, watch, schema or demo (the other files of src/cli). Exit codes are
+ * resign, watch, schema, fires, fence or demo (the other files of
+ * src/cli). Exit codes are
  * those of <sysexits.h> plus the few of cli.h, all listed in --help and in
  * odbc-leader(1).
  */
@@ -27,6 +28,8 @@ static const struct subcmd subcmds[] = {
     {"resign", odbc_leader__cli_resign},
     {"watch", odbc_leader__cli_watch},
     {"schema", odbc_leader__cli_schema},
+    {"fires", odbc_leader__cli_fires},
+    {"fence", odbc_leader__cli_fence},
     {"demo", odbc_leader__cli_demo},
     /* hidden: the job the demo's candidates run */
     {"__demo-job", odbc_leader__cli_demo_job},
@@ -37,14 +40,19 @@ static const char help_text[] =
     "Leader election over a SQL database reached through ODBC.\n"
     "\n"
     "Commands:\n"
-    "  run [--no-wait] [--min-hold D] -- CMD [ARGS...]\n"
-    "                        run CMD only while this host leads NS\n"
+    "  run [--no-wait] [--min-hold D] [--once KEY] [--once-per D]\n"
+    "      -- CMD [ARGS...]  run CMD only while this host leads NS (with\n"
+    "                        --once: at most once per KEY, all hosts)\n"
     "  status [--json | --format=prometheus]\n"
     "                        leader, term, lease and live candidates of NS\n"
     "  resign [--to ID]      ask the leader of NS to step down (hand over)\n"
     "  watch                 print each change of leader as it happens\n"
-    "  schema [--dialect D] [--apply]\n"
-    "                        print the tables' DDL, or create the tables\n"
+    "  schema [--dialect D] [--apply | --upgrade | --upgrade-sql]\n"
+    "                        print the tables' DDL, or create or upgrade\n"
+    "                        the tables\n"
+    "  fires [--job J] [--json]\n"
+    "                        the fire ledger of NS: who ran what, when\n"
+    "  fence [--dialect D]   the predicate that fences a job's writes\n"
     "  demo [-c N]           watch N candidates elect, crash, take over\n"
     "\n"
     "Options (also accepted after the command):\n" ODBC_LEADER__CLI_COMMON_HELP
@@ -71,6 +79,8 @@ static const char help_text[] =
     "  81   run --no-wait: another candidate leads; CMD did not run\n"
     "  82   resign: the namespace has no leader\n"
     "  83   resign --to: that candidate is not alive\n"
+    "  84   run --once: the key already ran (or runs) on some host; CMD\n"
+    "       did not run\n"
     "  126  run: CMD cannot be executed; 127: CMD not found\n"
     "  128+N  run: CMD was killed by signal N, or odbc-leader was stopped\n"
     "       by signal N before CMD started\n"
@@ -134,7 +144,7 @@ int main(int argc, char **argv) {
         return rc;
     if (optind >= argc) {
         fputs("odbc-leader: missing command (run, status, resign, watch, "
-              "schema, demo)\nTry 'odbc-leader --help'.\n",
+              "schema, fires, fence, demo)\nTry 'odbc-leader --help'.\n",
               stderr);
         return EX_USAGE;
     }

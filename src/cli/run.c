@@ -14,6 +14,13 @@
  * first and resigns only after it is gone; stop signals and CMD's own end
  * take the same order. --grace is checked against the timing before the
  * campaign starts.
+ *
+ * With --once KEY (and --once-per DURATION) CMD runs at most once per key
+ * across all hosts and retries: once leader, run claims the fire (KEY,
+ * slot) in the fire ledger, fenced by its term in the same statement, and
+ * starts CMD only when the claim is new; CMD's outcome is recorded in the
+ * ledger. A key the ledger already holds ends run with exit 84, also
+ * while waiting to lead.
  */
 #include <config.h>
 
@@ -53,7 +60,12 @@ struct run {
     const char *id;      /* --id, borrowed; NULL = generated */
     int64_t ttl_ms;      /* --ttl; 0 = from the connection */
     char **cmd;          /* borrowed from argv, NULL-terminated */
+    const char *once;    /* --once KEY, borrowed; NULL = no ledger */
+    int64_t once_per_ms; /* --once-per; 0 = the key is one-off (fire 0) */
     /* state */
+    int64_t fire_ms; /* the fire of --once: 0, or the slot once known */
+    int fire_known;  /* fire_ms is settled */
+    int claimed;     /* this run claimed the fire: finish it */
     odbc_leader_t *h;
     sigset_t sigs;    /* TERM INT HUP CHLD, blocked while we run */
     sigset_t oldmask; /* restored for CMD and at the end */
@@ -91,7 +103,16 @@ static const char run_help[] =
     "                        interval - statement timeout - 100 ms)\n"
     "  --id ID               candidate id (LeaderId; default a UUID)\n"
     "  --ttl DURATION        lease length (LeaderTTL; default "
-    "15s)\n" ODBC_LEADER__CLI_COMMON_HELP "\n"
+    "15s)\n"
+    "  --once KEY            run CMD at most once per KEY in the namespace,\n"
+    "                        across all hosts and retries (the fire ledger,\n"
+    "                        odbc-leader fires); exit 84 when KEY ran or\n"
+    "                        runs already\n"
+    "  --once-per DURATION   at most once per slot of DURATION: the key is\n"
+    "                        (KEY, or the namespace, and) the slot nearest\n"
+    "                        the database clock, so cron lines fired\n"
+    "                        seconds apart on many hosts run once per slot\n"
+    "" ODBC_LEADER__CLI_COMMON_HELP "\n"
     "DURATION: 500ms, 10s, 1.5s, 2m, 1h or plain seconds.\n"
     "CMD gets ODBC_LEADER_TERM (the fencing token), ODBC_LEADER_NAMESPACE\n"
     "and ODBC_LEADER_ID in its environment and runs in its own process\n"
@@ -101,7 +122,8 @@ static const char run_help[] =
     "\n"
     "Exit status: CMD's (128+N when killed by signal N); 80 leadership\n"
     "lost or resign requested while CMD ran; 81 --no-wait and another\n"
-    "candidate leads; 75 --no-wait and the database failed; 64 usage; 69\n"
+    "candidate leads; 84 --once and the key ran or runs already; 75 --no-wait "
+    "and the database failed; 64 usage; 69\n"
     "database unavailable; 78 configuration (also --grace too long);\n"
     "126/127 CMD not executable/not found; 128+N stopped by signal N before\n"
     "CMD started.\n";
@@ -165,6 +187,21 @@ static int run_opt(struct run *r, int opt, const char *arg) {
         if (r->ttl_ms <= 0)
             return odbc_leader__cli_usage(r->cli, "run", "--ttl must be > 0");
         return 0;
+    case 'O':
+        if (!odbc_leader__valid_name(arg))
+            return odbc_leader__cli_usage(r->cli, "run",
+                                          "invalid --once key \"%s\": 1-128 "
+                                          "bytes of A-Z a-z 0-9 . _ - : / @",
+                                          arg);
+        r->once = arg;
+        return 0;
+    case 'P':
+        if (duration_opt(r, "--once-per", arg, &r->once_per_ms) != 0)
+            return EX_USAGE;
+        if (r->once_per_ms < 1000)
+            return odbc_leader__cli_usage(r->cli, "run",
+                                          "--once-per must be at least 1s");
+        return 0;
     default:
         return odbc_leader__cli_usage(r->cli, "run", NULL);
     }
@@ -181,6 +218,8 @@ static int parse_run(struct run *r, int argc, char **argv) {
         {"grace", required_argument, NULL, 'G'},
         {"id", required_argument, NULL, 'I'},
         {"ttl", required_argument, NULL, 'T'},
+        {"once", required_argument, NULL, 'O'},
+        {"once-per", required_argument, NULL, 'P'},
         {NULL, 0, NULL, 0},
     };
     const char *shortopts = "+" ODBC_LEADER__CLI_SHORTOPTS;
@@ -298,6 +337,88 @@ static int busy(struct run *r) {
     return ODBC_LEADER__EX_BUSY;
 }
 
+/* --once: settles the fire: 0 for a one-off key, else the --once-per
+ * slot nearest the database clock, read once (after the first tick, so
+ * the lease row exists). Returns 1 when settled, 0 when the database did
+ * not answer (try again at the next tick). */
+static int settle_fire(struct run *r) {
+    struct odbc_leader_lease l;
+    int64_t d = r->once_per_ms;
+
+    if (r->fire_known)
+        return 1;
+    if (d > 0) {
+        if (odbc_leader_read_lease(r->h, &l) < 0 || l.db_now_ms <= 0)
+            return 0;
+        r->fire_ms = (l.db_now_ms + d / 2) / d * d;
+    }
+    r->fire_known = 1;
+    return 1;
+}
+
+/* The exit of a run whose key the ledger holds: a message with who ran it,
+ * then ODBC_LEADER__EX_DONE. */
+static int done_already(struct run *r, const struct odbc_leader_fire *f) {
+    char msg[512];
+
+    if (f != NULL && f->finished_at_ms != 0)
+        snprintf(msg, sizeof(msg),
+                 "%s: %s (fire %lld) already ran: by %s in term %lld, "
+                 "status %d; not running %s",
+                 odbc_leader_namespace(r->h), f->job, (long long)f->fire_ms,
+                 f->claimed_by, (long long)f->term, f->status, r->cmd[0]);
+    else if (f != NULL)
+        snprintf(msg, sizeof(msg),
+                 "%s: %s (fire %lld) was started by %s in term %lld and has "
+                 "not finished; not running %s",
+                 odbc_leader_namespace(r->h), f->job, (long long)f->fire_ms,
+                 f->claimed_by, (long long)f->term, r->cmd[0]);
+    else
+        snprintf(msg, sizeof(msg),
+                 "%s: %s (fire %lld) was claimed already; not running %s",
+                 odbc_leader_namespace(r->h), r->once, (long long)r->fire_ms,
+                 r->cmd[0]);
+    odbc_leader__cli_clear_line(r->cli);
+    odbc_leader__cli_msg(r->cli, LOG_NOTICE, "%s", msg);
+    return ODBC_LEADER__EX_DONE;
+}
+
+/* --once, after a tick that returned state (>= 0): ends the run when the
+ * ledger holds the key; once leader, claims it. Returns 0 to campaign on,
+ * -2 after a new claim (lead), or an exit code. */
+static int once_check(struct run *r, int state) {
+    struct odbc_leader_fire f;
+    int rc;
+
+    if (!settle_fire(r))
+        return 0;
+    if (state == 0) {
+        rc = odbc_leader_read_fire(r->h, r->once, r->fire_ms, &f);
+        if (rc == 1)
+            return done_already(r, &f);
+        return 0; /* errors: the next tick tells */
+    }
+    rc = odbc_leader_claim(r->h, r->once, r->fire_ms);
+    if (rc == 1) {
+        r->claimed = 1;
+        return -2;
+    }
+    if (rc == 0) {
+        rc = odbc_leader_read_fire(r->h, r->once, r->fire_ms, &f);
+        return done_already(r, rc == 1 ? &f : NULL);
+    }
+    if (rc == ODBC_LEADER_ENOTLEADER)
+        return 0;
+    odbc_leader__cli_err(r->cli,
+                         "run --once: claiming %s (fire %lld) failed: %s; "
+                         "not running %s",
+                         r->once, (long long)r->fire_ms,
+                         odbc_leader_strerror(rc), r->cmd[0]);
+    return rc == ODBC_LEADER_EUNKNOWN || rc == ODBC_LEADER_ECONNLOST
+               ? EX_TEMPFAIL
+               : odbc_leader__cli_exit_code(rc);
+}
+
 /* Campaigns until elected. Returns 0 once leader, or an exit code:
  * 81 (--no-wait, another leads), 75 (--no-wait, database failed),
  * 128+N (signal N). */
@@ -307,6 +428,16 @@ static int campaign(struct run *r) {
 
         if (odbc_leader__cli_now_ms() >= r->next_tick_at) {
             rc = do_tick(r);
+            if (rc >= 0 && r->once != NULL) {
+                int o = once_check(r, rc);
+
+                if (o == -2)
+                    return 0;
+                if (o != 0)
+                    return o;
+                if (rc > 0)
+                    continue; /* leading, but the claim did not say so */
+            }
             if (rc > 0)
                 return 0;
             if (rc == ODBC_LEADER_FOLLOWER && !r->wait)
@@ -508,6 +639,34 @@ static int lead(struct run *r) {
     return exit_status(r->status);
 }
 
+/* --once: records CMD's outcome in the ledger (0, its exit status, or
+ * -N when signal N killed it; exit code 80 when the term ended between
+ * the claim and the start, so CMD never ran). Returns run's exit code. */
+static int finish_once(struct run *r, int rc) {
+    int status = ODBC_LEADER__EX_LOST;
+    int frc;
+
+    if (rc == -1) {
+        odbc_leader__cli_err(r->cli,
+                             "the leadership of %s ended between claiming %s "
+                             "and starting %s: it did not run",
+                             odbc_leader_namespace(r->h), r->once, r->cmd[0]);
+        rc = ODBC_LEADER__EX_LOST;
+    } else if (r->started_at != 0 && WIFEXITED(r->status)) {
+        status = WEXITSTATUS(r->status);
+    } else if (r->started_at != 0 && WIFSIGNALED(r->status)) {
+        status = -WTERMSIG(r->status);
+    }
+    frc = odbc_leader_finish(r->h, r->once, r->fire_ms, status);
+    if (frc < 0)
+        odbc_leader__cli_err(r->cli,
+                             "recording the end of %s (fire %lld, status %d) "
+                             "in the ledger failed: %s",
+                             r->once, (long long)r->fire_ms, status,
+                             odbc_leader_strerror(frc));
+    return rc;
+}
+
 /* The longest --grace the timing allows: SIGTERM must not come before a
  * renewal that is due and answered within the statement timeout, and
  * SIGKILL must land KILL_ROOM_MS before the trust window ends:
@@ -583,12 +742,17 @@ int odbc_leader__cli_run(struct odbc_leader__cli *c, int argc, char **argv) {
     rc = open_run(&r);
     if (rc == 0)
         rc = settle_grace(&r);
+    /* --once-per alone: the namespace names the job */
+    if (rc == 0 && r.once_per_ms > 0 && r.once == NULL)
+        r.once = odbc_leader_namespace(r.h);
     do {
         if (rc == 0)
             rc = campaign(&r);
         if (rc == 0)
             rc = lead(&r);
-    } while (rc == -1);
+    } while (rc == -1 && !r.claimed);
+    if (r.claimed)
+        rc = finish_once(&r, rc);
     /* CMD's group is gone: only now resign (if still leader), unregister */
     odbc_leader_destroy(r.h);
     odbc_leader__cli_clear_line(c);

@@ -233,20 +233,24 @@ sc_handoff() {
 
 # watch prints one line per change of leader until SIGINT.
 sc_watch() {
-    local w out=$OL_TMP/watch.out
+    local w t out=$OL_TMP/watch.out
     ol_log "watch"
     "$OLC_BIN" watch -C "$OLC_CONN" -n w >"$out" &
     w=$!
     ol_track_pid "$w"
     olc_wait_file "$out"
     olc_expect_rc 0 run -C "$OLC_CONN" -n w --id wx -- sleep 1
-    olc_wait_pid_line "$out" "wx -> (none) term=1"
+    olc_wait_pid_line "$out" "wx -> (none) term="
     kill -INT "$w"
     olc_wait_pid "$w"
     [ "$olc_rc" = 0 ] || ol_fail "watch exited $olc_rc on SIGINT"
+    # the namespace's first term is the database clock in ms
+    t=$(awk '$3 == "(none)" && $5 == "wx" { sub("term=", "", $6); print $6 }' \
+        "$out")
+    case $t in '' | *[!0-9]*) ol_fail "watch output: $(cat "$out")" ;; esac
     awk '{ print $2, $3, $4, $5, $6 }' "$out" >"$out.2"
-    printf '%s\n' "w - -> (none) term=0" "w (none) -> wx term=1" \
-        "w wx -> (none) term=1" | diff - "$out.2" ||
+    printf '%s\n' "w - -> (none) term=0" "w (none) -> wx term=$t" \
+        "w wx -> (none) term=$t" | diff - "$out.2" ||
         ol_fail "watch output: $(cat "$out")"
     grep -Eq '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}\.[0-9]{3}[+-][0-9]{2}:[0-9]{2} ' \
         "$out" || ol_fail "watch time stamps: $(cat "$out")"
@@ -281,6 +285,92 @@ sc_schema() {
         -n schema -- true
 }
 
+# Three concurrent "run --once K": CMD runs once; the others, and any
+# later run of K, exit 84; the ledger holds K with CMD's status. With
+# --once-per, the key is the slot: a second run in the slot exits 84.
+sc_once() {
+    local i rc n ok=0 done=0 out=$OL_TMP/once-key.out pids=()
+    ol_log "run --once: three at once, CMD runs once"
+    : >"$out"
+    for i in 1 2 3; do
+        "$OLC_BIN" run -C "$OLC_CONN" -n oncens --once K -- \
+            sh -c "echo $i >>'$out'; sleep 1" 2>>"$OL_TMP/once-key.err" &
+        pids+=($!)
+        ol_track_pid "$!"
+    done
+    for i in "${pids[@]}"; do
+        olc_wait_pid "$i"
+        case $olc_rc in
+        0) ok=$((ok + 1)) ;;
+        84) done=$((done + 1)) ;;
+        *) ol_fail "run --once exited $olc_rc: $(cat "$OL_TMP/once-key.err")" ;;
+        esac
+    done
+    n=$(wc -l <"$out")
+    [ "$n" = 1 ] && [ "$ok" = 1 ] && [ "$done" = 2 ] ||
+        ol_fail "run --once: CMD ran $n times, $ok exits 0, $done exits 84"
+    olc_expect_rc 84 run -C "$OLC_CONN" -n oncens --once K -- true 2>/dev/null
+    olc_expect_rc 3 run -C "$OLC_CONN" -n oncens --once K3 -- sh -c 'exit 3'
+    olc fires -C "$OLC_CONN" -n oncens --json >"$OL_TMP/fires.json" ||
+        ol_fail "fires --json failed"
+    python3 - "$OL_TMP/fires.json" <<'PY' || ol_fail "fires: $(cat "$OL_TMP/fires.json")"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+by = {r["job"]: r for r in rows}
+assert len(rows) == 2, rows
+assert by["K"]["fire_ms"] == 0 and by["K"]["status"] == 0, rows
+assert by["K"]["duration_ms"] >= 900, rows
+assert by["K3"]["status"] == 3 and by["K3"]["term"] > by["K"]["term"], rows
+PY
+    olc fires -C "$OLC_CONN" -n oncens --job K3 >"$OL_TMP/fires.txt" ||
+        ol_fail "fires failed"
+    [ "$(wc -l <"$OL_TMP/fires.txt")" = 2 ] && grep -q '^K3 .* once ' \
+        "$OL_TMP/fires.txt" || ol_fail "fires --job: $(cat "$OL_TMP/fires.txt")"
+    olc_expect_rc 0 run -C "$OLC_CONN" -n oncens --once-per 1h -- true
+    olc_expect_rc 84 run -C "$OLC_CONN" -n oncens --once-per 1h -- true \
+        2>/dev/null
+    olc_expect_rc 64 run -C "$OLC_CONN" -n oncens --once 'bad key' -- true \
+        2>/dev/null
+    rc=0
+    olc fence -C "$OLC_CONN" >"$OL_TMP/fence.out" || rc=$?
+    [ "$rc" = 0 ] && grep -q '^AND EXISTS' "$OL_TMP/fence.out" ||
+        ol_fail "fence: $(cat "$OL_TMP/fence.out")"
+}
+
+# Version-1 tables (as odbc-leader 0.1 created them): refused with
+# LeaderCreateSchema=no, naming the upgrade; schema --upgrade upgrades
+# them in place.
+sc_upgrade() {
+    local conn err=$OL_TMP/upgrade.err
+    ol_log "schema --upgrade of version-1 tables"
+    cat >"$OL_TMP/v1.sql" <<'SQL'
+CREATE TABLE v1_schema (version INTEGER NOT NULL);
+CREATE TABLE v1_lease (namespace VARCHAR(128) NOT NULL PRIMARY KEY,
+    leader_id VARCHAR(128) NULL, term BIGINT NOT NULL,
+    elected_at_ms BIGINT, renewed_at_ms BIGINT,
+    expires_at_ms BIGINT NOT NULL,
+    resign_requested INTEGER NOT NULL DEFAULT 0,
+    handoff_to VARCHAR(128) NULL);
+CREATE TABLE v1_candidate (namespace VARCHAR(128) NOT NULL,
+    candidate_id VARCHAR(128) NOT NULL, registered_at_ms BIGINT NOT NULL,
+    heartbeat_at_ms BIGINT NOT NULL, expires_at_ms BIGINT NOT NULL,
+    PRIMARY KEY (namespace, candidate_id));
+INSERT INTO v1_schema (version) VALUES (1);
+SQL
+    conn=$(olc_apply_sql "$OL_TMP/v1.sql" v1_) || ol_fail "creating v1 tables"
+    olc_expect_rc 69 run -C "$conn;LeaderCreateSchema=no;LeaderTablePrefix=v1_" \
+        -n upgrade -- true 2>"$err"
+    grep -q 'schema --upgrade' "$err" || ol_fail "no upgrade hint: $(cat "$err")"
+    olc schema --upgrade -C "$conn;LeaderTablePrefix=v1_" >"$OL_TMP/upgrade.out" ||
+        ol_fail "schema --upgrade failed"
+    olc_expect_rc 0 run -C "$conn;LeaderCreateSchema=no;LeaderTablePrefix=v1_" \
+        -n upgrade --once U -- true
+    olc schema --upgrade-sql --dialect sqlite >"$OL_TMP/upgrade.sql" ||
+        ol_fail "schema --upgrade-sql failed"
+    grep -q 'SET version = 2 WHERE version = 1' "$OL_TMP/upgrade.sql" ||
+        ol_fail "schema --upgrade-sql: $(cat "$OL_TMP/upgrade.sql")"
+}
+
 olc_scenarios() {
     sc_exit_codes
     sc_exactly_once
@@ -291,4 +381,6 @@ olc_scenarios() {
     sc_handoff
     sc_watch
     sc_schema
+    sc_once
+    sc_upgrade
 }

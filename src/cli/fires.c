@@ -1,0 +1,211 @@
+/*
+ * fires.c: "odbc-leader fires": lists the namespace's fire ledger (what
+ * odbc_leader_claim() recorded: each fire of each job, the term and the
+ * candidate that claimed it, when it started and finished, its status and
+ * duration), as a table or as JSON. Times are the database's, in UTC.
+ */
+#include <config.h>
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "internal.h"
+
+struct fires_opts {
+    const char *job; /* --job, borrowed; NULL = every job */
+    int json;        /* --json */
+    long limit;      /* --limit: the newest N fires; 0 = all */
+};
+
+/* The fires read, in ledger order (oldest fire first). */
+struct fire_list {
+    struct odbc_leader_fire *v; /* owned */
+    size_t n, cap;
+    int nomem;
+};
+
+static const char fires_help[] =
+    "Usage: odbc-leader fires [OPTIONS]\n"
+    "List the namespace's fire ledger: every fire claimed through the\n"
+    "library, the plugin (minicron) or run --once, oldest first.\n"
+    "\n"
+    "  --job J               only the fires of job J\n"
+    "  --json                one JSON object per line\n"
+    "  --limit N             only the newest N fires (default 100; 0 = all)\n"
+    "" ODBC_LEADER__CLI_COMMON_HELP "\n"
+    "Columns: JOB; FIRE, the nominal time the host named (\"once\" for a\n"
+    "one-off key of run --once); TERM that claimed it; WHO, the candidate;\n"
+    "STARTED and FINISHED, database time (UTC); STATUS (0 ok, the exit\n"
+    "status, -N killed by signal N; \"running\" while unfinished: running,\n"
+    "or its claimant died); DURATION.\n"
+    "\n"
+    "Exit status: 0; 64 usage; 69 database unavailable; 78 configuration or\n"
+    "a dialect without a fire ledger.\n";
+
+/* Fire callback: appends a copy of f to the list in ctx. */
+static void keep_fire(void *ctx, const struct odbc_leader_fire *f) {
+    struct fire_list *l = ctx;
+
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 64;
+        struct odbc_leader_fire *v = realloc(l->v, cap * sizeof(*v));
+
+        if (v == NULL) {
+            l->nomem = 1;
+            return;
+        }
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = *f;
+}
+
+/* Writes epoch ms as "YYYY-MM-DD HH:MM:SS.mmm" (UTC) into buf. */
+static const char *utc(int64_t ms, char *buf, size_t len) {
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    size_t n;
+
+    gmtime_r(&t, &tm);
+    n = strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
+    snprintf(buf + n, len - n, ".%03u", (unsigned)(ms % 1000) % 1000u);
+    return buf;
+}
+
+/* Prints one fire as a table row. */
+static void print_row(const struct odbc_leader_fire *f) {
+    char fire[32], started[32], finished[32], status[16], dur[32];
+
+    if (f->fire_ms == 0)
+        snprintf(fire, sizeof(fire), "once");
+    else
+        utc(f->fire_ms, fire, sizeof(fire));
+    utc(f->claimed_at_ms, started, sizeof(started));
+    if (f->finished_at_ms != 0) {
+        utc(f->finished_at_ms, finished, sizeof(finished));
+        snprintf(status, sizeof(status), "%d", f->status);
+        snprintf(dur, sizeof(dur), "%.3f s",
+                 (double)(f->finished_at_ms - f->claimed_at_ms) / 1000.0);
+    } else {
+        snprintf(finished, sizeof(finished), "-");
+        snprintf(status, sizeof(status), "running");
+        snprintf(dur, sizeof(dur), "%.3f s+",
+                 (double)(f->db_now_ms - f->claimed_at_ms) / 1000.0);
+    }
+    printf("%-20s %-23s %-14" PRId64 " %-36s %-23s %-23s %-7s %s\n", f->job,
+           fire, f->term, f->claimed_by, started, finished, status, dur);
+}
+
+/* Prints one fire as a JSON object on a line of its own. */
+static void print_json(const struct odbc_leader_fire *f) {
+    fputs("{\"job\":", stdout);
+    odbc_leader__cli_json_string(stdout, f->job);
+    printf(",\"fire_ms\":%" PRId64 ",\"term\":%" PRId64 ",\"claimed_by\":",
+           f->fire_ms, f->term);
+    odbc_leader__cli_json_string(stdout, f->claimed_by);
+    printf(",\"claimed_at_ms\":%" PRId64, f->claimed_at_ms);
+    if (f->finished_at_ms != 0)
+        printf(",\"finished_at_ms\":%" PRId64 ",\"status\":%d,"
+               "\"duration_ms\":%" PRId64 "}\n",
+               f->finished_at_ms, f->status,
+               f->finished_at_ms - f->claimed_at_ms);
+    else
+        fputs(",\"finished_at_ms\":null,\"status\":null,"
+              "\"duration_ms\":null}\n",
+              stdout);
+}
+
+/* Parses the options. Returns 0, ODBC_LEADER__CLI_HELP or EX_USAGE. */
+static int parse_fires(struct odbc_leader__cli *c, int argc, char **argv,
+                       struct fires_opts *o) {
+    static const struct option opts[] = {
+        ODBC_LEADER__CLI_LONGOPTS,
+        {"job", required_argument, NULL, 'J'},
+        {"json", no_argument, NULL, 'j'},
+        {"limit", required_argument, NULL, 'L'},
+        {NULL, 0, NULL, 0},
+    };
+    int opt, rc;
+    char *end;
+
+    for (opt = getopt_long(argc, argv, ODBC_LEADER__CLI_SHORTOPTS, opts, NULL);
+         opt != -1; opt = getopt_long(argc, argv, ODBC_LEADER__CLI_SHORTOPTS,
+                                      opts, NULL)) {
+        rc = odbc_leader__cli_common_opt(c, opt, optarg);
+        if (rc == 1)
+            continue;
+        if (rc != 0)
+            return EX_USAGE;
+        if (opt == 'J' && !odbc_leader__valid_name(optarg))
+            return odbc_leader__cli_usage(c, "fires",
+                                          "invalid --job \"%s\": 1-128 bytes "
+                                          "of A-Z a-z 0-9 . _ - : / @",
+                                          optarg);
+        if (opt == 'J') {
+            o->job = optarg;
+        } else if (opt == 'j') {
+            o->json = 1;
+        } else if (opt == 'L') {
+            o->limit = strtol(optarg, &end, 10);
+            if (end == optarg || *end != '\0' || o->limit < 0)
+                return odbc_leader__cli_usage(c, "fires",
+                                              "invalid --limit \"%s\"", optarg);
+        } else {
+            return odbc_leader__cli_usage(c, "fires", NULL);
+        }
+    }
+    if (c->help) {
+        fputs(fires_help, stdout);
+        return ODBC_LEADER__CLI_HELP;
+    }
+    if (optind < argc)
+        return odbc_leader__cli_usage(c, "fires", "unexpected argument \"%s\"",
+                                      argv[optind]);
+    return 0;
+}
+
+int odbc_leader__cli_fires(struct odbc_leader__cli *c, int argc, char **argv) {
+    struct fires_opts o = {NULL, 0, 100};
+    struct fire_list l = {NULL, 0, 0, 0};
+    odbc_leader_t *h = NULL;
+    size_t first = 0;
+    int rc = parse_fires(c, argc, argv, &o);
+
+    if (rc != 0)
+        return rc == ODBC_LEADER__CLI_HELP ? 0 : rc;
+    rc = odbc_leader__cli_open(c, NULL, NULL, &h);
+    if (rc != 0)
+        return rc;
+    rc = odbc_leader_list_fires(h, o.job, keep_fire, &l);
+    if (rc < 0) {
+        odbc_leader__cli_err(c, "fires: reading the ledger of %s failed: %s",
+                             odbc_leader_namespace(h),
+                             odbc_leader_strerror(rc));
+        rc = odbc_leader__cli_exit_code(rc);
+        goto out;
+    }
+    rc = 0;
+    if (l.nomem) {
+        odbc_leader__cli_err(c, "out of memory");
+        rc = EX_OSERR;
+        goto out;
+    }
+    if (o.limit > 0 && l.n > (size_t)o.limit)
+        first = l.n - (size_t)o.limit;
+    if (!o.json)
+        printf("%-20s %-23s %-14s %-36s %-23s %-23s %-7s %s\n", "JOB", "FIRE",
+               "TERM", "WHO", "STARTED", "FINISHED", "STATUS", "DURATION");
+    for (size_t i = first; i < l.n; i++) {
+        if (o.json)
+            print_json(&l.v[i]);
+        else
+            print_row(&l.v[i]);
+    }
+out:
+    free(l.v);
+    odbc_leader_destroy(h);
+    return rc;
+}
