@@ -56,7 +56,7 @@ top_builddir=${top_builddir:-.}
 export srcdir top_builddir
 . "$srcdir/tests/integration/lib.sh"
 
-part_order="roundtrips latency isleader memory failover handoff scale"
+part_order="roundtrips latency isleader memory failover handoff claims scale"
 only=''
 while [ $# -gt 0 ]; do
     case $1 in
