@@ -1,0 +1,158 @@
+"""check_fires.py: did every slot fire exactly once? (minicron's claims)
+
+    python3 check_fires.py --runs RUNS --ledger LEDGER --slot-seconds N
+        --first K --last K [--killed PID...] [--max-incomplete N]
+        [--expect-late N]
+
+RUNS is the log the job appends to, one line per run: "SLOT_START PID
+TERM WRITTEN_MS" (MINICRON_SLOT, the minicron's pid, ODBC_LEADER_TERM,
+the wall clock in ms when the job ran). LEDGER is the output of
+`odbc-leader fires --json --limit 0` for the namespace, whose one job is
+the job of RUNS; each minicron ran with LeaderId=mc-PID.
+
+Slot k is the k-th N-second span since the epoch (fire_ms = k * N * 1000).
+The rules:
+
+- every slot of FIRST..LAST has exactly one ledger row (no gap in the
+  claims) and no slot anywhere has two (the database's key);
+- no slot anywhere ran twice (no duplicate run);
+- each run has its ledger row, claimed by the minicron that ran it
+  (claimed_by mc-PID) in the term it ran under; that row is finished with
+  status 0, or unfinished when its claimant was killed (a killed minicron
+  cannot call finish());
+- a slot of FIRST..LAST that was claimed but never ran is a gap, except
+  when its row is unfinished and its claimant was killed (killed between
+  the claim and the start: the documented limit) or finished with a
+  nonzero status; at most --max-incomplete (default 0) such slots;
+- with --expect-late N, at least N runs happened after their slot had
+  ended: a leader caught up slots that fell due before it led.
+
+Prints one line per problem and a summary; exits 1 when a rule is broken,
+0 otherwise.
+"""
+
+import argparse
+import collections
+import json
+import sys
+
+
+def read_runs(path):
+    runs = collections.defaultdict(list)
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            fields = line.split()
+            if len(fields) != 4:
+                raise ValueError("%s:%d: not SLOT PID TERM MS: %r" % (path, n, line))
+            runs[int(fields[0])].append(
+                {"pid": int(fields[1]), "term": int(fields[2]), "ms": int(fields[3])}
+            )
+    return runs
+
+
+def read_ledger(path):
+    rows = collections.defaultdict(list)
+    jobs = set()
+    with open(path) as f:
+        for line in f:
+            if line.strip():
+                r = json.loads(line)
+                jobs.add(r["job"])
+                rows[r["fire_ms"]].append(r)
+    return rows, jobs
+
+
+def claimant_pid(row):
+    who = row["claimed_by"]
+    return int(who[3:]) if who.startswith("mc-") and who[3:].isdigit() else None
+
+
+def check(args):
+    slot_ms = args.slot_seconds * 1000
+    runs = read_runs(args.runs)
+    ledger, jobs = read_ledger(args.ledger)
+    killed = set(args.killed)
+    bad = []
+    incomplete = []
+    late = 0
+
+    if len(jobs) > 1:
+        bad.append("the ledger holds several jobs: %s" % sorted(jobs))
+    for fire_ms, rows in sorted(ledger.items()):
+        if len(rows) > 1:
+            bad.append("slot %d: %d ledger rows" % (fire_ms // slot_ms, len(rows)))
+    for start, lines in sorted(runs.items()):
+        k = start // args.slot_seconds
+        if start % args.slot_seconds:
+            bad.append("slot time %d is not a slot's start" % start)
+            continue
+        if len(lines) > 1:
+            bad.append("slot %d: ran %d times (pids %s)"
+                       % (k, len(lines), " ".join(str(r["pid"]) for r in lines)))
+        rows = ledger.get(k * slot_ms, [])
+        if not rows:
+            bad.append("slot %d: ran without a ledger row" % k)
+            continue
+        row = rows[0]
+        for r in lines:
+            if r["ms"] >= (k + 1) * slot_ms:
+                late += 1
+            if claimant_pid(row) != r["pid"] or row["term"] != r["term"]:
+                bad.append("slot %d: ran by pid %d in term %d, claimed by %s in term %d"
+                           % (k, r["pid"], r["term"], row["claimed_by"], row["term"]))
+        if row["finished_at_ms"] is None:
+            if claimant_pid(row) not in killed:
+                bad.append("slot %d: ran, but its claimant %s (alive) never finished it"
+                           % (k, row["claimed_by"]))
+        elif row["status"] != 0:
+            bad.append("slot %d: ran, finished with status %d" % (k, row["status"]))
+    for k in range(args.first, args.last + 1):
+        rows = ledger.get(k * slot_ms, [])
+        if len(rows) != 1:
+            bad.append("slot %d: claimed %d times" % (k, len(rows)))
+            continue
+        if runs.get(k * args.slot_seconds):
+            continue
+        row = rows[0]
+        unfinished_by_killed = (row["finished_at_ms"] is None
+                                and claimant_pid(row) in killed)
+        failed = row["finished_at_ms"] is not None and row["status"] != 0
+        if unfinished_by_killed or failed:
+            incomplete.append(k)
+            print("note: slot %d: claimed by %s, never ran (%s)"
+                  % (k, row["claimed_by"],
+                     "claimant killed" if unfinished_by_killed
+                     else "status %d" % row["status"]))
+        else:
+            bad.append("slot %d: claimed by %s, never ran" % (k, row["claimed_by"]))
+    if len(incomplete) > args.max_incomplete:
+        bad.append("%d slots claimed but never run, at most %d allowed"
+                   % (len(incomplete), args.max_incomplete))
+    if args.expect_late is not None and late < args.expect_late:
+        bad.append("%d runs caught up after their slot, expected at least %d"
+                   % (late, args.expect_late))
+    for b in bad:
+        print(b)
+    n = args.last - args.first + 1
+    print("slots %d..%d (%d): %s; %d runs after their slot ended, %d claimed "
+          "but not run" % (args.first, args.last, n,
+                           "BROKEN" if bad else "each claimed exactly once, "
+                           "none ran twice", late, len(incomplete)))
+    return 1 if bad else 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--runs", required=True)
+    ap.add_argument("--ledger", required=True)
+    ap.add_argument("--slot-seconds", type=int, required=True)
+    ap.add_argument("--first", type=int, required=True)
+    ap.add_argument("--last", type=int, required=True)
+    ap.add_argument("--killed", type=int, nargs="*", default=[])
+    ap.add_argument("--max-incomplete", type=int, default=0)
+    ap.add_argument("--expect-late", type=int)
+    sys.exit(check(ap.parse_args()))
+
+
+if __name__ == "__main__":
+    main()
