@@ -13,6 +13,16 @@
  *   LEASE_COVERS  a candidate inside its trust window holds the lease in
  *                 the database, for its term, unexpired (monitor): the
  *                 inductive invariant behind the other two.
+ * With -DFIRES=k (1..3), candidates also claim k fires of the fire ledger
+ * (one claim statement each, term-fenced, under a unique key), and each
+ * successful claim asserts:
+ *   CLAIM_ONCE    each fire is claimed at most once;
+ *   CLAIM_FENCED  the claimant holds the lease in the database, for the
+ *                 term the claim carries, unexpired, and no other
+ *                 candidate is inside a trust window (nor the claimant
+ *                 for another term);
+ *   CLAIM_ORDER   a claim's term is no lower than that of any fire
+ *                 claimed before it.
  *
  * Time is discrete. The database clock is the reference: a clock step is
  * one database tick, and lease times are kept relative to "now" (exp =
@@ -34,11 +44,19 @@
  *   -DSHORT_MARGIN     safety margin one local unit below rho * TTL
  *   -DANCHOR_RESPONSE  the trust window starts when the response arrives
  *                      instead of when the attempt started
- * Variants check NO_OVERLAP alone, so their counterexamples are overlaps.
+ * These check NO_OVERLAP alone, so their counterexamples are overlaps.
+ * Claim variants (with FIRES > 0), whose election is the correct one and
+ * keeps every election assertion:
+ *   -DBROKEN_CLAIM_UNFENCED  the claim checks only that the fire is
+ *                            unclaimed, not the lease (CLAIM_FENCED fails)
+ *   -DBROKEN_CLAIM_NO_UNIQUE the fire table has no unique key: a fenced
+ *                            claim also inserts a fire already claimed
+ *                            (CLAIM_ONCE fails)
  *
  * By hand: spin -a leader.pml && gcc -O2 -DSAFETY -o pan pan.c &&
- *          ./pan -m100000; after an error, spin -t leader.pml prints the
- *          trail as the "|" lines below.
+ *          ./pan -m100000 (add -DFIRES=2 to spin -a for the claims); after
+ *          an error, spin -t leader.pml prints the trail as the "|" lines
+ *          below.
  */
 
 /* ---- constants ------------------------------------------------------- */
@@ -54,6 +72,10 @@
 #endif
 #ifndef MAXTERM
 #define MAXTERM 2           /* bound: no attempt wins a term above this */
+#endif
+
+#ifndef FIRES
+#define FIRES 0             /* fires in the ledger (0..3); 0: no claims */
 #endif
 
 #define TTL_L (T * S)       /* TTL in local units */
@@ -76,6 +98,11 @@
 
 #if defined(NO_MARGIN) || defined(SHORT_MARGIN) || defined(ANCHOR_RESPONSE)
 #define VARIANT 1
+#endif
+
+#if (defined(BROKEN_CLAIM_UNFENCED) || defined(BROKEN_CLAIM_NO_UNIQUE)) && \
+    FIRES == 0
+#error "the claim variants need FIRES > 0"
 #endif
 
 #define W (TTL_L - M)       /* trust window, local units */
@@ -114,6 +141,24 @@ bit rrr[N];                 /* response: resign_requested (renew) */
 byte ok[N];                 /* 0, ATT, REN or RES */
 byte oterm[N];              /* term carried by it */
 
+#if FIRES > 0
+/* ---- the database: the fire ledger ------------------------------------ */
+
+/* fire f's row: the term and holder it was claimed for (0 and NONE: not
+ * claimed) and how many rows exist for it (the unique key allows 1; the
+ * count stops at 2) */
+byte cterm[FIRES];
+byte cby[FIRES] = NONE;
+byte ccount[FIRES];
+
+/* ---- the claim each candidate id has in flight ------------------------ */
+
+/* one per id, kept across crashes: fire + 1 (0: none), the term it
+ * carries. It runs at any later time, or never. */
+byte cf[N];
+byte ct[N];
+#endif
+
 /* ---- clocks for printing trails only: not part of the state ----------- */
 
 hidden int dbnow;
@@ -139,6 +184,44 @@ hidden int lnow[N];
 #define CHECK_NEWEST(p) skip
 #else
 #define CHECK_NEWEST(p) assert(trust[p] == 0 || held[p] == term)
+#endif
+
+#if FIRES > 0
+/* CLAIM_FENCED: the lease row, read directly (not the claim's WHERE
+ * clause, which the variants weaken), and every trust window */
+#define ALONE(q, p, t) (!TR(q) || (q == p && held[q] == t))
+#if N == 2
+#define WINDOWS_AGREE(p, t) (ALONE(0, p, t) && ALONE(1, p, t))
+#else
+#define WINDOWS_AGREE(p, t) \
+    (ALONE(0, p, t) && ALONE(1, p, t) && ALONE(2, p, t))
+#endif
+#define CLAIM_FENCED(p, t) \
+    (lid == p && term == t && exp > 0 && WINDOWS_AGREE(p, t))
+
+/* CLAIM_ORDER: no fire was claimed for a higher term */
+#if FIRES == 1
+#define CLAIM_ORDER(t) (t >= cterm[0])
+#elif FIRES == 2
+#define CLAIM_ORDER(t) (t >= cterm[0] && t >= cterm[1])
+#elif FIRES == 3
+#define CLAIM_ORDER(t) (t >= cterm[0] && t >= cterm[1] && t >= cterm[2])
+#else
+#error "FIRES must be 0 to 3"
+#endif
+
+/* the claim's condition: INSERT INTO fire SELECT f, term, leader_id FROM
+ * lease WHERE leader_id = p AND term = t AND expires_at_ms > now, and the
+ * unique key (namespace, job, fire_ms) refuses a second row */
+#define HOLDS(p, t) (lid == p && term == t && exp > 0)
+#define FREE(f) (ccount[f] == 0)
+#if defined(BROKEN_CLAIM_UNFENCED)
+#define CLAIM_WHERE(p, f, t) FREE(f)
+#elif defined(BROKEN_CLAIM_NO_UNIQUE)
+#define CLAIM_WHERE(p, f, t) HOLDS(p, t)
+#else
+#define CLAIM_WHERE(p, f, t) (HOLDS(p, t) && FREE(f))
+#endif
 #endif
 
 /* attempt's WHERE clause: expired, or vacant and not reserved for another */
@@ -171,7 +254,36 @@ inline gc_one(i)
     fi
 }
 
+/*
+ * Likewise a claim in flight whose condition is false can never succeed:
+ * the fence's terms never come back, an expired term is never extended,
+ * a claimed fire stays claimed. It is dropped at once, after every step
+ * that can falsify a condition (a win, a resign, a tick, a claim). So the
+ * claims that run are the ones that succeed.
+ */
+#if FIRES > 0
+inline gc_claim(i)
+{
+    if
+    :: cf[i] != 0 && !CLAIM_WHERE(i, cf[i] - 1, ct[i]) ->
+        printf("| db %d: claim of p%d can no longer succeed, dropped\n",
+               dbnow, i);
+        cf[i] = 0; ct[i] = 0
+    :: else -> skip
+    fi
+}
 #if N == 2
+#define gc_claims() gc_claim(0); gc_claim(1)
+#else
+#define gc_claims() gc_claim(0); gc_claim(1); gc_claim(2)
+#endif
+#endif
+
+#if FIRES > 0 && N == 2
+#define gc() gc_one(0); gc_one(1); gc_claims()
+#elif FIRES > 0
+#define gc() gc_one(0); gc_one(1); gc_one(2); gc_claims()
+#elif N == 2
 #define gc() gc_one(0); gc_one(1)
 #else
 #define gc() gc_one(0); gc_one(1); gc_one(2)
@@ -228,11 +340,48 @@ inline db_resign(p, t)
     fi
 }
 
+#if FIRES > 0
+/* @statement claim: insert fire f for term t when CLAIM_WHERE holds. */
+inline db_claim(p, f, t)
+{
+    if
+    :: CLAIM_WHERE(p, f, t) ->
+        assert(CLAIM_FENCED(p, t));
+        assert(CLAIM_ORDER(t));
+        if
+        :: ccount[f] == 0 -> cterm[f] = t; cby[f] = p
+        :: else -> skip
+        fi;
+        ccount[f] = (ccount[f] < 2 -> ccount[f] + 1 : 2);
+        assert(ccount[f] <= 1);
+        gc_claims()
+    :: else -> skip
+    fi
+}
+
+/* A candidate that believes it holds a term (held != 0, whether or not
+ * its window is still open: is_leader() is not asked) claims fire f with
+ * that term. The statement runs later, or never, also after a crash. */
+#define CLAIM(f) \
+    d_step { \
+        held[p] != 0 && cf[p] == 0 -> \
+        cf[p] = f + 1; ct[p] = held[p]; \
+        printf("| db %d, p%d at local %d: sends claim of fire %d, ", \
+               dbnow, p, lnow[p], f); \
+        printf("term %d, trust %d\n", ct[p], trust[p]); \
+        gc_claim(p) \
+    }
+#endif
+
 /* ---- a candidate: its client (elector.c) and its database session ------ */
 
 proctype candidate(byte p)
 {
     bit b;
+#if FIRES > 0
+    byte g;                 /* the claim running: fire, term */
+    byte u;
+#endif
 
 end:
     do
@@ -389,6 +538,32 @@ end:
         ok[p] = 0; oterm[p] = 0;
         printf("| db %d: orphan of p%d is dropped, never runs\n", dbnow, p)
     }
+
+#if FIRES > 0
+    /* claims: sent, run by the database, or lost (never run) */
+    :: CLAIM(0)
+#if FIRES >= 2
+    :: CLAIM(1)
+#endif
+#if FIRES >= 3
+    :: CLAIM(2)
+#endif
+    :: d_step {
+        cf[p] != 0 ->
+        g = cf[p] - 1; u = ct[p]; cf[p] = 0; ct[p] = 0;
+        printf("| db %d: claim of p%d runs (fire %d, term %d), ",
+               dbnow, p, g, u);
+        printf("lease: p%d term %d expires in %d\n", lid, term, exp);
+        db_claim(p, g, u);
+        printf("| db %d: fire %d has %d row(s)\n", dbnow, g, ccount[g]);
+        g = 0; u = 0
+    }
+    :: d_step {
+        cf[p] != 0 ->
+        cf[p] = 0; ct[p] = 0;
+        printf("| db %d: claim of p%d is lost, never runs\n", dbnow, p)
+    }
+#endif
     od
 }
 
@@ -458,6 +633,9 @@ end:
 #endif
         /* one atomic step: the monitor sees all clocks move together */
         exp = (exp > 0 -> exp - 1 : 0);
+#if FIRES > 0
+        gc_claims();
+#endif
         dbnow = dbnow + 1;
 #if N == 3
         printf("| tick: db %d, local clocks +%d +%d +%d\n",
