@@ -697,6 +697,19 @@ static int read_version(struct odbc_leader__db *db, int64_t *version) {
     return rc < 0 ? rc : 0;
 }
 
+/* Tries of creating or upgrading the tables while other candidates may do
+ * the same: each failed or inconclusive try waits SCHEMA_PAUSE_MS times
+ * its number, then reads the version again. */
+#define SCHEMA_TRIES 5
+#define SCHEMA_PAUSE_MS 50
+
+/* Sleeps SCHEMA_PAUSE_MS times try before the next schema try. */
+static void schema_pause(int try) {
+    struct timespec ts = {0, (long)try * SCHEMA_PAUSE_MS * 1000000L};
+
+    nanosleep(&ts, NULL);
+}
+
 /*
  * Upgrades tables found at schema version `from` (the dialect's version
  * minus one) with the dialect's upgrade statements, in one transaction,
@@ -723,7 +736,9 @@ static int upgrade_schema(struct odbc_leader__db *db, int64_t from, char *err,
                           p, (long long)from, to);
         return ODBC_LEADER_ESCHEMA;
     }
-    for (int tries = 0; tries < 2 && version != to; tries++) {
+    for (int try = 1; try <= SCHEMA_TRIES && version != to; try++) {
+        if (try > 1)
+            schema_pause(try - 1);
         odbc_leader__logf(db->log, LOG_NOTICE,
                           "upgrading tables %s* from schema version %lld to "
                           "%d",
@@ -753,15 +768,51 @@ static int upgrade_schema(struct odbc_leader__db *db, int64_t from, char *err,
 }
 
 /*
+ * Runs the DDL and reads the version into *version, again while another
+ * candidate creating the tables at the same moment leaves them missing or
+ * without their version row (seen on MariaDB with three candidates
+ * starting at once). Returns 0 (with *version >= 0) or a negative error
+ * with db->last_error naming the DDL's own failure.
+ */
+static int create_tables(struct odbc_leader__db *db, int64_t *version) {
+    char ddl_error[sizeof(db->last_error)] = "";
+    int cls;
+    int rc = 0;
+
+    for (int try = 1; try <= SCHEMA_TRIES; try++) {
+        db->p_version = db->dialect->schema_version;
+        ddl_error[0] = '\0';
+        rc = run_op(db, ODBC_LEADER__OP_DDL, NULL, NULL, &cls);
+        /* Another candidate may have created them at the same moment:
+         * the version decides. Otherwise report the DDL's own error. */
+        if (rc < 0)
+            snprintf(ddl_error, sizeof(ddl_error), "%.900s", db->last_error);
+        if (rc < 0 && !db->connected)
+            return rc;
+        rc = read_version(db, version);
+        if (rc == 0 && *version >= 0)
+            return 0;
+        if (rc < 0 && rc != ODBC_LEADER_ENOTABLE)
+            break;
+        schema_pause(try);
+    }
+    if (ddl_error[0] != '\0')
+        snprintf(db->last_error, sizeof(db->last_error),
+                 "creating the tables failed: %.900s", ddl_error);
+    else if (rc == 0)
+        snprintf(db->last_error, sizeof(db->last_error),
+                 "the tables were created but hold no version row");
+    return rc < 0 ? rc : ODBC_LEADER_ENOTABLE;
+}
+
+/*
  * Checks the schema version, creating the tables first when they are
  * missing and LeaderCreateSchema allows it. Returns 0 or a negative error
  * with a message in err.
  */
 static int ensure_schema(struct odbc_leader__db *db, char *err, size_t errlen) {
     const char *p = db->cfg->prefix;
-    char ddl_error[sizeof(db->last_error)] = "";
     int64_t version = -1;
-    int cls;
     int rc = read_version(db, &version);
 
     if (rc < 0 && rc != ODBC_LEADER_ENOTABLE)
@@ -778,22 +829,9 @@ static int ensure_schema(struct odbc_leader__db *db, char *err, size_t errlen) {
     odbc_leader__logf(db->log, LOG_NOTICE,
                       "creating tables %slease, %scandidate, %sschema", p, p,
                       p);
-    db->p_version = db->dialect->schema_version;
-    rc = run_op(db, ODBC_LEADER__OP_DDL, NULL, NULL, &cls);
-    if (rc < 0) {
-        /* Another candidate may have created them at the same moment:
-         * the version decides. Otherwise report the DDL's own error. */
-        snprintf(ddl_error, sizeof(ddl_error), "%.900s", db->last_error);
-        if (!db->connected)
-            goto fail;
-    }
-    rc = read_version(db, &version);
-    if (rc < 0) {
-        if (ddl_error[0] != '\0')
-            snprintf(db->last_error, sizeof(db->last_error),
-                     "creating the tables failed: %.900s", ddl_error);
+    rc = create_tables(db, &version);
+    if (rc < 0)
         goto fail;
-    }
 check:
     if (version == db->dialect->schema_version - 1 &&
         db->dialect->ops[ODBC_LEADER__OP_UPGRADE].n > 0)
