@@ -86,12 +86,18 @@
 -- followers blocked in "wait" wake up at once (see release and wait).
 -- Lock names are server-wide: the name includes the database.
 -- @define wake_lock SHA2(CONCAT('odbc-leader/', DATABASE(), '/', :ns), 224)
+-- The database epoch: on a Galera node the cluster's state UUID (the same
+-- on every node, new only when the cluster is bootstrapped again), else
+-- the server's host, port and server_id (a promoted replica is another
+-- server; a restart keeps it).
+-- @define epoch IF(@@wsrep_on, (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_CLUSTER_STATE_UUID'), CONCAT(@@hostname, ':', @@port, '/', @@server_id))
 -- @dbms MariaDB
--- @schema-version 2
+-- @schema-version 3
 -- @unique-violation *:1062
 -- @transient 40001 *:1213 *:1205 *:1969
 -- @connection-lost 08* *:2006 *:2013 *:2002 *:2003 *:2055 *:1927 *:1053
 -- @undefined-table 42S02 *:1146
+-- @read-only *:1290 *:1836
 
 -- @statement on_connect
 SET SESSION max_statement_time = {timeout_ms} / 1000.0,
@@ -128,8 +134,10 @@ SELECT 1 FROM DUAL
 WHERE NOT EXISTS (SELECT 1 FROM {prefix}schema);
 
 -- @statement upgrade
--- Version 1 to 2: the fire ledger (DDL commits on its own in MariaDB;
--- both statements can run again).
+-- Any earlier version to 3 (DDL commits on its own in MariaDB; every
+-- statement can run again): version 2 added the fire ledger, version 3
+-- the lease's epoch (NULL: written before version 3, taken as the
+-- current one).
 CREATE TABLE IF NOT EXISTS {prefix}fire (
     namespace VARCHAR(128) NOT NULL,
     job VARCHAR(128) NOT NULL,
@@ -141,7 +149,8 @@ CREATE TABLE IF NOT EXISTS {prefix}fire (
     status INTEGER NULL,
     PRIMARY KEY (namespace, job, fire_ms)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
-UPDATE {prefix}schema SET version = 2 WHERE version = 1;
+ALTER TABLE {prefix}lease ADD COLUMN IF NOT EXISTS epoch VARCHAR(64) NULL;
+UPDATE {prefix}schema SET version = 3 WHERE version < 3;
 
 -- @statement schema_version
 SELECT MAX(version) FROM {prefix}schema;
@@ -156,11 +165,17 @@ SELECT MAX(version) FROM {prefix}schema;
 -- lock; else the lease as this block's first read saw it. The first
 -- row's term is the clock in ms, so a namespace whose row was deleted (or
 -- a new table prefix) starts above every term it had before
--- (docs/protocol.md).
+-- (docs/protocol.md). A row written in another epoch (a promoted replica,
+-- another Galera cluster) is not taken: the first UPDATE quarantines it
+-- for one TTL of this server's clock (vacant, reserved for nobody:
+-- handoff_to = '') and moves its term above every term the old server can
+-- have issued (terms never outrun the clock in ms); the second then finds
+-- it unexpired.
 -- Result: leader_id, term, expires_at_ms, now_ms, won, held (1 when this
 -- session holds the wake-up lock after winning).
 BEGIN NOT ATOMIC
     DECLARE v_now BIGINT DEFAULT {now}
+    ; DECLARE v_epoch VARCHAR(64) DEFAULT {epoch}
     ; DECLARE v_rows, v_won INT DEFAULT 0
     ; DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END
     ; START TRANSACTION
@@ -173,19 +188,33 @@ BEGIN NOT ATOMIC
     ; IF v_rows = 0 THEN
           INSERT INTO {prefix}lease (namespace, leader_id, term,
               elected_at_ms, renewed_at_ms, expires_at_ms, resign_requested,
-              handoff_to)
-          VALUES (:ns, :id, v_now, v_now, v_now, v_now + :ttl_ms, 0, NULL)
+              handoff_to, epoch)
+          VALUES (:ns, :id, v_now, v_now, v_now, v_now + :ttl_ms, 0, NULL,
+              v_epoch)
         ; SET v_won = 1
     ; ELSE
           UPDATE {prefix}lease
+          SET leader_id = NULL,
+              term = GREATEST(term + 1, v_now),
+              renewed_at_ms = v_now,
+              expires_at_ms = v_now + :ttl_ms,
+              resign_requested = 0,
+              handoff_to = '',
+              epoch = v_epoch
+          WHERE namespace = :ns
+            AND epoch IS NOT NULL
+            AND epoch <> v_epoch
+        ; UPDATE {prefix}lease
           SET leader_id = :id,
               term = term + 1,
               elected_at_ms = v_now,
               renewed_at_ms = v_now,
               expires_at_ms = v_now + :ttl_ms,
               resign_requested = 0,
-              handoff_to = NULL
+              handoff_to = NULL,
+              epoch = v_epoch
           WHERE namespace = :ns
+            AND (epoch IS NULL OR epoch = v_epoch)
             AND (expires_at_ms <= v_now
                  OR (leader_id IS NULL
                      AND (handoff_to IS NULL OR handoff_to = :id)))
@@ -214,6 +243,7 @@ BEGIN NOT ATOMIC
 -- unexpired at v_now, so the UPDATE matched it.
 BEGIN NOT ATOMIC
     DECLARE v_now BIGINT DEFAULT {now}
+    ; DECLARE v_epoch VARCHAR(64) DEFAULT {epoch}
     ; DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END
     ; START TRANSACTION
     ; INSERT INTO {prefix}candidate (namespace, candidate_id,
@@ -227,11 +257,13 @@ BEGIN NOT ATOMIC
         AND expires_at_ms < v_now - :cand_ttl_ms
     ; UPDATE {prefix}lease
       SET renewed_at_ms = v_now,
-          expires_at_ms = v_now + :ttl_ms
+          expires_at_ms = v_now + :ttl_ms,
+          epoch = v_epoch
       WHERE namespace = :ns
         AND leader_id = :id
         AND term = :term
         AND expires_at_ms > v_now
+        AND (epoch IS NULL OR epoch = v_epoch)
     ; IF ROW_COUNT() > 0
          AND NOT (IS_USED_LOCK({wake_lock}) <=> CONNECTION_ID()) THEN
           DO GET_LOCK({wake_lock}, 0)
@@ -323,6 +355,7 @@ WHERE namespace = :ns
   AND leader_id = :id
   AND term = :term
   AND expires_at_ms > {now}
+  AND (epoch IS NULL OR epoch = {epoch})
   AND (:fire_ms = 0 OR :fire_ms >= {now} - :retention_ms);
 
 -- @statement finish
@@ -370,4 +403,5 @@ SELECT 1 FROM {prefix}lease
 WHERE namespace = :ns
   AND term = :term
   AND leader_id IS NOT NULL
-  AND expires_at_ms > {now};
+  AND expires_at_ms > {now}
+  AND (epoch IS NULL OR epoch = {epoch});

@@ -43,13 +43,31 @@
 -- Advisory locks are per database; two table prefixes in one database
 -- share a namespace's key, which only costs them fast wake-ups.
 -- @define wake_key hashtext('odbc-leader'), hashtext(CAST(:ns AS TEXT))
+-- Taking it without waiting, in attempt and renew; under transaction
+-- pooling (LeaderPooler=transaction, e.g. pgbouncer pool_mode=transaction)
+-- a session lock would stay on a server connection other clients get, so
+-- it is never taken: the wake-up is off and followers poll.
+-- @define wake_try pg_try_advisory_lock(hashtext('odbc-leader'), hashtext(CAST(:ns AS TEXT)))
+-- @pooled wake_try FALSE
+-- Under transaction pooling each operation is one transaction that starts
+-- by bounding itself (SET LOCAL ends with the transaction), and psqlODBC
+-- prepares nothing on the server (a named statement lives in one server
+-- session and the next transaction may run in another).
+-- @pooled-prologue SET LOCAL statement_timeout = {timeout_ms}
+-- @pooled-connect-keys UseServerSidePrepare=0
+-- The database epoch: the cluster's system identifier and the timeline
+-- it writes on. A promoted standby (or a restored backup) starts a new
+-- timeline; a restart keeps it. In recovery, writes fail with 25006
+-- before this is read (the guard keeps pg_walfile_name from running).
+-- @define epoch ((SELECT CAST(system_identifier AS TEXT) FROM pg_control_system()) || '/' || CASE WHEN pg_is_in_recovery() THEN 'recovery' ELSE SUBSTR(pg_walfile_name(pg_current_wal_insert_lsn()), 1, 8) END)
 -- @dbms PostgreSQL
--- @schema-version 2
+-- @schema-version 3
 -- @query-timeout off
 -- @unique-violation 23505
 -- @transient 40001 40P01 55P03 57014
 -- @connection-lost 08* 57P01 57P02 57P03
 -- @undefined-table 42P01
+-- @read-only 25006
 
 -- @statement on_connect
 -- Every statement is bounded in milliseconds by the session's
@@ -88,9 +106,11 @@ SELECT 1
 WHERE NOT EXISTS (SELECT 1 FROM {prefix}schema);
 
 -- @statement upgrade
--- Version 1 to 2: the fire ledger. One transaction (PostgreSQL DDL is
--- transactional); two candidates upgrading at once may collide on the
--- catalog, and the engine then reads the version the other one wrote.
+-- Any earlier version to 3, in one transaction (PostgreSQL DDL is
+-- transactional; every statement can run again): version 2 added the fire
+-- ledger, version 3 the lease's epoch. Two candidates upgrading at once
+-- may collide on the catalog; the engine then reads the version the other
+-- one wrote.
 CREATE TABLE IF NOT EXISTS {prefix}fire (
     namespace VARCHAR(128) NOT NULL,
     job VARCHAR(128) NOT NULL,
@@ -102,7 +122,10 @@ CREATE TABLE IF NOT EXISTS {prefix}fire (
     status INTEGER NULL,
     PRIMARY KEY (namespace, job, fire_ms)
 );
-UPDATE {prefix}schema SET version = 2 WHERE version = 1;
+-- The epoch the lease row was last written in (NULL: before version 3,
+-- taken as the current one).
+ALTER TABLE {prefix}lease ADD COLUMN IF NOT EXISTS epoch VARCHAR(64) NULL;
+UPDATE {prefix}schema SET version = 3 WHERE version < 3;
 
 -- @statement schema_version
 SELECT MAX(version) FROM {prefix}schema;
@@ -122,6 +145,13 @@ SELECT MAX(version) FROM {prefix}schema;
 -- retries once (the integrity-error retry path). Its term is the database
 -- clock in ms, so a namespace whose row was deleted (or a new table
 -- prefix) starts above every term it had before (docs/protocol.md).
+-- A row written in another epoch (the server is a promoted standby or a
+-- restored copy: the row may be seconds old and its holder may have
+-- renewed, or lost the lease, on the old primary) is not taken: "quar"
+-- quarantines it for one TTL of this epoch's clock (vacant, reserved for
+-- nobody: handoff_to = '') and moves its term above every term the old
+-- primary can have issued (terms never outrun the clock in ms). upd and
+-- quar read the same snapshot and exclude each other by epoch.
 -- The winner also tries to take the namespace's wake-up lock before its
 -- term commits, so a follower that sees the new term finds it held.
 -- Result: leader_id, term, expires_at_ms, now_ms, won, held (1 when the
@@ -151,21 +181,38 @@ upd AS (
         renewed_at_ms = clock.now_ms,
         expires_at_ms = clock.now_ms + CAST(:ttl_ms AS BIGINT),
         resign_requested = 0,
-        handoff_to = NULL
+        handoff_to = NULL,
+        epoch = {epoch}
     FROM clock
     WHERE l.namespace = CAST(:ns AS VARCHAR(128))
+      AND (l.epoch IS NULL OR l.epoch = {epoch})
       AND (l.expires_at_ms <= clock.now_ms
            OR (l.leader_id IS NULL
                AND (l.handoff_to IS NULL
                     OR l.handoff_to = CAST(:id AS VARCHAR(128)))))
     RETURNING l.leader_id, l.term, l.expires_at_ms, clock.now_ms
 ),
+quar AS (
+    UPDATE {prefix}lease AS l
+    SET leader_id = NULL,
+        term = GREATEST(l.term + 1, clock.now_ms),
+        renewed_at_ms = clock.now_ms,
+        expires_at_ms = clock.now_ms + CAST(:ttl_ms AS BIGINT),
+        resign_requested = 0,
+        handoff_to = '',
+        epoch = {epoch}
+    FROM clock
+    WHERE l.namespace = CAST(:ns AS VARCHAR(128))
+      AND l.epoch IS NOT NULL
+      AND l.epoch <> {epoch}
+    RETURNING l.leader_id, l.term, l.expires_at_ms, clock.now_ms
+),
 ins AS (
     INSERT INTO {prefix}lease (namespace, leader_id, term, elected_at_ms,
-        renewed_at_ms, expires_at_ms, resign_requested, handoff_to)
+        renewed_at_ms, expires_at_ms, resign_requested, handoff_to, epoch)
     SELECT CAST(:ns AS VARCHAR(128)), CAST(:id AS VARCHAR(128)),
         clock.now_ms, clock.now_ms, clock.now_ms,
-        clock.now_ms + CAST(:ttl_ms AS BIGINT), 0, NULL
+        clock.now_ms + CAST(:ttl_ms AS BIGINT), 0, NULL, {epoch}
     FROM clock
     WHERE NOT EXISTS (SELECT 1 FROM {prefix}lease
                       WHERE namespace = CAST(:ns AS VARCHAR(128)))
@@ -177,7 +224,7 @@ cur AS (
     WHERE namespace = CAST(:ns AS VARCHAR(128))
 )
 SELECT r.leader_id, r.term, r.expires_at_ms, r.now_ms, r.won,
-    CASE WHEN r.won = 1 AND pg_try_advisory_lock({wake_key}) THEN 1
+    CASE WHEN r.won = 1 AND {wake_try} THEN 1
          ELSE 0 END AS held
 FROM (
     SELECT upd.leader_id, upd.term, upd.expires_at_ms, upd.now_ms, 1 AS won
@@ -186,15 +233,20 @@ FROM (
     SELECT ins.leader_id, ins.term, ins.expires_at_ms, clock.now_ms, 1
     FROM ins, clock
     UNION ALL
+    SELECT quar.leader_id, quar.term, quar.expires_at_ms, quar.now_ms, 0
+    FROM quar
+    UNION ALL
     SELECT cur.leader_id, cur.term, cur.expires_at_ms, clock.now_ms, 0
     FROM cur, clock
     WHERE NOT EXISTS (SELECT 1 FROM upd)
       AND NOT EXISTS (SELECT 1 FROM ins)
+      AND NOT EXISTS (SELECT 1 FROM quar)
 ) AS r;
 
 -- @statement renew
 -- Heartbeat, then extend the lease only for the exact holder and term,
--- and only while it is unexpired. No row = the lease is lost. The leader
+-- and only while it is unexpired and written in this epoch. No row = the
+-- lease is lost. The leader
 -- also deletes candidate rows that expired more than one candidate TTL
 -- ago (crashed processes with random ids would otherwise pile up).
 -- A renewed term (re)takes the wake-up lock (a paused former leader may
@@ -226,17 +278,19 @@ gc AS (
 upd AS (
     UPDATE {prefix}lease AS l
     SET renewed_at_ms = clock.now_ms,
-        expires_at_ms = clock.now_ms + CAST(:ttl_ms AS BIGINT)
+        expires_at_ms = clock.now_ms + CAST(:ttl_ms AS BIGINT),
+        epoch = {epoch}
     FROM clock
     WHERE l.namespace = CAST(:ns AS VARCHAR(128))
       AND l.leader_id = CAST(:id AS VARCHAR(128))
       AND l.term = CAST(:term AS BIGINT)
       AND l.expires_at_ms > clock.now_ms
+      AND (l.epoch IS NULL OR l.epoch = {epoch})
     RETURNING l.leader_id, l.term, l.expires_at_ms, clock.now_ms,
         l.resign_requested, l.handoff_to
 )
 SELECT leader_id, term, expires_at_ms, now_ms, resign_requested, handoff_to,
-    CASE WHEN pg_try_advisory_lock({wake_key}) THEN 1 ELSE 0 END AS held
+    CASE WHEN {wake_try} THEN 1 ELSE 0 END AS held
 FROM upd;
 
 -- @statement resign
@@ -338,6 +392,7 @@ WHERE l.namespace = CAST(:ns AS VARCHAR(128))
   AND l.leader_id = CAST(:id AS VARCHAR(128))
   AND l.term = CAST(:term AS BIGINT)
   AND l.expires_at_ms > clock.now_ms
+  AND (l.epoch IS NULL OR l.epoch = {epoch})
   AND (CAST(:fire_ms AS BIGINT) = 0
        OR CAST(:fire_ms AS BIGINT)
           >= clock.now_ms - CAST(:retention_ms AS BIGINT));
@@ -402,4 +457,5 @@ SELECT 1 FROM {prefix}lease
 WHERE namespace = CAST(:ns AS VARCHAR(128))
   AND term = CAST(:term AS BIGINT)
   AND leader_id IS NOT NULL
-  AND expires_at_ms > {now};
+  AND expires_at_ms > {now}
+  AND (epoch IS NULL OR epoch = {epoch});

@@ -56,6 +56,7 @@ enum key {
     K_TEST_TRUST_EXTRA,
     K_RESIGN_REQUESTS,
     K_FIRE_RETENTION,
+    K_POOLER,
     K_COUNT
 };
 
@@ -73,14 +74,15 @@ static const char *const key_names[K_COUNT] = {
     "LeaderTestTrustExtra",
     "LeaderResignRequests",
     "LeaderFireRetention",
+    "LeaderPooler",
 };
 
 #define VALID_KEYS                                                             \
     "LeaderNamespace, LeaderId, LeaderTTL, LeaderRenewInterval, "              \
     "LeaderSafetyMargin, LeaderStatementTimeout, LeaderDialect, "              \
     "LeaderTablePrefix, LeaderCreateSchema, LeaderFollowerWait, "              \
-    "LeaderResignRequests, LeaderFireRetention (and the test-only "            \
-    "LeaderTestTrustExtra)"
+    "LeaderResignRequests, LeaderFireRetention, LeaderPooler (and the "        \
+    "test-only LeaderTestTrustExtra)"
 
 /* Why a name or prefix is rejected. */
 enum fault { F_OK, F_EMPTY, F_LONG, F_CHAR, F_DIGIT };
@@ -862,6 +864,31 @@ static int settle_resign_requests(const struct state *st,
     return ODBC_LEADER_ECONFIG;
 }
 
+/* Reads LeaderPooler: "none" (default), "session" or "transaction".
+ * Returns 0 or ODBC_LEADER_ECONFIG. */
+static int settle_pooler(const struct state *st, struct odbc_leader__config *c,
+                         char *err, size_t errlen) {
+    const char *s = st->v[K_POOLER].text;
+    char vbuf[SHOW_BUF];
+
+    c->pooler = ODBC_LEADER__POOL_NONE;
+    if (s == NULL || strcasecmp(s, "none") == 0)
+        return 0;
+    if (strcasecmp(s, "session") == 0) {
+        c->pooler = ODBC_LEADER__POOL_SESSION;
+        return 0;
+    }
+    if (strcasecmp(s, "transaction") == 0) {
+        c->pooler = ODBC_LEADER__POOL_TRANSACTION;
+        return 0;
+    }
+    odbc_leader__errf(err, errlen,
+                      "LeaderPooler: \"%s\" is not one of none, session, "
+                      "transaction%s",
+                      show_str(vbuf, s), origin(st, K_POOLER));
+    return ODBC_LEADER_ECONFIG;
+}
+
 /* Checks LeaderDialect and copies it (or "auto") into c->dialect. Returns
  * 0, ODBC_LEADER_ECONFIG or ENOMEM. */
 static int settle_dialect(const struct state *st, struct odbc_leader__config *c,
@@ -902,6 +929,8 @@ static int settle(const struct state *st, struct odbc_leader__config *c,
         rc = settle_dialect(st, c, err, errlen);
     if (rc == 0)
         rc = settle_resign_requests(st, c, err, errlen);
+    if (rc == 0)
+        rc = settle_pooler(st, c, err, errlen);
     return rc;
 }
 

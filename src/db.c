@@ -131,6 +131,8 @@ void odbc_leader__db_stats(const struct odbc_leader__db *db,
 static int class_rank(int cls) {
     switch (cls) {
     case ODBC_LEADER__ERR_CONNLOST:
+        return 5;
+    case ODBC_LEADER__ERR_READONLY:
         return 4;
     case ODBC_LEADER__ERR_UNIQUE:
         return 3;
@@ -208,6 +210,15 @@ static int class_to_rc(struct odbc_leader__db *db, int cls) {
         return ODBC_LEADER_ECONNLOST;
     case ODBC_LEADER__ERR_UNDEFINED_TABLE:
         return ODBC_LEADER_ENOTABLE;
+    case ODBC_LEADER__ERR_READONLY:
+        /* A standby (or read_only): drop the session so the reconnect can
+         * reach the primary a proxy or a name now points at. */
+        odbc_leader__logf(db->log, LOG_WARNING,
+                          "the database server is read-only (a standby in "
+                          "recovery, or read_only set); reconnecting: %s",
+                          db->last_error);
+        odbc_leader__db_disconnect(db);
+        return ODBC_LEADER_EREADONLY;
     default:
         return ODBC_LEADER_EDB;
     }
@@ -253,18 +264,34 @@ static int exec_direct(struct odbc_leader__db *db, const char *sql,
     return rc;
 }
 
-/* Starts the transaction of a multi-statement operation. */
+/* 1 under transaction pooling (LeaderPooler=transaction): every
+ * operation is a transaction of its own that starts with the dialect's
+ * @pooled-prologue, and nothing is kept in the session. */
+static int pooled(const struct odbc_leader__db *db) {
+    return db->cfg->pooler == ODBC_LEADER__POOL_TRANSACTION;
+}
+
+/* Starts the transaction of a multi-statement operation (of every
+ * operation under transaction pooling, with the prologue). */
 static int tx_begin(struct odbc_leader__db *db, int *cls) {
     SQLRETURN r;
+    int rc;
 
-    if (db->dialect->begin != NULL)
-        return exec_direct(db, db->dialect->begin, "begin", cls);
-    r = SQLSetConnectAttr(db->dbc, SQL_ATTR_AUTOCOMMIT,
-                          (SQLPOINTER)SQL_AUTOCOMMIT_OFF, 0);
-    if (SQL_SUCCEEDED(r))
-        return 0;
-    *cls = diagnose(db, SQL_HANDLE_DBC, db->dbc, "begin");
-    return class_to_rc(db, *cls);
+    if (db->dialect->begin != NULL) {
+        rc = exec_direct(db, db->dialect->begin, "begin", cls);
+    } else {
+        r = SQLSetConnectAttr(db->dbc, SQL_ATTR_AUTOCOMMIT,
+                              (SQLPOINTER)SQL_AUTOCOMMIT_OFF, 0);
+        rc = 0;
+        if (!SQL_SUCCEEDED(r)) {
+            *cls = diagnose(db, SQL_HANDLE_DBC, db->dbc, "begin");
+            return class_to_rc(db, *cls);
+        }
+    }
+    if (rc == 0 && pooled(db) && db->dialect->pooled_prologue != NULL)
+        rc = exec_direct(db, db->dialect->pooled_prologue, "pooled-prologue",
+                         cls);
+    return rc;
 }
 
 /* Ends the transaction: commits when commit is 1, else rolls back.
@@ -524,6 +551,8 @@ static int fail_level(int op, int cls) {
         return LOG_DEBUG;
     if (op == ODBC_LEADER__OP_CLAIM && cls == ODBC_LEADER__ERR_UNIQUE)
         return LOG_DEBUG; /* "already claimed" */
+    if (op == ODBC_LEADER__OP_ATTEMPT && cls == ODBC_LEADER__ERR_TRANSIENT)
+        return LOG_INFO; /* a lost race (odbc_leader__db_attempt) */
     if (cls == ODBC_LEADER__ERR_UNIQUE ||
         cls == ODBC_LEADER__ERR_UNDEFINED_TABLE)
         return LOG_INFO;
@@ -538,7 +567,7 @@ static int fail_level(int op, int cls) {
 static int run_op(struct odbc_leader__db *db, int op, row_fn fn, void *ctx,
                   int *cls) {
     const struct odbc_leader__stmt_list *l = &db->dialect->ops[op];
-    int tx = l->n > 1;
+    int tx = l->n > 1 || pooled(db);
     int rc = 0;
     char what[64] = "";
 
@@ -711,8 +740,9 @@ static void schema_pause(int try) {
 }
 
 /*
- * Upgrades tables found at schema version `from` (the dialect's version
- * minus one) with the dialect's upgrade statements, in one transaction,
+ * Upgrades tables found at an earlier schema version `from` with the
+ * dialect's upgrade statements (written to bring any earlier version up),
+ * in one transaction,
  * when LeaderCreateSchema allows; a failed upgrade is tried once more
  * (another candidate may have been upgrading at the same moment), and the
  * version read afterwards decides. Returns 0 or a negative error with a
@@ -833,7 +863,7 @@ static int ensure_schema(struct odbc_leader__db *db, char *err, size_t errlen) {
     if (rc < 0)
         goto fail;
 check:
-    if (version == db->dialect->schema_version - 1 &&
+    if (version >= 1 && version < db->dialect->schema_version &&
         db->dialect->ops[ODBC_LEADER__OP_UPGRADE].n > 0)
         return upgrade_schema(db, version, err, errlen);
     if (version != db->dialect->schema_version) {
@@ -1014,21 +1044,51 @@ static void wake_take(struct odbc_leader__db *db,
 static int apply_connect_keys(struct odbc_leader__db *db, char *err,
                               size_t errlen) {
     const char *keys = db->dialect->connect_keys;
+    const char *pkeys = pooled(db) ? db->dialect->pooled_keys : NULL;
     size_t n;
 
-    if (keys == NULL || db->connect != NULL)
+    if ((keys == NULL && pkeys == NULL) || db->connect != NULL)
         return 0;
-    n = strlen(keys) + strlen(db->cfg->connect) + 2;
+    n = (keys ? strlen(keys) : 0) + (pkeys ? strlen(pkeys) : 0) +
+        strlen(db->cfg->connect) + 3;
     db->connect = malloc(n);
     if (db->connect == NULL) {
         odbc_leader__errf(err, errlen, "out of memory");
         return ODBC_LEADER_ENOMEM;
     }
-    snprintf(db->connect, n, "%s;%s", keys, db->cfg->connect);
+    /* keys only (the connection string may hold a password) */
+    snprintf(db->connect, n, "%s%s%s", keys ? keys : "",
+             keys && pkeys ? ";" : "", pkeys ? pkeys : "");
     odbc_leader__logf(db->log, LOG_INFO,
-                      "connecting again with the dialect's keys %s", keys);
+                      "connecting again with the dialect's keys %s",
+                      db->connect);
+    snprintf(db->connect + strlen(db->connect), n - strlen(db->connect), ";%s",
+             db->cfg->connect);
     odbc_leader__db_disconnect(db);
     return open_connection(db, err, errlen);
+}
+
+/* Under transaction pooling, once the dialect is known: it must say how
+ * (a @pooled-prologue); logs what changes. Returns 0 or ECONFIG with a
+ * message in err. */
+static int check_pooled(struct odbc_leader__db *db, char *err, size_t errlen) {
+    if (!pooled(db))
+        return 0;
+    if (db->dialect->pooled_prologue == NULL) {
+        odbc_leader__errf(err, errlen,
+                          "LeaderPooler=transaction: dialect %s has no "
+                          "@pooled-prologue, so it does not support "
+                          "transaction pooling (see docs/deployment.md)",
+                          db->dialect->name);
+        return ODBC_LEADER_ECONFIG;
+    }
+    odbc_leader__logf(db->log, LOG_NOTICE,
+                      "LeaderPooler=transaction: every operation is one "
+                      "transaction starting with \"%s\", no session state "
+                      "and no on_connect; the follower wake-up is off "
+                      "(followers poll at the lease's expiry)",
+                      db->dialect->pooled_prologue);
+    return 0;
 }
 
 int odbc_leader__db_connect(struct odbc_leader__db *db, char *err,
@@ -1055,18 +1115,22 @@ int odbc_leader__db_connect(struct odbc_leader__db *db, char *err,
     if (db->dialect == NULL) {
         vars.prefix = db->cfg->prefix;
         vars.timeout_ms = db->cfg->stmt_timeout_ms;
+        vars.pooled = pooled(db);
         rc = odbc_leader__dialect_load(db->cfg->dialect, db->dbms, &vars,
                                        &db->dialect, err, errlen);
         if (rc < 0)
             goto fail;
         odbc_leader__logf(db->log, LOG_INFO, "database %s, dialect %s",
                           db->dbms, db->dialect->name);
+        rc = check_pooled(db, err, errlen);
+        if (rc < 0)
+            goto fail;
         rc = apply_connect_keys(db, err, errlen);
         if (rc < 0)
             goto fail;
     }
     wake_open(db);
-    if (db->dialect->ops[ODBC_LEADER__OP_ON_CONNECT].n > 0) {
+    if (db->dialect->ops[ODBC_LEADER__OP_ON_CONNECT].n > 0 && !pooled(db)) {
         rc = run_op(db, ODBC_LEADER__OP_ON_CONNECT, NULL, NULL, &cls);
         if (rc < 0) {
             odbc_leader__errf(err, errlen, "on_connect statement failed: %s",
@@ -1137,6 +1201,17 @@ int odbc_leader__db_attempt(struct odbc_leader__db *db,
             rc = run_op(db, ODBC_LEADER__OP_LEADER, lease_row, out, &cls);
         }
     }
+    if (rc < 0 && cls == ODBC_LEADER__ERR_TRANSIENT &&
+        rc != ODBC_LEADER_EUNKNOWN && db->connected) {
+        /* A deadlock, a serialization failure or (Galera) a certification
+         * conflict at COMMIT: another candidate's write won, ours was
+         * rolled back. A lost race, not an error: not won, nothing seen. */
+        odbc_leader__logf(db->log, LOG_INFO,
+                          "attempt lost a race with another writer (%s)",
+                          db->last_error);
+        memset(out, 0, sizeof(*out));
+        rc = 0;
+    }
     if (rc >= 0 && out->found && out->won &&
         strcmp(out->leader_id, db->id) == 0)
         wake_take(db, out);
@@ -1199,6 +1274,8 @@ int odbc_leader__db_read_lease(struct odbc_leader__db *db,
 }
 
 int odbc_leader__db_has_wait(const struct odbc_leader__db *db) {
+    if (pooled(db)) /* session locks do not survive transaction pooling */
+        return 0;
     return db->wake_fd >= 0 ||
            (db->dialect != NULL &&
             db->dialect->ops[ODBC_LEADER__OP_WAIT].n > 0 &&
@@ -1500,7 +1577,11 @@ static int port_hold(void *port, int64_t budget_ms) {
     return odbc_leader__db_hold(port, budget_ms);
 }
 
+static int port_read(void *port, struct odbc_leader__result *out) {
+    return odbc_leader__db_read_lease(port, out);
+}
+
 const struct odbc_leader__port_ops odbc_leader__db_ops = {
     port_connect,    port_disconnect, port_attempt, port_renew, port_resign,
-    port_unregister, port_release,    port_wait,    port_hold,
+    port_unregister, port_release,    port_wait,    port_hold,  port_read,
 };

@@ -41,12 +41,17 @@ static const char *const param_names[ODBC_LEADER__P_COUNT] = {
 };
 
 /* Directive words of the code lists, indexed by enum odbc_leader__errclass. */
-static const char *const code_directives[5] = {
-    NULL, "unique-violation", "transient", "connection-lost", "undefined-table",
+static const char *const code_directives[6] = {
+    NULL,
+    "unique-violation",
+    "transient",
+    "connection-lost",
+    "undefined-table",
+    "read-only",
 };
 
 /* Every directive word allowed in the header. */
-#define HEADER_WORDS 14
+#define HEADER_WORDS 18
 static const char *const header_words[HEADER_WORDS] = {
     "dialect",          "dbms",
     "schema-version",   "begin",
@@ -55,6 +60,8 @@ static const char *const header_words[HEADER_WORDS] = {
     "connection-lost",  "undefined-table",
     "define",           "connect-keys",
     "query-timeout",    "wake-file",
+    "read-only",        "pooled",
+    "pooled-prologue",  "pooled-connect-keys",
 };
 
 #define DEFINES_MAX 16 /* @define names per file */
@@ -65,6 +72,7 @@ struct define {
     char name[DEFINE_NAME_MAX + 1];
     char *text; /* owned */
     int line;
+    int pooled; /* from "@pooled" (transaction pooling only) */
 };
 
 /* Parser state for one file. */
@@ -72,6 +80,7 @@ struct parser {
     const char *file;
     const char *prefix;
     long long timeout_ms;
+    int pooled; /* transaction pooling: "@pooled" replaces "@define" */
     struct odbc_leader__dialect *d;
     char *err;
     size_t errlen;
@@ -81,7 +90,7 @@ struct parser {
     int op_line[ODBC_LEADER__OP_COUNT]; /* line of each @statement, 0 = none */
     int begin_line, commit_line, rollback_line;
     int dialect_line, version_line, dbms_line;
-    int keys_line, qt_line, wake_line;
+    int keys_line, qt_line, wake_line, prologue_line, pooled_keys_line;
     struct odbc_leader__buf sql; /* statement being collected */
     int stmt_line;               /* its first line, 0 = none in progress */
     int quote; /* open quote: '\'', '"', '`', '*' (block comment) or 0 */
@@ -252,15 +261,14 @@ static int code_matches(const struct odbc_leader__code *c, const char *st,
 }
 
 /* See internal.h: class 08 first, then the lists in the order UNIQUE,
- * TRANSIENT, CONNLOST, UNDEFINED_TABLE, then HYT00/HYT01 as TRANSIENT.
- * d may be NULL (fixed rules only); sqlstate may be NULL. */
+ * TRANSIENT, CONNLOST, UNDEFINED_TABLE, READONLY, then HYT00/HYT01 as
+ * TRANSIENT. d may be NULL (fixed rules only); sqlstate may be NULL. */
 int odbc_leader__classify(const struct odbc_leader__dialect *d,
                           const char *sqlstate, long native) {
     static const int order[] = {
-        ODBC_LEADER__ERR_UNIQUE,
-        ODBC_LEADER__ERR_TRANSIENT,
-        ODBC_LEADER__ERR_CONNLOST,
-        ODBC_LEADER__ERR_UNDEFINED_TABLE,
+        ODBC_LEADER__ERR_UNIQUE,   ODBC_LEADER__ERR_TRANSIENT,
+        ODBC_LEADER__ERR_CONNLOST, ODBC_LEADER__ERR_UNDEFINED_TABLE,
+        ODBC_LEADER__ERR_READONLY,
     };
     const char *st = sqlstate ? sqlstate : "";
     size_t i, j;
@@ -362,19 +370,33 @@ static int end_header(struct parser *p) {
     return 0;
 }
 
-/* Returns the define named s[0..n), or NULL. Borrowed from p. */
+/* Returns the define named s[0..n) from "@define" (pooled 0) or
+ * "@pooled" (pooled 1), or NULL. Borrowed from p. */
 static const struct define *find_define(const struct parser *p, const char *s,
-                                        size_t n) {
+                                        size_t n, int pooled) {
     for (int i = 0; i < p->ndefines; i++)
-        if (strlen(p->defines[i].name) == n &&
+        if (p->defines[i].pooled == pooled && strlen(p->defines[i].name) == n &&
             memcmp(p->defines[i].name, s, n) == 0)
             return &p->defines[i];
     return NULL;
 }
 
-/* Handles "@define NAME TEXT": NAME is [a-z_][a-z0-9_]*, not a built-in
- * placeholder, defined once. Returns 0 or an error code. */
-static int add_define(struct parser *p, const char *s, size_t n) {
+/* Returns the text in force for {s[0..n)}: under transaction pooling a
+ * "@pooled" text first, else the "@define". NULL when neither. */
+static const struct define *define_in_force(const struct parser *p,
+                                            const char *s, size_t n) {
+    const struct define *def = p->pooled ? find_define(p, s, n, 1) : NULL;
+
+    return def != NULL ? def : find_define(p, s, n, 0);
+}
+
+/* Handles "@define NAME TEXT" (pooled 0) and "@pooled NAME TEXT" (pooled
+ * 1): NAME is [a-z_][a-z0-9_]*, not a built-in placeholder, defined once
+ * by each. Under transaction pooling a @pooled text replaces the @define
+ * of the same name; otherwise @pooled lines are only checked. Returns 0
+ * or an error code. */
+static int add_define(struct parser *p, const char *s, size_t n, int pooled) {
+    const char *word = pooled ? "@pooled" : "@define";
     struct define *def;
     const struct define *old;
     const char *text;
@@ -387,30 +409,30 @@ static int add_define(struct parser *p, const char *s, size_t n) {
     if (wn == 0 || wn > DEFINE_NAME_MAX ||
         (wn < n && !isspace((unsigned char)s[wn])))
         return fail(p, p->line,
-                    "bad @define name; expected @define NAME TEXT with NAME "
+                    "bad %s name; expected %s NAME TEXT with NAME "
                     "of at most %d characters [a-z0-9_]",
-                    DEFINE_NAME_MAX);
+                    word, word, DEFINE_NAME_MAX);
     if (tn == 0)
-        return fail(p, p->line, "@define %.*s needs a text", (int)wn, s);
+        return fail(p, p->line, "%s %.*s needs a text", word, (int)wn, s);
     if ((wn == 6 && memcmp(s, "prefix", 6) == 0) ||
         (wn == 10 && memcmp(s, "timeout_ms", 10) == 0) ||
         (wn == 15 && memcmp(s, "timeout_half_ms", 15) == 0))
-        return fail(p, p->line, "@define %.*s: the name is built in", (int)wn,
+        return fail(p, p->line, "%s %.*s: the name is built in", word, (int)wn,
                     s);
-    old = find_define(p, s, wn);
+    old = find_define(p, s, wn, pooled);
     if (old != NULL)
-        return fail(p, p->line, "duplicate @define %.*s (first at line %d)",
+        return fail(p, p->line, "duplicate %s %.*s (first at line %d)", word,
                     (int)wn, s, old->line);
     if (p->ndefines == DEFINES_MAX)
         return fail(p, p->line, "more than %d @define lines", DEFINES_MAX);
-    def = &p->defines[p->ndefines];
+    def = &p->defines[p->ndefines++];
     def->text = dup_n(text, tn);
     if (def->text == NULL)
         return nomem(p);
     memcpy(def->name, s, wn);
     def->name[wn] = '\0';
     def->line = p->line;
-    p->ndefines++;
+    def->pooled = pooled;
     return 0;
 }
 
@@ -475,6 +497,33 @@ static int set_connect_keys(struct parser *p, const char *s, size_t n) {
     return 0;
 }
 
+/* Handles "@pooled-prologue SQL" (keys 0) and "@pooled-connect-keys
+ * KEY=VALUE;..." (keys 1): kept, with the timeouts expanded, for
+ * transaction pooling. Returns 0 or an error code with the message set. */
+static int set_pooled(struct parser *p, int keys, const char *s, size_t n) {
+    struct odbc_leader__buf b = {0};
+    int *line = keys ? &p->pooled_keys_line : &p->prologue_line;
+    const char *word = keys ? "@pooled-connect-keys" : "@pooled-prologue";
+    int rc;
+
+    if (*line)
+        return fail(p, p->line, "duplicate %s (first at line %d)", word, *line);
+    if (n == 0 || (keys && memchr(s, '=', n) == NULL))
+        return fail(p, p->line, "%s needs %s", word,
+                    keys ? "KEY=VALUE pairs separated by ';'" : "a statement");
+    rc = expand_timeouts(p, &b, s, n);
+    if (rc != 0) {
+        free(b.p);
+        return rc;
+    }
+    *line = p->line;
+    if (keys)
+        p->d->pooled_keys = b.p;
+    else
+        p->d->pooled_prologue = b.p;
+    return 0;
+}
+
 /* Handles "@query-timeout on|off": whether statements get the ODBC query
  * timeout (off when the dialect bounds them in the session and the
  * driver's own handling would override that). Returns 0 or an error code
@@ -515,7 +564,7 @@ static int set_wake_file(struct parser *p, size_t an) {
 static int header_directive(struct parser *p, const char *w, size_t wn,
                             const char *args, size_t an) {
     struct odbc_leader__dialect *d = p->d;
-    int cls = lookup(code_directives, 5, w, wn);
+    int cls = lookup(code_directives, 6, w, wn);
 
     if (cls > 0)
         return parse_codes(p, cls, args, an);
@@ -532,7 +581,13 @@ static int header_directive(struct parser *p, const char *w, size_t wn,
     if (wn == 8 && memcmp(w, "rollback", 8) == 0)
         return set_tx(p, "rollback", &p->rollback_line, &d->rollback, args, an);
     if (wn == 6 && memcmp(w, "define", 6) == 0)
-        return add_define(p, args, an);
+        return add_define(p, args, an, 0);
+    if (wn == 6 && memcmp(w, "pooled", 6) == 0)
+        return add_define(p, args, an, 1);
+    if (wn == 15 && memcmp(w, "pooled-prologue", 15) == 0)
+        return set_pooled(p, 0, args, an);
+    if (wn == 19 && memcmp(w, "pooled-connect-keys", 19) == 0)
+        return set_pooled(p, 1, args, an);
     if (wn == 12 && memcmp(w, "connect-keys", 12) == 0)
         return set_connect_keys(p, args, an);
     if (wn == 13 && memcmp(w, "query-timeout", 13) == 0)
@@ -659,7 +714,7 @@ static int placeholder(struct parser *p, const char *s, size_t n,
         snprintf(num, sizeof num, "%lld", (p->timeout_ms + 1) / 2);
         return odbc_leader__buf_add(&p->sql, num, strlen(num)) ? nomem(p) : 0;
     }
-    def = p->expanding ? NULL : find_define(p, s + 1, i - 1);
+    def = p->expanding ? NULL : define_in_force(p, s + 1, i - 1);
     if (def != NULL)
         return expand_define(p, def);
     return fail(p, p->line,
@@ -825,8 +880,9 @@ static int directive(struct parser *p, const char *s, size_t n) {
                     "unknown directive @%.*s; expected @dialect, @dbms, "
                     "@schema-version, @begin, @commit, @rollback, "
                     "@unique-violation, @transient, @connection-lost, "
-                    "@undefined-table, @define, @connect-keys, "
-                    "@query-timeout, @wake-file or @statement",
+                    "@undefined-table, @read-only, @define, @connect-keys, "
+                    "@query-timeout, @wake-file, @pooled, @pooled-prologue, "
+                    "@pooled-connect-keys or @statement",
                     (int)wn, s);
     return header_directive(p, s, wn, args, an);
 }
@@ -940,6 +996,7 @@ int odbc_leader__dialect_parse(const char *text, const char *filename,
     p.file = filename ? filename : "<dialect>";
     p.prefix = vars && vars->prefix ? vars->prefix : "";
     p.timeout_ms = vars ? (long long)vars->timeout_ms : 0;
+    p.pooled = vars ? vars->pooled : 0;
     p.err = err;
     p.errlen = errlen;
     p.in_header = 1;
@@ -972,6 +1029,8 @@ void odbc_leader__dialect_free(struct odbc_leader__dialect *d) {
     free(d->commit);
     free(d->rollback);
     free(d->connect_keys);
+    free(d->pooled_prologue);
+    free(d->pooled_keys);
     for (i = 0; i < sizeof d->codes / sizeof d->codes[0]; i++)
         free(d->codes[i].v);
     for (i = 0; i < ODBC_LEADER__OP_COUNT; i++) {

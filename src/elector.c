@@ -8,6 +8,14 @@
  * deadline with one atomic load, so leadership lapses on its own when ticks
  * stop. Errors never extend trust: a leader that cannot renew keeps its
  * last window and steps down when it ends.
+ *
+ * Expiry is decided by the database clock, so a forward step of that
+ * clock ends a lease early. Every answer that carries the database time
+ * is compared with the local clock (observe()); after a step, and when a
+ * candidate first sees a held lease (it cannot know whether the clock
+ * stepped before it started), a term it wins is held but not trusted
+ * until one TTL has passed on the local clock: by then the window of any
+ * leader that renewed before the step has closed.
  */
 #include <stdatomic.h>
 #include <string.h>
@@ -33,6 +41,9 @@
  * start of a supervised command); a busy hold only costs the followers
  * their fast wake-up until the next renewal takes the lock. */
 #define HOLD_BUDGET_MS 25
+/* The smallest jump of (database time - local time) between two answers
+ * that counts as a clock step; the bound is half the safety margin. */
+#define MIN_STEP_BOUND_NS (10 * NS_PER_MS)
 
 /* xorshift64*: returns the next pseudo-random number; state lives in e. */
 static uint64_t next_random(struct odbc_leader__elector *e) {
@@ -84,12 +95,82 @@ void odbc_leader__elector_init(struct odbc_leader__elector *e,
     if (c->ops->wait != NULL && c->wait_ms > 0)
         e->wait_ns = c->wait_ms * NS_PER_MS;
     e->report_resign = c->report_resign;
+    e->step_bound_ns = e->margin_ns / 2;
+    if (e->step_bound_ns < MIN_STEP_BOUND_NS)
+        e->step_bound_ns = MIN_STEP_BOUND_NS;
     e->rng = hash_string(c->id, UINT64_C(14695981039346656037)) ^
              (uint64_t)e->now_ns(e->clock_ctx);
     if (e->rng == 0)
         e->rng = 1;
     atomic_init(&e->trusted_until_ns, 0);
     atomic_init(&e->term, 0);
+    atomic_init(&e->clock_steps, 0);
+    atomic_init(&e->last_step_ms, 0);
+}
+
+int64_t odbc_leader__elector_clock_steps(const struct odbc_leader__elector *e,
+                                         int64_t *last_step_ms) {
+    if (last_step_ms != NULL)
+        *last_step_ms = atomic_load(&e->last_step_ms);
+    return atomic_load(&e->clock_steps);
+}
+
+/* Starts (or extends) the quarantine: no term won before hi + TTL is
+ * trusted. hi is the local time just after the answer that called for it,
+ * so any renewal the lease saw before that answer has a window that ends
+ * sooner. */
+static void quarantine(struct odbc_leader__elector *e, int64_t hi) {
+    if (hi + e->ttl_ns > e->quarantine_ns)
+        e->quarantine_ns = hi + e->ttl_ns;
+}
+
+/*
+ * Records a database time db_ms read by a statement that ran between the
+ * local times lo and hi, and compares it with the previous reading: the
+ * local time between the two readings lies in [lo - obs_hi, hi - obs_lo],
+ * so a database delta outside that range by more than the step bound is a
+ * step of the database clock (a pause of this process only widens the
+ * range). A forward step is logged, counted and quarantines the next
+ * takeover; a backward one (leases last longer: safe) is logged and
+ * counted.
+ */
+static void observe(struct odbc_leader__elector *e, int64_t lo, int64_t hi,
+                    int64_t db_ms) {
+    int64_t step = 0;
+
+    if (e->have_obs) {
+        int64_t db_d = (db_ms - e->obs_db_ms) * NS_PER_MS;
+        int64_t max_d = hi - e->obs_lo_ns;
+        int64_t min_d = lo - e->obs_hi_ns;
+
+        if (db_d > max_d + e->step_bound_ns)
+            step = db_d - max_d;
+        else if (db_d < min_d - e->step_bound_ns)
+            step = db_d - min_d;
+    }
+    e->have_obs = 1;
+    e->obs_lo_ns = lo;
+    e->obs_hi_ns = hi;
+    e->obs_db_ms = db_ms;
+    if (step == 0)
+        return;
+    atomic_store(&e->last_step_ms, step / NS_PER_MS);
+    atomic_fetch_add(&e->clock_steps, 1);
+    if (step < 0) {
+        odbc_leader__logf(&e->log, LOG_WARNING,
+                          "database clock step: the database clock went back "
+                          "by about %lld ms against this host's (leases "
+                          "last longer; safe)",
+                          (long long)(-step / NS_PER_MS));
+        return;
+    }
+    quarantine(e, hi);
+    odbc_leader__logf(&e->log, LOG_WARNING,
+                      "database clock step: the database clock jumped ahead "
+                      "by about %lld ms against this host's; a term won in "
+                      "the next %lld ms is not trusted before then",
+                      (long long)(step / NS_PER_MS),
+                      (long long)(e->ttl_ns / NS_PER_MS));
 }
 
 int odbc_leader__elector_is_leader(const struct odbc_leader__elector *e) {
@@ -144,16 +225,35 @@ static void report(struct odbc_leader__elector *e, int is_leader, int64_t term,
 }
 
 /* Publishes a new or renewed term: the term first, then the deadline, so
- * a reader that sees the deadline sees the term. */
-static void trust(struct odbc_leader__elector *e, int64_t term,
-                  int64_t attempt_start_ns) {
+ * a reader that sees the deadline sees the term. Inside the quarantine
+ * the term is held but not published (e->untrusted); returns 1 when
+ * published, 0 when not. */
+static int trust(struct odbc_leader__elector *e, int64_t term,
+                 int64_t attempt_start_ns) {
     e->leader = 1;
     e->held_term = term;
+    if (attempt_start_ns < e->quarantine_ns) {
+        e->untrusted = 1;
+        atomic_store_explicit(&e->trusted_until_ns, 0, memory_order_release);
+        atomic_store_explicit(&e->term, 0, memory_order_relaxed);
+        return 0;
+    }
+    e->untrusted = 0;
     atomic_store_explicit(&e->term, term, memory_order_relaxed);
     atomic_store_explicit(&e->trusted_until_ns,
                           attempt_start_ns + e->ttl_ns - e->margin_ns +
                               e->trust_extra_ns,
                           memory_order_release);
+    return 1;
+}
+
+/* After a win or renewal inside the quarantine: the next renewal comes when
+ * the quarantine ends (or sooner). Returns ODBC_LEADER_FOLLOWER. */
+static int hold_untrusted(struct odbc_leader__elector *e, int64_t start) {
+    e->next_ns = start + e->renew_ns;
+    if (e->quarantine_ns < e->next_ns)
+        e->next_ns = e->quarantine_ns;
+    return ODBC_LEADER_FOLLOWER;
 }
 
 /* Stops being leader locally and reports it; leader_id is the new leader
@@ -167,6 +267,7 @@ static void step_down(struct odbc_leader__elector *e, const char *why,
     odbc_leader__logf(&e->log, LOG_NOTICE, "stepping down from term %lld: %s",
                       (long long)e->held_term, why);
     e->leader = 0;
+    e->untrusted = 0;
     e->held_term = 0;
     e->resign_reported = 0;
     e->must_release = e->ops->release != NULL;
@@ -192,7 +293,7 @@ static void schedule_reconnect(struct odbc_leader__elector *e, int64_t now) {
  * delay. Returns rc. */
 static int failed(struct odbc_leader__elector *e, int rc, int64_t now) {
     if (rc == ODBC_LEADER_ECONNLOST || rc == ODBC_LEADER_ECONNECT ||
-        rc == ODBC_LEADER_EUNKNOWN) {
+        rc == ODBC_LEADER_EUNKNOWN || rc == ODBC_LEADER_EREADONLY) {
         if (e->connected)
             e->ops->disconnect(e->port);
         e->connected = 0;
@@ -252,6 +353,42 @@ static int late_answer(struct odbc_leader__elector *e, const char *what) {
     return rc < 0 ? rc : ODBC_LEADER_FOLLOWER;
 }
 
+/* A candidate's first view of the lease, before its first attempt: when
+ * someone holds it with less time left than a lease renewed on schedule
+ * has (TTL - renew interval - margin), its leader may have renewed before
+ * a database clock step this candidate cannot see (or it is late, dead or
+ * paused), so a term won in the next TTL is not trusted. A lease renewed
+ * on schedule was renewed after any such step, or will be (docs/
+ * protocol.md, "Clock steps"). Returns 0 or a negative error. */
+static int first_sight(struct odbc_leader__elector *e) {
+    struct odbc_leader__result res;
+    int64_t lo = e->now_ns(e->clock_ctx);
+    int64_t hi;
+    int rc;
+
+    memset(&res, 0, sizeof(res));
+    rc = e->ops->read(e->port, &res);
+    if (rc < 0)
+        return rc;
+    hi = e->now_ns(e->clock_ctx);
+    if (!res.found)
+        return 0;
+    observe(e, lo, hi, res.now_ms);
+    if (res.leader_id[0] != '\0' &&
+        (res.expires_at_ms - res.now_ms) * NS_PER_MS <
+            e->ttl_ns - e->renew_ns - e->margin_ns) {
+        quarantine(e, hi);
+        odbc_leader__logf(&e->log, LOG_INFO,
+                          "first sight of the lease: term %lld held by %s "
+                          "with %lld ms left; a term won in the next %lld ms "
+                          "is not trusted before then",
+                          (long long)res.term, res.leader_id,
+                          (long long)(res.expires_at_ms - res.now_ms),
+                          (long long)(e->ttl_ns / NS_PER_MS));
+    }
+    return 0;
+}
+
 /* The follower's step: try to take the lease. Returns the state or a
  * negative error. */
 static int attempt(struct odbc_leader__elector *e) {
@@ -265,12 +402,29 @@ static int attempt(struct odbc_leader__elector *e) {
         e->next_ns = e->holdoff_ns;
         return ODBC_LEADER_FOLLOWER;
     }
+    if (!e->have_obs && e->ops->read != NULL) {
+        rc = first_sight(e);
+        if (rc < 0)
+            return failed(e, rc, e->now_ns(e->clock_ctx));
+        start = e->now_ns(e->clock_ctx);
+    }
     memset(&res, 0, sizeof(res));
     rc = e->ops->attempt(e->port, &res);
     if (rc < 0)
         return failed(e, rc, e->now_ns(e->clock_ctx));
+    if (res.found)
+        observe(e, start, e->now_ns(e->clock_ctx), res.now_ms);
     if (res.found && res.won && strcmp(res.leader_id, e->id) == 0) {
-        trust(e, res.term, start);
+        if (!trust(e, res.term, start)) {
+            odbc_leader__logf(
+                &e->log, LOG_NOTICE,
+                "won term %lld, but not trusting it for %lld ms (quarantine "
+                "after a database clock step or a first sight of the lease)",
+                (long long)res.term,
+                (long long)((e->quarantine_ns - start) / NS_PER_MS));
+            take_lock(e, res.wake_held);
+            return hold_untrusted(e, start);
+        }
         if (!odbc_leader__elector_is_leader(e))
             return late_answer(e, "won");
         odbc_leader__logf(&e->log, LOG_NOTICE, "elected: term %lld",
@@ -285,8 +439,10 @@ static int attempt(struct odbc_leader__elector *e) {
         return ODBC_LEADER_FOLLOWER;
     report(e, 0, res.leader_id[0] != '\0' ? res.term : 0, res.leader_id);
     /* Time the next attempt from the expiry the database told us. */
+    /* A vacant lease is taken at the next attempt unless it is reserved
+     * (a handoff to another candidate, a quarantine): then at its expiry. */
     wait = (res.expires_at_ms - res.now_ms) * NS_PER_MS + EXPIRY_SLACK_NS;
-    if (res.leader_id[0] == '\0' || wait < MIN_RETRY_NS)
+    if (wait < MIN_RETRY_NS)
         wait = MIN_RETRY_NS;
     if (start + wait < e->next_ns)
         e->next_ns = start + wait;
@@ -367,15 +523,18 @@ static int renew(struct odbc_leader__elector *e) {
     memset(&res, 0, sizeof(res));
     rc = e->ops->renew(e->port, e->held_term, &res);
     if (rc < 0) {
+        int64_t until = atomic_load(&e->trusted_until_ns);
+
         odbc_leader__logf(
             &e->log, LOG_WARNING,
             "renewing term %lld failed (%s); trusting it for "
             "%lld ms more",
             (long long)e->held_term, odbc_leader_strerror(rc),
-            (long long)((atomic_load(&e->trusted_until_ns) - start) /
-                        NS_PER_MS));
+            (long long)(until > start ? (until - start) / NS_PER_MS : 0));
         return failed(e, rc, e->now_ns(e->clock_ctx));
     }
+    if (res.found)
+        observe(e, start, e->now_ns(e->clock_ctx), res.now_ms);
     if (res.found && res.term == e->held_term && res.resign_requested &&
         !e->report_resign) {
         odbc_leader__logf(&e->log, LOG_NOTICE, "resignation requested%s%s",
@@ -385,9 +544,21 @@ static int renew(struct odbc_leader__elector *e) {
         return rc < 0 ? rc : ODBC_LEADER_FOLLOWER;
     }
     if (res.found && res.term == e->held_term) {
-        trust(e, res.term, start);
+        int was_untrusted = e->untrusted;
+
+        if (!trust(e, res.term, start)) {
+            take_lock(e, res.wake_held);
+            return hold_untrusted(e, start);
+        }
         if (!odbc_leader__elector_is_leader(e))
             return late_answer(e, "renewed");
+        if (was_untrusted) {
+            odbc_leader__logf(&e->log, LOG_NOTICE,
+                              "elected: term %lld (trusted after the "
+                              "quarantine)",
+                              (long long)res.term);
+            report(e, 1, res.term, e->id);
+        }
         e->next_ns = start + e->renew_ns;
         take_lock(e, res.wake_held);
         if (!res.resign_requested)
@@ -457,7 +628,7 @@ int odbc_leader__elector_tick(struct odbc_leader__elector *e,
     int64_t now = e->now_ns(e->clock_ctx);
     int rc;
 
-    if (e->leader && !odbc_leader__elector_is_leader(e))
+    if (e->leader && !e->untrusted && !odbc_leader__elector_is_leader(e))
         step_down(e, "trust window passed without a renewal", 0, NULL);
     rc = ensure_connected(e, now);
     if (rc == 0 && e->must_release)

@@ -50,6 +50,10 @@ struct odbc_leader__port_ops {
     /* Optional: take the wake-up lock when attempt or renew could not,
      * waiting up to budget_ms; 1 held, 0 not, or a negative error. */
     int (*hold)(void *port, int64_t budget_ms);
+    /* Optional: read the lease without writing (out->found is 0 when the
+     * namespace has no row). A candidate without a view of the database
+     * clock yet (just started) reads before its first attempt. */
+    int (*read)(void *port, struct odbc_leader__result *out);
 };
 
 struct odbc_leader__elector {
@@ -84,6 +88,15 @@ struct odbc_leader__elector {
     int64_t wait_after_ns;   /* ... that is, not before this */
     uint64_t rng;
 
+    /* The database clock against the local one (see observe()): the last
+     * reading, taken between local times obs_lo_ns and obs_hi_ns. */
+    int have_obs;
+    int64_t obs_lo_ns, obs_hi_ns, obs_db_ms;
+    int64_t step_bound_ns; /* a larger jump of the difference is a step */
+    int64_t quarantine_ns; /* a term won before this is not trusted */
+    int untrusted;         /* held_term is held in the database but not
+                              trusted yet (won inside the quarantine) */
+
     /* last state reported through on_change */
     int rep_valid, rep_leader;
     int64_t rep_term;
@@ -92,6 +105,8 @@ struct odbc_leader__elector {
     /* read from any thread */
     _Atomic int64_t trusted_until_ns; /* 0 when not leader */
     _Atomic int64_t term;             /* held term, 0 when not leader */
+    _Atomic int64_t clock_steps;      /* database clock steps seen */
+    _Atomic int64_t last_step_ms;     /* the last one, signed, in ms */
 };
 
 struct odbc_leader__elector_conf {
@@ -130,6 +145,12 @@ int odbc_leader__elector_is_leader(const struct odbc_leader__elector *e);
  * thread. */
 int64_t odbc_leader__elector_leadership(const struct odbc_leader__elector *e,
                                         uint32_t *valid_for_ms);
+
+/* Database clock steps seen so far (forward or backward beyond the bound,
+ * see elector.c), and in *last_step_ms (when not NULL) the last one's size
+ * in ms, negative for a backward step; any thread. */
+int64_t odbc_leader__elector_clock_steps(const struct odbc_leader__elector *e,
+                                         int64_t *last_step_ms);
 
 /* Held term while leader, else 0; any thread. */
 int64_t odbc_leader__elector_term(const struct odbc_leader__elector *e);

@@ -42,6 +42,9 @@ const char *odbc_leader_strerror(int rc) {
         return "no such fire claimed by this candidate";
     case ODBC_LEADER_ENOLEDGER:
         return "the dialect has no fire ledger (schema version 1)";
+    case ODBC_LEADER_EREADONLY:
+        return "the database server is read-only (a standby in recovery, or "
+               "read_only set): connect to the primary";
     }
     return "unknown error";
 }

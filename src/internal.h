@@ -12,6 +12,14 @@
 
 #include "odbc_leader.h"
 
+/* iODBC's headers (iodbcunix.h, through sql.h and odbcinst.h) include
+ * <unistd.h>, whose F_OK macro would replace config.c's enumerator F_OK.
+ * The library never calls access(); include this header after the ODBC
+ * ones. unixODBC's headers do not define F_OK. */
+#if defined(_IODBCUNIX_H) && defined(F_OK)
+#undef F_OK
+#endif
+
 #define ODBC_LEADER__NAME_MAX 128  /* namespace and candidate id, bytes */
 #define ODBC_LEADER__PREFIX_MAX 32 /* table prefix, bytes */
 
@@ -74,6 +82,17 @@ struct odbc_leader__config {
     /* LeaderFireRetention, default 7 days: the leader deletes finished
      * fires older than this, and claims of older fires are refused. */
     int64_t fire_retention_ms;
+    /* LeaderPooler: ODBC_LEADER__POOL_NONE (default; also "session", a
+     * pooler that gives each client its own server session) or
+     * ODBC_LEADER__POOL_TRANSACTION (a server session per transaction, as
+     * pgbouncer's pool_mode=transaction): no session state is kept. */
+    int pooler;
+};
+
+enum odbc_leader__pooler {
+    ODBC_LEADER__POOL_NONE = 0,
+    ODBC_LEADER__POOL_SESSION,
+    ODBC_LEADER__POOL_TRANSACTION,
 };
 
 /*
@@ -200,6 +219,8 @@ enum odbc_leader__errclass {
     ODBC_LEADER__ERR_TRANSIENT, /* deadlock, lock timeout, serialization */
     ODBC_LEADER__ERR_CONNLOST,  /* the connection is gone */
     ODBC_LEADER__ERR_UNDEFINED_TABLE, /* a table does not exist */
+    ODBC_LEADER__ERR_READONLY,        /* the server takes no writes (a
+                                         standby, read_only) */
 };
 
 struct odbc_leader__dialect {
@@ -209,15 +230,21 @@ struct odbc_leader__dialect {
     char *begin;    /* owned: "@begin" statement, or NULL = ODBC transaction */
     char *commit;   /* owned: "@commit", NULL when begin is NULL */
     char *rollback; /* owned: "@rollback", NULL when begin is NULL */
-    char *connect_keys;   /* owned: "@connect-keys" (timeouts expanded), put
-                             in front of the connection string; or NULL */
-    int no_query_timeout; /* "@query-timeout off": statements get no ODBC
-                             query timeout (the session bounds them) */
-    int wake_file;        /* "@wake-file": the follower wake-up through a lock
-                             file beside the database file (db.c), for dialects
-                             without release/wait/hold statements */
+    char *connect_keys;    /* owned: "@connect-keys" (timeouts expanded), put
+                              in front of the connection string; or NULL */
+    int no_query_timeout;  /* "@query-timeout off": statements get no ODBC
+                              query timeout (the session bounds them) */
+    int wake_file;         /* "@wake-file": the follower wake-up through a lock
+                              file beside the database file (db.c), for dialects
+                              without release/wait/hold statements */
+    char *pooled_prologue; /* owned: "@pooled-prologue" (timeouts expanded),
+                              run first in every transaction under
+                              transaction pooling; NULL = no support */
+    char *pooled_keys;     /* owned: "@pooled-connect-keys", put in front of
+                              the connection string under transaction
+                              pooling; or NULL */
     struct odbc_leader__code_list
-        codes[5]; /* indexed by errclass; [0] unused */
+        codes[6]; /* indexed by errclass; [0] unused */
     struct odbc_leader__stmt_list ops[ODBC_LEADER__OP_COUNT];
 };
 
@@ -225,6 +252,9 @@ struct odbc_leader__dialect {
 struct odbc_leader__dialect_vars {
     const char *prefix; /* table prefix for {prefix}; validated by caller */
     int64_t timeout_ms; /* for {timeout_ms} */
+    int pooled;         /* transaction pooling: "@pooled NAME TEXT" lines
+                           replace the @define of NAME, and the @pooled-*
+                           header lines apply */
 };
 
 /*

@@ -171,6 +171,15 @@ int64_t odbc_leader_term(const odbc_leader_t *h) {
     return h != NULL ? odbc_leader__elector_term(&h->el) : 0;
 }
 
+int64_t odbc_leader_clock_steps(const odbc_leader_t *h, int64_t *last_step_ms) {
+    if (h == NULL) {
+        if (last_step_ms != NULL)
+            *last_step_ms = 0;
+        return 0;
+    }
+    return odbc_leader__elector_clock_steps(&h->el, last_step_ms);
+}
+
 int64_t odbc_leader_leadership(const odbc_leader_t *h, uint32_t *valid_for_ms) {
     if (h == NULL) {
         if (valid_for_ms != NULL)
@@ -295,7 +304,7 @@ static int valid_fire(const char *job, int64_t fire_ms) {
  * reconnect at its next tick. Returns rc. */
 static int ledger_failed(odbc_leader_t *h, int rc) {
     if (rc == ODBC_LEADER_ECONNLOST || rc == ODBC_LEADER_EUNKNOWN ||
-        rc == ODBC_LEADER_ECONNECT)
+        rc == ODBC_LEADER_ECONNECT || rc == ODBC_LEADER_EREADONLY)
         h->el.connected = 0;
     return rc;
 }

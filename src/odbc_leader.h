@@ -47,6 +47,8 @@ enum odbc_leader_error {
     ODBC_LEADER_ENOFIRE = -16,      /* finish of a fire this handle did not
                                        claim */
     ODBC_LEADER_ENOLEDGER = -17,    /* the dialect has no fire ledger */
+    ODBC_LEADER_EREADONLY = -18,    /* the server takes no writes (a standby
+                                       or a read-only server) */
 };
 
 /* Leadership states returned by odbc_leader_tick(). */
@@ -144,6 +146,15 @@ ODBC_LEADER_EXTERN int odbc_leader_is_leader(const odbc_leader_t *h);
 
 /* The fencing token of the term held, 0 when not leader. */
 ODBC_LEADER_EXTERN int64_t odbc_leader_term(const odbc_leader_t *h);
+
+/* Database clock steps this handle has seen (the database time moving
+ * against CLOCK_BOOTTIME by more than half the safety margin between two
+ * answers), and in *last_step_ms (when not NULL) the last one in ms,
+ * negative for a backward step. After a forward step a term won within
+ * one TTL is held but not trusted until the TTL has passed (protocol.md).
+ * No I/O, any thread. */
+ODBC_LEADER_EXTERN int64_t odbc_leader_clock_steps(const odbc_leader_t *h,
+                                                   int64_t *last_step_ms);
 
 /* The term led and, in *valid_for_ms (when not NULL), how long the trust
  * window still runs, in milliseconds on CLOCK_BOOTTIME; 0 (and 0) when not

@@ -352,6 +352,7 @@ int odbc_leader__cli_exit_code(int rc) {
     case ODBC_LEADER_ESCHEMA:
     case ODBC_LEADER_EBACKOFF:
     case ODBC_LEADER_EUNKNOWN:
+    case ODBC_LEADER_EREADONLY:
         return EX_UNAVAILABLE;
     case ODBC_LEADER_ENOCANDIDATE:
         return ODBC_LEADER__EX_NOCANDIDATE;

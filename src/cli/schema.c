@@ -243,16 +243,14 @@ static int print_ddl(struct odbc_leader__cli *c,
                PACKAGE_VERSION, d->name, d->schema_version);
     } else if (upgrade_only) {
         printf("-- odbc-leader %s: upgrade of the tables of dialect %s from\n"
-               "-- schema version %d to %d, table prefix %s\n\n%s",
-               PACKAGE_VERSION, d->name, d->schema_version - 1,
-               d->schema_version, prefix, b.p != NULL ? b.p : "");
+               "-- any earlier schema version to %d, table prefix %s\n\n%s",
+               PACKAGE_VERSION, d->name, d->schema_version, prefix,
+               b.p != NULL ? b.p : "");
     } else {
         printf("-- odbc-leader %s: tables for dialect %s, schema version %d,\n"
                "-- table prefix %s%s\n\n%s",
                PACKAGE_VERSION, d->name, d->schema_version, prefix,
-               has_upgrade ? " (created at the version before, then "
-                             "upgraded)"
-                           : "",
+               has_upgrade ? " (created at version 1, then upgraded)" : "",
                b.p != NULL ? b.p : "");
     }
     free(b.p);
@@ -301,7 +299,7 @@ static int print_fence(struct odbc_leader__cli *c,
 static int print_schema(struct odbc_leader__cli *c,
                         const struct schema_opts *o) {
     struct odbc_leader__config cfg;
-    struct odbc_leader__dialect_vars vars = {"odbc_leader_", 5000};
+    struct odbc_leader__dialect_vars vars = {"odbc_leader_", 5000, 0};
     struct odbc_leader__dialect *d = NULL;
     const char *spec = o->dialect;
     int given = conn_given(c), rc = 0;

@@ -24,6 +24,9 @@ struct snapshot {
     struct odbc_leader_lease lease;
     int present;          /* a leader whose lease has not expired */
     int64_t remaining_ms; /* lease left when present, else 0 */
+    int64_t offset_ms;    /* database clock minus this host's wall clock,
+                             read together with the lease (a step of
+                             either shows here) */
     struct odbc_leader_candidate *cands; /* owned */
     size_t n, cap;
     int oom;
@@ -81,6 +84,7 @@ static void collect(void *ctx, const struct odbc_leader_candidate *c) {
 /* Reads the lease and the candidates into *s (which owns the candidate
  * array afterwards). Returns 0 or a negative library error. */
 static int read_snapshot(odbc_leader_t *h, struct snapshot *s) {
+    struct timespec ts;
     int rc;
 
     memset(s, 0, sizeof(*s));
@@ -88,6 +92,9 @@ static int read_snapshot(odbc_leader_t *h, struct snapshot *s) {
     rc = odbc_leader_read_lease(h, &s->lease);
     if (rc < 0)
         return rc;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    s->offset_ms =
+        s->lease.db_now_ms - ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
     s->present = s->lease.leader_id[0] != '\0' &&
                  s->lease.expires_at_ms > s->lease.db_now_ms;
     if (s->present)
@@ -120,6 +127,7 @@ static void print_table(const struct snapshot *s, const char *conn) {
         printf("leader:     none (last term %lld)\n", (long long)l->term);
     else
         printf("leader:     none (no term yet)\n");
+    printf("db clock:   %+.1f s from this host's clock\n", secs(s->offset_ms));
     printf("candidates: %zu alive\n", s->n);
     if (s->n > 0)
         printf("  %-36s  %s\n", "ID", "LAST HEARTBEAT");
@@ -145,9 +153,11 @@ static void print_json(const struct snapshot *s) {
     else
         fputs("null", stdout);
     printf(",\"leader_present\":%s,\"term\":%lld,\"lease_remaining_ms\":%lld,"
-           "\"db_now_ms\":%lld,\"candidates_alive\":%zu,\"candidates\":[",
+           "\"db_now_ms\":%lld,\"db_clock_offset_ms\":%lld,"
+           "\"candidates_alive\":%zu,\"candidates\":[",
            s->present ? "true" : "false", (long long)l->term,
-           (long long)s->remaining_ms, (long long)l->db_now_ms, s->n);
+           (long long)s->remaining_ms, (long long)l->db_now_ms,
+           (long long)s->offset_ms, s->n);
     for (size_t i = 0; i < s->n; i++) {
         const struct odbc_leader_candidate *c = &s->cands[i];
 
@@ -195,6 +205,11 @@ static void print_prometheus(const struct snapshot *s) {
               "Candidates whose heartbeat has not expired.");
     snprintf(v, sizeof(v), "%zu", s->n);
     prom_sample(s, "odbc_leader_candidates_alive", v);
+    prom_head("odbc_leader_db_clock_offset_seconds",
+              "Database clock minus this host's wall clock, read with the "
+              "lease; a jump is a clock step on one side.");
+    snprintf(v, sizeof(v), "%.3f", secs(s->offset_ms));
+    prom_sample(s, "odbc_leader_db_clock_offset_seconds", v);
     prom_head("odbc_leader_leader_info",
               "Always 1; the leader_id label names the current leader.");
     if (s->present) {

@@ -88,11 +88,23 @@ static void ns_name(char *buf, size_t len, const char *scenario) {
     snprintf(buf, len, "%s-%ld", scenario, (long)getpid());
 }
 
+/* Log callback when OL_DEBUG is set: every line to stderr. */
+static void debug_log(void *ctx, int level, const char *msg) {
+    (void)ctx;
+    if (level <= atoi(getenv("OL_DEBUG")))
+        fprintf(stderr, "  [log %d] %s\n", level, msg);
+}
+
 /* Creates a handle or fails the test with the error message. */
 static odbc_leader_t *make(const char *cfg) {
     char err[512] = "";
     odbc_leader_t *h = NULL;
-    int rc = odbc_leader_create(&h, cfg, NULL, err, sizeof(err));
+    struct odbc_leader_callbacks cb = {0};
+    int rc;
+
+    cb.log = debug_log;
+    rc = odbc_leader_create(&h, cfg, getenv("OL_DEBUG") != NULL ? &cb : NULL,
+                            err, sizeof(err));
 
     if (rc != 0)
         fail_msg("odbc_leader_create: %s (%s)", err, odbc_leader_strerror(rc));
@@ -640,6 +652,16 @@ static int first_row_waits(const struct odbc_leader__db *db) {
         return strcmp(v, "waits") == 0;
     return is_kind("sqlite") ||
            (is_kind("mariadb") && d != NULL && strcmp(d->name, "generic") == 0);
+}
+
+/* The schema version of the dialect under test: 3 (the lease's epoch) on
+ * PostgreSQL and MariaDB, 2 on SQLite and with the generic dialect. */
+static int64_t current_schema_version(void) {
+    const char *extra = getenv("OL_LEADER_EXTRA");
+
+    if (is_kind("sqlite") || (extra != NULL && strstr(extra, "generic")))
+        return 2;
+    return 3;
 }
 
 /* The statement that counts sessions waiting on a row or key lock, or
@@ -1317,7 +1339,7 @@ static void version_1_tables_are_upgraded(void **state) {
     raw_open(&r);
     snprintf(sql, sizeof(sql), "SELECT MAX(version) FROM %sschema", prefix);
     assert_true(raw_exec(&r, sql, &version));
-    assert_int_equal(version, 2);
+    assert_int_equal(version, current_schema_version());
     snprintf(sql, sizeof(sql), "SELECT COUNT(*) FROM %sschema", prefix);
     assert_true(raw_exec(&r, sql, &version));
     assert_int_equal(version, 1); /* one row, upgraded in place */
@@ -1327,7 +1349,7 @@ static void version_1_tables_are_upgraded(void **state) {
     assert_int_equal(odbc_leader_claim(h, "j", 0), 1);
     odbc_leader_destroy(h);
 
-    /* and a second connect finds version 2 */
+    /* and a second connect finds the current version */
     cfg = config("LeaderNamespace=%s;LeaderTablePrefix=%s;"
                  "LeaderCreateSchema=no",
                  ns, prefix);
@@ -1421,6 +1443,9 @@ static void fenced_write_is_refused_after_takeover(void **state) {
     a = make_ns(ns, "LeaderTTL=1000;LeaderSafetyMargin=200");
     b = make_ns(ns, "LeaderTTL=1000;LeaderSafetyMargin=200");
     assert_int_equal(odbc_leader_tick(a, NULL), ODBC_LEADER_LEADER);
+    /* b follows a healthy lease (a candidate whose first sight is an
+     * expired one does not trust a takeover for one TTL: protocol.md) */
+    assert_int_equal(odbc_leader_tick(b, NULL), ODBC_LEADER_FOLLOWER);
     ta = odbc_leader_term(a);
     assert_int_equal(fenced_update(&r, table, fence, ns, ta), 1);
     /* a pauses: no tick past its lease; b takes over */

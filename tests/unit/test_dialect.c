@@ -33,7 +33,7 @@ enum {
     RET = ODBC_LEADER__P_RETENTION_MS,
 };
 
-static const struct odbc_leader__dialect_vars test_vars = {"pfx_", 1234};
+static const struct odbc_leader__dialect_vars test_vars = {"pfx_", 1234, 0};
 
 /* Every operation except on_connect, one trivial statement each. */
 #define REQUIRED_OPS                                                           \
@@ -210,13 +210,18 @@ static void expect_ledger(const struct odbc_leader__dialect *d) {
     static const unsigned char gc[] = {NS, RET, RET};
     static const unsigned char fence[] = {NS, TERM};
 
-    assert_int_equal(d->ops[ODBC_LEADER__OP_UPGRADE].n, 2);
-    assert_non_null(
-        strstr(d->ops[ODBC_LEADER__OP_UPGRADE].v[0].sql, "CREATE TABLE"));
-    assert_non_null(
-        strstr(d->ops[ODBC_LEADER__OP_UPGRADE].v[0].sql, "pfx_fire"));
-    assert_non_null(strstr(d->ops[ODBC_LEADER__OP_UPGRADE].v[1].sql,
-                           "SET version = 2 WHERE version = 1"));
+    const struct odbc_leader__stmt_list *up = &d->ops[ODBC_LEADER__OP_UPGRADE];
+    char set_version[64];
+
+    /* version 2: the ledger; version 3 (where there is one): the epoch */
+    assert_int_equal(up->n, (size_t)d->schema_version);
+    assert_non_null(strstr(up->v[0].sql, "CREATE TABLE"));
+    assert_non_null(strstr(up->v[0].sql, "pfx_fire"));
+    if (d->schema_version == 3)
+        assert_non_null(strstr(up->v[1].sql, "ADD COLUMN IF NOT EXISTS epoch"));
+    snprintf(set_version, sizeof set_version, "SET version = %d WHERE version",
+             d->schema_version);
+    assert_non_null(strstr(up->v[up->n - 1].sql, set_version));
     expect_params(d, ODBC_LEADER__OP_CLAIM, 0, claim, sizeof claim);
     assert_non_null(
         strstr(d->ops[ODBC_LEADER__OP_CLAIM].v[0].sql, "pfx_lease"));
@@ -299,8 +304,8 @@ static void test_builtin_sqlite(void **state) {
 static void test_builtin_postgresql(void **state) {
     struct odbc_leader__dialect *d = parse_builtin("postgresql");
     const struct odbc_leader__code *c;
-    static const unsigned char attempt[] = {NS, ID, CTTL, ID, TTL, NS, ID,
-                                            NS, ID, TTL,  NS, NS,  NS};
+    static const unsigned char attempt[] = {NS, ID, CTTL, ID,  TTL, NS, ID, TTL,
+                                            NS, NS, ID,   TTL, NS,  NS, NS};
     static const unsigned char renew[] = {NS,  ID, CTTL, NS,   ID, CTTL,
                                           TTL, NS, ID,   TERM, NS};
     static const unsigned char wait[] = {NS, WAIT};
@@ -311,7 +316,7 @@ static void test_builtin_postgresql(void **state) {
     (void)state;
     assert_string_equal(d->name, "postgresql");
     assert_string_equal(d->dbms, "PostgreSQL");
-    assert_int_equal(d->schema_version, 2);
+    assert_int_equal(d->schema_version, 3);
     assert_null(d->begin);
     assert_null(d->commit);
     assert_null(d->rollback);
@@ -743,12 +748,45 @@ static void test_null_filename_and_vars(void **state) {
     assert_int_equal(rc, ODBC_LEADER_EDIALECT);
 }
 
+/* PostgreSQL under transaction pooling: the @pooled text replaces the
+ * wake-up lock's, and the prologue and keys are kept; without pooling
+ * they are only checked. */
+static void test_builtin_postgresql_pooled(void **state) {
+    static const struct odbc_leader__dialect_vars pooled_vars = {"pfx_", 1234,
+                                                                 1};
+    struct odbc_leader__dialect *d = NULL;
+    char err[256] = "";
+    const char *attempt;
+
+    (void)state;
+    assert_int_equal(
+        odbc_leader__dialect_parse(odbc_leader__builtin_dialect("postgresql"),
+                                   "pg", &pooled_vars, &d, err, sizeof err),
+        0);
+    attempt = d->ops[ODBC_LEADER__OP_ATTEMPT].v[0].sql;
+    assert_null(strstr(attempt, "pg_try_advisory_lock"));
+    assert_non_null(strstr(attempt, "AND FALSE THEN 1"));
+    assert_string_equal(d->pooled_prologue,
+                        "SET LOCAL statement_timeout = 1234");
+    assert_string_equal(d->pooled_keys, "UseServerSidePrepare=0");
+    odbc_leader__dialect_free(d);
+    d = parse_builtin("postgresql");
+    assert_non_null(strstr(d->ops[ODBC_LEADER__OP_ATTEMPT].v[0].sql,
+                           "pg_try_advisory_lock"));
+    odbc_leader__dialect_free(d);
+    /* a second @pooled of one name is refused */
+    expect_error("-- @dialect t\n-- @schema-version 1\n"
+                 "-- @pooled x A\n-- @pooled x B\n" REQUIRED_OPS,
+                 4, "duplicate @pooled x");
+}
+
 /* MariaDB: attempt and renew are one compound statement each (one round
  * trip), every other operation one statement. */
 static void test_builtin_mariadb(void **state) {
     struct odbc_leader__dialect *d = parse_builtin("mariadb");
-    static const unsigned char attempt[] = {NS,  ID, CTTL, NS, NS, ID, TTL, ID,
-                                            TTL, NS, ID,   NS, NS, NS, NS};
+    static const unsigned char attempt[] = {NS,  ID,  CTTL, NS, NS,  ID,
+                                            TTL, TTL, NS,   ID, TTL, NS,
+                                            ID,  NS,  NS,   NS, NS};
     static const unsigned char renew[] = {NS,  ID, CTTL, NS,   ID, CTTL,
                                           TTL, NS, ID,   TERM, NS, NS,
                                           NS,  NS, ID,   TERM};
@@ -763,7 +801,7 @@ static void test_builtin_mariadb(void **state) {
     (void)state;
     assert_string_equal(d->name, "mariadb");
     assert_string_equal(d->dbms, "MariaDB");
-    assert_int_equal(d->schema_version, 2);
+    assert_int_equal(d->schema_version, 3);
     assert_null(d->begin);
     expect_clean_sql(d);
     assert_int_equal(d->ops[ODBC_LEADER__OP_ON_CONNECT].n, 2);
@@ -1054,6 +1092,7 @@ int main(void) {
         cmocka_unit_test(test_builtin_sqlite),
         cmocka_unit_test(test_builtin_postgresql),
         cmocka_unit_test(test_builtin_mariadb),
+        cmocka_unit_test(test_builtin_postgresql_pooled),
         cmocka_unit_test(test_minimal_and_statement_text),
         cmocka_unit_test(test_define_expands_with_params_and_prefix),
         cmocka_unit_test(test_err_define),

@@ -45,11 +45,11 @@ struct fake {
      * resigning at other_resigns_at_ns (0 = never) */
     int other_holds_lock;
     int64_t other_resigns_at_ns;
-    int waits, releases, holds;
+    int waits, releases, holds, reads;
     int attempt_held, renew_held; /* the wake_held the port reports */
     int64_t wait_budgets[8];
     char calls[64]; /* A attempt, N renew, S resign, L release, W wait,
-                       H hold */
+                       H hold, R read */
 };
 
 static void called(struct fake *f, char c) {
@@ -211,9 +211,30 @@ static int fake_hold(void *port, int64_t budget_ms) {
     return 1;
 }
 
+/* Reads the lease without writing: what a candidate does before its
+ * first attempt. */
+static int fake_read(void *port, struct odbc_leader__result *out) {
+    struct fake *f = port;
+
+    f->reads++;
+    called(f, 'R');
+    assert_true(f->connected);
+    f->now_ns += f->op_cost_ns;
+    memset(out, 0, sizeof(*out));
+    fill(f, out);
+    return 0;
+}
+
 static const struct odbc_leader__port_ops fake_ops = {
     fake_connect,    fake_disconnect, fake_attempt, fake_renew, fake_resign,
-    fake_unregister, fake_release,    fake_wait,    fake_hold,
+    fake_unregister, fake_release,    fake_wait,    fake_hold,  NULL,
+};
+
+/* The same port with the read a candidate makes before its first
+ * attempt. */
+static const struct odbc_leader__port_ops fake_ops_read = {
+    fake_connect,    fake_disconnect, fake_attempt, fake_renew, fake_resign,
+    fake_unregister, fake_release,    fake_wait,    fake_hold,  fake_read,
 };
 
 static void on_change(void *ctx, int is_leader, int64_t term,
@@ -268,6 +289,14 @@ static int setup(void **state) { return setup_with_wait(state, 0); }
 
 /* The same, with followers waiting up to 800 ms per tick. */
 static int setup_wait(void **state) { return setup_with_wait(state, 800); }
+
+/* The same, with the read before the first attempt. */
+static int setup_read(void **state) {
+    int rc = setup_with_wait(state, 0);
+
+    ((struct fixture *)*state)->e.ops = &fake_ops_read;
+    return rc;
+}
 
 static int teardown(void **state) {
     test_free(*state);
@@ -829,10 +858,120 @@ static void test_no_wait_when_disabled(void **state) {
     assert_int_equal(x->f.waits, 0);
 }
 
+/* A forward step of the database clock larger than the lease left: the
+ * follower's attempt wins at once in the database, but the step shows
+ * in the answer, so the term is held without being trusted for one TTL
+ * (the old leader may still trust its window), then trusted. */
+static void test_clock_step_quarantines_the_takeover(void **state) {
+    struct fixture *x = *state;
+    int64_t last = 0;
+    uint32_t next = 0;
+
+    other_leads(&x->f, 2000);
+    assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
+                     ODBC_LEADER_FOLLOWER);
+    x->f.now_ns += 100 * MS;
+    x->f.db_offset_ms += 10000; /* the database clock jumps 10 s ahead */
+    assert_int_equal(odbc_leader__elector_tick(&x->e, &next),
+                     ODBC_LEADER_FOLLOWER);
+    assert_string_equal(x->f.leader, "me"); /* won in the database */
+    assert_false(odbc_leader__elector_is_leader(&x->e));
+    assert_int_equal(odbc_leader__elector_term(&x->e), 0);
+    assert_int_equal(odbc_leader__elector_clock_steps(&x->e, &last), 1);
+    assert_true(last >= 9900 && last <= 10000);
+    assert_int_equal(x->f.last_is_leader, 0);
+    assert_true(next <= 1000);
+    /* renewals inside the quarantine keep the term, still untrusted */
+    x->f.now_ns += 1000 * MS;
+    assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
+                     ODBC_LEADER_FOLLOWER);
+    assert_false(odbc_leader__elector_is_leader(&x->e));
+    assert_int_equal(x->f.resigns, 0);
+    /* one TTL after the answer that showed the step: trusted */
+    x->f.now_ns += 2000 * MS;
+    assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
+                     ODBC_LEADER_LEADER);
+    assert_true(odbc_leader__elector_is_leader(&x->e));
+    assert_int_equal(x->f.last_is_leader, 1);
+    assert_string_equal(x->f.last_leader, "me");
+}
+
+/* Without the step the same takeover is trusted at once. */
+static void test_takeover_without_step_is_trusted(void **state) {
+    struct fixture *x = *state;
+
+    other_leads(&x->f, 2000);
+    assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
+                     ODBC_LEADER_FOLLOWER);
+    x->f.now_ns += 2100 * MS;
+    assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
+                     ODBC_LEADER_LEADER);
+    assert_int_equal(odbc_leader__elector_clock_steps(&x->e, NULL), 0);
+}
+
+/* A backward step is counted and logged; leases then last longer in local
+ * time, which is safe, so nothing is quarantined. */
+static void test_backward_step_is_counted_only(void **state) {
+    struct fixture *x = *state;
+    int64_t last = 0;
+
+    assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
+                     ODBC_LEADER_LEADER);
+    x->f.now_ns += 1000 * MS;
+    x->f.db_offset_ms -= 5000;
+    x->f.expires_at_ms -= 5000; /* still unexpired in the stepped clock */
+    assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
+                     ODBC_LEADER_LEADER);
+    assert_int_equal(odbc_leader__elector_clock_steps(&x->e, &last), 1);
+    assert_true(last <= -4900 && last >= -5000);
+}
+
+/* A candidate's first sight of a held lease: it cannot know whether the
+ * database clock stepped before it started, so a term it wins within one
+ * TTL is not trusted before then. */
+static void test_first_sight_of_a_held_lease_quarantines(void **state) {
+    struct fixture *x = *state;
+
+    other_leads(&x->f, -1); /* held, and expired by the database clock */
+    assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
+                     ODBC_LEADER_FOLLOWER);
+    assert_string_equal(x->f.calls, "RA");
+    assert_string_equal(x->f.leader, "me");
+    assert_false(odbc_leader__elector_is_leader(&x->e));
+    for (int i = 0; i < 2; i++) { /* renewals inside the quarantine */
+        x->f.now_ns += 1000 * MS;
+        assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
+                         ODBC_LEADER_FOLLOWER);
+    }
+    x->f.now_ns += 1000 * MS;
+    assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
+                     ODBC_LEADER_LEADER);
+    assert_string_equal(x->f.calls, "RANNN");
+}
+
+/* A vacant lease or none at all: no quarantine, and one read only. */
+static void test_first_sight_of_no_lease_trusts(void **state) {
+    struct fixture *x = *state;
+
+    assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
+                     ODBC_LEADER_LEADER);
+    assert_int_equal(odbc_leader__elector_resign(&x->e), 0);
+    x->f.now_ns += 1000 * MS;
+    assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
+                     ODBC_LEADER_LEADER);
+    assert_int_equal(x->f.reads, 1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 #define TW(name) cmocka_unit_test_setup_teardown(name, setup_wait, teardown)
+#define TR(name) cmocka_unit_test_setup_teardown(name, setup_read, teardown)
+        T(test_clock_step_quarantines_the_takeover),
+        T(test_takeover_without_step_is_trusted),
+        T(test_backward_step_is_counted_only),
+        TR(test_first_sight_of_a_held_lease_quarantines),
+        TR(test_first_sight_of_no_lease_trusts),
         TW(test_follower_wakes_when_leader_resigns),
         TW(test_wait_times_out_until_the_next_attempt),
         TW(test_wake_without_lock_holder_backs_off),
