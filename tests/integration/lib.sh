@@ -134,12 +134,29 @@ ol_setup() {
     trap 'exit 130' INT
     trap 'exit 143' TERM
 
+    # A build configured --with-odbc=iodbc (tests/iodbc/iodbc.sh): iODBC
+    # calls a Unicode driver's W functions with its 4-byte SQLWCHAR, which
+    # Debian's drivers (built for unixODBC's 2-byte one) misread, so the
+    # PostgreSQL section gets psqlODBC's ANSI library there.
+    local pg_lib=psqlodbcw.so iodbc=no
+    if grep -qs '^#define ODBC_LEADER_IODBC 1' "${top_builddir:-.}/config.h"; then
+        iodbc=yes pg_lib=psqlodbca.so
+    fi
     printf '[ODBC]\nTrace=No\nPooling=No\n\n' >"$OL_TMP/odbcinst.ini"
     ol__driver_section SQLite3 libsqlite3odbc.so
-    ol__driver_section "PostgreSQL Unicode" psqlodbcw.so CommLog=0 Debug=0
+    ol__driver_section "PostgreSQL Unicode" "$pg_lib" CommLog=0 Debug=0
     ol__driver_section "MariaDB Unicode" libmaodbc.so
     : >"$OL_TMP/odbc.ini"
     export ODBCSYSINI="$OL_TMP" ODBCINI="$OL_TMP/odbc.ini"
+    # iODBC ignores ODBCSYSINI: it reads the files $ODBCINSTINI and
+    # $ODBCINI, then the system ones ($SYSODBCINSTINI, $SYSODBCINI, else
+    # /etc/odbcinst.ini and /etc/odbc.ini, whose [PostgreSQL ANSI] turns
+    # psqlODBC's CommLog on). unixODBC takes ODBCINSTINI as a file name
+    # inside $ODBCSYSINI, so these are for iODBC builds only.
+    if [ "$iodbc" = yes ]; then
+        export ODBCINSTINI="$OL_TMP/odbcinst.ini" \
+            SYSODBCINSTINI="$OL_TMP/odbcinst.ini" SYSODBCINI="$OL_TMP/odbc.ini"
+    fi
 }
 
 # Echoes the connection string of a SQLite database file.
