@@ -53,6 +53,33 @@
  *                            claim also inserts a fire already claimed
  *                            (CLAIM_ONCE fails)
  *
+ * With -DPROMOTE=k (1 or 2), the database may at any time, k times per
+ * run, be replaced by a promoted asynchronous replica: its copy of the
+ * lease row and the fire ledger as they were at some earlier step (the
+ * copy is refreshed at any time or never: any replication lag), in a new
+ * epoch. Writes after the copy are lost; candidates reach the new primary
+ * at the same address. The lease row records its epoch; attempt
+ * quarantines a row of another epoch (no leader, reserved for nobody, one
+ * TTL, term GREATEST(term + 1, clock in ms)), and renew and claim require
+ * the current epoch. The clock in ms is abstracted as hiterm + 1, hiterm
+ * being the highest term issued so far: the least reading that the
+ * assumption "terms never outrun the clock" allows. NO_OVERLAP then says
+ * that no two different candidates trust at once, LEASE_COVERS lets a
+ * window opened in an earlier epoch be covered by the stale or
+ * quarantined row, and TERMS also asserts at each win that the term is
+ * above every term ever issued (hiterm), in any epoch, lost or not.
+ * -DERASE_STALE keeps only the stale row's epoch (exact for the
+ * statements above, see docs/protocol.md).
+ * Variants, each of which must give a counterexample:
+ *   -DBROKEN_NO_QUARANTINE   attempt ignores the epoch (TERMS: a lost term
+ *                            is issued again; or NO_OVERLAP)
+ *   -DBROKEN_FIRST_ROW       the missing row of a promoted database is
+ *                            inserted and won at once (NO_OVERLAP)
+ *   -DBROKEN_TERM_REISSUE    the quarantine's term is term + 1, not the
+ *                            clock (TERMS)
+ *   -DBROKEN_CLAIM_NO_EPOCH  (with FIRES) the claim ignores the epoch
+ *                            (CLAIM_FENCED, its window half)
+ *
  * By hand: spin -a leader.pml && gcc -O2 -DSAFETY -o pan pan.c &&
  *          ./pan -m100000 (add -DFIRES=2 to spin -a for the claims); after
  *          an error, spin -t leader.pml prints the trail as the "|" lines
@@ -76,6 +103,10 @@
 
 #ifndef FIRES
 #define FIRES 0             /* fires in the ledger (0..3); 0: no claims */
+#endif
+
+#ifndef PROMOTE
+#define PROMOTE 0           /* promotions of the replica per run (0..2) */
 #endif
 
 #define TTL_L (T * S)       /* TTL in local units */
@@ -105,8 +136,30 @@
 #error "the claim variants need FIRES > 0"
 #endif
 
+#if (defined(BROKEN_NO_QUARANTINE) || defined(BROKEN_TERM_REISSUE) || \
+     defined(BROKEN_FIRST_ROW) || defined(BROKEN_CLAIM_NO_EPOCH)) && \
+    PROMOTE == 0
+#error "the promotion variants need PROMOTE > 0"
+#endif
+#if defined(BROKEN_CLAIM_NO_EPOCH) && FIRES == 0
+#error "BROKEN_CLAIM_NO_EPOCH needs FIRES > 0"
+#endif
+#if (defined(BROKEN_NO_QUARANTINE) || defined(BROKEN_TERM_REISSUE) || \
+     defined(BROKEN_FIRST_ROW) || defined(BROKEN_CLAIM_NO_EPOCH)) && \
+    defined(ERASE_STALE)
+#error "the promotion variants read the stale row: no ERASE_STALE"
+#endif
+
+/* the two promotion variants that break the windows check NO_OVERLAP
+ * (and TERMS at each win) but not the lemmas LEASE_COVERS and
+ * CHECK_NEWEST, which they break first */
+#if defined(BROKEN_NO_QUARANTINE) || defined(BROKEN_FIRST_ROW)
+#define VARIANT 1
+#endif
+
 #define W (TTL_L - M)       /* trust window, local units */
 #define NONE 255            /* no candidate (SQL NULL) */
+#define QUAR 254            /* handoff_to of a quarantined row: nobody */
 
 /* candidate states st[p]; ATT, REN and RES are also orphan kinds ok[p] */
 #define IDLE 0              /* no statement in flight */
@@ -123,6 +176,30 @@ byte term = 0;              /* term (0: no row yet) */
 byte exp = 0;               /* expires_at_ms - now, ticks; 0: expired */
 bit rreq = 0;               /* resign_requested */
 byte hto = NONE;            /* handoff_to */
+
+#if PROMOTE > 0
+/* ---- the database's epoch, the row's epoch, the clock in terms --------- */
+
+byte ep = 0;                /* the database's current epoch: promotions so
+                               far. Every statement sees it. */
+byte lep = 0;               /* the epoch the lease row was written in (the
+                               missing row of a new database: epoch 0) */
+byte hiterm = 0;            /* the highest term issued so far, in any
+                               epoch, lost or not. Also the clock
+                               abstraction: the database clock in ms is
+                               above it, and hiterm + 1 stands for it. */
+
+/* ---- the asynchronous replica: a copy of the primary as it was at some
+ * earlier step (the lease row and the fire ledger), refreshed at any time
+ * or never. A promotion makes it the database. ------------------------- */
+
+byte r_lid = NONE;
+byte r_term = 0;
+byte r_exp = 0;
+bit r_rreq = 0;
+byte r_hto = NONE;
+byte r_lep = 0;
+#endif
 
 /* ---- each candidate's local state, lost when it crashes --------------- */
 
@@ -150,6 +227,11 @@ byte oterm[N];              /* term carried by it */
 byte cterm[FIRES];
 byte cby[FIRES] = NONE;
 byte ccount[FIRES];
+#if PROMOTE > 0
+byte r_cterm[FIRES];        /* the replica's copy of the ledger */
+byte r_cby[FIRES] = NONE;
+byte r_ccount[FIRES];
+#endif
 
 /* ---- the claim each candidate id has in flight ------------------------ */
 
@@ -167,8 +249,21 @@ hidden int lnow[N];
 /* ---- properties ------------------------------------------------------- */
 
 #define TR(i) (trust[i] > 0)
+#if PROMOTE > 0
+/* Two different candidates never trust at once, whatever their terms (a
+ * term issued twice would make two windows of one number). The lease
+ * covers a window of the current epoch; a window from an earlier epoch
+ * (whose row was lost or is stale) is covered by the stale row, which
+ * nobody can take, then by the quarantine, which keeps everybody out for
+ * one TTL. */
+#define APART(i, j) (!(TR(i) && TR(j)))
+#define COVERS(i) (!TR(i) || \
+    (lid == i && term == held[i] && exp > 0 && lep == ep) || \
+    lep != ep || (lid == NONE && hto == QUAR && exp > 0))
+#else
 #define APART(i, j) (!(TR(i) && TR(j) && held[i] != held[j]))
 #define COVERS(i) (!TR(i) || (lid == i && term == held[i] && exp > 0))
+#endif
 #if N == 2
 #define NO_OVERLAP APART(0, 1)
 #define LEASE_COVERS (COVERS(0) && COVERS(1))
@@ -182,6 +277,10 @@ hidden int lnow[N];
 /* TERMS at receipt (base model only) */
 #ifdef VARIANT
 #define CHECK_NEWEST(p) skip
+#elif PROMOTE > 0
+/* a window opens on the current term, or on a term of an earlier epoch
+ * that nobody can have overtaken yet */
+#define CHECK_NEWEST(p) assert(COVERS(p))
 #else
 #define CHECK_NEWEST(p) assert(trust[p] == 0 || held[p] == term)
 #endif
@@ -196,8 +295,13 @@ hidden int lnow[N];
 #define WINDOWS_AGREE(p, t) \
     (ALONE(0, p, t) && ALONE(1, p, t) && ALONE(2, p, t))
 #endif
+#if PROMOTE > 0 && !defined(BROKEN_CLAIM_NO_EPOCH)
+#define CLAIM_FENCED(p, t) \
+    (lid == p && term == t && exp > 0 && lep == ep && WINDOWS_AGREE(p, t))
+#else
 #define CLAIM_FENCED(p, t) \
     (lid == p && term == t && exp > 0 && WINDOWS_AGREE(p, t))
+#endif
 
 /* CLAIM_ORDER: no fire was claimed for a higher term */
 #if FIRES == 1
@@ -213,7 +317,11 @@ hidden int lnow[N];
 /* the claim's condition: INSERT INTO fire SELECT f, term, leader_id FROM
  * lease WHERE leader_id = p AND term = t AND expires_at_ms > now, and the
  * unique key (namespace, job, fire_ms) refuses a second row */
+#if PROMOTE > 0 && !defined(BROKEN_CLAIM_NO_EPOCH)
+#define HOLDS(p, t) (lid == p && term == t && exp > 0 && lep == ep)
+#else
 #define HOLDS(p, t) (lid == p && term == t && exp > 0)
+#endif
 #define FREE(f) (ccount[f] == 0)
 #if defined(BROKEN_CLAIM_UNFENCED)
 #define CLAIM_WHERE(p, f, t) FREE(f)
@@ -226,8 +334,53 @@ hidden int lnow[N];
 
 /* attempt's WHERE clause: expired, or vacant and not reserved for another */
 #define CANTAKE(p) (exp == 0 || (lid == NONE && (hto == NONE || hto == p)))
+#if PROMOTE > 0
+/*
+ * With promotion, attempt first compares the row's epoch with the
+ * database's. A row of another epoch (STALE; also the missing row of a
+ * promoted database: term 0, epoch 0) is not taken but quarantined
+ * (QUARANTINES): epoch := current, no leader, reserved for nobody, expires
+ * in one TTL, term := GREATEST(term + 1, clock in ms) = QTERM. A row of
+ * the current epoch is taken on the usual WHERE clause (TAKES), term + 1;
+ * the first row of a database never promoted starts at the clock
+ * (NEXTTERM), as in the SQL. The variants:
+ *   BROKEN_NO_QUARANTINE  the epoch is ignored: a stale row is taken on
+ *                         the usual WHERE clause, term + 1 (a missing row
+ *                         is still quarantined)
+ *   BROKEN_FIRST_ROW      a missing row in a promoted database is inserted
+ *                         and won at once, term from the clock
+ *   BROKEN_TERM_REISSUE   the quarantine sets term + 1, not the clock
+ */
+#define STALE (lep != ep)
+#define CLOCKTERM (hiterm + 1)
+#define NEXTTERM (term == 0 -> CLOCKTERM : term + 1)
+#if defined(BROKEN_TERM_REISSUE)
+#define QTERM (term + 1)
+#else
+#define QTERM (term + 1 > CLOCKTERM -> term + 1 : CLOCKTERM)
+#endif
+#if defined(BROKEN_NO_QUARANTINE)
+#define TAKES_STALE(p) (term != 0 && CANTAKE(p))
+#elif defined(BROKEN_FIRST_ROW)
+#define TAKES_STALE(p) (term == 0)
+#else
+#define TAKES_STALE(p) 0
+#endif
+#define TAKES(p) (STALE -> TAKES_STALE(p) : CANTAKE(p))
+#if defined(BROKEN_NO_QUARANTINE)
+#define QUARANTINES(p) (STALE && term == 0)
+#else
+#define QUARANTINES(p) (STALE && !TAKES_STALE(p))
+#endif
+/* the term bound: an attempt that would issue a term above MAXTERM (by a
+ * win or a quarantine) never runs */
+#define MAYRUN(p) \
+    (TAKES(p) -> NEXTTERM <= MAXTERM : \
+                  (QUARANTINES(p) -> QTERM <= MAXTERM : 1))
+#else
 /* the term bound: an attempt that would win term MAXTERM + 1 never runs */
 #define MAYRUN(p) (!(CANTAKE(p) && term >= MAXTERM))
+#endif
 
 #define SAY(p, what) \
     printf("| db %d, p%d at local %d: ", dbnow, p, lnow[p]); \
@@ -243,8 +396,19 @@ hidden int lnow[N];
  * never ran, which the model allows anyway. This keeps the state space
  * small and changes no behaviour.
  */
+#if PROMOTE > 0
+/* an orphan renew also needs the row's epoch to be the current one. An
+ * orphan resign dropped here could still match a stale row after a
+ * promotion: there its effect is invisible (renew and claim refuse a stale
+ * row, the next attempt overwrites all of it, and its term is below the
+ * clock) */
+#define DEAD(i) ((ok[i] == REN && !(lid == i && term == oterm[i] && \
+                                    lep == ep)) || \
+                 (ok[i] == RES && !(lid == i && term == oterm[i])))
+#else
 #define DEAD(i) ((ok[i] == REN || ok[i] == RES) && \
                  !(lid == i && term == oterm[i]))
+#endif
 
 inline gc_one(i)
 {
@@ -262,10 +426,18 @@ inline gc_one(i)
  * claims that run are the ones that succeed.
  */
 #if FIRES > 0
+/* Without the epoch check, a promotion can make a refused claim pass
+ * again (the replica's copy of the lease names its term): no claim is
+ * dropped while a promotion may still come. */
+#if defined(BROKEN_CLAIM_NO_EPOCH)
+#define MAY_DROP_CLAIM (ep == PROMOTE)
+#else
+#define MAY_DROP_CLAIM 1
+#endif
 inline gc_claim(i)
 {
     if
-    :: cf[i] != 0 && !CLAIM_WHERE(i, cf[i] - 1, ct[i]) ->
+    :: cf[i] != 0 && MAY_DROP_CLAIM && !CLAIM_WHERE(i, cf[i] - 1, ct[i]) ->
         printf("| db %d: claim of p%d can no longer succeed, dropped\n",
                dbnow, i);
         cf[i] = 0; ct[i] = 0
@@ -293,6 +465,44 @@ inline gc_claim(i)
 
 /* @statement attempt: take the lease when CANTAKE; won says whether this
  * run took it. (The candidate row's heartbeat has no safety role.) */
+#if PROMOTE > 0
+inline db_attempt(p, won)
+{
+    if
+    :: TAKES(p) ->
+        term = NEXTTERM;
+        assert(term > hiterm);  /* TERMS across epochs: never issued before */
+        hiterm = term;
+        assert(term > held[0] && term > req[0] && term > oterm[0]);
+        assert(term > held[1] && term > req[1] && term > oterm[1]);
+#if N == 3
+        assert(term > held[2] && term > req[2] && term > oterm[2]);
+#endif
+        lid = p;
+        exp = T;
+        rreq = 0;
+        hto = NONE;
+        lep = ep;
+        won = 1;
+        gc()
+    :: QUARANTINES(p) ->
+        assert(term <= hiterm); /* so QTERM is the clock: above every term */
+        printf("| db %d: the row of epoch %d is quarantined in epoch %d, ",
+               dbnow, lep, ep);
+        term = QTERM;
+        hiterm = (term > hiterm -> term : hiterm);
+        lid = NONE;
+        exp = T;
+        rreq = 0;
+        hto = QUAR;
+        lep = ep;
+        won = 0;
+        printf("term %d\n", term);
+        gc()
+    :: else -> won = 0
+    fi
+}
+#else
 inline db_attempt(p, won)
 {
     if
@@ -312,13 +522,18 @@ inline db_attempt(p, won)
     :: else -> won = 0
     fi
 }
+#endif
 
 /* @statement renew: extend the exact holder and term, only while it is
  * unexpired; found says whether a row came back. */
 inline db_renew(p, t, found)
 {
     if
+#if PROMOTE > 0
+    :: lid == p && term == t && exp > 0 && lep == ep -> exp = T; found = 1
+#else
     :: lid == p && term == t && exp > 0 -> exp = T; found = 1
+#endif
     :: else -> found = 0
     fi
 }
@@ -589,6 +804,96 @@ end:
     od
 }
 
+#if PROMOTE > 0
+/* ---- replication and promotion ----------------------------------------- */
+
+#if FIRES == 0
+#define SAME_LEDGER 1
+#else
+#define SAME_FIRE(f) \
+    (r_cterm[f] == cterm[f] && r_cby[f] == cby[f] && r_ccount[f] == ccount[f])
+#if FIRES == 1
+#define SAME_LEDGER SAME_FIRE(0)
+#elif FIRES == 2
+#define SAME_LEDGER (SAME_FIRE(0) && SAME_FIRE(1))
+#else
+#define SAME_LEDGER (SAME_FIRE(0) && SAME_FIRE(1) && SAME_FIRE(2))
+#endif
+#endif
+#ifdef ERASE_STALE
+#define REPLICA_SAME (r_lep == lep && SAME_LEDGER)
+#else
+#define REPLICA_SAME \
+    (r_lid == lid && r_term == term && r_exp == exp && r_rreq == rreq && \
+     r_hto == hto && r_lep == lep && SAME_LEDGER)
+#endif
+
+/*
+ * The replica applies the primary's writes up to some step, at any time or
+ * never (asynchronous replication, any lag): its copy is the primary's
+ * state at that step. A promotion, at any time, PROMOTE times per run at
+ * most, replaces the database with the copy: the writes after it are lost.
+ * The promoted database is in a new epoch; candidates reach it at the same
+ * address, and statements in flight run on it. The old primary runs no
+ * statement after the promotion. A new replica starts as a copy of the new
+ * primary (after the last promotion the copy is no longer used and is
+ * cleared).
+ */
+active proctype replica()
+{
+#if FIRES > 0
+    byte f;
+#endif
+
+end:
+    do
+    :: d_step {
+        ep < PROMOTE && !REPLICA_SAME ->
+#ifndef ERASE_STALE
+        r_lid = lid; r_term = term; r_exp = exp; r_rreq = rreq; r_hto = hto;
+#endif
+        r_lep = lep;
+#if FIRES > 0
+        for (f : 0 .. FIRES - 1) {
+            r_cterm[f] = cterm[f]; r_cby[f] = cby[f]; r_ccount[f] = ccount[f]
+        }
+        f = 0;
+#endif
+        printf("| db %d: the replica catches up: p%d term %d epoch %d\n",
+               dbnow, lid, term, lep)
+    }
+    :: d_step {
+        ep < PROMOTE ->
+        lid = r_lid; term = r_term; exp = r_exp; rreq = r_rreq; hto = r_hto;
+        lep = r_lep;
+#if FIRES > 0
+        for (f : 0 .. FIRES - 1) {
+            cterm[f] = r_cterm[f]; cby[f] = r_cby[f]; ccount[f] = r_ccount[f]
+        }
+        f = 0;
+#endif
+        ep = ep + 1;
+        printf("| db %d: PROMOTION to epoch %d, the replica's copy: ",
+               dbnow, ep);
+        printf("p%d term %d expires in %d, epoch %d\n", lid, term, exp, lep);
+        if
+        :: ep == PROMOTE ->
+            r_lid = NONE; r_term = 0; r_exp = 0; r_rreq = 0; r_hto = NONE;
+            r_lep = 0;
+#if FIRES > 0
+            for (f : 0 .. FIRES - 1) {
+                r_cterm[f] = 0; r_cby[f] = NONE; r_ccount[f] = 0
+            }
+            f = 0;
+#endif
+        :: else -> skip
+        fi;
+        gc()
+    }
+    od
+}
+#endif
+
 /* ---- time ------------------------------------------------------------ */
 
 /* Candidate i's clock advances a local units in one database tick: the
@@ -633,6 +938,9 @@ end:
 #endif
         /* one atomic step: the monitor sees all clocks move together */
         exp = (exp > 0 -> exp - 1 : 0);
+#if PROMOTE > 0
+        r_exp = (r_exp > 0 -> r_exp - 1 : 0);
+#endif
 #if FIRES > 0
         gc_claims();
 #endif
