@@ -92,7 +92,7 @@
 -- server; a restart keeps it).
 -- @define epoch IF(@@wsrep_on, (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_CLUSTER_STATE_UUID'), CONCAT(@@hostname, ':', @@port, '/', @@server_id))
 -- @dbms MariaDB
--- @schema-version 3
+-- @schema-version 4
 -- @unique-violation *:1062
 -- @transient 40001 *:1213 *:1205 *:1969
 -- @connection-lost 08* *:2006 *:2013 *:2002 *:2003 *:2055 *:1927 *:1053
@@ -100,9 +100,19 @@
 -- @read-only *:1290 *:1836
 
 -- @statement on_connect
+-- On a Galera node, reads wait until the node has applied every
+-- transaction the cluster committed before them (causal reads), so a
+-- follower on a lagging node sees the current lease and a new holder's
+-- row; the lease's writes are safe without it (certification refuses a
+-- write based on a stale row).
 SET SESSION max_statement_time = {timeout_ms} / 1000.0,
     SESSION sql_mode = 'STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION';
 SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ;
+BEGIN NOT ATOMIC
+    IF @@wsrep_on THEN
+        SET SESSION wsrep_sync_wait = 1
+    ; END IF
+; END;
 
 -- @statement ddl
 CREATE TABLE IF NOT EXISTS {prefix}schema (
@@ -134,10 +144,11 @@ SELECT 1 FROM DUAL
 WHERE NOT EXISTS (SELECT 1 FROM {prefix}schema);
 
 -- @statement upgrade
--- Any earlier version to 3 (DDL commits on its own in MariaDB; every
+-- Any earlier version to 4 (DDL commits on its own in MariaDB; every
 -- statement can run again): version 2 added the fire ledger, version 3
 -- the lease's epoch (NULL: written before version 3, taken as the
--- current one).
+-- current one), version 4 the server's epoch in the schema row (and since
+-- when, in ms; 0: since before any lease).
 CREATE TABLE IF NOT EXISTS {prefix}fire (
     namespace VARCHAR(128) NOT NULL,
     job VARCHAR(128) NOT NULL,
@@ -150,7 +161,11 @@ CREATE TABLE IF NOT EXISTS {prefix}fire (
     PRIMARY KEY (namespace, job, fire_ms)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
 ALTER TABLE {prefix}lease ADD COLUMN IF NOT EXISTS epoch VARCHAR(64) NULL;
-UPDATE {prefix}schema SET version = 3 WHERE version < 3;
+ALTER TABLE {prefix}schema ADD COLUMN IF NOT EXISTS epoch VARCHAR(64) NULL,
+    ADD COLUMN IF NOT EXISTS epoch_since_ms BIGINT NULL;
+UPDATE {prefix}schema SET epoch = {epoch}, epoch_since_ms = 0
+WHERE epoch IS NULL;
+UPDATE {prefix}schema SET version = 4 WHERE version < 4;
 
 -- @statement schema_version
 SELECT MAX(version) FROM {prefix}schema;
@@ -170,13 +185,18 @@ SELECT MAX(version) FROM {prefix}schema;
 -- for one TTL of this server's clock (vacant, reserved for nobody:
 -- handoff_to = '') and moves its term above every term the old server can
 -- have issued (terms never outrun the clock in ms); the second then finds
--- it unexpired.
+-- it unexpired. A promoted copy may also lack the row (created on the old
+-- server after the copy's last applied transaction): the first row is
+-- only won when the schema row says this server has been in this epoch
+-- for one TTL; otherwise it is inserted quarantined, and the schema row
+-- records that the epoch changed, and when (a new database is settled
+-- from the start).
 -- Result: leader_id, term, expires_at_ms, now_ms, won, held (1 when this
 -- session holds the wake-up lock after winning).
 BEGIN NOT ATOMIC
     DECLARE v_now BIGINT DEFAULT {now}
     ; DECLARE v_epoch VARCHAR(64) DEFAULT {epoch}
-    ; DECLARE v_rows, v_won INT DEFAULT 0
+    ; DECLARE v_rows, v_won, v_unsettled INT DEFAULT 0
     ; DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END
     ; START TRANSACTION
     ; INSERT INTO {prefix}candidate (namespace, candidate_id,
@@ -186,12 +206,17 @@ BEGIN NOT ATOMIC
           expires_at_ms = VALUES(expires_at_ms)
     ; SELECT COUNT(*) INTO v_rows FROM {prefix}lease WHERE namespace = :ns
     ; IF v_rows = 0 THEN
-          INSERT INTO {prefix}lease (namespace, leader_id, term,
+          SELECT COUNT(*) INTO v_unsettled FROM {prefix}schema
+          WHERE epoch IS NULL OR epoch <> v_epoch
+             OR epoch_since_ms > v_now - :ttl_ms
+        ; UPDATE {prefix}schema SET epoch = v_epoch, epoch_since_ms = v_now
+          WHERE epoch IS NULL OR epoch <> v_epoch
+        ; SET v_won = IF(v_unsettled = 0, 1, 0)
+        ; INSERT INTO {prefix}lease (namespace, leader_id, term,
               elected_at_ms, renewed_at_ms, expires_at_ms, resign_requested,
               handoff_to, epoch)
-          VALUES (:ns, :id, v_now, v_now, v_now, v_now + :ttl_ms, 0, NULL,
-              v_epoch)
-        ; SET v_won = 1
+          VALUES (:ns, IF(v_won = 1, :id, NULL), v_now, v_now, v_now,
+              v_now + :ttl_ms, 0, IF(v_won = 1, NULL, ''), v_epoch)
     ; ELSE
           UPDATE {prefix}lease
           SET leader_id = NULL,
@@ -240,7 +265,10 @@ BEGIN NOT ATOMIC
 -- "renewed_at_ms = v_now" says so whatever ROW_COUNT() counts (MariaDB
 -- counts changed rows, and a renew in the same millisecond changes
 -- nothing): a row holding our id, our term and renewed_at_ms = v_now is
--- unexpired at v_now, so the UPDATE matched it.
+-- unexpired at v_now, so the UPDATE matched it. The DELETE runs only
+-- when a plain read finds such rows: it locks every candidate row it
+-- scans, and on Galera a follower's heartbeat replicated from another
+-- node aborts a local transaction holding such a lock (1213).
 BEGIN NOT ATOMIC
     DECLARE v_now BIGINT DEFAULT {now}
     ; DECLARE v_epoch VARCHAR(64) DEFAULT {epoch}
@@ -251,10 +279,15 @@ BEGIN NOT ATOMIC
       VALUES (:ns, :id, v_now, v_now, v_now + :cand_ttl_ms)
       ON DUPLICATE KEY UPDATE heartbeat_at_ms = VALUES(heartbeat_at_ms),
           expires_at_ms = VALUES(expires_at_ms)
-    ; DELETE FROM {prefix}candidate
-      WHERE namespace = :ns
-        AND candidate_id <> :id
-        AND expires_at_ms < v_now - :cand_ttl_ms
+    ; IF EXISTS (SELECT 1 FROM {prefix}candidate
+                 WHERE namespace = :ns
+                   AND candidate_id <> :id
+                   AND expires_at_ms < v_now - :cand_ttl_ms) THEN
+          DELETE FROM {prefix}candidate
+          WHERE namespace = :ns
+            AND candidate_id <> :id
+            AND expires_at_ms < v_now - :cand_ttl_ms
+    ; END IF
     ; UPDATE {prefix}lease
       SET renewed_at_ms = v_now,
           expires_at_ms = v_now + :ttl_ms,

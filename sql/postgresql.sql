@@ -61,7 +61,7 @@
 -- before this is read (the guard keeps pg_walfile_name from running).
 -- @define epoch ((SELECT CAST(system_identifier AS TEXT) FROM pg_control_system()) || '/' || CASE WHEN pg_is_in_recovery() THEN 'recovery' ELSE SUBSTR(pg_walfile_name(pg_current_wal_insert_lsn()), 1, 8) END)
 -- @dbms PostgreSQL
--- @schema-version 3
+-- @schema-version 4
 -- @query-timeout off
 -- @unique-violation 23505
 -- @transient 40001 40P01 55P03 57014
@@ -106,11 +106,12 @@ SELECT 1
 WHERE NOT EXISTS (SELECT 1 FROM {prefix}schema);
 
 -- @statement upgrade
--- Any earlier version to 3, in one transaction (PostgreSQL DDL is
+-- Any earlier version to 4, in one transaction (PostgreSQL DDL is
 -- transactional; every statement can run again): version 2 added the fire
--- ledger, version 3 the lease's epoch. Two candidates upgrading at once
--- may collide on the catalog; the engine then reads the version the other
--- one wrote.
+-- ledger, version 3 the lease's epoch, version 4 the database's epoch in
+-- the schema row (and since when, in ms; 0: since before any lease).
+-- Two candidates upgrading at once may collide on the catalog; the engine
+-- then reads the version the other one wrote.
 CREATE TABLE IF NOT EXISTS {prefix}fire (
     namespace VARCHAR(128) NOT NULL,
     job VARCHAR(128) NOT NULL,
@@ -125,7 +126,11 @@ CREATE TABLE IF NOT EXISTS {prefix}fire (
 -- The epoch the lease row was last written in (NULL: before version 3,
 -- taken as the current one).
 ALTER TABLE {prefix}lease ADD COLUMN IF NOT EXISTS epoch VARCHAR(64) NULL;
-UPDATE {prefix}schema SET version = 3 WHERE version < 3;
+ALTER TABLE {prefix}schema ADD COLUMN IF NOT EXISTS epoch VARCHAR(64) NULL;
+ALTER TABLE {prefix}schema ADD COLUMN IF NOT EXISTS epoch_since_ms BIGINT NULL;
+UPDATE {prefix}schema SET epoch = {epoch}, epoch_since_ms = 0
+WHERE epoch IS NULL;
+UPDATE {prefix}schema SET version = 4 WHERE version < 4;
 
 -- @statement schema_version
 SELECT MAX(version) FROM {prefix}schema;
@@ -152,6 +157,11 @@ SELECT MAX(version) FROM {prefix}schema;
 -- nobody: handoff_to = '') and moves its term above every term the old
 -- primary can have issued (terms never outrun the clock in ms). upd and
 -- quar read the same snapshot and exclude each other by epoch.
+-- A promoted copy may also lack the row (the old primary created it after
+-- the copy's last applied transaction). So ins only wins when the schema
+-- row says this database has been in this epoch for one TTL ("settled");
+-- otherwise it inserts the row quarantined, and "mark" records that the
+-- epoch changed, and when (a new database is settled from the start).
 -- The winner also tries to take the namespace's wake-up lock before its
 -- term commits, so a follower that sees the new term finds it held.
 -- Result: leader_id, term, expires_at_ms, now_ms, won, held (1 when the
@@ -207,13 +217,31 @@ quar AS (
       AND l.epoch <> {epoch}
     RETURNING l.leader_id, l.term, l.expires_at_ms, clock.now_ms
 ),
+settled AS (
+    SELECT CASE WHEN EXISTS (
+        SELECT 1 FROM {prefix}schema AS s, clock
+        WHERE s.epoch IS NULL OR s.epoch <> {epoch}
+           OR s.epoch_since_ms > clock.now_ms - CAST(:ttl_ms AS BIGINT))
+        THEN 0 ELSE 1 END AS yes
+),
+mark AS (
+    UPDATE {prefix}schema AS s
+    SET epoch = {epoch}, epoch_since_ms = clock.now_ms
+    FROM clock
+    WHERE (s.epoch IS NULL OR s.epoch <> {epoch})
+      AND NOT EXISTS (SELECT 1 FROM {prefix}lease
+                      WHERE namespace = CAST(:ns AS VARCHAR(128)))
+    RETURNING s.version
+),
 ins AS (
     INSERT INTO {prefix}lease (namespace, leader_id, term, elected_at_ms,
         renewed_at_ms, expires_at_ms, resign_requested, handoff_to, epoch)
-    SELECT CAST(:ns AS VARCHAR(128)), CAST(:id AS VARCHAR(128)),
+    SELECT CAST(:ns AS VARCHAR(128)),
+        CASE WHEN settled.yes = 1 THEN CAST(:id AS VARCHAR(128)) END,
         clock.now_ms, clock.now_ms, clock.now_ms,
-        clock.now_ms + CAST(:ttl_ms AS BIGINT), 0, NULL, {epoch}
-    FROM clock
+        clock.now_ms + CAST(:ttl_ms AS BIGINT), 0,
+        CASE WHEN settled.yes = 1 THEN NULL ELSE '' END, {epoch}
+    FROM clock, settled
     WHERE NOT EXISTS (SELECT 1 FROM {prefix}lease
                       WHERE namespace = CAST(:ns AS VARCHAR(128)))
     RETURNING leader_id, term, expires_at_ms
@@ -230,7 +258,8 @@ FROM (
     SELECT upd.leader_id, upd.term, upd.expires_at_ms, upd.now_ms, 1 AS won
     FROM upd
     UNION ALL
-    SELECT ins.leader_id, ins.term, ins.expires_at_ms, clock.now_ms, 1
+    SELECT ins.leader_id, ins.term, ins.expires_at_ms, clock.now_ms,
+        CASE WHEN ins.leader_id IS NULL THEN 0 ELSE 1 END
     FROM ins, clock
     UNION ALL
     SELECT quar.leader_id, quar.term, quar.expires_at_ms, quar.now_ms, 0

@@ -44,6 +44,8 @@ struct odbc_leader__db {
     char last_error[1024]; /* first diagnostic of the last failure */
     int last_timeout;      /* the last failure was a client-side timeout (HYT00,
                               HYT01): its outcome is unknown */
+    char connect_error[1024]; /* the failed connect logged as a warning
+                                 last; "" after a connect succeeded */
 
     /* parameter buffers, bound once per prepared statement */
     SQLCHAR p_ns[ODBC_LEADER__NAME_MAX + 1];
@@ -732,6 +734,31 @@ static int read_version(struct odbc_leader__db *db, int64_t *version) {
 #define SCHEMA_TRIES 5
 #define SCHEMA_PAUSE_MS 50
 
+static int open_connection(struct odbc_leader__db *db, char *err,
+                           size_t errlen);
+
+/* After a schema statement whose COMMIT failed (EUNKNOWN: on Galera, a
+ * certification conflict with another node creating the same tables),
+ * connects again so the next try can read what was committed. Returns 0,
+ * or rc (the failure being handled) when rc is another error or the new
+ * connection fails. */
+static int reopen_after(struct odbc_leader__db *db, int rc) {
+    char err[256];
+    int cls;
+
+    if (rc != ODBC_LEADER_EUNKNOWN || db->connected)
+        return rc;
+    if (open_connection(db, err, sizeof(err)) < 0)
+        return rc;
+    if (db->dialect->ops[ODBC_LEADER__OP_ON_CONNECT].n > 0 && !pooled(db) &&
+        run_op(db, ODBC_LEADER__OP_ON_CONNECT, NULL, NULL, &cls) < 0)
+        return rc;
+    odbc_leader__logf(db->log, LOG_INFO,
+                      "schema statement's commit failed; connected again to "
+                      "read the schema version");
+    return 0;
+}
+
 /* Sleeps SCHEMA_PAUSE_MS times try before the next schema try. */
 static void schema_pause(int try) {
     struct timespec ts = {0, (long)try * SCHEMA_PAUSE_MS * 1000000L};
@@ -774,7 +801,7 @@ static int upgrade_schema(struct odbc_leader__db *db, int64_t from, char *err,
                           "%d",
                           p, (long long)version, to);
         rc = run_op(db, ODBC_LEADER__OP_UPGRADE, NULL, NULL, &cls);
-        if (rc < 0 && !db->connected)
+        if (rc < 0 && !db->connected && reopen_after(db, rc) < 0)
             break;
         rc = read_version(db, &version);
         if (rc < 0)
@@ -817,7 +844,7 @@ static int create_tables(struct odbc_leader__db *db, int64_t *version) {
          * the version decides. Otherwise report the DDL's own error. */
         if (rc < 0)
             snprintf(ddl_error, sizeof(ddl_error), "%.900s", db->last_error);
-        if (rc < 0 && !db->connected)
+        if (rc < 0 && !db->connected && reopen_after(db, rc) < 0)
             return rc;
         rc = read_version(db, version);
         if (rc == 0 && *version >= 0)
@@ -881,6 +908,19 @@ fail:
     return rc;
 }
 
+/* Logs a failed connect: a warning for the first failure after a
+ * success, or when the driver's message changed; the same message again
+ * at debug level (a reconnect loop during an outage would repeat it). */
+static void log_connect_failure(struct odbc_leader__db *db) {
+    int again = strcmp(db->connect_error, db->last_error) == 0;
+
+    odbc_leader__logf(db->log, again ? LOG_DEBUG : LOG_WARNING,
+                      "cannot connect to the database (%s): %s",
+                      db->cfg->connect_redacted, db->last_error);
+    snprintf(db->connect_error, sizeof(db->connect_error), "%s",
+             db->last_error);
+}
+
 /* Allocates the environment and connection and connects. Returns 0 or
  * ECONNECT with the driver's first diagnostic in err. */
 static int open_connection(struct odbc_leader__db *db, char *err,
@@ -907,11 +947,10 @@ static int open_connection(struct odbc_leader__db *db, char *err,
         odbc_leader__errf(err, errlen,
                           "cannot connect to the database (%s): %s",
                           db->cfg->connect_redacted, db->last_error);
-        odbc_leader__logf(db->log, LOG_WARNING,
-                          "cannot connect to the database (%s): %s",
-                          db->cfg->connect_redacted, db->last_error);
+        log_connect_failure(db);
         return ODBC_LEADER_ECONNECT;
     }
+    db->connect_error[0] = '\0';
     db->connected = 1;
     db->stats.connects++;
     db->dbms[0] = '\0';

@@ -44,6 +44,10 @@
 /* The smallest jump of (database time - local time) between two answers
  * that counts as a clock step; the bound is half the safety margin. */
 #define MIN_STEP_BOUND_NS (10 * NS_PER_MS)
+/* While reconnects keep failing, a warning this often (the attempts in
+ * between are logged at debug level). */
+#define NS_PER_S (1000 * NS_PER_MS)
+#define OUTAGE_REMIND_NS (60 * NS_PER_S)
 
 /* xorshift64*: returns the next pseudo-random number; state lives in e. */
 static uint64_t next_random(struct odbc_leader__elector *e) {
@@ -599,6 +603,29 @@ static uint32_t delay_ms(const struct odbc_leader__elector *e, int64_t now) {
     return (uint32_t)d;
 }
 
+/* Logs a failed reconnect. The port has logged the driver's message; an
+ * outage of many attempts gives one warning per OUTAGE_REMIND_NS here,
+ * the other attempts are logged at debug level. */
+static void connect_failed(struct odbc_leader__elector *e, int rc,
+                           int64_t now) {
+    if (e->outage_failures++ == 0) {
+        e->outage_ns = now;
+        e->outage_warned_ns = now;
+    }
+    if (now - e->outage_warned_ns >= OUTAGE_REMIND_NS) {
+        e->outage_warned_ns = now;
+        odbc_leader__logf(&e->log, LOG_WARNING,
+                          "still cannot reconnect: %lld attempts in %lld s "
+                          "(%s)",
+                          (long long)e->outage_failures,
+                          (long long)((now - e->outage_ns) / NS_PER_S),
+                          odbc_leader_strerror(rc));
+        return;
+    }
+    odbc_leader__logf(&e->log, LOG_DEBUG, "reconnect failed: %s",
+                      odbc_leader_strerror(rc));
+}
+
 /* Connects when disconnected and the backoff allows. Returns 0 when
  * connected, else a negative error (EBACKOFF while waiting). */
 static int ensure_connected(struct odbc_leader__elector *e, int64_t now) {
@@ -612,14 +639,20 @@ static int ensure_connected(struct odbc_leader__elector *e, int64_t now) {
     }
     rc = e->ops->connect(e->port);
     if (rc < 0) {
-        odbc_leader__logf(&e->log, LOG_WARNING, "reconnect failed: %s",
-                          odbc_leader_strerror(rc));
+        connect_failed(e, rc, now);
         schedule_reconnect(e, now);
         return rc;
     }
-    odbc_leader__logf(&e->log, LOG_INFO, "connected");
+    if (e->outage_failures > 0)
+        odbc_leader__logf(&e->log, LOG_INFO,
+                          "connected after %lld failed attempts in %lld ms",
+                          (long long)e->outage_failures,
+                          (long long)((now - e->outage_ns) / NS_PER_MS));
+    else
+        odbc_leader__logf(&e->log, LOG_INFO, "connected");
     e->connected = 1;
     e->backoff_ns = 0;
+    e->outage_failures = 0;
     return 0;
 }
 

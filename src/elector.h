@@ -75,17 +75,20 @@ struct odbc_leader__elector {
     int leader; /* this instance believes it holds held_term */
     int64_t held_term;
     int connected;
-    int64_t backoff_ns;      /* current reconnect delay, 0 after success */
-    int64_t reconnect_at_ns; /* no reconnect before this */
-    int64_t next_ns;         /* when the next tick is useful */
-    int64_t holdoff_ns;      /* after resign: no attempt before this */
-    int armed;               /* a live leader was seen: wait until next_ns */
-    int64_t armed_term;      /* ... and this was its term */
-    int must_release;        /* stepped down: let go of the wake-up lock */
-    int resign_reported;     /* a resign request for held_term was logged */
-    int64_t rewait_ns;       /* woken by a leader without the wake-up lock:
-                                wait again after this long (doubling) */
-    int64_t wait_after_ns;   /* ... that is, not before this */
+    int64_t backoff_ns;       /* current reconnect delay, 0 after success */
+    int64_t reconnect_at_ns;  /* no reconnect before this */
+    int64_t outage_failures;  /* failed reconnects since the last success */
+    int64_t outage_ns;        /* when the first of them failed */
+    int64_t outage_warned_ns; /* when the outage was last warned about */
+    int64_t next_ns;          /* when the next tick is useful */
+    int64_t holdoff_ns;       /* after resign: no attempt before this */
+    int armed;                /* a live leader was seen: wait until next_ns */
+    int64_t armed_term;       /* ... and this was its term */
+    int must_release;         /* stepped down: let go of the wake-up lock */
+    int resign_reported;      /* a resign request for held_term was logged */
+    int64_t rewait_ns;        /* woken by a leader without the wake-up lock:
+                                 wait again after this long (doubling) */
+    int64_t wait_after_ns;    /* ... that is, not before this */
     uint64_t rng;
 
     /* The database clock against the local one (see observe()): the last

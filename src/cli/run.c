@@ -275,14 +275,16 @@ static int open_run(struct run *r) {
 }
 
 /* One election step; schedules the next one and reports a new error
- * once. Returns what odbc_leader_tick() returned. */
+ * once, at info level: the library has logged its cause (the driver's
+ * message) as a warning already. Returns what odbc_leader_tick()
+ * returned. */
 static int do_tick(struct run *r) {
     uint32_t next = MAX_SLEEP_MS;
     int rc = odbc_leader_tick(r->h, &next);
 
     r->next_tick_at = odbc_leader__cli_now_ms() + next;
     if (rc < 0 && rc != r->last_err && rc != ODBC_LEADER_EBACKOFF)
-        run_log(r, LOG_WARNING, odbc_leader_strerror(rc));
+        run_log(r, LOG_INFO, odbc_leader_strerror(rc));
     r->last_err = rc < 0 ? rc : 0;
     return rc;
 }

@@ -51,8 +51,6 @@ go to stdout and --table.
 """
 import argparse
 import collections
-import importlib.machinery
-import importlib.util
 import os
 import re
 import signal
@@ -61,7 +59,16 @@ import sys
 import threading
 import time
 
+# The fault suite's helpers, shared: no bytecode is written into the
+# (maybe read-only) source tree.
 sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "faults"))
+import schedule as faultlib  # noqa: E402
+
+load_module = faultlib.load_checker  # imports a script of any file name
+now_ns = faultlib.now_ns  # CLOCK_MONOTONIC, as every record
+ms = faultlib.ms
 
 TTL_MS = 3000
 RENEW_MS = 1000
@@ -79,24 +86,7 @@ RACE_ROUNDS = 3
 STUCK_MS = TTL_MS + 2 * RENEW_MS + 10000  # no good tick for this long
 
 
-def load_module(path, name):
-    """Imports a script (any file name) as module name."""
-    loader = importlib.machinery.SourceFileLoader(name, path)
-    spec = importlib.util.spec_from_loader(name, loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
-
-
-def now_ns():
-    return time.monotonic_ns()  # CLOCK_MONOTONIC, as every record
-
-
 T0 = now_ns()  # the time base of every log line: ms since the start
-
-
-def ms(ns):
-    return ns / 1e6
 
 
 def log(msg):
@@ -271,18 +261,7 @@ class Hosts:
     def stop(self):
         """SIGTERM (resign) to all; SIGKILL after 5 s. Returns how many
         needed SIGKILL."""
-        killed = 0
-        for p in self.procs.values():
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-        for p in self.procs.values():
-            try:
-                p.wait(5)
-            except subprocess.TimeoutExpired:
-                killed += 1
-                p.kill()
-                p.wait()
-        return killed
+        return faultlib.stop_procs(list(self.procs.values()))
 
     def log_files(self):
         return sorted(os.path.join(self.dir, f) for f in os.listdir(self.dir)

@@ -63,6 +63,8 @@ import schedule as faultlib  # noqa: E402
 now_ns = faultlib.now_ns
 ms = faultlib.ms
 holds_file_lock = faultlib.holds_file_lock
+signal_pid = faultlib.signal_pid
+is_cmd_life = faultlib.is_cmd_life
 
 TTL_MS = 3000
 RENEW_MS = 500
@@ -102,14 +104,6 @@ def load_checker(path):
     return faultlib.load_checker(path, "cmdcheck")
 
 
-def signal_pid(pid, sig):
-    """os.kill that lets a process which is already gone be."""
-    try:
-        os.kill(pid, sig)
-    except ProcessLookupError:
-        pass
-
-
 def wait_stopped(pid, timeout_s=1.0):
     """Waits until pid shows as stopped (state T) in /proc, so the locks it
     holds can no longer change."""
@@ -122,18 +116,6 @@ def wait_stopped(pid, timeout_s=1.0):
         except (OSError, IndexError):
             return
         time.sleep(0.002)
-
-
-def is_cmd_life(pid):
-    """True when pid is a live (not zombie) cmd-life process."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            state = f.read().rsplit(")", 1)[1].split()[0]
-        with open("/proc/%d/cmdline" % pid, "rb") as f:
-            cmdline = f.read()
-    except (OSError, IndexError):
-        return False
-    return state != "Z" and b"cmd-life" in cmdline
 
 
 class Candidate:
@@ -248,17 +230,7 @@ class Election:
 
     def lives(self):
         """Every published life in the run directory."""
-        out = []
-        for name in os.listdir(self.dir):
-            if name.startswith("life-") and name.endswith(".rec"):
-                try:
-                    life = self.ctx.checker.load_life(
-                        os.path.join(self.dir, name))
-                except (OSError, ValueError):
-                    continue
-                if life is not None:
-                    out.append(life)
-        return out
+        return self.ctx.checker.load_lives(self.dir, partial_ok=True)
 
     def cand(self, ident):
         for c in self.cands:

@@ -16,7 +16,6 @@ import importlib.util
 import os
 import re
 import signal
-import statistics
 import subprocess
 import sys
 import time
@@ -60,6 +59,52 @@ def load_checker(path, name="checker"):
 
 def now_ns():
     return time.monotonic_ns()  # CLOCK_MONOTONIC, as the records
+
+
+def signal_pid(pid, sig):
+    """os.kill that lets a process which is already gone be."""
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def proc_state(pid):
+    """The /proc state letter of pid, or None when it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def is_cmd_life(pid):
+    """True when pid is a live (not zombie) cmd-life process."""
+    st = proc_state(pid)
+    if st is None or st == "Z":
+        return False
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            return b"cmd-life" in f.read()
+    except OSError:
+        return False
+
+
+def stop_procs(procs, timeout_s=5):
+    """SIGTERM (resign) to every running Popen of procs, then waits;
+    returns how many did not exit within timeout_s (they are killed)."""
+    stuck = 0
+    for p in procs:
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+    for p in procs:
+        try:
+            p.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            stuck += 1
+            p.kill()
+            p.wait()
+    return stuck
 
 
 def ms(ns):
@@ -184,19 +229,9 @@ class Election:
     def stop_all(self):
         """SIGTERM (resign) every candidate; returns how many did not exit
         within 5 s (they are then killed)."""
-        stuck = 0
         for pid in self.stopped:
             os.kill(pid, signal.SIGCONT)
-        for p in self.hosts.values():
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-        for p in self.hosts.values():
-            try:
-                p.wait(5)
-            except subprocess.TimeoutExpired:
-                stuck += 1
-                p.kill()
-                p.wait()
+        stuck = stop_procs(list(self.hosts.values()))
         for p in self.proxy_of.values():
             p.send_signal(signal.SIGTERM)
             p.wait()

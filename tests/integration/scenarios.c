@@ -654,14 +654,15 @@ static int first_row_waits(const struct odbc_leader__db *db) {
            (is_kind("mariadb") && d != NULL && strcmp(d->name, "generic") == 0);
 }
 
-/* The schema version of the dialect under test: 3 (the lease's epoch) on
- * PostgreSQL and MariaDB, 2 on SQLite and with the generic dialect. */
+/* The schema version of the dialect under test: 4 (the epochs of the
+ * lease and of the database) on PostgreSQL and MariaDB, 2 on SQLite and
+ * with the generic dialect. */
 static int64_t current_schema_version(void) {
     const char *extra = getenv("OL_LEADER_EXTRA");
 
     if (is_kind("sqlite") || (extra != NULL && strstr(extra, "generic")))
         return 2;
-    return 3;
+    return 4;
 }
 
 /* The statement that counts sessions waiting on a row or key lock, or
@@ -1358,6 +1359,113 @@ static void version_1_tables_are_upgraded(void **state) {
     odbc_leader_destroy(h);
 }
 
+/* Attempts every 50 ms (for at most 20 s) until db wins; res gets the
+ * winning result. */
+static void attempt_until_won(struct odbc_leader__db *db,
+                              struct odbc_leader__result *res) {
+    int64_t t0 = mono_ms();
+
+    do {
+        sleep_ms(50);
+        assert_int_equal(odbc_leader__db_attempt(db, res), 0);
+    } while (!res->won && mono_ms() - t0 < 20000);
+    assert_true(res->won);
+}
+
+/* Runs sql on a new raw connection; fails the test when it fails. A
+ * returned row's first column goes to *first (if given). */
+static void raw_run(const char *sql, int64_t *first) {
+    struct raw r;
+
+    raw_open(&r);
+    if (!raw_exec(&r, sql, first))
+        fail_msg("%s failed", sql);
+    raw_close(&r);
+}
+
+/* Rows as a promoted standby or a restored copy has them (docs/protocol.md,
+ * "Database epochs"), staged by writing another epoch into them: a lease
+ * row of another epoch cannot be renewed and is not taken before one TTL
+ * of this clock has passed, with a term above the old one; when the schema
+ * row says the database changed epochs, a namespace's first row is
+ * quarantined the same way, until one TTL after the change was seen. New
+ * tables are settled from the start. */
+static void rows_of_another_epoch_are_quarantined(void **state) {
+    char prefix[64], extra[192], ns[64], ns2[64], ns3[64], ns4[64], sql[256];
+    struct odbc_leader__config ca, cb, cc, cd, ce;
+    struct odbc_leader__db *a, *b, *c, *d, *e;
+    struct odbc_leader__result res, q;
+    int64_t t1, n = -1;
+
+    (void)state;
+    if (current_schema_version() < 4)
+        skip(); /* no epochs: SQLite and the generic dialect */
+    snprintf(prefix, sizeof(prefix), "ep%ld_", (long)getpid());
+    snprintf(extra, sizeof(extra),
+             "LeaderTablePrefix=%s;LeaderTTL=1500;LeaderRenewInterval=500;"
+             "LeaderSafetyMargin=200",
+             prefix);
+    ns_name(ns, sizeof(ns), "epoch");
+    a = port_open(&ca, ns, "cand-a", extra);
+    b = port_open(&cb, ns, "cand-b", extra);
+    assert_int_equal(odbc_leader__db_attempt(a, &res), 0);
+    assert_true(res.won); /* new tables: won at once */
+    t1 = res.term;
+
+    snprintf(sql, sizeof(sql),
+             "UPDATE %slease SET epoch = 'elsewhere' WHERE namespace = '%s'",
+             prefix, ns);
+    raw_run(sql, NULL);
+    assert_int_equal(odbc_leader__db_renew(a, t1, &res), 0);
+    assert_false(res.found);
+    assert_int_equal(odbc_leader__db_attempt(b, &q), 0);
+    assert_false(q.won);
+    assert_string_equal(q.leader_id, "");
+    assert_true(q.term > t1);
+    assert_true(q.term >= q.now_ms);
+    assert_int_equal(q.expires_at_ms, q.now_ms + 1500);
+    assert_int_equal(odbc_leader__db_attempt(a, &res), 0);
+    assert_false(res.won); /* reserved for nobody, not even its old holder */
+    attempt_until_won(b, &res);
+    assert_true(res.now_ms >= q.expires_at_ms);
+    assert_int_equal(res.term, q.term + 1);
+
+    /* a promoted copy that lacks the namespace's row */
+    snprintf(sql, sizeof(sql), "UPDATE %sschema SET epoch = 'elsewhere'",
+             prefix);
+    raw_run(sql, NULL);
+    ns_name(ns2, sizeof(ns2), "epoch2");
+    ns_name(ns3, sizeof(ns3), "epoch3");
+    ns_name(ns4, sizeof(ns4), "epoch4");
+    c = port_open(&cc, ns2, "cand-c", extra);
+    d = port_open(&cd, ns3, "cand-d", extra);
+    assert_int_equal(odbc_leader__db_attempt(c, &q), 0);
+    assert_false(q.won);
+    assert_string_equal(q.leader_id, "");
+    assert_int_equal(q.term, q.now_ms);
+    assert_int_equal(q.expires_at_ms, q.now_ms + 1500);
+    snprintf(sql, sizeof(sql),
+             "SELECT COUNT(*) FROM %sschema WHERE epoch = 'elsewhere'", prefix);
+    raw_run(sql, &n);
+    assert_int_equal(n, 0); /* the change is recorded */
+    /* within one TTL of it, any namespace's first row waits */
+    assert_int_equal(odbc_leader__db_attempt(d, &res), 0);
+    assert_false(res.won);
+    assert_string_equal(res.leader_id, "");
+    attempt_until_won(c, &res);
+    assert_true(res.now_ms >= q.expires_at_ms);
+    assert_int_equal(res.term, q.term + 1);
+    /* after it, a first row is won at once again */
+    e = port_open(&ce, ns4, "cand-e", extra);
+    assert_int_equal(odbc_leader__db_attempt(e, &res), 0);
+    assert_true(res.won);
+    port_close(a, &ca);
+    port_close(b, &cb);
+    port_close(c, &cc);
+    port_close(d, &cd);
+    port_close(e, &ce);
+}
+
 /* The fence of docs/fencing.md, taken from the dialect: a leader that
  * stopped ticking past its lease (a pause) has its fenced write refused
  * once another candidate took over; the new leader's write applies. */
@@ -1497,6 +1605,7 @@ int main(void) {
         cmocka_unit_test(public_claim_api),
         cmocka_unit_test(terms_keep_growing_across_a_deleted_lease_row),
         cmocka_unit_test(version_1_tables_are_upgraded),
+        cmocka_unit_test(rows_of_another_epoch_are_quarantined),
         cmocka_unit_test(fenced_write_is_refused_after_takeover),
     };
 

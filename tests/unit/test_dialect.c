@@ -213,12 +213,19 @@ static void expect_ledger(const struct odbc_leader__dialect *d) {
     const struct odbc_leader__stmt_list *up = &d->ops[ODBC_LEADER__OP_UPGRADE];
     char set_version[64];
 
-    /* version 2: the ledger; version 3 (where there is one): the epoch */
-    assert_int_equal(up->n, (size_t)d->schema_version);
+    /* version 2: the ledger; versions 3 and 4 (where there are): the
+     * lease's epoch, then the database's in the schema row */
     assert_non_null(strstr(up->v[0].sql, "CREATE TABLE"));
     assert_non_null(strstr(up->v[0].sql, "pfx_fire"));
-    if (d->schema_version == 3)
-        assert_non_null(strstr(up->v[1].sql, "ADD COLUMN IF NOT EXISTS epoch"));
+    if (d->schema_version == 2)
+        assert_int_equal(up->n, 2);
+    if (d->schema_version >= 3) {
+        assert_true(up->n >= 4);
+        assert_non_null(strstr(up->v[1].sql, "pfx_lease ADD COLUMN IF NOT "
+                                             "EXISTS epoch"));
+        assert_non_null(strstr(up->v[2].sql, "pfx_schema ADD COLUMN IF NOT "
+                                             "EXISTS epoch"));
+    }
     snprintf(set_version, sizeof set_version, "SET version = %d WHERE version",
              d->schema_version);
     assert_non_null(strstr(up->v[up->n - 1].sql, set_version));
@@ -304,8 +311,9 @@ static void test_builtin_sqlite(void **state) {
 static void test_builtin_postgresql(void **state) {
     struct odbc_leader__dialect *d = parse_builtin("postgresql");
     const struct odbc_leader__code *c;
-    static const unsigned char attempt[] = {NS, ID, CTTL, ID,  TTL, NS, ID, TTL,
-                                            NS, NS, ID,   TTL, NS,  NS, NS};
+    static const unsigned char attempt[] = {NS, ID,  CTTL, ID,  TTL, NS,
+                                            ID, TTL, NS,   TTL, NS,  NS,
+                                            ID, TTL, NS,   NS,  NS};
     static const unsigned char renew[] = {NS,  ID, CTTL, NS,   ID, CTTL,
                                           TTL, NS, ID,   TERM, NS};
     static const unsigned char wait[] = {NS, WAIT};
@@ -316,7 +324,7 @@ static void test_builtin_postgresql(void **state) {
     (void)state;
     assert_string_equal(d->name, "postgresql");
     assert_string_equal(d->dbms, "PostgreSQL");
-    assert_int_equal(d->schema_version, 3);
+    assert_int_equal(d->schema_version, 4);
     assert_null(d->begin);
     assert_null(d->commit);
     assert_null(d->rollback);
@@ -784,12 +792,12 @@ static void test_builtin_postgresql_pooled(void **state) {
  * trip), every other operation one statement. */
 static void test_builtin_mariadb(void **state) {
     struct odbc_leader__dialect *d = parse_builtin("mariadb");
-    static const unsigned char attempt[] = {NS,  ID,  CTTL, NS, NS,  ID,
-                                            TTL, TTL, NS,   ID, TTL, NS,
-                                            ID,  NS,  NS,   NS, NS};
-    static const unsigned char renew[] = {NS,  ID, CTTL, NS,   ID, CTTL,
-                                          TTL, NS, ID,   TERM, NS, NS,
-                                          NS,  NS, ID,   TERM};
+    static const unsigned char attempt[] = {NS, ID,  CTTL, NS, TTL, NS,
+                                            ID, TTL, TTL,  NS, ID,  TTL,
+                                            NS, ID,  NS,   NS, NS,  NS};
+    static const unsigned char renew[] = {NS, ID,   CTTL, NS, ID,  CTTL, NS,
+                                          ID, CTTL, TTL,  NS, ID,  TERM, NS,
+                                          NS, NS,   NS,   ID, TERM};
     static const unsigned char wait[] = {NS, WAIT, NS};
     static const unsigned char hold[] = {NS, NS, WAIT};
     static const unsigned char ns[] = {NS};
@@ -801,10 +809,12 @@ static void test_builtin_mariadb(void **state) {
     (void)state;
     assert_string_equal(d->name, "mariadb");
     assert_string_equal(d->dbms, "MariaDB");
-    assert_int_equal(d->schema_version, 3);
+    assert_int_equal(d->schema_version, 4);
     assert_null(d->begin);
     expect_clean_sql(d);
-    assert_int_equal(d->ops[ODBC_LEADER__OP_ON_CONNECT].n, 2);
+    assert_int_equal(d->ops[ODBC_LEADER__OP_ON_CONNECT].n, 3);
+    assert_non_null(strstr(d->ops[ODBC_LEADER__OP_ON_CONNECT].v[2].sql,
+                           "wsrep_sync_wait = 1"));
     assert_non_null(strstr(d->ops[ODBC_LEADER__OP_ON_CONNECT].v[0].sql,
                            "max_statement_time = 1234 / 1000.0"));
     assert_int_equal(d->ops[ODBC_LEADER__OP_DDL].n, 4);

@@ -12,7 +12,9 @@
 
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <string.h>
+#include <syslog.h>
 
 #include "elector.h"
 
@@ -50,7 +52,25 @@ struct fake {
     int64_t wait_budgets[8];
     char calls[64]; /* A attempt, N renew, S resign, L release, W wait,
                        H hold, R read */
+    /* the elector's log: lines per level, the last warning, and the
+     * lines that say how long reconnecting took */
+    int warnings, infos, debugs, reconnected;
+    char last_warning[256];
 };
+
+static void fake_log(void *ctx, int level, const char *msg) {
+    struct fake *f = ctx;
+
+    if (level <= LOG_WARNING) {
+        f->warnings++;
+        snprintf(f->last_warning, sizeof(f->last_warning), "%s", msg);
+    } else if (level == LOG_DEBUG) {
+        f->debugs++;
+    } else {
+        f->infos++;
+        f->reconnected += strstr(msg, "connected after") != NULL;
+    }
+}
 
 static void called(struct fake *f, char c) {
     size_t n = strlen(f->calls);
@@ -250,6 +270,7 @@ static void on_change(void *ctx, int is_leader, int64_t term,
 struct fixture {
     struct fake f;
     struct odbc_leader__elector e;
+    struct odbc_leader__log log;
 };
 
 /* TTL 3000 ms, renew every 1000 ms, margin 500 ms: trust lasts 2500 ms
@@ -269,6 +290,9 @@ static int setup_with_wait(void **state, int64_t wait_ms) {
     x->f.renew_held = -1;
     cb.ctx = &x->f;
     cb.on_change = on_change;
+    x->log.fn = fake_log;
+    x->log.ctx = &x->f;
+    c.log = &x->log;
     c.ops = &fake_ops;
     c.port = &x->f;
     c.now_ns = fake_now;
@@ -467,6 +491,43 @@ static void test_connection_lost_backs_off(void **state) {
     assert_int_equal(odbc_leader__elector_tick(&x->e, &next),
                      ODBC_LEADER_LEADER);
     assert_int_equal(x->f.connects, 2);
+}
+
+/* An outage of many failed reconnects is one warning a minute (the port
+ * logs the driver's message); the reconnect says how long it took. */
+static void test_outage_is_logged_once_a_minute(void **state) {
+    struct fixture *x = *state;
+    uint32_t next = 0;
+    int64_t start;
+    int i;
+
+    x->f.fail_attempt = ODBC_LEADER_ECONNLOST;
+    odbc_leader__elector_tick(&x->e, &next);
+    start = x->f.now_ns;
+    x->f.warnings = 0;
+    for (i = 0; x->f.now_ns - start < 150 * INT64_C(1000) * MS; i++) {
+        x->f.now_ns += (int64_t)next * MS;
+        x->f.fail_connect = ODBC_LEADER_ECONNECT;
+        assert_int_equal(odbc_leader__elector_tick(&x->e, &next),
+                         ODBC_LEADER_ECONNECT);
+    }
+    assert_true(i > 100);               /* about one attempt a second */
+    assert_int_equal(x->f.warnings, 2); /* after 60 s and after 120 s */
+    assert_non_null(strstr(x->f.last_warning, "still cannot reconnect"));
+    assert_true(x->f.debugs >= i - 2);
+    x->f.now_ns += (int64_t)next * MS;
+    assert_int_equal(odbc_leader__elector_tick(&x->e, &next),
+                     ODBC_LEADER_LEADER);
+    assert_int_equal(x->f.reconnected, 1);
+    assert_int_equal(x->f.warnings, 2);
+    /* the next outage starts counting again */
+    x->f.fail_renew = ODBC_LEADER_ECONNLOST;
+    x->f.now_ns += 1000 * MS;
+    odbc_leader__elector_tick(&x->e, &next);
+    x->f.now_ns += (int64_t)next * MS;
+    x->f.fail_connect = ODBC_LEADER_ECONNECT;
+    odbc_leader__elector_tick(&x->e, &next);
+    assert_int_equal(x->e.outage_failures, 1);
 }
 
 static void test_backoff_is_capped(void **state) {
@@ -990,6 +1051,7 @@ int main(void) {
         T(test_term_replaced_steps_down_then_attempts),
         T(test_same_id_unexpired_lease_is_not_adopted),
         T(test_connection_lost_backs_off),
+        T(test_outage_is_logged_once_a_minute),
         T(test_backoff_is_capped),
         T(test_leader_keeps_window_while_disconnected),
         T(test_unknown_commit_outcome_is_not_leadership),
