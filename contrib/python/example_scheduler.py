@@ -20,7 +20,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import leader_plugin  # noqa: E402
+from odbc_leader import plugin as leader_plugin  # noqa: E402
 
 STOP = {signal.SIGTERM, signal.SIGINT}
 

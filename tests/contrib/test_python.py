@@ -1,4 +1,5 @@
-"""test_python.py: contrib/python/leader_plugin.py against the built plugins.
+"""test_python.py: the odbc_leader package of contrib/python against the
+built plugins: the ABI binding (odbc_leader.plugin), Leader, the fence.
 
 Run by tests/contrib/python.test, which sets up a hermetic odbcinst.ini
 (ODBCSYSINI) and exports:
@@ -29,9 +30,12 @@ SRC = os.environ["OL_PY_SRC"]
 PLUGINS = os.environ["OL_PY_PLUGINS"]
 TMP = os.environ["OL_TMP"]
 sys.path.insert(0, SRC)
-import leader_plugin as lp  # noqa: E402
+import odbc_leader as ol  # noqa: E402
+from odbc_leader import plugin as lp  # noqa: E402
+from odbc_leader.fencing import Fence, FenceError  # noqa: E402
 
 ODBC_SO = os.path.join(PLUGINS, "odbc_leader.so")
+ODBC_LEADER = os.environ["OL_PY_ODBC_LEADER"]
 ALWAYS_SO = os.path.join(PLUGINS, "always_leader.so")
 LIVENESS_S = 30  # bound on anything that should take well under a second
 
@@ -335,6 +339,135 @@ class AbiTest(unittest.TestCase):
                 inst.tick()
         self.assertIn("INFO:leader_plugin_test:always_leader: LeaderMode=always",
                       cm.output)
+
+
+class LeaderTest(unittest.TestCase):
+    """odbc_leader.Leader: ticking in a thread, claims, find_plugin."""
+
+    def setUp(self):
+        self.db = os.path.join(TMP, self.id().rsplit(".", 1)[-1] + ".db")
+        self.leaders = []
+
+    def tearDown(self):
+        for leader in self.leaders:
+            leader.stop()
+
+    def leader(self, cid, ttl_ms=60000, so=ODBC_SO):
+        leader = ol.Leader("Driver=SQLite3;Database=%s;LeaderId=%s" % (
+            self.db, cid), namespace="pkg", ttl_ms=ttl_ms, plugin=so)
+        self.leaders.append(leader)
+        return leader.start()
+
+    def wait(self, cond):
+        deadline = time.monotonic() + LIVENESS_S
+        while not cond():
+            self.assertLess(time.monotonic(), deadline, "liveness bound")
+            time.sleep(0.01)
+
+    def test_one_leads_claims_once_and_hands_over(self):
+        changes = []
+        t = int(time.time()) * 1000  # fires older than the retention fail
+        a = self.leader("a")
+        self.wait(a.is_leader)
+        b = self.leader("b")
+        b.add_listener(lambda leading, term: changes.append((leading, term)))
+        time.sleep(0.3)  # b has ticked: a follower
+        self.assertFalse(b.is_leader())
+        self.assertIsNone(b.claim("job", t))  # not leading: not its fire
+        fire = a.claim("job", t)
+        self.assertEqual(fire, ol.Fire("job", t, a.term()))
+        self.assertIsNone(a.claim("job", t))  # claimed before
+        with a.claimed("job", t + 1000) as f:
+            self.assertIsNotNone(f)
+        with self.assertRaises(RuntimeError):
+            with a.claimed("job", t + 2000) as f:
+                raise RuntimeError("the job failed")
+        db = sqlite3.connect(self.db, timeout=10)
+        rows = db.execute("SELECT fire_ms, status FROM odbc_leader_fire "
+                          "ORDER BY fire_ms").fetchall()
+        db.close()
+        self.assertEqual(rows, [(t, None), (t + 1000, 0), (t + 2000, 1)])
+        term = a.term()
+        a.stop()  # resigns: b takes over at its next attempt
+        self.wait(b.is_leader)
+        self.assertGreater(b.term(), term)
+        self.wait(lambda: changes and changes[-1][0])
+        self.assertEqual(changes[-1], (True, b.term()))
+
+    def test_bad_configuration_names_the_key(self):
+        with self.assertRaises(ol.LeaderPluginError) as cm:
+            ol.Leader("Driver=SQLite3;Database=%s;LeaderTTL=soon" % self.db,
+                      plugin=ODBC_SO)
+        self.assertIn("LeaderTTL", str(cm.exception))
+
+    def test_find_plugin(self):
+        self.assertEqual(ol.find_plugin(ODBC_SO), ODBC_SO)
+        with self.assertRaises(FileNotFoundError):
+            ol.find_plugin(os.path.join(TMP, "nope.so"))
+        old = os.environ.get(ol.PLUGIN_ENV)
+        try:
+            os.environ[ol.PLUGIN_ENV] = ALWAYS_SO
+            self.assertEqual(ol.find_plugin(), ALWAYS_SO)
+            os.environ[ol.PLUGIN_ENV] = os.path.join(TMP, "nope.so")
+            with self.assertRaises(FileNotFoundError) as cm:
+                ol.find_plugin()
+            self.assertIn(ol.PLUGIN_ENV, str(cm.exception))
+        finally:
+            if old is None:
+                os.environ.pop(ol.PLUGIN_ENV, None)
+            else:
+                os.environ[ol.PLUGIN_ENV] = old
+
+
+class FenceTest(unittest.TestCase):
+    """odbc_leader.fencing.Fence: a fenced write with Python's sqlite3 on
+    the file whose lease odbc_leader.so holds."""
+
+    def test_clause_in_each_paramstyle(self):
+        pred = "SELECT 1 FROM l WHERE namespace = ? AND term = ?"
+        self.assertEqual(Fence(pred, "n").clause(),
+                         " AND EXISTS (%s)" % pred)
+        self.assertIn("namespace = %s AND term = %s",
+                      Fence(pred, "n", "format").clause())
+        self.assertIn("namespace = :3 AND term = :4",
+                      Fence(pred, "n", "numeric").clause(3))
+        with self.assertRaises(ValueError):
+            Fence("SELECT 1", "n")
+        with self.assertRaises(ValueError):
+            Fence(pred, "n", "named")
+
+    def test_write_applies_only_in_the_current_term(self):
+        db_path = os.path.join(TMP, "fence.db")
+        leader = ol.Leader("Driver=SQLite3;Database=%s" % db_path,
+                           namespace="fence", plugin=ODBC_SO).start()
+        try:
+            deadline = time.monotonic() + LIVENESS_S
+            while not leader.is_leader():
+                self.assertLess(time.monotonic(), deadline)
+                time.sleep(0.01)
+            fence = Fence.from_command("sqlite", "fence",
+                                       odbc_leader=ODBC_LEADER)
+            db = sqlite3.connect(db_path, timeout=10)
+            db.execute("CREATE TABLE report (id INTEGER PRIMARY KEY, v TEXT)")
+            db.execute("INSERT INTO report VALUES (1, 'old')")
+            cur = db.cursor()
+            sql = "UPDATE report SET v = ? WHERE id = ?"
+            self.assertEqual(fence.execute(cur, sql, ("stale", 1),
+                                           leader.term() - 1), 0)
+            self.assertEqual(fence.execute(cur, sql, ("new", 1),
+                                           leader.term()), 1)
+            db.commit()
+            self.assertEqual(db.execute("SELECT v FROM report").fetchone(),
+                             ("new",))
+            db.close()
+        finally:
+            leader.stop()
+
+    def test_missing_command_is_a_clear_error(self):
+        with self.assertRaises(FenceError) as cm:
+            Fence.from_command("sqlite", "n",
+                               odbc_leader=os.path.join(TMP, "no-such-cmd"))
+        self.assertIn("cannot run", str(cm.exception))
 
 
 class Lines:

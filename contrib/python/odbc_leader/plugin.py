@@ -1,10 +1,11 @@
-"""leader_plugin.py: drive a leader_plugin (plugin/leader_plugin.h) from Python.
+"""odbc_leader.plugin: drive a leader_plugin (plugin/leader_plugin.h) from Python.
 
 A ctypes binding to the generic scheduler-plugin ABI, standard library only.
 It works with any plugin that implements the ABI, such as odbc_leader.so or
-always_leader.so:
+always_leader.so. Most programs use odbc_leader.Leader, which ticks an
+instance in a thread of its own; this module is the instance itself:
 
-    import leader_plugin
+    from odbc_leader import plugin as leader_plugin
 
     plugin = leader_plugin.Plugin("/usr/local/lib/odbc-leader/odbc_leader.so")
     with plugin.init("DSN=sched;LeaderNamespace=nightly",

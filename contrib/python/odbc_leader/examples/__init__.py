@@ -1,0 +1,1 @@
+"""Examples of odbc_leader's integrations, runnable with python3 -m."""

@@ -1,0 +1,95 @@
+"""odbc_leader.examples.apscheduler: one APScheduler job, run on one host.
+
+    python3 -m odbc_leader.examples.apscheduler --plugin SO --connect STR \\
+        --namespace NS --every SECONDS [--ttl MS] [--job NAME]
+
+Run the same command on several hosts. The job fires at every multiple of
+SECONDS since the epoch (like cron), on every host; LeaderExecutor runs
+each fire on exactly one of them, and after a failover the new leader
+runs the fires nobody ran within the job's misfire_grace_time (two TTLs
+plus SECONDS). Each fire run prints one line on stdout, flushed:
+
+    FIRE <job> <fire_ms> <term>
+
+fire_ms is the fire's time in epoch ms, term the fencing token it ran
+under. Leadership changes go to stderr. SIGTERM or SIGINT stops the
+scheduler, waits for a running fire and resigns, so another host takes
+over at once; the exit status is then 0.
+"""
+
+import argparse
+import signal
+import sys
+import threading
+from datetime import datetime, timezone
+from typing import List, Optional
+
+from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.triggers.interval import IntervalTrigger
+
+from odbc_leader import Leader, LeaderPluginError
+from odbc_leader.apscheduler import LeaderExecutor, current_fire
+
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+DEFAULT_TTL_MS = 15000  # the library's default LeaderTTL
+_out = threading.Lock()
+
+
+def fire() -> None:
+    """The job: prints the fire it runs."""
+    f = current_fire()
+    assert f is not None
+    with _out:
+        sys.stdout.write("FIRE %s %d %d\n" % (f.job, f.fire_ms, f.term))
+        sys.stdout.flush()
+
+
+def on_change(is_leader: bool, term: int) -> None:
+    """Leadership changes, on stderr."""
+    print("leader term %d" % term if is_leader else "follower",
+          file=sys.stderr, flush=True)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python3 -m odbc_leader.examples.apscheduler",
+        description="one APScheduler job whose every fire runs on one host")
+    ap.add_argument("--plugin", help="odbc_leader.so (default: "
+                    "$ODBC_LEADER_PLUGIN, else the installed one)")
+    ap.add_argument("--connect", required=True,
+                    help="ODBC connection string or DSN=name")
+    ap.add_argument("--namespace", required=True)
+    ap.add_argument("--every", type=float, required=True,
+                    help="fire at every multiple of this many seconds")
+    ap.add_argument("--ttl", type=int, default=None, help="LeaderTTL (ms)")
+    ap.add_argument("--job", default="every")
+    args = ap.parse_args(argv)
+    if args.every <= 0:
+        ap.error("--every must be positive")
+
+    stop = {signal.SIGTERM, signal.SIGINT}
+    signal.pthread_sigmask(signal.SIG_BLOCK, stop)  # threads inherit it
+    try:
+        leader = Leader(args.connect, namespace=args.namespace,
+                        ttl_ms=args.ttl, plugin=args.plugin)
+    except (LeaderPluginError, FileNotFoundError) as e:
+        print("odbc_leader.examples.apscheduler: %s" % e, file=sys.stderr)
+        return 1
+    leader.add_listener(on_change)
+    ttl_s = (args.ttl or DEFAULT_TTL_MS) / 1000.0
+    sched = BackgroundScheduler(
+        executors={"default": LeaderExecutor(leader)}, timezone=timezone.utc)
+    sched.add_job(fire, IntervalTrigger(seconds=args.every, start_date=EPOCH,
+                                        timezone=timezone.utc),
+                  id=args.job, coalesce=False, max_instances=100,
+                  misfire_grace_time=int(2 * ttl_s + args.every + 1))
+    leader.start()
+    sched.start()
+    signal.sigwait(stop)
+    sched.shutdown(wait=True)
+    leader.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,244 @@
+"""odbc_leader.leader: a candidate that campaigns in a thread of its own.
+
+Leader loads odbc_leader.so (found by find_plugin), creates one plugin
+instance from an ODBC connection string and ticks it in a background
+thread, as the plugin asks. The program asks is_leader() and term() (no
+I/O) and claims fires: claim(job, fire_ms) records in the database that
+this fire runs in this term, so each fire runs on one host at most
+(docs/fencing.md). Calls into the instance are serialized by a lock: the
+plugin's instance is not thread-safe, and a claim may come from any
+thread.
+
+    with Leader("DSN=sched", namespace="nightly") as leader:
+        ...
+        with leader.claimed("report", fire_ms) as fire:
+            if fire:                       # None: not ours to run
+                write_report(fire.term)    # the fencing token
+
+Leaving the with block (or stop()) resigns, so another host takes over at
+once.
+"""
+
+import os
+import shutil
+import subprocess
+import threading
+from contextlib import contextmanager
+from typing import Callable, Iterator, List, NamedTuple, Optional
+
+from . import plugin as _plugin
+
+__all__ = ["Fire", "Leader", "find_plugin", "PLUGIN_ENV"]
+
+PLUGIN_ENV = "ODBC_LEADER_PLUGIN"
+_PLUGIN_NAME = "odbc_leader.so"
+# Where `make install` puts the plugin ($(pkglibdir)) for the usual prefixes,
+# after what pkg-config says.
+_PKGLIBDIRS = (
+    "/usr/local/lib/odbc-leader",
+    "/usr/lib/odbc-leader",
+    "/usr/lib/x86_64-linux-gnu/odbc-leader",
+    "/usr/lib/aarch64-linux-gnu/odbc-leader",
+)
+
+
+def _pkgconfig_pkglibdir() -> Optional[str]:
+    """The pkglibdir of an installed odbcleader.pc, or None."""
+    exe = shutil.which("pkg-config")
+    if exe is None:
+        return None
+    try:
+        out = subprocess.run(
+            [exe, "--variable=pkglibdir", "odbcleader"],
+            capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    path = out.stdout.strip()
+    return path if out.returncode == 0 and path else None
+
+
+def find_plugin(path: Optional[str] = None) -> str:
+    """The path of odbc_leader.so: path when given, else $ODBC_LEADER_PLUGIN,
+    else the installed pkglibdir (pkg-config's, then the usual prefixes).
+    Raises FileNotFoundError naming every place it looked."""
+    if path:
+        if not os.path.isfile(path):
+            raise FileNotFoundError("odbc-leader plugin %s: no such file" % path)
+        return path
+    env = os.environ.get(PLUGIN_ENV)
+    if env:
+        if not os.path.isfile(env):
+            raise FileNotFoundError(
+                "odbc-leader plugin %s (from $%s): no such file" % (env, PLUGIN_ENV))
+        return env
+    tried: List[str] = []
+    dirs = [d for d in (_pkgconfig_pkglibdir(),) if d] + list(_PKGLIBDIRS)
+    for d in dirs:
+        candidate = os.path.join(d, _PLUGIN_NAME)
+        if os.path.isfile(candidate):
+            return candidate
+        tried.append(candidate)
+    raise FileNotFoundError(
+        "odbc-leader plugin not found: pass plugin=, set $%s, or install "
+        "odbc-leader (tried %s)" % (PLUGIN_ENV, ", ".join(tried)))
+
+
+def _config(connect: str, namespace: Optional[str], ttl_ms: Optional[int],
+            extra: Optional[str]) -> str:
+    """The plugin's configuration string: the ODBC connection string (or
+    DSN=...) with the Leader* keys added."""
+    parts = [connect.rstrip(";")]
+    if namespace is not None:
+        parts.append("LeaderNamespace=%s" % namespace)
+    if ttl_ms is not None:
+        parts.append("LeaderTTL=%d" % int(ttl_ms))
+    if extra:
+        parts.append(extra.strip(";"))
+    return ";".join(p for p in parts if p)
+
+
+class Fire(NamedTuple):
+    """A fire this host claimed: run it under term (the fencing token)."""
+    job: str
+    fire_ms: int
+    term: int
+
+
+Listener = Callable[[bool, int], None]
+
+
+class Leader:
+    """One candidate of one election namespace, ticking in a thread.
+
+    connect is an ODBC connection string or "DSN=name" (the Leader* keys of
+    odbc_leader(7) may be in it or in the odbc.ini section); namespace and
+    ttl_ms, when given, set LeaderNamespace and LeaderTTL; extra adds more
+    Leader* keys. plugin is the .so (see find_plugin). log(level, msg) gets
+    the plugin's log lines (syslog levels); by default they go to the
+    "odbc_leader" logger. Raises odbc_leader.LeaderPluginError when the
+    configuration or the database is refused (the message names the
+    problem).
+    """
+
+    def __init__(self, connect: str, namespace: Optional[str] = None,
+                 ttl_ms: Optional[int] = None, plugin: Optional[str] = None,
+                 log: Optional[Callable[[int, str], None]] = None,
+                 extra: Optional[str] = None) -> None:
+        import logging
+        self.plugin_path = find_plugin(plugin)
+        self.namespace = namespace
+        if log is None:
+            log = _plugin.logging_callback(logging.getLogger("odbc_leader"))
+        self._plugin = _plugin.Plugin(self.plugin_path)
+        self._lock = threading.Lock()
+        self._listeners: List[Listener] = []
+        self._changes: List[bool] = []
+        self._inst = self._plugin.init(
+            _config(connect, namespace, ttl_ms, extra), log=log,
+            on_change=self._on_change)
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+        self.last_error: Optional[BaseException] = None
+
+    # ---- the ticking thread ----
+
+    def _on_change(self, is_leader: bool, term: int, leader_id: Optional[str]) -> None:
+        """The plugin's on_change, called inside tick (lock held): only
+        noted here; listeners run after the lock is released."""
+        self._changes.append(is_leader)
+
+    def _run(self) -> None:
+        delay_ms = 0
+        while not self._stop.wait(delay_ms / 1000.0):
+            with self._lock:
+                try:
+                    delay_ms = self._inst.tick().next_tick_ms
+                except _plugin.TickError as e:  # the database failed: go on
+                    self.last_error = e
+                    delay_ms = e.next_tick_ms
+                changes, self._changes = self._changes, []
+            if changes:
+                leading, term = self._inst.is_leader(), self._inst.term()
+                for fn in list(self._listeners):
+                    fn(leading, term)
+
+    def start(self) -> "Leader":
+        """Starts campaigning (the ticking thread). Returns self."""
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._run, name="odbc-leader", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stops ticking and shuts the instance down: a leader resigns,
+        so another candidate takes over at once. Idempotent."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        with self._lock:
+            self._inst.shutdown()
+
+    def __enter__(self) -> "Leader":
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> bool:
+        self.stop()
+        return False
+
+    def add_listener(self, fn: Listener) -> None:
+        """fn(is_leader, term) runs in the ticking thread after each change
+        of leadership (it may call claim; it must not block for long)."""
+        self._listeners.append(fn)
+
+    # ---- state, no I/O ----
+
+    def is_leader(self) -> bool:
+        """True while this candidate leads (no I/O; turns false by itself
+        when the trust window passes)."""
+        return self._inst.is_leader()
+
+    def term(self) -> int:
+        """The term led (the fencing token), 0 when not leader."""
+        return self._inst.term()
+
+    # ---- fires ----
+
+    def claim(self, job: str, fire_ms: int = 0) -> Optional[Fire]:
+        """Claims fire fire_ms (epoch ms, its nominal time, the same on
+        every host) of job for the term led. Returns the Fire to run, or
+        None when it is not this host's to run: claimed before (by anyone,
+        in any term) or this host does not lead. Raises LeaderPluginError
+        when the claim failed and its outcome is unknown (do not run it)."""
+        if not self._inst.is_leader():
+            return None  # no lock: a follower's tick may be in its wait
+        with self._lock:
+            term = self._inst.term()
+            try:
+                claimed = self._inst.claim(job, fire_ms)
+            except _plugin.NotLeaderError:
+                return None
+        return Fire(job, int(fire_ms), term) if claimed else None
+
+    def finish(self, fire: Fire, status: int = 0) -> None:
+        """Records the outcome of a claimed fire (0 success). Raises
+        LeaderPluginError when it could not be recorded."""
+        with self._lock:
+            self._inst.finish(fire.job, fire.fire_ms, status)
+
+    @contextmanager
+    def claimed(self, job: str, fire_ms: int = 0) -> Iterator[Optional[Fire]]:
+        """Claims the fire and yields the Fire, or None when it is not
+        this host's to run; records the outcome on the way out (status 1
+        when the block raised)."""
+        fire = self.claim(job, fire_ms)
+        status = 1
+        try:
+            yield fire
+            status = 0
+        finally:
+            if fire is not None:
+                try:
+                    self.finish(fire, status)
+                except _plugin.LeaderPluginError as e:
+                    self.last_error = e
