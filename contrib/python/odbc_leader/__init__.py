@@ -6,6 +6,7 @@ A ctypes binding of odbc-leader's scheduler plugin (odbc_leader.so, ABI
 - Leader: a candidate that campaigns in a thread of its own; is_leader(),
   term() (the fencing token), claim()/claimed() for each fire.
 - odbc_leader.apscheduler: LeaderExecutor for APScheduler 3.
+- odbc_leader.celery: LeaderScheduler for celery beat (5.x).
 - odbc_leader.fencing: Fence, the fenced write for DB-API cursors.
 - odbc_leader.plugin: the plugin ABI itself (Plugin, Instance).
 

@@ -45,6 +45,7 @@ import logging
 import os
 import weakref
 from collections import namedtuple
+from typing import Callable, Optional, Tuple
 
 __all__ = [
     "ABI_MAJOR",
@@ -68,6 +69,10 @@ ENOTLEADER = -1001  # LEADER_PLUGIN_ENOTLEADER (ABI 1.1): claim, not leader
 RESIGN_REQUESTED = 2  # LEADER_PLUGIN_RESIGN_REQUESTED: tick, when enabled
 
 _ERRLEN = 1024  # size of the buffer init writes its message into
+
+# The callbacks: log(level, message), on_change(is_leader, term, leader_id).
+LogFn = Callable[[int, str], None]
+ChangeFn = Callable[[bool, int, Optional[str]], None]
 
 # ---- the C structures, member for member as in leader_plugin.h ----------
 
@@ -213,7 +218,8 @@ class Plugin:
     unloads a library, so neither does this class.
     """
 
-    def __init__(self, path, abi_major=ABI_MAJOR):
+    def __init__(self, path: "os.PathLike[str] | str",
+                 abi_major: int = ABI_MAJOR) -> None:
         self.path = os.fspath(path)
         self._dll = ctypes.CDLL(self.path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
         entry = _ENTRY_FN(("leader_plugin_entry", self._dll))
@@ -233,11 +239,11 @@ class Plugin:
         self.abi_major = self._table.abi_major
         self.abi_minor = self._table.abi_minor
 
-    def strerror(self, code):
+    def strerror(self, code: int) -> str:
         """The plugin's message for one of its negative codes."""
         return _text(self._table.strerror(code)) or "unknown error"
 
-    def has(self, member):
+    def has(self, member: str) -> bool:
         """True when the plugin's table has member (a name of
         struct leader_plugin, e.g. "claim") and it is set: the table's
         struct_size covers it, as LEADER_PLUGIN_HAS checks in C."""
@@ -260,7 +266,8 @@ class Plugin:
             )
         return getattr(self._table, member)
 
-    def init(self, config, log=None, on_change=None):
+    def init(self, config: str, log: Optional[LogFn] = None,
+             on_change: Optional[ChangeFn] = None) -> "Instance":
         """Creates an instance from config (str), an Instance.
 
         log(level, message) gets the plugin's log lines, level being a
@@ -361,7 +368,7 @@ class Instance:
             raise ValueError("the instance was shut down")
         return self._inst
 
-    def tick(self):
+    def tick(self) -> "TickResult":
         """One election step. Returns TickResult(leader, next_tick_ms):
         tick again after next_tick_ms at the latest. Raises TickError on a
         plugin error, or what a callback raised."""
@@ -373,14 +380,14 @@ class Instance:
         return TickResult(rc >= 1, next_ms.value,
                           rc == RESIGN_REQUESTED)
 
-    def is_leader(self):
+    def is_leader(self) -> bool:
         """True while this instance leads. No I/O, any thread; False
         after shutdown."""
         if not self._finalizer.alive:
             return False
         return self._t.is_leader(self._inst) != 0
 
-    def term(self):
+    def term(self) -> int:
         """The term (fencing token) led, 0 when not leader."""
         if not self._finalizer.alive:
             return 0
@@ -388,7 +395,7 @@ class Instance:
 
     # ---- ABI 1.1 --------------------------------------------------------
 
-    def leadership(self):
+    def leadership(self) -> Tuple[int, int]:
         """(term, valid_for_ms): the term led and how long the trust
         window still runs, read at once, so they cannot disagree; (0, 0)
         when not leader or after shutdown. No I/O, any thread. Raises
@@ -400,7 +407,7 @@ class Instance:
         term = fn(self._inst, ctypes.byref(valid))
         return (term, valid.value if term != 0 else 0)
 
-    def claim(self, job, fire_ms=0):
+    def claim(self, job: str, fire_ms: int = 0) -> bool:
         """Claims fire fire_ms (epoch ms, the nominal time as the schedule
         names it; 0 for a one-off key) of job (str) for the term this
         instance leads. True: claimed, run it. False: claimed before, by
@@ -415,7 +422,7 @@ class Instance:
             raise LeaderPluginError(rc, self.plugin.strerror(rc))
         return rc == 1
 
-    def finish(self, job, fire_ms=0, status=0):
+    def finish(self, job: str, fire_ms: int = 0, status: int = 0) -> None:
         """Records the outcome of a fire this instance claimed: status 0
         for success, else an exit status or -signal. Idempotent. Raises
         LeaderPluginError on failure. Same thread as tick."""
@@ -424,14 +431,14 @@ class Instance:
         if rc < 0:
             raise LeaderPluginError(rc, self.plugin.strerror(rc))
 
-    def shutdown(self):
+    def shutdown(self) -> None:
         """Resigns if leader, leaves the election, frees the instance.
         Calling it again does nothing. Raises what a callback raised."""
         self._finalizer()
         self._cb.reraise()
 
     @property
-    def closed(self):
+    def closed(self) -> bool:
         """True once shut down."""
         return not self._finalizer.alive
 
@@ -457,7 +464,7 @@ _SYSLOG_TO_LOGGING = {
 }
 
 
-def logging_callback(logger):
+def logging_callback(logger: logging.Logger) -> "LogFn":
     """A log callback for Plugin.init that passes the plugin's lines to a
     logging.Logger, mapping syslog levels to logging levels."""
 

@@ -1,0 +1,218 @@
+"""odbc_leader.celery: celery beat on every host, each due entry sent once.
+
+Celery beat must never run twice: two beats send every periodic task
+twice. LeaderScheduler is a beat scheduler to run on every host:
+
+    celery -A proj beat -S odbc_leader.celery:LeaderScheduler
+
+Each host computes the same nominal time for each due entry (interval
+schedules are aligned to multiples of their period since the epoch,
+crontab schedules fire at their crontab times) and claims it in the
+database's fire ledger (job = the entry's name) before it sends the task.
+Only the claimant sends it, so each due entry is sent once across hosts.
+A host that does not lead keeps the due entries it could not claim; when
+it becomes leader it sends those that nobody claimed and that are within
+odbc_leader_misfire_grace_time of their time (the ones due while the old
+leader was dead).
+
+Settings (app.conf, or CELERY_ODBC_LEADER_... in a Django-style config):
+
+    odbc_leader_connect             ODBC connection string or "DSN=name"
+                                    (required)
+    odbc_leader_namespace           election namespace (default
+                                    "celery-beat")
+    odbc_leader_ttl_ms              LeaderTTL (default: the library's, 15 s)
+    odbc_leader_plugin              odbc_leader.so (default: find_plugin())
+    odbc_leader_misfire_grace_time  seconds a late entry is still sent
+                                    (default 60; make it exceed the
+                                    takeover time, TTL plus a few seconds)
+
+The task gets headers odbc_leader_fire_ms and odbc_leader_term (its
+fencing token): self.request.odbc_leader_term in a bound task.
+Schedules other than interval (celery.schedules.schedule, timedelta) and
+crontab are refused at start: their times cannot be made the same on
+every host.
+"""
+
+import copy
+import logging
+import threading
+from datetime import datetime, timedelta, timezone
+from typing import Any, Dict, Optional, Tuple
+
+from celery.beat import Scheduler
+from celery.schedules import crontab, schedule
+
+from .leader import Fire, Leader
+from .plugin import LeaderPluginError
+
+__all__ = ["LeaderScheduler", "nominal_time"]
+
+logger = logging.getLogger("odbc_leader.celery")
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+DEFAULT_GRACE_S = 60
+CATCH_UP_INTERVAL_S = 1.0  # beat re-checks at least this often
+MAX_KEPT = 10000
+
+
+def _aware(dt: datetime) -> datetime:
+    return dt if dt.tzinfo is not None else dt.replace(tzinfo=timezone.utc)
+
+
+def nominal_time(entry: Any) -> Optional[datetime]:
+    """The time entry is due at after its last_run_at: the same on every
+    host that gives it the same last_run_at. None for other schedules."""
+    s = entry.schedule
+    last = _aware(s.maybe_make_aware(entry.last_run_at))
+    if isinstance(s, crontab):
+        start, delta, _now = s.remaining_delta(last)
+        return _aware(start + delta)
+    if isinstance(s, schedule):
+        return last + s.run_every
+    return None
+
+
+def _aligned(run_every: timedelta, now: datetime) -> datetime:
+    """The latest multiple of run_every since the epoch at or before now."""
+    period = run_every.total_seconds()
+    n = int((now - EPOCH).total_seconds() // period)
+    return EPOCH + timedelta(seconds=n * period)
+
+
+def _ms(dt: datetime) -> int:
+    return int(round(dt.timestamp() * 1000))
+
+
+class LeaderScheduler(Scheduler):
+    """A celery beat scheduler that sends each due entry on one host."""
+
+    def setup_schedule(self) -> None:
+        conf = self.app.conf
+        connect = conf.get("odbc_leader_connect")
+        if not connect:
+            raise ValueError("odbc_leader.celery: set odbc_leader_connect "
+                             "(an ODBC connection string or DSN=name)")
+        self.grace_s = float(conf.get("odbc_leader_misfire_grace_time",
+                                      DEFAULT_GRACE_S))
+        self._pending: Dict[Tuple[str, int], Tuple[Any, datetime]] = {}
+        self._lock = threading.Lock()
+        self._caught_up = threading.Event()
+        self.leader = Leader(
+            connect, namespace=conf.get("odbc_leader_namespace",
+                                        "celery-beat"),
+            ttl_ms=conf.get("odbc_leader_ttl_ms"),
+            plugin=conf.get("odbc_leader_plugin"))
+        self.leader.add_listener(self._on_leadership)
+        super().setup_schedule()
+        now = datetime.now(timezone.utc)
+        for entry in self.schedule.values():
+            self._align(entry, now)
+        self.leader.start()
+
+    def _align(self, entry: Any, now: datetime) -> None:
+        """Gives entry the last_run_at every host gives it."""
+        s = entry.schedule
+        if isinstance(s, crontab):
+            entry.last_run_at = now  # the next crontab time after now
+        elif isinstance(s, schedule):
+            entry.last_run_at = _aligned(s.run_every, now)
+        else:
+            raise ValueError(
+                "odbc_leader.celery: entry %s has a %s schedule; only "
+                "interval and crontab schedules give the same times on "
+                "every host" % (entry.name, type(s).__name__))
+
+    def close(self) -> None:
+        """Stops campaigning: a leader resigns, another beat takes over."""
+        super().close()
+        leader = getattr(self, "leader", None)
+        if leader is not None:
+            leader.stop()
+
+    # ---- the beat loop ----
+
+    def reserve(self, entry: Any) -> Any:
+        """The entry's next instance, last run at its nominal time (not
+        at now), so that every host keeps the same times."""
+        nominal = nominal_time(entry)
+        new_entry = self.schedule[entry.name] = entry._next_instance(
+            last_run_at=nominal)
+        return new_entry
+
+    def tick(self, *args: Any, **kwargs: Any) -> float:
+        if self._caught_up.is_set():
+            self._caught_up.clear()
+            self._catch_up()
+        return min(super().tick(*args, **kwargs), CATCH_UP_INTERVAL_S)
+
+    def apply_entry(self, entry: Any, producer: Any = None) -> None:
+        """Sends entry's task when this host claims its nominal time."""
+        nominal = nominal_time(entry)
+        if nominal is None:
+            return
+        self._claim_and_send(entry, nominal, producer, keep=True)
+
+    def _claim_and_send(self, entry: Any, nominal: datetime, producer: Any,
+                        keep: bool) -> None:
+        late = (datetime.now(timezone.utc) - nominal).total_seconds()
+        if late > self.grace_s:
+            logger.warning("%s at %s: %.1f s late, past the grace; not sent",
+                           entry.name, nominal.isoformat(), late)
+            return
+        if not self.leader.is_leader():
+            if keep:
+                self._keep(entry, nominal)
+            return
+        try:
+            fire = self.leader.claim(entry.name, _ms(nominal))
+        except LeaderPluginError as e:
+            logger.warning("claiming %s at %s failed: %s; not sent",
+                           entry.name, nominal.isoformat(), e)
+            return
+        if fire is None:
+            if keep and not self.leader.is_leader():
+                self._keep(entry, nominal)
+            return
+        self._send(entry, fire, producer)
+
+    def _send(self, entry: Any, fire: Fire, producer: Any) -> None:
+        status = 1
+        sent = copy.copy(entry)  # the same entry, with the fire's headers
+        sent.options = dict(entry.options, headers=dict(
+            entry.options.get("headers") or {},
+            odbc_leader_fire_ms=fire.fire_ms, odbc_leader_term=fire.term))
+        try:
+            result = self.apply_async(sent, producer=producer, advance=False)
+            status = 0
+            logger.info("sent %s fire %d term %d: task %s", entry.name,
+                        fire.fire_ms, fire.term, result.id)
+        except Exception as exc:  # pylint: disable=broad-except
+            logger.error("sending %s failed: %s", entry.name, exc)
+        try:
+            self.leader.finish(fire, status)
+        except LeaderPluginError as e:
+            logger.warning("recording %s failed: %s", entry.name, e)
+
+    # ---- catching up after a failover ----
+
+    def _keep(self, entry: Any, nominal: datetime) -> None:
+        with self._lock:
+            self._pending[(entry.name, _ms(nominal))] = (entry, nominal)
+            while len(self._pending) > MAX_KEPT:
+                del self._pending[min(self._pending, key=lambda k: k[1])]
+        if self.leader.is_leader():
+            self._caught_up.set()
+
+    def _on_leadership(self, is_leader: bool, term: int) -> None:
+        """In the ticking thread: the catch-up runs in beat's own loop
+        (the producer is not thread-safe)."""
+        if is_leader:
+            self._caught_up.set()
+
+    def _catch_up(self) -> None:
+        with self._lock:
+            kept = sorted(self._pending.values(), key=lambda en: en[1])
+            self._pending.clear()
+        for entry, nominal in kept:
+            logger.info("catching up %s at %s", entry.name, nominal.isoformat())
+            self._claim_and_send(entry, nominal, self.producer, keep=True)

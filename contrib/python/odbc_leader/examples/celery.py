@@ -1,0 +1,54 @@
+"""odbc_leader.examples.celery: a Celery app whose beat runs on every host.
+
+    export ODBC_LEADER_CONNECT='DSN=sched' CELERY_BROKER_URL=redis://mq:6379/0
+    celery -A odbc_leader.examples.celery worker        # where tasks run
+    celery -A odbc_leader.examples.celery beat \\
+        -S odbc_leader.celery:LeaderScheduler           # on every host
+
+One periodic entry, "every", sends the task odbc_leader.examples.fire at
+every multiple of ODBC_LEADER_EVERY seconds since the epoch (default 10).
+The beats elect a leader on the database of ODBC_LEADER_CONNECT; only the
+leader sends an entry, once, and after a failover the new leader sends
+the ones nobody sent within the grace (two TTLs plus the period). The
+worker prints one line per run, flushed: FIRE <entry> <fire_ms> <term>.
+
+Environment: ODBC_LEADER_CONNECT (required: an ODBC connection string or
+DSN=name), ODBC_LEADER_NAMESPACE (default celery-beat), ODBC_LEADER_TTL_MS
+(default: the library's, 15000), ODBC_LEADER_PLUGIN (default: the
+installed odbc_leader.so), ODBC_LEADER_EVERY, CELERY_BROKER_URL (default
+redis://127.0.0.1:6379/0).
+"""
+
+import os
+import sys
+
+from celery import Celery
+
+EVERY_S = float(os.environ.get("ODBC_LEADER_EVERY", "10"))
+_ttl = os.environ.get("ODBC_LEADER_TTL_MS")
+TTL_S = int(_ttl) / 1000.0 if _ttl else 15.0
+
+app = Celery("odbc_leader_example", broker=os.environ.get(
+    "CELERY_BROKER_URL", "redis://127.0.0.1:6379/0"))
+app.conf.update(
+    odbc_leader_connect=os.environ.get("ODBC_LEADER_CONNECT"),
+    odbc_leader_namespace=os.environ.get("ODBC_LEADER_NAMESPACE",
+                                         "celery-beat"),
+    odbc_leader_ttl_ms=int(_ttl) if _ttl else None,
+    odbc_leader_plugin=os.environ.get("ODBC_LEADER_PLUGIN"),
+    odbc_leader_misfire_grace_time=2 * TTL_S + EVERY_S,
+    beat_schedule={"every": {"task": "odbc_leader.examples.fire",
+                             "schedule": EVERY_S}},
+    beat_max_loop_interval=1,
+    task_ignore_result=True,
+    worker_redirect_stdouts=False,
+    broker_connection_retry_on_startup=True,
+)
+
+
+@app.task(bind=True, name="odbc_leader.examples.fire")
+def fire(self) -> None:
+    """Prints the fire this run belongs to (from the beat's headers)."""
+    sys.stdout.write("FIRE every %d %d\n" % (self.request.odbc_leader_fire_ms,
+                                             self.request.odbc_leader_term))
+    sys.stdout.flush()

@@ -1,0 +1,296 @@
+"""scheduler_fires.py: exactly-once fires of a Python scheduler on odbc-leader.
+
+    python3 scheduler_fires.py --kind apscheduler|celery --python PY
+        --pkg DIR --plugin SO --connect CONN --odbc-leader BIN
+        --checker CHECK_FIRES --work DIR [--broker URL] [--kills N]
+
+Runs three scheduler processes, each with LeaderId=mc-PID so that the
+fire ledger names the process, on one namespace with a 1-second job and
+a 2-second lease:
+
+- apscheduler: `PY -m odbc_leader.examples.apscheduler` (the real
+  APScheduler, PYTHONPATH=DIR); a run is a FIRE line on its stdout.
+- celery: `PY -m celery -A odbc_leader.examples.celery beat -S
+  odbc_leader.celery:LeaderScheduler` and one real worker of the same app,
+  both on the broker URL; a beat's "sent" log line marks the leader, and a
+  run is a FIRE line on the worker's stdout (the fire's time and term come
+  in the task's headers).
+
+The process that sends or runs fires (the leader) is killed with SIGKILL
+just after a fire, --kills times (default 2), each time replaced by a new
+process; then it gets SIGTERM (a graceful handover) and is replaced; the
+rest run on and are stopped with SIGTERM.
+
+The runs become "SLOT PID TERM ARRIVAL_MS" in WORK/runs.log, the ledger
+(`odbc-leader fires --json --limit 0`) goes to WORK/ledger.json, and
+tests/contrib/check_fires.py checks that every 1-second slot from the
+first fire to the last watched one fired exactly once (one ledger row,
+one run, in the term that claimed it) and that nothing ran twice. A slot
+that fell due during a failover runs only through the new leader's
+catch-up, so "no gap" checks the catch-up. Then the checker must fail on
+the same log with one line repeated and with one line removed. Exits 0
+when all of that holds.
+"""
+
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+TTL_MS = 2000
+EVERY_S = 1
+NAMESPACE = "sched"
+LIVENESS_S = 30
+TIMING = "LeaderRenewInterval=250;LeaderSafetyMargin=150"
+SENT = re.compile(r"sent every fire (\d+) term (\d+)")
+
+
+def now_ms():
+    return int(time.time() * 1000)
+
+
+class Procs:
+    """The scheduler processes, who fired last, and the runs."""
+
+    def __init__(self, args):
+        self.args = args
+        self.lock = threading.Lock()
+        self.procs = {}  # pid -> Popen
+        self.last_fire = {}  # pid -> arrival ms of its last fire
+        self.killed = []
+        self.runs = open(os.path.join(args.work, "runs.log"), "a")
+        self.err = open(os.path.join(args.work, "stderr.log"), "ab")
+        self.first_slot = None
+        self.env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1",
+                        PYTHONPATH=args.pkg,
+                        CELERY_BROKER_URL=args.broker or "",
+                        ODBC_LEADER_NAMESPACE=NAMESPACE,
+                        ODBC_LEADER_PLUGIN=args.plugin,
+                        ODBC_LEADER_TTL_MS=str(TTL_MS),
+                        ODBC_LEADER_EVERY=str(EVERY_S))
+        self.worker = None
+        self.task_lines = []  # (fire_ms, term, arrival ms) from the worker
+
+    def start(self):
+        a = self.args
+        if a.kind == "apscheduler":
+            cmd = ('exec "$0" -m odbc_leader.examples.apscheduler --plugin '
+                   '"$1" --connect "$2;LeaderId=mc-$$;%s" --namespace "$3" '
+                   '--every "$4" --ttl "$5"' % TIMING)
+            argv = ["bash", "-c", cmd, a.python, a.plugin, a.connect,
+                    NAMESPACE, str(EVERY_S), str(TTL_MS)]
+            p = subprocess.Popen(argv, stdout=subprocess.PIPE,
+                                 stderr=self.err, env=self.env, text=True)
+            stream = p.stdout
+        else:
+            cmd = ('ODBC_LEADER_CONNECT="$1;LeaderId=mc-$$;%s" exec "$0" -m '
+                   'celery -A odbc_leader.examples.celery beat -S '
+                   'odbc_leader.celery:LeaderScheduler -l info --schedule '
+                   '"$2"' % TIMING)
+            argv = ["bash", "-c", cmd, a.python, a.connect,
+                    os.path.join(a.work, "unused-schedule")]
+            p = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, env=self.env,
+                                 text=True, cwd=a.work)
+            stream = p.stderr
+        with self.lock:
+            self.procs[p.pid] = p
+        threading.Thread(target=self._read, args=(p, stream),
+                         daemon=True).start()
+        return p.pid
+
+    def start_worker(self):
+        a = self.args
+        log = open(os.path.join(a.work, "worker.log"), "ab")
+        self.worker = subprocess.Popen(
+            [a.python, "-m", "celery", "-A", "odbc_leader.examples.celery",
+             "worker", "-l", "warning", "-c", "2", "--without-gossip",
+             "--without-mingle"], stdout=subprocess.PIPE, stderr=log,
+            env=dict(self.env, ODBC_LEADER_CONNECT=a.connect), cwd=a.work,
+            text=True)
+        threading.Thread(target=self._read_worker, daemon=True).start()
+
+    def _read_worker(self):
+        for line in self.worker.stdout:
+            t = now_ms()
+            f = line.split()
+            if len(f) == 4 and f[0] == "FIRE":  # else its banner
+                with self.lock:
+                    self.task_lines.append((int(f[2]), int(f[3]), t))
+
+    def _read(self, p, stream):
+        kind = self.args.kind
+        for line in stream:
+            t = now_ms()
+            if kind == "apscheduler":
+                f = line.split()
+                if len(f) != 4 or f[0] != "FIRE":
+                    print("unexpected output of %d: %r" % (p.pid, line))
+                    continue
+                self._ran(int(f[2]), p.pid, int(f[3]), t)
+            else:
+                self.err.write(("%d: %s" % (p.pid, line)).encode())
+                if SENT.search(line):
+                    with self.lock:
+                        self.last_fire[p.pid] = t
+
+    def _ran(self, fire_ms, pid, term, t):
+        slot_s = fire_ms // 1000
+        with self.lock:
+            self.runs.write("%d %d %d %d\n" % (slot_s, pid, term, t))
+            self.runs.flush()
+            self.last_fire[pid] = t
+            if self.first_slot is None:
+                self.first_slot = slot_s
+
+    def leader(self, since_ms):
+        """The live pid that fired last after since_ms, or None."""
+        with self.lock:
+            got = [(t, pid) for pid, t in self.last_fire.items()
+                   if t > since_ms and self.procs[pid].poll() is None]
+        return max(got)[1] if got else None
+
+    def wait_leader(self, since_ms):
+        deadline = time.monotonic() + LIVENESS_S
+        while time.monotonic() < deadline:
+            pid = self.leader(since_ms)
+            if pid is not None:
+                return pid
+            time.sleep(0.02)
+        raise RuntimeError("nothing fired for %d s" % LIVENESS_S)
+
+    def stop_all(self):
+        for p in self.procs.values():
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        bad = []
+        for pid, p in self.procs.items():
+            try:
+                rc = p.wait(20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                rc = p.wait()
+                bad.append("%d did not stop on SIGTERM" % pid)
+            if pid not in self.killed and rc not in (0, -signal.SIGKILL):
+                bad.append("%d exited %d" % (pid, rc))
+        return bad
+
+    def task_runs(self, ledger_rows):
+        """celery: the worker's task runs as runs.log lines; the pid is
+        the ledger's claimant of the fire (the beat that sent it)."""
+        by_fire = {r["fire_ms"]: r for r in ledger_rows}
+        with self.lock:
+            lines = list(self.task_lines)
+        for fire_ms, term, t in lines:
+            row = by_fire.get(fire_ms)
+            who = row["claimed_by"] if row else ""
+            pid = int(who[3:]) if who.startswith("mc-") else 0
+            self._ran(fire_ms, pid, term, t)
+
+
+def run_checker(args, runs, ledger, first, last, killed):
+    cmd = [sys.executable, args.checker, "--runs", runs, "--ledger", ledger,
+           "--slot-seconds", str(EVERY_S), "--first", str(first), "--last",
+           str(last), "--killed"] + [str(k) for k in killed]
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
+def scenario(ps, kills):
+    """Kills and replaces the leader; returns the last slot to check."""
+    for _ in range(3):
+        ps.start()
+    since = now_ms()
+    for i in range(kills + 1):
+        lead = ps.wait_leader(since)
+        time.sleep(0.1)  # just after its fire: a slot claimed and sent
+        sig = signal.SIGKILL if i < kills else signal.SIGTERM
+        ps.procs[lead].send_signal(sig)
+        if sig == signal.SIGKILL:
+            ps.killed.append(lead)
+        print("%s leader %d" % ("killed" if sig == signal.SIGKILL
+                                 else "stopped (SIGTERM)", lead), flush=True)
+        since = now_ms()
+        time.sleep(0.5)
+        ps.start()
+        ps.wait_leader(since + 1)  # the next leader fires (and catches up)
+        since = now_ms()
+    time.sleep(TTL_MS / 1000.0 + 2)
+    return now_ms() // 1000 - 2  # due, fired and run by now
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kind", choices=("apscheduler", "celery"),
+                    required=True)
+    for a in ("python", "pkg", "plugin", "connect", "odbc-leader", "checker",
+              "work"):
+        ap.add_argument("--" + a, required=True)
+    ap.add_argument("--broker")
+    ap.add_argument("--kills", type=int, default=2)
+    args = ap.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    ps = Procs(args)
+    failures = []
+    if args.kind == "celery":
+        ps.start_worker()
+    try:
+        last = scenario(ps, args.kills)
+    except RuntimeError as e:
+        failures.append(str(e))
+        last = now_ms() // 1000
+    failures += ps.stop_all()
+    if ps.worker is not None:
+        time.sleep(1)  # the last tasks sent reach the worker
+        ps.worker.send_signal(signal.SIGTERM)
+        try:
+            ps.worker.wait(30)
+        except subprocess.TimeoutExpired:
+            ps.worker.kill()
+            failures.append("the worker did not stop on SIGTERM")
+    ledger = os.path.join(args.work, "ledger.json")
+    with open(ledger, "w") as f:
+        out = subprocess.run(
+            [args.odbc_leader, "fires", "-C", args.connect, "-n", NAMESPACE,
+             "--json", "--limit", "0"], stdout=f, stderr=subprocess.PIPE,
+            text=True)
+    if out.returncode != 0:
+        failures.append("odbc-leader fires: %s" % out.stderr.strip())
+    if args.kind == "celery":
+        with open(ledger) as f:
+            ps.task_runs([json.loads(x) for x in f if x.strip()])
+    ps.runs.close()
+    runs = os.path.join(args.work, "runs.log")
+    first = ps.first_slot if ps.first_slot is not None else last
+    res = run_checker(args, runs, ledger, first, last, ps.killed)
+    print(res.stdout, end="")
+    if res.returncode != 0:
+        failures.append("check_fires: exactly once broken")
+    with open(runs) as f:
+        lines = f.readlines()
+    if len(lines) < 5:
+        failures.append("only %d fires ran" % len(lines))
+    else:
+        mid = len(lines) // 2
+        for name, bad_lines in (("duplicate", lines + [lines[mid]]),
+                                ("gap", lines[:mid] + lines[mid + 1:])):
+            path = os.path.join(args.work, "runs-%s.log" % name)
+            with open(path, "w") as f:
+                f.writelines(bad_lines)
+            r = run_checker(args, path, ledger, first, last, ps.killed)
+            if r.returncode == 0:
+                failures.append("check_fires passed a log with a %s" % name)
+    for f in failures:
+        print("FAIL: %s" % f)
+    print("%s: slots %d..%d, %d fires, %d kills: %s" % (
+        args.kind, first, last, len(lines), len(ps.killed),
+        "FAIL" if failures else "ok"))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
