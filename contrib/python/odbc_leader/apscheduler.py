@@ -5,11 +5,12 @@ APScheduler (3.x) fires a job on every host that runs the scheduler.
 LeaderExecutor, an executor to give the scheduler, claims each fire (job
 id, scheduled run time) in the database before it runs it; only the
 claimant runs it, so each fire runs once across hosts and never twice.
-Hosts that do not lead remember the fires they were given; when one of
-them becomes leader it claims and runs those that nobody claimed and that
-are still within the job's misfire_grace_time (the fires due while the
-old leader was dead). So a job's misfire_grace_time should exceed the
-takeover time (the lease's TTL plus a few seconds).
+Hosts that do not lead leave the fire to the leader. A host that becomes
+leader walks back over each job's fire times within its
+misfire_grace_time (as the trigger computes them) and claims and runs
+those that nobody ran: the fires due while the old leader was dead, even
+if this host started after them. So a job's misfire_grace_time should
+exceed the takeover time (the lease's TTL plus a few seconds).
 
     from apscheduler.schedulers.blocking import BlockingScheduler
     from odbc_leader import Leader
@@ -29,8 +30,8 @@ date triggers do; give interval triggers a fixed start_date.
 import concurrent.futures
 import threading
 import time
-from datetime import datetime
-from typing import Any, Dict, List, Optional, Tuple
+from datetime import datetime, timedelta, timezone
+from typing import Any, List, Optional
 
 from apscheduler.events import (EVENT_JOB_ERROR, EVENT_JOB_MISSED,
                                 JobExecutionEvent)
@@ -42,7 +43,8 @@ from .plugin import LeaderPluginError
 __all__ = ["LeaderExecutor", "current_fire", "fire_ms_of"]
 
 _local = threading.local()
-MAX_KEPT = 10000  # fires kept for a catch-up, at most
+CATCH_UP_MAX_S = 3600  # the catch-up window of a job without a grace
+MAX_CATCH_UP = 10000  # fires claimed per job and catch-up, at most
 
 
 def current_fire() -> Optional[Fire]:
@@ -67,12 +69,11 @@ class LeaderExecutor(BaseExecutor):
         super().__init__()
         self.leader = leader
         self._pool = concurrent.futures.ThreadPoolExecutor(int(max_workers))
-        # fires given while not leading: (job id, fire_ms) -> (job, run time)
-        self._pending: Dict[Tuple[str, int], Tuple[Any, datetime]] = {}
-        self._pending_lock = threading.Lock()
+        self._alias: Optional[str] = None
 
     def start(self, scheduler: Any, alias: str) -> None:
         super().start(scheduler, alias)
+        self._alias = alias
         self.leader.add_listener(self._on_leadership)
 
     def shutdown(self, wait: bool = True) -> None:
@@ -82,7 +83,7 @@ class LeaderExecutor(BaseExecutor):
 
     def _do_submit_job(self, job: Any, run_times: List[datetime]) -> None:
         # the claims do I/O: they run in the pool, not in the scheduler
-        f = self._pool.submit(self._run_fires, job, run_times, False)
+        f = self._pool.submit(self._run_fires, job, run_times)
         f.add_done_callback(lambda fut: self._done(job.id, fut))
 
     def _done(self, job_id: str, fut: "concurrent.futures.Future") -> None:
@@ -92,21 +93,19 @@ class LeaderExecutor(BaseExecutor):
         else:
             self._run_job_success(job_id, fut.result())
 
-    def _run_fires(self, job: Any, run_times: List[datetime],
-                   catch_up: bool) -> list:
+    def _run_fires(self, job: Any, run_times: List[datetime]) -> list:
         """Claims and runs each run time of job; returns the scheduler
         events of those it ran. A fire this host cannot claim because it
-        does not lead is kept for a catch-up."""
+        does not lead is left to the leader, or to this host's catch-up
+        when it becomes leader."""
         events: list = []
-        kept = False
         for run_time in run_times:
             fire_ms = fire_ms_of(run_time)
             if self._too_late(job, run_time):
                 events.append(JobExecutionEvent(
                     EVENT_JOB_MISSED, job.id, job._jobstore_alias, run_time))
                 continue
-            if not catch_up and not self.leader.is_leader():
-                kept = self._keep(job, run_time)
+            if not self.leader.is_leader():
                 continue
             try:
                 fire = self.leader.claim(job.id, fire_ms)
@@ -114,14 +113,8 @@ class LeaderExecutor(BaseExecutor):
                 self._logger.warning("claiming %s at %s failed: %s; not run",
                                      job.id, run_time, e)
                 continue
-            if fire is None:
-                if not catch_up and not self.leader.is_leader():
-                    kept = self._keep(job, run_time)
-                continue
-            events += self._run_one(job, run_time, fire)
-        if kept and self.leader.is_leader():
-            # leadership came while these were being kept: catch up now
-            self._on_leadership(True, self.leader.term())
+            if fire is not None:
+                events += self._run_one(job, run_time, fire)
         return events
 
     def _run_one(self, job: Any, run_time: datetime, fire: Fire) -> list:
@@ -150,36 +143,39 @@ class LeaderExecutor(BaseExecutor):
         grace = job.misfire_grace_time
         return grace is not None and time.time() - run_time.timestamp() > grace
 
-    def _keep(self, job: Any, run_time: datetime) -> bool:
-        """Keeps a fire for a catch-up; returns True."""
-        with self._pending_lock:
-            self._pending[(job.id, fire_ms_of(run_time))] = (job, run_time)
-            self._gc_pending()
-            while len(self._pending) > MAX_KEPT:  # jobs without a grace
-                del self._pending[min(self._pending, key=lambda k: k[1])]
-        return True
-
-    def _gc_pending(self) -> None:
-        """Drops kept fires past their job's grace (lock held)."""
-        for key, (job, run_time) in list(self._pending.items()):
-            if self._too_late(job, run_time):
-                del self._pending[key]
-
     def _on_leadership(self, is_leader: bool, term: int) -> None:
-        """On becoming leader: claims and runs, in the pool, every kept
-        fire still within its grace."""
-        if not is_leader:
-            return
-        with self._pending_lock:
-            self._gc_pending()
-            kept = sorted(self._pending.values(), key=lambda jr: jr[1])
-            self._pending.clear()
-        for job, run_time in kept:
-            self._logger.info("catching up %s at %s (term %d)", job.id,
-                              run_time, term)
-            self._pool.submit(self._catch_up, job, run_time)
+        """On becoming leader: claims and runs, in the pool, the fires of
+        every job of this executor still within the job's grace that
+        nobody ran (a claim of a fire run before answers None)."""
+        if is_leader:
+            self._pool.submit(self._catch_up, term)
 
-    def _catch_up(self, job: Any, run_time: datetime) -> None:
-        events = self._run_fires(job, [run_time], True)
-        for event in events:
-            self._scheduler._dispatch_event(event)
+    def _catch_up(self, term: int) -> None:
+        now = datetime.now(timezone.utc)
+        for job in self._scheduler.get_jobs():
+            if job.executor != self._alias:
+                continue
+            for run_time in fire_times(job, now):
+                if not self.leader.is_leader():
+                    return
+                events = self._run_fires(job, [run_time])
+                if events:
+                    self._logger.info("caught up %s at %s (term %d)", job.id,
+                                      run_time, term)
+                for event in events:
+                    self._scheduler._dispatch_event(event)
+
+
+def fire_times(job: Any, now: datetime) -> List[datetime]:
+    """The fire times of job in its catch-up window: from now minus its
+    misfire_grace_time (CATCH_UP_MAX_S when it has none) to now, as its
+    trigger computes them (the same on every host)."""
+    grace = job.misfire_grace_time
+    if grace is None:
+        grace = CATCH_UP_MAX_S
+    t = job.trigger.get_next_fire_time(None, now - timedelta(seconds=grace))
+    out: List[datetime] = []
+    while t is not None and t <= now and len(out) < MAX_CATCH_UP:
+        out.append(t)
+        t = job.trigger.get_next_fire_time(t, t + timedelta(microseconds=1))
+    return out

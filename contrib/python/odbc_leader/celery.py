@@ -10,10 +10,10 @@ schedules are aligned to multiples of their period since the epoch,
 crontab schedules fire at their crontab times) and claims it in the
 database's fire ledger (job = the entry's name) before it sends the task.
 Only the claimant sends it, so each due entry is sent once across hosts.
-A host that does not lead keeps the due entries it could not claim; when
-it becomes leader it sends those that nobody claimed and that are within
-odbc_leader_misfire_grace_time of their time (the ones due while the old
-leader was dead).
+A beat that does not lead leaves the entry to the leader. A beat that
+becomes leader walks back over each entry's nominal times within
+odbc_leader_misfire_grace_time and sends those that nobody sent (the ones
+due while the old leader was dead, even if this beat started after them).
 
 Settings (app.conf, or CELERY_ODBC_LEADER_... in a Django-style config):
 
@@ -38,7 +38,7 @@ import copy
 import logging
 import threading
 from datetime import datetime, timedelta, timezone
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Optional
 
 from celery.beat import Scheduler
 from celery.schedules import crontab, schedule
@@ -52,7 +52,7 @@ logger = logging.getLogger("odbc_leader.celery")
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 DEFAULT_GRACE_S = 60
 CATCH_UP_INTERVAL_S = 1.0  # beat re-checks at least this often
-MAX_KEPT = 10000
+MAX_CATCH_UP = 10000  # nominal times claimed per entry and catch-up
 
 
 def _aware(dt: datetime) -> datetime:
@@ -94,8 +94,6 @@ class LeaderScheduler(Scheduler):
                              "(an ODBC connection string or DSN=name)")
         self.grace_s = float(conf.get("odbc_leader_misfire_grace_time",
                                       DEFAULT_GRACE_S))
-        self._pending: Dict[Tuple[str, int], Tuple[Any, datetime]] = {}
-        self._lock = threading.Lock()
         self._caught_up = threading.Event()
         self.leader = Leader(
             connect, namespace=conf.get("odbc_leader_namespace",
@@ -150,18 +148,18 @@ class LeaderScheduler(Scheduler):
         nominal = nominal_time(entry)
         if nominal is None:
             return
-        self._claim_and_send(entry, nominal, producer, keep=True)
+        self._claim_and_send(entry, nominal, producer)
 
-    def _claim_and_send(self, entry: Any, nominal: datetime, producer: Any,
-                        keep: bool) -> None:
+    def _claim_and_send(self, entry: Any, nominal: datetime,
+                        producer: Any) -> None:
+        """Sends entry's task for nominal when this host leads and claims
+        it; else leaves it to the leader (or to this host's catch-up)."""
         late = (datetime.now(timezone.utc) - nominal).total_seconds()
         if late > self.grace_s:
             logger.warning("%s at %s: %.1f s late, past the grace; not sent",
                            entry.name, nominal.isoformat(), late)
             return
         if not self.leader.is_leader():
-            if keep:
-                self._keep(entry, nominal)
             return
         try:
             fire = self.leader.claim(entry.name, _ms(nominal))
@@ -169,11 +167,8 @@ class LeaderScheduler(Scheduler):
             logger.warning("claiming %s at %s failed: %s; not sent",
                            entry.name, nominal.isoformat(), e)
             return
-        if fire is None:
-            if keep and not self.leader.is_leader():
-                self._keep(entry, nominal)
-            return
-        self._send(entry, fire, producer)
+        if fire is not None:
+            self._send(entry, fire, producer)
 
     def _send(self, entry: Any, fire: Fire, producer: Any) -> None:
         status = 1
@@ -195,14 +190,6 @@ class LeaderScheduler(Scheduler):
 
     # ---- catching up after a failover ----
 
-    def _keep(self, entry: Any, nominal: datetime) -> None:
-        with self._lock:
-            self._pending[(entry.name, _ms(nominal))] = (entry, nominal)
-            while len(self._pending) > MAX_KEPT:
-                del self._pending[min(self._pending, key=lambda k: k[1])]
-        if self.leader.is_leader():
-            self._caught_up.set()
-
     def _on_leadership(self, is_leader: bool, term: int) -> None:
         """In the ticking thread: the catch-up runs in beat's own loop
         (the producer is not thread-safe)."""
@@ -210,9 +197,35 @@ class LeaderScheduler(Scheduler):
             self._caught_up.set()
 
     def _catch_up(self) -> None:
-        with self._lock:
-            kept = sorted(self._pending.values(), key=lambda en: en[1])
-            self._pending.clear()
-        for entry, nominal in kept:
-            logger.info("catching up %s at %s", entry.name, nominal.isoformat())
-            self._claim_and_send(entry, nominal, self.producer, keep=True)
+        """Claims and sends, for every entry, each nominal time within the
+        grace that nobody sent (a claim of one sent before answers None):
+        the entries due while the old leader was dead, even if this beat
+        started after them."""
+        now = datetime.now(timezone.utc)
+        for entry in list(self.schedule.values()):
+            for nominal in nominal_times(entry, now - timedelta(
+                    seconds=self.grace_s), now):
+                if not self.leader.is_leader():
+                    return
+                self._claim_and_send(entry, nominal, self.producer)
+
+
+def nominal_times(entry: Any, since: datetime, until: datetime) -> list:
+    """entry's nominal times in (since, until], as every host computes
+    them (at most MAX_CATCH_UP)."""
+    s = entry.schedule
+    out = []
+    if isinstance(s, crontab):
+        t = since
+        while len(out) < MAX_CATCH_UP:
+            start, delta, _now = s.remaining_delta(t)
+            t = _aware(start + delta)
+            if t > until:
+                break
+            out.append(t)  # the next one comes strictly after t
+    elif isinstance(s, schedule):
+        t = _aligned(s.run_every, since) + s.run_every
+        while t <= until and len(out) < MAX_CATCH_UP:
+            out.append(t)
+            t += s.run_every
+    return out
