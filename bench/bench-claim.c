@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench-claim.c: times odbc_leader_claim() for make bench
  * (bench/part-claims.sh).

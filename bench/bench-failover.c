@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench-failover.c: measures how fast leadership moves.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """bench-handoff.py: the figures of make bench part "handoff" (run by
 bench/part-handoff.sh): how fast `odbc-leader run` hands CMD from one host
 to the next, measured on CMD lifetimes.

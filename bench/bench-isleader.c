@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench-isleader.c: the cost of odbc_leader_is_leader() with several
  * threads calling it at once, for make bench (bench/part-isleader.sh).

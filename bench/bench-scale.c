@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench-scale.c: the scale benchmark. One process runs N candidates, each
  * its own odbc_leader_t handle with its own ODBC connection, spread over

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench-tick.c: times odbc_leader_tick() for make bench (bench/part-*.sh).
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """benchlib.py: helpers shared by the make bench scripts (bench/run.sh and
 bench/part-*.sh).
 

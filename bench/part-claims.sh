@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # part-claims.sh: make bench part "claims" (interface: bench/run.sh).
 # Prices odbc_leader_claim() on each database: the latency of a new claim
 # (one insert, fenced by the term) and of a claim of a fire already claimed

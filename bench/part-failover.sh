@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # part-failover.sh: make bench part "failover" (interface: bench/run.sh).
 #
 # How fast leadership moves, per database, with three candidate processes

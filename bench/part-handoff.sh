@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # part-handoff.sh: make bench part "handoff" (interface: bench/run.sh).
 #
 # How fast `odbc-leader run` hands CMD from one host to the next, on CMD

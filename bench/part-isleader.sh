@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # part-isleader.sh: make bench part "isleader" (interface: bench/run.sh).
 # The cost of odbc_leader_is_leader() with 1, 2, 4 and 8 threads calling it
 # at once on one leader handle (bench/bench-isleader, BENCH_ISL_MS per

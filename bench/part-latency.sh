@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # part-latency.sh: make bench part "latency" (interface: bench/run.sh).
 # Tick latency (median, p99) of a leader's renew and a follower's attempt,
 # per dialect, next to the same SQL run by the database's own client in the

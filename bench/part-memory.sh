@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # part-memory.sh: make bench part "memory" (interface: bench/run.sh).
 # On SQLite and PostgreSQL:
 # - RSS of a host with one instance: bench/bench-tick -1 (one handle,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # part-roundtrips.sh: make bench part "roundtrips" (interface: bench/run.sh).
 # Counts, on the database side, what one tick costs in steady state: a
 # leader's renew and a follower's attempt, each over BENCH_RT_TICKS ticks

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # bench/part-scale.sh: the Scale part of `make bench` (docs/performance.md, section Scale).
 #
 # Runs bench/bench-scale against one PostgreSQL: 1,000 candidates (100

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * raw-mariadb.c: the MariaDB baseline of make bench's tick latency: the
  * same statement as the library's tick, run through the MariaDB C client

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * raw-odbc.c: the ODBC-only baseline of make bench's tick latency: the
  * same statements as the library's tick, through the same ODBC driver, with

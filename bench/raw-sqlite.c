@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * raw-sqlite.c: the SQLite baseline of make bench's tick latency: the same
  * transaction as the library's tick, run through the SQLite C API with no

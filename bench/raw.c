@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * raw.c: the statement-file reader, parameter lookup and timing report
  * shared by the raw clients of make bench (see raw.h).

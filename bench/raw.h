@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * raw.h: what the raw clients of make bench (raw-sqlite.c, raw-mariadb.c)
  * share: the statement file that bench/benchlib.py renders from a dialect

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # run.sh: the make bench driver. Starts private PostgreSQL and MariaDB
 # servers (tests/integration/lib.sh), runs the benchmark parts one after
 # another, then merges their results into bench-results.json and

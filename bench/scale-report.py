@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """scale-report.py: turns bench-scale's JSON results into the Scale part's
 rows (BENCH_DIR/scale.json) and a table on stdout; also the pass/fail
 check and the memory estimate the sweep uses.

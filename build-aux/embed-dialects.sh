@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # embed-dialects.sh: turns dialect files into C source, so the library
 # carries its built-in dialects without reading files at run time.
 #

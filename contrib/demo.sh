@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # contrib/demo.sh: a ~20 second demonstration of leader election.
 #
 #   contrib/demo.sh [--check] [BUILD_DIR]

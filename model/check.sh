@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # check.sh: model-checks the election, its fire claims and the promotion
 # of a stale replica (model/leader.pml) with spin, for `make model`. The
 # base model, with and without claims and promotions, must verify with no

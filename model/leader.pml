@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * leader.pml: a Promela model of the odbc-leader election, checked with
  * spin by model/check.sh (make model). docs/protocol.md explains it.

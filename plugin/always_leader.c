@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * always_leader.c: a leader_plugin with no database behind it, for hosts'
  * own tests. With LeaderMode=always (the default) the instance becomes

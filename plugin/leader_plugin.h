@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * leader_plugin.h: the generic scheduler-plugin ABI for leader election.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * odbc_leader_plugin.c: odbc_leader.so, the scheduler-plugin ABI of
  * leader_plugin.h implemented on libodbcleader. The library is linked in

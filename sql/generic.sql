@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- generic.sql: odbc-leader fallback dialect in portable SQL, for a database
 -- that has no dialect of its own. It has no @dbms, so LeaderDialect=auto
 -- never picks it: copy it, edit the one "@define now" line for your

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- mariadb.sql: odbc-leader dialect for MariaDB (MariaDB Connector/ODBC
 -- 3.1, driver "MariaDB Unicode"; MariaDB 10.11, InnoDB).
 --

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- postgresql.sql: odbc-leader dialect for PostgreSQL (psqlODBC 13,
 -- PostgreSQL 15).
 --

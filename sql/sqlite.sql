@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- sqlite.sql: odbc-leader dialect for SQLite 3 through Christian Werner's
 -- sqliteodbc (driver "SQLite3"; tested with SQLite 3.40).
 --

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * buf.c: a growable, always NUL-terminated byte buffer, shared by the
  * configuration and dialect parsers.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * clock.c: the local clock of the trust window. CLOCK_BOOTTIME keeps
  * counting while the machine is suspended, so a leader that sleeps through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * config.c: turns the string given to odbc_leader_create() into a struct
  * odbc_leader__config. The string is an ODBC connection string: the keys

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * db.h: the ODBC port: one connection, the dialect's statements prepared
  * once per connection, error classification, the integrity-error retry.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dialect.c: reads dialect files (the SQL an engine runs for one kind of
  * database; the comment atop sql/postgresql.sql describes the format),

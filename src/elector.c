@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * elector.c: the election state machine.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * elector.h: the election state machine, independent of ODBC.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * error.c: messages for the library's error codes. The switch has no
  * default case, so the compiler names any code added without a message.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * internal.h: declarations shared by the library's translation units and
  * its unit tests. Nothing here is exported: every name has the

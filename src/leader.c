@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * leader.c: the public handle of libodbcleader. It owns the parsed
  * configuration, the ODBC port and the elector, and forwards the public

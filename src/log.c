@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * log.c: formatting helpers for the host's log callback and for error
  * messages written into caller-supplied buffers.

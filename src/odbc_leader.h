@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * odbc_leader.h: public API of libodbcleader, leader election over one ODBC
  * connection.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * leader-host.c: the smallest useful host of a leader_plugin, and the
  * example to copy when adding leader election to a scheduler.

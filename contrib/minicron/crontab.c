@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * crontab.c: parses the crontab subset described in crontab.h and
  * README.md (five fields with *, lists, ranges, steps and English names;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * crontab.h: the crontab subset minicron reads. Each job line has the five
  * time fields (minute hour day-of-month month day-of-week) and a command;

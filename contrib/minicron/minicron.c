@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * minicron.c: a small cron that fires its jobs only while a leader_plugin
  * says this process leads, so several copies on several hosts run each job

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """example_scheduler.py: a scheduler loop on a leader_plugin, in Python.
 
     example_scheduler.py [--every SECONDS] PLUGIN.so CONFIG

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli.h: declarations shared by the translation units of the odbc-leader
  * command (src/cli/). Nothing here is part of the library: the command

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * common.c: what the subcommands of odbc-leader share: the common options,
  * building the connection string (options, environment, per-user SQLite

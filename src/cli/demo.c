@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * demo.c: "odbc-leader demo": leader election in about twenty seconds.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fires.c: "odbc-leader fires": lists the namespace's fire ledger (what
  * odbc_leader_claim() recorded: each fire of each job, the term and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * odbc-leader.c: main() of the odbc-leader command. It reads the options
  * that come before the subcommand (the connection options, --help,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * run.c: "odbc-leader run": campaign for a namespace and run a command
  * only while leading it.

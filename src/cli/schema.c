@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * schema.c: "odbc-leader schema": print the DDL of a dialect with the
  * table prefix expanded and the schema version written in, for sites that

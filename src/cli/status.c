@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * status.c: "odbc-leader status" (the leader, term, lease and live
  * candidates of one namespace, as a table, JSON or Prometheus text) and
@@ -24,9 +25,11 @@ struct snapshot {
     struct odbc_leader_lease lease;
     int present;          /* a leader whose lease has not expired */
     int64_t remaining_ms; /* lease left when present, else 0 */
+    int have_clock;       /* the database's time came with the lease (it
+                             does not without a lease row) */
     int64_t offset_ms;    /* database clock minus this host's wall clock,
                              read together with the lease (a step of
-                             either shows here) */
+                             either shows here); when have_clock */
     struct odbc_leader_candidate *cands; /* owned */
     size_t n, cap;
     int oom;
@@ -93,8 +96,10 @@ static int read_snapshot(odbc_leader_t *h, struct snapshot *s) {
     if (rc < 0)
         return rc;
     clock_gettime(CLOCK_REALTIME, &ts);
-    s->offset_ms =
-        s->lease.db_now_ms - ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+    s->have_clock = s->lease.db_now_ms > 0;
+    if (s->have_clock)
+        s->offset_ms = s->lease.db_now_ms -
+                       ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
     s->present = s->lease.leader_id[0] != '\0' &&
                  s->lease.expires_at_ms > s->lease.db_now_ms;
     if (s->present)
@@ -127,7 +132,11 @@ static void print_table(const struct snapshot *s, const char *conn) {
         printf("leader:     none (last term %lld)\n", (long long)l->term);
     else
         printf("leader:     none (no term yet)\n");
-    printf("db clock:   %+.1f s from this host's clock\n", secs(s->offset_ms));
+    if (s->have_clock)
+        printf("db clock:   %+.1f s from this host's clock\n",
+               secs(s->offset_ms));
+    else
+        printf("db clock:   not read (no lease row yet)\n");
     printf("candidates: %zu alive\n", s->n);
     if (s->n > 0)
         printf("  %-36s  %s\n", "ID", "LAST HEARTBEAT");
@@ -152,12 +161,15 @@ static void print_json(const struct snapshot *s) {
         odbc_leader__cli_json_string(stdout, l->leader_id);
     else
         fputs("null", stdout);
-    printf(",\"leader_present\":%s,\"term\":%lld,\"lease_remaining_ms\":%lld,"
-           "\"db_now_ms\":%lld,\"db_clock_offset_ms\":%lld,"
-           "\"candidates_alive\":%zu,\"candidates\":[",
+    printf(",\"leader_present\":%s,\"term\":%lld,\"lease_remaining_ms\":%lld,",
            s->present ? "true" : "false", (long long)l->term,
-           (long long)s->remaining_ms, (long long)l->db_now_ms,
-           (long long)s->offset_ms, s->n);
+           (long long)s->remaining_ms);
+    if (s->have_clock)
+        printf("\"db_now_ms\":%lld,\"db_clock_offset_ms\":%lld,",
+               (long long)l->db_now_ms, (long long)s->offset_ms);
+    else
+        fputs("\"db_now_ms\":null,\"db_clock_offset_ms\":null,", stdout);
+    printf("\"candidates_alive\":%zu,\"candidates\":[", s->n);
     for (size_t i = 0; i < s->n; i++) {
         const struct odbc_leader_candidate *c = &s->cands[i];
 
@@ -207,9 +219,11 @@ static void print_prometheus(const struct snapshot *s) {
     prom_sample(s, "odbc_leader_candidates_alive", v);
     prom_head("odbc_leader_db_clock_offset_seconds",
               "Database clock minus this host's wall clock, read with the "
-              "lease; a jump is a clock step on one side.");
+              "lease; a jump is a clock step on one side. No sample "
+              "before the namespace's first lease row.");
     snprintf(v, sizeof(v), "%.3f", secs(s->offset_ms));
-    prom_sample(s, "odbc_leader_db_clock_offset_seconds", v);
+    if (s->have_clock)
+        prom_sample(s, "odbc_leader_db_clock_offset_seconds", v);
     prom_head("odbc_leader_leader_info",
               "Always 1; the leader_id label names the current leader.");
     if (s->present) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * watch.c: "odbc-leader watch": poll a namespace's lease and print one
  * line per change of leader (time, namespace, old and new leader, term)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * watchdog.c: the supervisor between "odbc-leader run" and CMD, a dead
  * man's switch that keeps CMD inside its lease whatever happens to run.

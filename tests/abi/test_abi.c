@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_abi.c: checks that leader_plugin shared objects honour the ABI of
  * plugin/leader_plugin.h, the way a host would use them.

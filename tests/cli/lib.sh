@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/cli/lib.sh: helpers for the odbc-leader command's tests, sourced
 # after tests/integration/lib.sh (and after ol_setup).
 #

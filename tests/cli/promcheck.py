@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """promcheck.py: checks Prometheus text exposition format (version 0.0.4)
 read from stdin, as written by "odbc-leader status --format=prometheus".
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/cli/scenarios.sh: the odbc-leader command's scenarios, run on one
 # database by tests/cli/sqlite.test and tests/cli/postgresql.test.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """syslogd.py: a one-shot syslog receiver for tests/cli/syslog.test.
 
     python3 syslogd.py SOCKET OUT CMD [ARGS...]

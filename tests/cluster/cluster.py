@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """cluster.py: the driver of the database-topology tests (tests/cluster).
 
     cluster.py promotion|clockstep|pgbouncer [OPTIONS] --lib ... --work DIR

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/cluster/galera-lib.sh: a private three-node MariaDB Galera cluster
 # for tests/cluster/galera.test, sourced after tests/integration/lib.sh and
 # ol_setup. Like lib.sh's server helpers, every function but gl_start_cluster

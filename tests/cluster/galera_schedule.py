@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """galera_schedule.py: the fault schedule of tests/cluster/galera.test.
 
 Called by galera.test once the three-node Galera cluster runs (the GL_*

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/cluster/lib-cluster.sh: server helpers of the database-topology
 # tests (tests/cluster/*.test), sourced after tests/integration/lib.sh and
 # ol_setup. Like lib.sh's PostgreSQL helpers they only need exported

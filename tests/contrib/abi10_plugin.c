@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * abi10_plugin.c: a leader_plugin as a plugin built against ABI 1.0 sees
  * it (struct_size ends before claim, no claim, finish or leadership), for

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """check_fires.py: did every slot fire exactly once? (minicron's claims)
 
     python3 check_fires.py --runs RUNS --ledger LEDGER --slot-seconds N
@@ -17,7 +18,8 @@ The rules:
   claims) and no slot anywhere has two (the database's key);
 - no slot anywhere ran twice (no duplicate run);
 - each run has its ledger row, claimed by the minicron that ran it
-  (claimed_by mc-PID) in the term it ran under; that row is finished with
+  (claimed_by mc-PID; PID 1 when the job logged after its killed
+  minicron was gone) in the term it ran under; that row is finished with
   status 0, or unfinished when its claimant was killed (a killed minicron
   cannot call finish());
 - a slot of FIRST..LAST that was claimed but never ran is a gap, except
@@ -97,7 +99,11 @@ def check(args):
         for r in lines:
             if r["ms"] >= (k + 1) * slot_ms:
                 late += 1
-            if claimant_pid(row) != r["pid"] or row["term"] != r["term"]:
+            # pid 1: the job logged after its minicron was killed (the
+            # shell's $PPID is then init's)
+            orphan = r["pid"] == 1 and claimant_pid(row) in killed
+            if (claimant_pid(row) != r["pid"] and not orphan) or \
+                    row["term"] != r["term"]:
                 bad.append("slot %d: ran by pid %d in term %d, claimed by %s in term %d"
                            % (k, r["pid"], r["term"], row["claimed_by"], row["term"]))
         if row["finished_at_ms"] is None:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """check_invocations.py: do the odbc-leader command lines in contrib parse?
 
     python3 check_invocations.py ODBC_LEADER_BIN FILE...

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/contrib/minicron_claims.sh: minicron's exactly-once scenario,
 # sourced by minicron.test (SQLite), minicron-pg.test (PostgreSQL) and
 # minicron-mariadb.test (MariaDB) after ol_setup and the database's start.

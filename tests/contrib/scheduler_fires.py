@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """scheduler_fires.py: exactly-once fires of a Python scheduler on odbc-leader.
 
     python3 scheduler_fires.py --kind apscheduler|celery --python PY
@@ -67,6 +68,7 @@ class Procs:
         self.err = open(os.path.join(args.work, "stderr.log"), "ab")
         self.first_slot = None
         self.env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1",
+                        PYTHONFAULTHANDLER="1",
                         PYTHONPATH=args.pkg,
                         CELERY_BROKER_URL=args.broker or "",
                         ODBC_LEADER_NAMESPACE=NAMESPACE,
@@ -173,9 +175,14 @@ class Procs:
             try:
                 rc = p.wait(20)
             except subprocess.TimeoutExpired:
-                p.kill()
+                p.send_signal(signal.SIGABRT)  # faulthandler: the stacks
+                try:
+                    p.wait(5)
+                except subprocess.TimeoutExpired:
+                    p.kill()
                 rc = p.wait()
-                bad.append("%d did not stop on SIGTERM" % pid)
+                bad.append("%d did not stop on SIGTERM (its threads' stacks "
+                           "are in stderr.log)" % pid)
             if pid not in self.killed and rc not in (0, -signal.SIGKILL):
                 bad.append("%d exited %d" % (pid, rc))
         return bad

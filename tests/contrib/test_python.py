@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """test_python.py: the odbc_leader package of contrib/python against the
 built plugins: the ABI binding (odbc_leader.plugin), Leader, the fence.
 
@@ -393,6 +394,22 @@ class LeaderTest(unittest.TestCase):
         self.assertGreater(b.term(), term)
         self.wait(lambda: changes and changes[-1][0])
         self.assertEqual(changes[-1], (True, b.term()))
+
+    def test_stop_from_a_frame_that_holds_the_lock(self):
+        # celery beat stops the scheduler in its SIGTERM handler, which may
+        # interrupt the thread inside claim() or finish(), lock held
+        a = self.leader("a")
+        self.wait(a.is_leader)
+
+        def interrupted():
+            with a._lock:  # as inside claim()
+                a.stop()
+
+        t = threading.Thread(target=interrupted, daemon=True)
+        t.start()
+        t.join(LIVENESS_S)
+        self.assertFalse(t.is_alive(), "stop() deadlocked")
+        self.assertFalse(a.is_leader())
 
     def test_bad_configuration_names_the_key(self):
         with self.assertRaises(ol.LeaderPluginError) as cm:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * claim-host.c: a candidate of the claim fault schedule (claim-schedule.py).
  * It campaigns with libodbcleader and, while it leads, claims every fire of

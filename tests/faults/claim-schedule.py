@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """claim-schedule.py: the fault schedule of the fire ledger, checked at the
 level a scheduler relies on: each fire claimed exactly once.
 

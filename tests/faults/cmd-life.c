@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmd-life.c: the CMD of the "odbc-leader run" fault tests. It records its
  * own life, so a checker can tell whether two CMDs ever ran at once or a

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """cmd-schedule.py: the fault schedule of `odbc-leader run`, checked at the
 level users rely on: CMD lifetimes.
 

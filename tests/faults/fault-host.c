@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fault-host.c: the candidate process of the fault-injection suite.
  *

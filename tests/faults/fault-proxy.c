@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fault-proxy.c: a TCP forwarder on loopback that the fault suite puts
  * between candidates and the database, to stall or cut the network.

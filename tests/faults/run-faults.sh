@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # run-faults.sh: the fault-injection suite. Starts the databases it needs
 # (tests/integration/lib.sh: private servers in a temp dir on 127.0.0.1),
 # runs the fault schedule with fault-host candidates, checks every run with

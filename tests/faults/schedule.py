@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """schedule.py: runs the fault schedule of the fault-injection suite.
 
 Called by run-faults.sh once the databases are up (their OL_* variables

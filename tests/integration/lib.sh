@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/integration/lib.sh: helpers sourced by the integration test scripts.
 #
 # The scripts run under automake's test harness from the build directory,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * scenarios.c: the protocol's scenarios against a real database through
  * its real ODBC driver. The same program runs on every database: the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # tests/iodbc/iodbc.sh: builds odbc-leader against iODBC and runs, under
 # iODBC, the protocol scenarios on SQLite and PostgreSQL
 # (tests/integration/sqlite.test, postgresql.test), the odbc-leader

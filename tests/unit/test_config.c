@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_config.c: unit tests for src/config.c, the connection-string and
  * odbc.ini parser behind odbc_leader_create(). The group setup writes its own

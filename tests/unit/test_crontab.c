@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_crontab.c: unit tests for contrib/minicron/crontab.c, the crontab
  * parser and matcher of minicron: fields, lists, ranges, steps, names,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_dialect.c: unit tests of the dialect layer: the built-in dialect
  * files, the file format and its error messages, error classification

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_elector.c: unit tests of the election state machine with a fake
  * clock and a fake database port. The fake port keeps one lease row in

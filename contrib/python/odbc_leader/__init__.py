@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """odbc_leader: leader election on the SQL database you run, from Python.
 
 A ctypes binding of odbc-leader's scheduler plugin (odbc_leader.so, ABI

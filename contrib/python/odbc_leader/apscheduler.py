@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """odbc_leader.apscheduler: one APScheduler configuration on every host,
 each fire run on one of them.
 

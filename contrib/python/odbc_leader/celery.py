@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """odbc_leader.celery: celery beat on every host, each due entry sent once.
 
 Celery beat must never run twice: two beats send every periodic task

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """odbc_leader.fencing: fenced writes through a DB-API cursor.
 
 A leader that was paused may write after another host took over. The

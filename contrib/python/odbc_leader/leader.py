@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """odbc_leader.leader: a candidate that campaigns in a thread of its own.
 
 Leader loads odbc_leader.so (found by find_plugin), creates one plugin
@@ -130,7 +131,9 @@ class Leader:
         if log is None:
             log = _plugin.logging_callback(logging.getLogger("odbc_leader"))
         self._plugin = _plugin.Plugin(self.plugin_path)
-        self._lock = threading.Lock()
+        # Reentrant: stop() may run in a signal handler (celery beat's
+        # SIGTERM) that interrupted this thread inside claim or finish.
+        self._lock = threading.RLock()
         self._listeners: List[Listener] = []
         self._changes: List[bool] = []
         self._inst = self._plugin.init(
@@ -150,13 +153,19 @@ class Leader:
     def _run(self) -> None:
         delay_ms = 0
         while not self._stop.wait(delay_ms / 1000.0):
-            with self._lock:
-                try:
-                    delay_ms = self._inst.tick().next_tick_ms
-                except _plugin.TickError as e:  # the database failed: go on
-                    self.last_error = e
-                    delay_ms = e.next_tick_ms
+            # never wait for the lock for long: stop() must be able to
+            # join this thread while another frame of its caller holds it
+            if not self._lock.acquire(timeout=0.05):
+                delay_ms = 0
+                continue
+            try:
+                delay_ms = self._inst.tick().next_tick_ms
+            except _plugin.TickError as e:  # the database failed: go on
+                self.last_error = e
+                delay_ms = e.next_tick_ms
+            finally:
                 changes, self._changes = self._changes, []
+                self._lock.release()
             if changes:
                 leading, term = self._inst.is_leader(), self._inst.term()
                 for fn in list(self._listeners):
@@ -172,9 +181,11 @@ class Leader:
 
     def stop(self) -> None:
         """Stops ticking and shuts the instance down: a leader resigns,
-        so another candidate takes over at once. Idempotent."""
+        so another candidate takes over at once. Idempotent; may be called
+        from a signal handler of the thread that claims."""
         self._stop.set()
-        if self._thread is not None:
+        if self._thread is not None and \
+                self._thread is not threading.current_thread():
             self._thread.join()
         with self._lock:
             self._inst.shutdown()

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """odbc_leader.plugin: drive a leader_plugin (plugin/leader_plugin.h) from Python.
 
 A ctypes binding to the generic scheduler-plugin ABI, standard library only.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """odbc_leader.examples.apscheduler: one APScheduler job, run on one host.
 
     python3 -m odbc_leader.examples.apscheduler --plugin SO --connect STR \\

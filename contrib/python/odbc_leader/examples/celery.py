@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """odbc_leader.examples.celery: a Celery app whose beat runs on every host.
 
     export ODBC_LEADER_CONNECT='DSN=sched' CELERY_BROKER_URL=redis://mq:6379/0
