@@ -865,23 +865,23 @@ static int settle_resign_requests(const struct state *st,
     return ODBC_LEADER_ECONFIG;
 }
 
-/* Reads LeaderPooler: "none" (default), "session" or "transaction".
- * Returns 0 or ODBC_LEADER_ECONFIG. */
+/* Reads LeaderPooler: "none" (default), "session" or "transaction", the
+ * names of the ODBC_LEADER__POOL_* values in order. Returns 0 or
+ * ODBC_LEADER_ECONFIG. */
 static int settle_pooler(const struct state *st, struct odbc_leader__config *c,
                          char *err, size_t errlen) {
+    static const char *const names[] = {"none", "session", "transaction"};
     const char *s = st->v[K_POOLER].text;
     char vbuf[SHOW_BUF];
 
     c->pooler = ODBC_LEADER__POOL_NONE;
-    if (s == NULL || strcasecmp(s, "none") == 0)
+    if (s == NULL)
         return 0;
-    if (strcasecmp(s, "session") == 0) {
-        c->pooler = ODBC_LEADER__POOL_SESSION;
-        return 0;
-    }
-    if (strcasecmp(s, "transaction") == 0) {
-        c->pooler = ODBC_LEADER__POOL_TRANSACTION;
-        return 0;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (strcasecmp(s, names[i]) == 0) {
+            c->pooler = (int)i;
+            return 0;
+        }
     }
     odbc_leader__errf(err, errlen,
                       "LeaderPooler: \"%s\" is not one of none, session, "

@@ -461,6 +461,18 @@ class Election:
             self.spawn_host()
         return pid, ref
 
+    def after_fault(self, name, ref, lead, limit_ms, frozen=None, **extra):
+        """Records the fault, waits for the next tenure within limit_ms,
+        then continues the frozen (SIGSTOPped) leader once HOLD_MS has
+        passed since ref."""
+        self.fault(name, ref, lead, limit_ms, **extra)
+        self.wait_takeover(ref, (lead[3], lead[2]), limit_ms)
+        if frozen is not None:
+            rest = HOLD_MS / 1000.0 - (now_ns() - ref) / 1e9
+            if rest > 0:
+                time.sleep(rest)
+            self.cont(frozen)
+
     def cont(self, pid):
         if pid in self.stopped:
             self.stopped.discard(pid)
@@ -820,19 +832,12 @@ def scenario_promotion(ctx):
         log("standby promoted %.0f ms after the kill" % (
             (t_promote - ref) / 1e6))
         limit = (t_promote - ref) / 1e6 + 3 * TTL_MS
-        el.fault("kill-primary", ref, lead, limit,
-                 note="promoted %.0f ms after the kill" % (
-                     (t_promote - ref) / 1e6))
-        el.wait_takeover(ref, (lead[3], lead[2]), limit)
+        el.after_fault("kill-primary", ref, lead, limit, frozen,
+                       note="promoted %.0f ms after the kill" % (
+                           (t_promote - ref) / 1e6))
         if el2 is not None:
-            el2.fault("kill-primary", ref, lead2, limit,
-                      note="first row lost with the primary")
-            el2.wait_takeover(ref, (lead2[3], lead2[2]), limit)
-        if frozen is not None:
-            rest = HOLD_MS / 1000.0 - (now_ns() - ref) / 1e9
-            if rest > 0:
-                time.sleep(rest)
-            el.cont(frozen)
+            el2.after_fault("kill-primary", ref, lead2, limit,
+                            note="first row lost with the primary")
         time.sleep(3 * TTL_MS / 1000.0)
         el.wait_leader(2 * TTL_MS / 1000.0 + 5)
     except RuntimeError as e:
@@ -935,14 +940,8 @@ def scenario_clockstep(ctx):
             # while (README.md), which the limit allows for
             limit = 3 * TTL_MS + (ctx.step_s * 1000
                                   if ctx.clock == "faketime" else 0)
-            el.fault("step+%ds" % ctx.step_s, ref, lead, limit,
-                     note="server offset %.1f s" % (int(seen) / 1000.0))
-            el.wait_takeover(ref, (lead[3], lead[2]), limit)
-            if frozen is not None:
-                rest = HOLD_MS / 1000.0 - (now_ns() - ref) / 1e9
-                if rest > 0:
-                    time.sleep(rest)
-                el.cont(frozen)
+            el.after_fault("step+%ds" % ctx.step_s, ref, lead, limit, frozen,
+                           note="server offset %.1f s" % (int(seen) / 1000.0))
             time.sleep(2 * TTL_MS / 1000.0)
             el.wait_leader(10)
             # the lease, renewed since, must be in the stepped clock
@@ -993,20 +992,13 @@ def pgb_fault(ctx, el, fault):
     lead = el.wait_leader(20)
     time.sleep(RENEW_MS / 1000.0 / 2)
     lead = el.wait_leader(20)
-    old = (lead[3], lead[2])
     if fault == "kill-9":
         _, ref = el.kill_leader(lead, signal.SIGKILL)
-        el.fault(fault, ref, lead, 2 * TTL_MS, note=lead[0])
-        el.wait_takeover(ref, old, 2 * TTL_MS)
+        el.after_fault(fault, ref, lead, 2 * TTL_MS, note=lead[0])
         time.sleep(TTL_MS / 1000.0)
     elif fault == "sigstop":
         pid, ref = el.kill_leader(lead, signal.SIGSTOP)
-        el.fault(fault, ref, lead, 2 * TTL_MS, note=lead[0])
-        el.wait_takeover(ref, old, 2 * TTL_MS)
-        rest = HOLD_MS / 1000.0 - (now_ns() - ref) / 1e9
-        if rest > 0:
-            time.sleep(rest)
-        el.cont(pid)
+        el.after_fault(fault, ref, lead, 2 * TTL_MS, pid, note=lead[0])
         time.sleep(2 * RENEW_MS / 1000.0 + 1)  # the resumed one acts now
     elif fault == "pg-restart":
         t0 = now_ns()
