@@ -8,7 +8,7 @@
  * within the process, and never by an instance that does not lead.
  */
 #ifdef HAVE_CONFIG_H
-#include "config.h"
+#include <build_config.h>
 #endif
 
 #include <stdarg.h>
@@ -45,11 +45,6 @@ struct al_fire {
     int finished;
     int status;
 };
-
-/* Whether the host built struct leader_host with member m. */
-#define HOST_HAS(h, m)                                                         \
-    ((h)->struct_size >=                                                       \
-     offsetof(struct leader_host, m) + sizeof(((struct leader_host *)0)->m))
 
 struct always_leader {
     void *ctx; /* borrowed from the host */
@@ -182,11 +177,11 @@ static int al_init(const char *config, const struct leader_host *host,
         goto fail;
     }
     al->leader_mode = mode;
-    if (host != NULL && HOST_HAS(host, ctx))
+    if (LEADER_HOST_HAS(host, ctx))
         al->ctx = host->ctx;
-    if (host != NULL && HOST_HAS(host, log))
+    if (LEADER_HOST_HAS(host, log))
         al->log = host->log;
-    if (host != NULL && HOST_HAS(host, on_change))
+    if (LEADER_HOST_HAS(host, on_change))
         al->on_change = host->on_change;
     if (al->log != NULL)
         al->log(al->ctx, LOG_INFO,

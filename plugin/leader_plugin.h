@@ -43,6 +43,13 @@ struct leader_host {      /* filled by the host, borrowed until shutdown */
                       const char *leader_id); /* may be NULL */
 };
 
+/* 1 when the host struct h (as the host built it, h->struct_size) has
+ * member m: a plugin reads a member only when this is true, so a host built
+ * against an older, shorter struct keeps working. h may be NULL. */
+#define LEADER_HOST_HAS(h, m)                                                  \
+    ((h) != NULL &&                                                            \
+     (h)->struct_size >= offsetof(struct leader_host, m) + sizeof((h)->m))
+
 struct leader_plugin {
     uint32_t struct_size;
     uint16_t abi_major, abi_minor;

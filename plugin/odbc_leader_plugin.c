@@ -4,7 +4,7 @@
  * leader_plugin.h implemented on libodbcleader. The library is linked in
  * statically and hidden: leader_plugin_entry is the only exported symbol.
  */
-#include <config.h>
+#include <build_config.h>
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -18,16 +18,10 @@ struct instance {
     const struct leader_host *host; /* borrowed until shutdown */
 };
 
-/* 1 when the host's struct, as the host built it, has member m. */
-#define HOST_HAS(host, m)                                                      \
-    ((host) != NULL &&                                                         \
-     (host)->struct_size >=                                                    \
-         offsetof(struct leader_host, m) + sizeof((host)->m))
-
 static void forward_log(void *ctx, int level, const char *msg) {
     const struct leader_host *host = ctx;
 
-    if (HOST_HAS(host, log) && host->log != NULL)
+    if (LEADER_HOST_HAS(host, log) && host->log != NULL)
         host->log(host->ctx, level, msg);
 }
 
@@ -35,7 +29,7 @@ static void forward_change(void *ctx, int is_leader, int64_t term,
                            const char *leader_id) {
     const struct leader_host *host = ctx;
 
-    if (HOST_HAS(host, on_change) && host->on_change != NULL)
+    if (LEADER_HOST_HAS(host, on_change) && host->on_change != NULL)
         host->on_change(host->ctx, is_leader, term, leader_id);
 }
 

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * buf.c: a growable, always NUL-terminated byte buffer, shared by the
- * configuration and dialect parsers.
+ * buf.c: a growable, always NUL-terminated byte buffer and a bounded string
+ * copy, shared by the configuration and dialect parsers.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "buf.h"
 
 /* Appends s[0..n) to b, growing it by doubling. Returns 0, or -1 when out
  * of memory (b is unchanged then). b owns its bytes; free b->p. */
@@ -27,4 +27,16 @@ int odbc_leader__buf_add(struct odbc_leader__buf *b, const char *s, size_t n) {
     b->len += n;
     b->p[b->len] = '\0';
     return 0;
+}
+
+/* Returns a malloc'd copy of s[0..n) with a NUL after it, owned by the
+ * caller, or NULL when out of memory. s is borrowed. */
+char *odbc_leader__strndup(const char *s, size_t n) {
+    char *r = malloc(n + 1);
+
+    if (r == NULL)
+        return NULL;
+    memcpy(r, s, n);
+    r[n] = '\0';
+    return r;
 }

@@ -16,7 +16,16 @@
 
 #include <odbcinst.h>
 
-#include "internal.h"
+#include "buf.h"
+#include "config.h"
+#include "log.h"
+
+/* iODBC's headers (iodbcunix.h, through odbcinst.h) include <unistd.h>,
+ * whose F_OK macro would replace this file's enumerator F_OK. Nothing here
+ * calls access(); unixODBC's headers do not define F_OK. */
+#if defined(_IODBCUNIX_H) && defined(F_OK)
+#undef F_OK
+#endif
 
 #define DIALECT_MAX 4096            /* LeaderDialect, bytes */
 #define SHOW_MAX 64                 /* bytes of user text quoted in a message */
@@ -182,16 +191,6 @@ static void state_free(struct state *st) {
     memset(st, 0, sizeof *st);
 }
 
-/* Returns a new copy of s[0..n), or NULL when out of memory. */
-static char *dup_n(const char *s, size_t n) {
-    char *p = malloc(n + 1);
-    if (p) {
-        memcpy(p, s, n);
-        p[n] = '\0';
-    }
-    return p;
-}
-
 /*
  * Decodes the braced value starting at s[*pos] == '{' ("}}" is a literal
  * '}'). On return *pos is just past the closing brace. Returns 0 and a new
@@ -246,7 +245,7 @@ static int read_plain(const char *s, size_t *pos, char **value, char *err,
 
     while (len > 0 && is_blank(s[i + len - 1]))
         len--;
-    *value = dup_n(s + i, len);
+    *value = odbc_leader__strndup(s + i, len);
     if (!*value) {
         odbc_leader__errf(err, errlen, "out of memory");
         return ODBC_LEADER_ENOMEM;
@@ -739,14 +738,14 @@ static enum fault prefix_fault(const char *s, size_t *at) {
     return F_OK;
 }
 
-/* 1 when s is a valid namespace or candidate id, else 0 (see internal.h). */
+/* 1 when s is a valid namespace or candidate id, else 0 (see config.h). */
 int odbc_leader__valid_name(const char *s) {
     size_t at = 0;
 
     return s != NULL && name_fault(s, &at) == F_OK;
 }
 
-/* 1 when s is a valid table prefix, else 0 (see internal.h). */
+/* 1 when s is a valid table prefix, else 0 (see config.h). */
 int odbc_leader__valid_prefix(const char *s) {
     size_t at = 0;
 
@@ -935,7 +934,7 @@ static int settle(const struct state *st, struct odbc_leader__config *c,
     return rc;
 }
 
-/* See internal.h. Borrows config; on success *out owns its strings. */
+/* See config.h. Borrows config; on success *out owns its strings. */
 int odbc_leader__config_parse(const char *config,
                               struct odbc_leader__config *out, char *err,
                               size_t errlen) {

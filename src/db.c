@@ -26,7 +26,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+#include "config.h"
 #include "db.h"
+#include "dialect.h"
+#include "log.h"
 
 struct odbc_leader__db {
     const struct odbc_leader__config *cfg; /* borrowed */
@@ -74,16 +78,6 @@ struct odbc_leader__db {
 
 /* Rows handed to a fetch callback; returns 0 or a negative error. */
 typedef int (*row_fn)(struct odbc_leader__db *db, SQLHSTMT h, void *ctx);
-
-static const char *const op_names[ODBC_LEADER__OP_COUNT] = {
-    "on_connect",     "ddl",     "schema_version",
-    "attempt",        "renew",   "resign",
-    "unregister",     "leader",  "candidates",
-    "request_resign", "release", "wait",
-    "hold",           "upgrade", "claim",
-    "finish",         "fire",    "fires",
-    "fire_gc",        "fence",
-};
 
 int odbc_leader__db_create(struct odbc_leader__db **out,
                            const struct odbc_leader__config *cfg,
@@ -409,7 +403,8 @@ static int prepare(struct odbc_leader__db *db, int op,
 
     *out = SQL_NULL_HSTMT;
     *cls = ODBC_LEADER__ERR_OTHER;
-    snprintf(what, sizeof(what), "prepare %s (line %d)", op_names[op], s->line);
+    snprintf(what, sizeof(what), "prepare %s (line %d)",
+             odbc_leader__op_name(op), s->line);
     r = SQLAllocHandle(SQL_HANDLE_STMT, db->dbc, &h);
     if (!SQL_SUCCEEDED(r)) {
         *cls = diagnose(db, SQL_HANDLE_DBC, db->dbc, what);
@@ -583,7 +578,7 @@ static int run_op(struct odbc_leader__db *db, int op, row_fn fn, void *ctx,
             return rc;
     }
     for (size_t i = 0; i < l->n && i < ODBC_LEADER__MAX_STMTS; i++) {
-        snprintf(what, sizeof(what), "%s (line %d)", op_names[op],
+        snprintf(what, sizeof(what), "%s (line %d)", odbc_leader__op_name(op),
                  l->v[i].line);
         rc = exec_stmt(db, op, i, i + 1 == l->n, fn, ctx, what, cls);
         if (rc < 0)
@@ -1185,7 +1180,8 @@ int odbc_leader__db_connect(struct odbc_leader__db *db, char *err,
         rc = prepare_op(db, runtime_ops[i], &cls);
         if (rc < 0) {
             odbc_leader__errf(err, errlen, "preparing %s failed: %s",
-                              op_names[runtime_ops[i]], db->last_error);
+                              odbc_leader__op_name(runtime_ops[i]),
+                              db->last_error);
             goto fail;
         }
     }

@@ -6,8 +6,10 @@
 #ifndef ODBC_LEADER_DB_H
 #define ODBC_LEADER_DB_H
 
+#include "config.h"
+#include "dialect.h"
 #include "elector.h"
-#include "internal.h"
+#include "log.h"
 
 struct odbc_leader__db;
 

@@ -12,12 +12,16 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "buf.h"
+#include "config.h"
+#include "dialect.h"
+#include "log.h"
 
 #ifndef PKGDATADIR
 #define PKGDATADIR "/usr/local/share/odbc-leader"
@@ -35,6 +39,11 @@ static const char *const op_names[ODBC_LEADER__OP_COUNT] = {
     "finish",         "fire",    "fires",
     "fire_gc",        "fence",
 };
+
+/* Returns the name of op as a dialect file spells it; static. */
+const char *odbc_leader__op_name(enum odbc_leader__op op) {
+    return (unsigned)op < ODBC_LEADER__OP_COUNT ? op_names[op] : "?";
+}
 
 static const char *const param_names[ODBC_LEADER__P_COUNT] = {
     "ns", "id",      "term", "ttl_ms",  "cand_ttl_ms", "version",
@@ -164,17 +173,6 @@ static size_t trim(const char *s, size_t n, const char **start) {
     return n;
 }
 
-/* A malloc'd copy of s[0..n). Returns NULL when out of memory. */
-static char *dup_n(const char *s, size_t n) {
-    char *r = malloc(n + 1);
-
-    if (r) {
-        memcpy(r, s, n);
-        r[n] = '\0';
-    }
-    return r;
-}
-
 /* ---- error codes ---- */
 
 /* Parses one code pattern (23505, 08*, HY000:19, *:1062) of n bytes into
@@ -261,7 +259,7 @@ static int code_matches(const struct odbc_leader__code *c, const char *st,
     return !c->has_native || c->native == native;
 }
 
-/* See internal.h: class 08 first, then the lists in the order UNIQUE,
+/* See dialect.h: class 08 first, then the lists in the order UNIQUE,
  * TRANSIENT, CONNLOST, UNDEFINED_TABLE, READONLY, then HYT00/HYT01 as
  * TRANSIENT. d may be NULL (fixed rules only); sqlstate may be NULL. */
 int odbc_leader__classify(const struct odbc_leader__dialect *d,
@@ -299,7 +297,7 @@ static int set_text(struct parser *p, const char *word, int *seen_line,
                     *seen_line);
     if (n == 0)
         return fail(p, p->line, "@%s needs a value", word);
-    *dst = dup_n(s, n);
+    *dst = odbc_leader__strndup(s, n);
     if (!*dst)
         return nomem(p);
     *seen_line = p->line;
@@ -427,7 +425,7 @@ static int add_define(struct parser *p, const char *s, size_t n, int pooled) {
     if (p->ndefines == DEFINES_MAX)
         return fail(p, p->line, "more than %d @define lines", DEFINES_MAX);
     def = &p->defines[p->ndefines++];
-    def->text = dup_n(text, tn);
+    def->text = odbc_leader__strndup(text, tn);
     if (def->text == NULL)
         return nomem(p);
     memcpy(def->name, s, wn);
@@ -615,7 +613,7 @@ static int finish_statement(struct parser *p) {
         return fail(p, p->stmt_line,
                     "more than %d statements in @statement %s; expected at "
                     "most %d",
-                    ODBC_LEADER__MAX_STMTS, op_names[p->op],
+                    ODBC_LEADER__MAX_STMTS, odbc_leader__op_name(p->op),
                     ODBC_LEADER__MAX_STMTS);
     v = realloc(l->v, (l->n + 1) * sizeof *v);
     if (!v)
@@ -623,7 +621,7 @@ static int finish_statement(struct parser *p) {
     l->v = v;
     st = &l->v[l->n];
     memset(st, 0, sizeof *st);
-    st->sql = dup_n(s, n);
+    st->sql = odbc_leader__strndup(s, n);
     if (!st->sql)
         return nomem(p);
     st->nparams = p->nparams;
@@ -655,7 +653,7 @@ static int end_section(struct parser *p) {
     if (p->d->ops[p->op].n == 0)
         return fail(p, p->op_line[p->op],
                     "empty @statement %s; expected SQL lines after it",
-                    op_names[p->op]);
+                    odbc_leader__op_name(p->op));
     p->op = -1;
     return 0;
 }
@@ -984,7 +982,7 @@ static int parse_text(struct parser *p, const char *text) {
     return rc;
 }
 
-/* See internal.h. Owns nothing on return: *out goes to the caller; text,
+/* See dialect.h. Owns nothing on return: *out goes to the caller; text,
  * filename and vars are only borrowed during the call. */
 int odbc_leader__dialect_parse(const char *text, const char *filename,
                                const struct odbc_leader__dialect_vars *vars,
@@ -1244,7 +1242,7 @@ static int load_named(const char *name,
     return rc;
 }
 
-/* See internal.h. spec, dbms_name and vars are borrowed; *out goes to the
+/* See dialect.h. spec, dbms_name and vars are borrowed; *out goes to the
  * caller. An empty or NULL spec means "auto". */
 int odbc_leader__dialect_load(const char *spec, const char *dbms_name,
                               const struct odbc_leader__dialect_vars *vars,

@@ -22,7 +22,9 @@
 #include <string.h>
 #include <syslog.h>
 
+#include "clock.h"
 #include "elector.h"
+#include "log.h"
 
 #define NS_PER_MS INT64_C(1000000)
 

@@ -13,7 +13,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "config.h"
+#include "log.h"
 
 /* What the database said about the lease, in database time. */
 struct odbc_leader__result {
@@ -122,7 +123,7 @@ struct odbc_leader__elector_conf {
     const struct odbc_leader_callbacks *cb; /* copied; may be NULL */
     const char *id;                         /* borrowed for e's lifetime */
     int64_t ttl_ms, renew_ms, margin_ms;
-    int64_t test_trust_extra_ms; /* test only, see internal.h */
+    int64_t test_trust_extra_ms; /* test only, see config.h */
     int64_t wait_ms;             /* follower wait budget; 0 = never wait
                                     (needs ops->wait) */
     int connected;               /* the port is already connected */

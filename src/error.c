@@ -3,7 +3,7 @@
  * error.c: messages for the library's error codes. The switch has no
  * default case, so the compiler names any code added without a message.
  */
-#include "internal.h"
+#include "odbc_leader.h"
 
 const char *odbc_leader_strerror(int rc) {
     switch ((enum odbc_leader_error)rc) {

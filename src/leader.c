@@ -4,16 +4,18 @@
  * configuration, the ODBC port and the elector, and forwards the public
  * calls to them.
  */
-#include <config.h>
+#include <build_config.h>
 
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
 #include <uuid/uuid.h>
 
+#include "clock.h"
+#include "config.h"
 #include "db.h"
 #include "elector.h"
-#include "internal.h"
+#include "log.h"
 
 struct odbc_leader {
     struct odbc_leader__config cfg;

@@ -6,7 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "internal.h"
+#include "log.h"
 
 /* Formats at most 1 KiB and hands it to log->fn; the message is borrowed
  * by the callback for the duration of the call only. */

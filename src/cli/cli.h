@@ -3,7 +3,7 @@
  * cli.h: declarations shared by the translation units of the odbc-leader
  * command (src/cli/). Nothing here is part of the library: the command
  * links libodbcleader_core statically and uses the public API plus the
- * internal helpers of internal.h.
+ * internal helpers of the library headers (config.h, clock.h, ...).
  */
 #ifndef ODBC_LEADER_CLI_H
 #define ODBC_LEADER_CLI_H
@@ -149,9 +149,6 @@ void odbc_leader__cli_show_line(struct odbc_leader__cli *c, const char *msg);
 /* Parses a duration ("500ms", "10s", "1.5s", "2m", "1h", plain seconds)
  * into *ms. Returns 0, or -1 when s is not a duration. */
 int odbc_leader__cli_duration(const char *s, int64_t *ms);
-
-/* Milliseconds on CLOCK_BOOTTIME. */
-int64_t odbc_leader__cli_now_ms(void);
 
 /* Waits up to timeout_ms (0 = poll) for one of the blocked signals in
  * sigs. Returns the signal number, or 0 on timeout. */

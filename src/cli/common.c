@@ -6,7 +6,7 @@
  * status line on stderr, durations, clocks, signal waits, and escaping for
  * JSON and Prometheus output.
  */
-#include <config.h>
+#include <build_config.h>
 
 #include <errno.h>
 #include <pwd.h>
@@ -19,7 +19,8 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "internal.h"
+#include "clock.h"
+#include "config.h"
 
 int odbc_leader__cli_common_opt(struct odbc_leader__cli *c, int opt,
                                 const char *arg) {
@@ -450,13 +451,6 @@ int odbc_leader__cli_duration(const char *s, int64_t *ms) {
         return -1;
     *ms = whole * mult + frac * mult / scale;
     return 0;
-}
-
-int64_t odbc_leader__cli_now_ms(void) {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_BOOTTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 int odbc_leader__cli_wait_signal(const sigset_t *sigs, int64_t timeout_ms) {

@@ -14,7 +14,7 @@
  * candidate is reaped here; each job also dies with its candidate
  * (PR_SET_PDEATHSIG). Signals are blocked and waited for, as in run.c.
  */
-#include <config.h>
+#include <build_config.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "internal.h"
+#include "clock.h"
 
 #define MAX_CANDS 9
 #define TTL_MS 3000
@@ -86,7 +86,7 @@ static const char demo_help[] =
 /* ---- output ---- */
 
 static double since(const struct demo *d, int64_t t) {
-    return (double)(odbc_leader__cli_now_ms() - t) / 1000.0;
+    return (double)(odbc_leader__now_ms() - t) / 1000.0;
 }
 
 /* Clears the progress line, if any. */
@@ -207,10 +207,10 @@ static void show_log(struct demo *d, const struct cand *k) {
 /* Sleeps ms, reaping children. Returns 0, EX_SOFTWARE when a candidate
  * died unexpectedly, or 128+N after signal N. */
 static int nap(struct demo *d, int64_t ms) {
-    int64_t until = odbc_leader__cli_now_ms() + ms;
+    int64_t until = odbc_leader__now_ms() + ms;
 
     for (;;) {
-        int64_t left = until - odbc_leader__cli_now_ms();
+        int64_t left = until - odbc_leader__now_ms();
         int bad = reap_all(d), sig;
 
         if (bad >= 0) {
@@ -259,9 +259,9 @@ static void show_wait(struct demo *d, const struct odbc_leader_lease *l) {
  * above min_term. Sets *who and *term. Returns 0 or an exit code. */
 static int wait_leader(struct demo *d, int not, int64_t min_term, int *who,
                        int64_t *term) {
-    int64_t deadline = odbc_leader__cli_now_ms() + STAGE_TIMEOUT_MS;
+    int64_t deadline = odbc_leader__now_ms() + STAGE_TIMEOUT_MS;
 
-    while (odbc_leader__cli_now_ms() < deadline) {
+    while (odbc_leader__now_ms() < deadline) {
         struct odbc_leader_lease l;
         int i = leader_now(d, &l), rc;
 
@@ -354,7 +354,7 @@ static int act_crash(struct demo *d, int *who, int64_t *term, double *took) {
         "to expire",
         k->name);
     k->expected_end = 1;
-    t = odbc_leader__cli_now_ms();
+    t = odbc_leader__now_ms();
     kill(-k->pid, SIGKILL);
     rc = wait_leader(d, *who, *term, who, term);
     if (rc != 0)
@@ -378,7 +378,7 @@ static int act_handoff(struct demo *d, int *who, int64_t *term, double *took) {
     say(d, "kill -TERM %s: it stops its job and resigns on its way out",
         k->name);
     k->expected_end = 1;
-    t = odbc_leader__cli_now_ms();
+    t = odbc_leader__now_ms();
     kill(k->pid, SIGTERM);
     rc = wait_leader(d, *who, *term, who, term);
     if (rc != 0)
@@ -511,7 +511,7 @@ static int open_observer(struct demo *d) {
 /* Stops every candidate still running (SIGTERM to its group, SIGKILL
  * after STOP_TIMEOUT_MS) and reaps every child, orphaned jobs included. */
 static void stop_all(struct demo *d) {
-    int64_t deadline = odbc_leader__cli_now_ms() + STOP_TIMEOUT_MS;
+    int64_t deadline = odbc_leader__now_ms() + STOP_TIMEOUT_MS;
     int killed = 0;
 
     for (int i = 0; i < d->n; i++) {
@@ -523,14 +523,14 @@ static void stop_all(struct demo *d) {
         reap_all(d);
         if (waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD)
             return;
-        if (!killed && odbc_leader__cli_now_ms() >= deadline) {
+        if (!killed && odbc_leader__now_ms() >= deadline) {
             for (int i = 0; i < d->n; i++) {
                 if (d->cands[i].pid != 0)
                     kill(-d->cands[i].pid, SIGKILL);
             }
             killed = 1;
             deadline += STOP_TIMEOUT_MS;
-        } else if (killed && odbc_leader__cli_now_ms() >= deadline) {
+        } else if (killed && odbc_leader__now_ms() >= deadline) {
             return; /* something ignores SIGKILL: give up */
         }
         odbc_leader__cli_wait_signal(&d->sigs, POLL_MS);
@@ -609,7 +609,7 @@ int odbc_leader__cli_demo(struct odbc_leader__cli *c, int argc, char **argv) {
     if (rc != 0)
         return rc == ODBC_LEADER__CLI_HELP ? 0 : rc;
     d.tty = isatty(STDOUT_FILENO);
-    d.t0 = odbc_leader__cli_now_ms();
+    d.t0 = odbc_leader__now_ms();
     sigemptyset(&d.sigs);
     sigaddset(&d.sigs, SIGINT);
     sigaddset(&d.sigs, SIGTERM);

@@ -5,7 +5,7 @@
  * candidate that claimed it, when it started and finished, its status and
  * duration), as a table or as JSON. Times are the database's, in UTC.
  */
-#include <config.h>
+#include <build_config.h>
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "cli.h"
-#include "internal.h"
+#include "config.h"
 
 struct fires_opts {
     const char *job; /* --job, borrowed; NULL = every job */

@@ -8,7 +8,7 @@
  * those of <sysexits.h> plus the few of cli.h, all listed in --help and in
  * odbc-leader(1).
  */
-#include <config.h>
+#include <build_config.h>
 
 #include <stdio.h>
 #include <stdlib.h>

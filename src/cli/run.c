@@ -23,7 +23,7 @@
  * ledger. A key the ledger already holds ends run with exit 84, also
  * while waiting to lead.
  */
-#include <config.h>
+#include <build_config.h>
 
 #include <errno.h>
 #include <stdlib.h>
@@ -33,7 +33,8 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "internal.h"
+#include "clock.h"
+#include "config.h"
 
 #define STATUS_EVERY_MS 500    /* terminal status line refresh */
 #define MAX_SLEEP_MS 1000      /* wake at least this often */
@@ -73,7 +74,7 @@ struct run {
     int tty;          /* stderr is a terminal */
     char leader_id[ODBC_LEADER__NAME_MAX + 1]; /* from on_change, "" none */
     int64_t leader_term;
-    int64_t next_tick_at;       /* odbc_leader__cli_now_ms() time */
+    int64_t next_tick_at;       /* odbc_leader__now_ms() time */
     int64_t shown_at;           /* last status line refresh */
     int last_err;               /* last tick error reported, 0 none */
     int64_t term;               /* the term CMD runs under */
@@ -283,7 +284,7 @@ static int do_tick(struct run *r) {
     uint32_t next = MAX_SLEEP_MS;
     int rc = odbc_leader_tick(r->h, &next);
 
-    r->next_tick_at = odbc_leader__cli_now_ms() + next;
+    r->next_tick_at = odbc_leader__now_ms() + next;
     if (rc < 0 && rc != r->last_err && rc != ODBC_LEADER_EBACKOFF)
         run_log(r, LOG_INFO, odbc_leader_strerror(rc));
     r->last_err = rc < 0 ? rc : 0;
@@ -292,7 +293,7 @@ static int do_tick(struct run *r) {
 
 /* Milliseconds until the next tick is due, at most MAX_SLEEP_MS. */
 static int64_t until_tick(const struct run *r) {
-    int64_t d = r->next_tick_at - odbc_leader__cli_now_ms();
+    int64_t d = r->next_tick_at - odbc_leader__now_ms();
 
     return d < 0 ? 0 : d > MAX_SLEEP_MS ? MAX_SLEEP_MS : d;
 }
@@ -301,7 +302,7 @@ static int64_t until_tick(const struct run *r) {
  * refreshed every STATUS_EVERY_MS. */
 static void show_waiting(struct run *r) {
     struct odbc_leader_lease l;
-    int64_t now = odbc_leader__cli_now_ms();
+    int64_t now = odbc_leader__now_ms();
     const char *ns = odbc_leader_namespace(r->h);
     char line[512];
 
@@ -429,7 +430,7 @@ static int campaign(struct run *r) {
     for (;;) {
         int sig, rc;
 
-        if (odbc_leader__cli_now_ms() >= r->next_tick_at) {
+        if (odbc_leader__now_ms() >= r->next_tick_at) {
             rc = do_tick(r);
             if (rc >= 0 && r->once != NULL) {
                 int o = once_check(r, rc);
@@ -505,7 +506,7 @@ static int start_cmd(struct run *r) {
         odbc_leader__cli_err(r->cli, "%s", err);
         return EX_OSERR;
     }
-    r->started_at = odbc_leader__cli_now_ms();
+    r->started_at = odbc_leader__now_ms();
     return 0;
 }
 
@@ -563,7 +564,7 @@ static void supervise(struct run *r) {
 
         if (odbc_leader__wd_done(r->wd, &r->status, &r->wd_flags))
             return;
-        if (odbc_leader__cli_now_ms() >= r->next_tick_at)
+        if (odbc_leader__now_ms() >= r->next_tick_at)
             after_tick(r, do_tick(r));
         sig = odbc_leader__cli_wait_signal(&r->sigs, until_tick(r));
         if (sig != 0 && sig != SIGCHLD)
@@ -578,7 +579,7 @@ static void hold(struct run *r) {
     int64_t until = r->started_at + r->min_hold_ms;
 
     for (;;) {
-        int64_t now = odbc_leader__cli_now_ms(), wait;
+        int64_t now = odbc_leader__now_ms(), wait;
         int sig;
 
         if (now >= until)

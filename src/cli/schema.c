@@ -9,7 +9,7 @@
  * LeaderDialect=auto, printing connects just to ask the driver for
  * SQL_DBMS_NAME, as the library does.
  */
-#include <config.h>
+#include <build_config.h>
 
 #include <sql.h>
 #include <sqlext.h>
@@ -18,7 +18,9 @@
 #include <string.h>
 
 #include "cli.h"
-#include "internal.h"
+#include "buf.h"
+#include "config.h"
+#include "dialect.h"
 
 struct schema_opts {
     const char *dialect; /* --dialect, borrowed; NULL = from the config */

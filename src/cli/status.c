@@ -6,14 +6,15 @@
  * over to a named candidate). Neither registers as a candidate: the handle
  * never ticks, and its unregister at destroy matches no row.
  */
-#include <config.h>
+#include <build_config.h>
 
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli.h"
-#include "internal.h"
+#include "clock.h"
+#include "config.h"
 
 #define RESIGN_POLL_MS 200
 
@@ -87,7 +88,6 @@ static void collect(void *ctx, const struct odbc_leader_candidate *c) {
 /* Reads the lease and the candidates into *s (which owns the candidate
  * array afterwards). Returns 0 or a negative library error. */
 static int read_snapshot(odbc_leader_t *h, struct snapshot *s) {
-    struct timespec ts;
     int rc;
 
     memset(s, 0, sizeof(*s));
@@ -95,11 +95,9 @@ static int read_snapshot(odbc_leader_t *h, struct snapshot *s) {
     rc = odbc_leader_read_lease(h, &s->lease);
     if (rc < 0)
         return rc;
-    clock_gettime(CLOCK_REALTIME, &ts);
     s->have_clock = s->lease.db_now_ms > 0;
     if (s->have_clock)
-        s->offset_ms = s->lease.db_now_ms -
-                       ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+        s->offset_ms = s->lease.db_now_ms - odbc_leader__wall_ms();
     s->present = s->lease.leader_id[0] != '\0' &&
                  s->lease.expires_at_ms > s->lease.db_now_ms;
     if (s->present)
@@ -384,11 +382,11 @@ static int parse_resign(struct odbc_leader__cli *c, int argc, char **argv,
  * for a database error. */
 static int wait_new_term(struct odbc_leader__cli *c, odbc_leader_t *h,
                          int64_t old_term, int64_t timeout_ms) {
-    int64_t deadline = odbc_leader__cli_now_ms() + timeout_ms;
+    int64_t deadline = odbc_leader__now_ms() + timeout_ms;
     struct odbc_leader_lease l;
     struct timespec ts = {0, RESIGN_POLL_MS * 1000000L};
 
-    while (odbc_leader__cli_now_ms() < deadline) {
+    while (odbc_leader__now_ms() < deadline) {
         int rc = odbc_leader_read_lease(h, &l);
 
         if (rc == 0 && l.term > old_term && l.leader_id[0] != '\0' &&

@@ -5,7 +5,7 @@
  * until SIGINT or SIGTERM. Like status, it never registers as a
  * candidate.
  */
-#include <config.h>
+#include <build_config.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +13,8 @@
 #include <time.h>
 
 #include "cli.h"
-#include "internal.h"
+#include "clock.h"
+#include "config.h"
 
 #define POLL_MS 200
 
@@ -49,15 +50,15 @@ static const char watch_help[] =
 /* Writes the wall-clock time as ISO 8601 with milliseconds and the UTC
  * offset ("2024-05-01T10:00:00.123+02:00") into buf. */
 static void iso_now(char *buf, size_t len) {
-    struct timespec ts;
+    int64_t now = odbc_leader__wall_ms();
+    time_t sec = (time_t)(now / 1000);
     struct tm tm;
     char date[32], zone[8];
 
-    clock_gettime(CLOCK_REALTIME, &ts);
-    localtime_r(&ts.tv_sec, &tm);
+    localtime_r(&sec, &tm);
     strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
     strftime(zone, sizeof(zone), "%z", &tm); /* +0200 */
-    snprintf(buf, len, "%s.%03ld%.3s:%.2s", date, ts.tv_nsec / 1000000L, zone,
+    snprintf(buf, len, "%s.%03ld%.3s:%.2s", date, (long)(now % 1000), zone,
              zone + 3);
 }
 

@@ -27,7 +27,7 @@
  * whole group are gone, just before the supervisor exits.
  */
 #define _GNU_SOURCE
-#include <config.h>
+#include <build_config.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -44,7 +44,8 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "internal.h"
+#include "clock.h"
+#include "log.h"
 
 #define NS_PER_MS INT64_C(1000000)
 #define GROUP_POLL_MS 20 /* checking that a dying group is empty */

@@ -38,8 +38,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "db.h"
-#include "internal.h"
+#include "dialect.h"
+#include "log.h"
 
 static const char *base_connect(void) {
     const char *s = getenv("OL_CONNECT");

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "dialect.h"
 
 enum {
     NS = ODBC_LEADER__P_NS,

@@ -17,7 +17,9 @@
 #include <string.h>
 #include <syslog.h>
 
+#include "config.h"
 #include "elector.h"
+#include "log.h"
 
 #define MS INT64_C(1000000)
 

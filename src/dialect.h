@@ -1,130 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * internal.h: declarations shared by the library's translation units and
- * its unit tests. Nothing here is exported: every name has the
- * odbc_leader__ prefix and hidden visibility.
+ * dialect.h: a dialect file's named operations and
+ * statements, its error-code classes, and the parser and loader
+ * (dialect.c, builtin_dialects.c). docs/dialects.md describes the format.
+ * Internal: every name has the odbc_leader__ prefix and hidden visibility.
  */
-#ifndef ODBC_LEADER_INTERNAL_H
-#define ODBC_LEADER_INTERNAL_H
+#ifndef ODBC_LEADER_DIALECT_H
+#define ODBC_LEADER_DIALECT_H
 
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "odbc_leader.h"
-
-/* iODBC's headers (iodbcunix.h, through sql.h and odbcinst.h) include
- * <unistd.h>, whose F_OK macro would replace config.c's enumerator F_OK.
- * The library never calls access(); include this header after the ODBC
- * ones. unixODBC's headers do not define F_OK. */
-#if defined(_IODBCUNIX_H) && defined(F_OK)
-#undef F_OK
-#endif
-
-#define ODBC_LEADER__NAME_MAX 128  /* namespace and candidate id, bytes */
-#define ODBC_LEADER__PREFIX_MAX 32 /* table prefix, bytes */
-
-/* ---- logging (log.c) ------------------------------------------------ */
-
-struct odbc_leader__log {
-    void (*fn)(void *ctx, int level, const char *msg); /* may be NULL */
-    void *ctx;
-};
-
-/* Formats and sends one message to log->fn; no-op when fn is NULL. */
-void odbc_leader__logf(const struct odbc_leader__log *log, int level,
-                       const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* snprintf into err (when err && errlen), never overflowing. */
-void odbc_leader__errf(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* ---- growable buffer (buf.c) ---------------------------------------- */
-
-struct odbc_leader__buf {
-    char *p; /* owned; NUL-terminated once anything was added */
-    size_t len;
-    size_t cap;
-};
-
-/* Appends s[0..n) to b. Returns 0, or -1 when out of memory. */
-int odbc_leader__buf_add(struct odbc_leader__buf *b, const char *s, size_t n);
-
-/* ---- configuration (config.c) ----------------------------------------- */
-
-struct odbc_leader__config {
-    char *connect; /* owned: the connection string without Leader* keys */
-    char *connect_redacted; /* owned: same, with PWD/Password values as "***" */
-    char *dsn;              /* owned: value of DSN=, or NULL */
-    char ns[ODBC_LEADER__NAME_MAX + 1];
-    char id[ODBC_LEADER__NAME_MAX + 1]; /* "" = generate a UUID at create */
-    int64_t ttl_ms;                     /* LeaderTTL, default 15000 */
-    int64_t renew_ms;                   /* LeaderRenewInterval, default ttl/3 */
-    int64_t margin_ms;       /* LeaderSafetyMargin, default max(1000, ttl/10) */
-    int64_t stmt_timeout_ms; /* LeaderStatementTimeout, default renew interval
-                                clamped to 1000..5000, at most
-                                (ttl - margin - renew) / 2; never more than
-                                ttl - margin - renew */
-    char *dialect;           /* owned: LeaderDialect, default "auto" */
-    char prefix[ODBC_LEADER__PREFIX_MAX + 1]; /* LeaderTablePrefix */
-    int create_schema; /* LeaderCreateSchema, default 1 */
-    /* LeaderFollowerWait, default 1000: the longest a follower's tick
-     * blocks in the dialect's wait statement (0 = never wait). */
-    int64_t follower_wait_ms;
-    /* LeaderTestTrustExtra, default 0: TEST ONLY. Lengthens the trust
-     * window past the lease, which breaks the protocol on purpose so the
-     * fault suite can show its checker catching two leaders. */
-    int64_t test_trust_extra_ms;
-    /* LeaderResignRequests: 0 "resign" (default), 1 "report": a renewal
-     * that finds a resign request returns ODBC_LEADER_RESIGN_REQUESTED
-     * and leaves the resign to the host. */
-    int report_resign;
-    /* LeaderFireRetention, default 7 days: the leader deletes finished
-     * fires older than this, and claims of older fires are refused. */
-    int64_t fire_retention_ms;
-    /* LeaderPooler: ODBC_LEADER__POOL_NONE (default; also "session", a
-     * pooler that gives each client its own server session) or
-     * ODBC_LEADER__POOL_TRANSACTION (a server session per transaction, as
-     * pgbouncer's pool_mode=transaction): no session state is kept. */
-    int pooler;
-};
-
-enum odbc_leader__pooler {
-    ODBC_LEADER__POOL_NONE = 0,
-    ODBC_LEADER__POOL_SESSION,
-    ODBC_LEADER__POOL_TRANSACTION,
-};
-
-/*
- * Parses an ODBC connection string: Leader* keys (case-insensitive) go into
- * *out, every other key stays in out->connect verbatim. When the string
- * names a DSN, Leader* keys of that DSN's odbc.ini section are read first
- * (odbcinst), then the string overrides them. Applies defaults and checks
- * every value. Returns 0, or ODBC_LEADER_ECONFIG / ODBC_LEADER_ENOMEM with
- * a message naming the key and the problem in err. On error *out holds
- * nothing that needs freeing. On success free with odbc_leader__config_free.
- */
-int odbc_leader__config_parse(const char *config,
-                              struct odbc_leader__config *out, char *err,
-                              size_t errlen);
-
-/* Frees what *cfg owns; safe on a zeroed or already freed config. */
-void odbc_leader__config_free(struct odbc_leader__config *cfg);
-
-/* 1 when s is a valid namespace or candidate id (1..128 bytes of
- * A-Z a-z 0-9 . _ - : / @), else 0. */
-int odbc_leader__valid_name(const char *s);
-
-/* 1 when s is a valid table prefix ([A-Za-z_][A-Za-z0-9_]*, 1 to 32
- * bytes), else 0. */
-int odbc_leader__valid_prefix(const char *s);
-
-/* The parsed configuration of a handle (leader.c); borrowed from h. */
-const struct odbc_leader__config *
-odbc_leader__config_of(const odbc_leader_t *h);
-
-/* ---- dialects (dialect.c, builtin_dialects.c) --------------------------- */
 
 /* The named operations a dialect file defines. */
 enum odbc_leader__op {
@@ -297,10 +184,8 @@ const char *odbc_leader__builtin_dialect_name(size_t i);
 int odbc_leader__classify(const struct odbc_leader__dialect *d,
                           const char *sqlstate, long native);
 
-/* ---- clock (clock.c) ------------------------------------------------------
- */
+/* The name of operation op as a dialect file spells it ("attempt"), for
+ * the parser and for messages; static, never NULL for a valid op. */
+const char *odbc_leader__op_name(enum odbc_leader__op op);
 
-/* Nanoseconds on CLOCK_BOOTTIME (keeps running through suspend). */
-int64_t odbc_leader__now_ns(void *unused);
-
-#endif /* ODBC_LEADER_INTERNAL_H */
+#endif /* ODBC_LEADER_DIALECT_H */

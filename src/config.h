@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * config.h: a handle's settings, parsed from an ODBC
+ * connection string and the odbc.ini section it names (config.c).
+ * Internal: every name has the odbc_leader__ prefix and hidden visibility.
+ */
+#ifndef ODBC_LEADER_CONFIG_H
+#define ODBC_LEADER_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "odbc_leader.h"
+
+#define ODBC_LEADER__NAME_MAX 128  /* namespace and candidate id, bytes */
+#define ODBC_LEADER__PREFIX_MAX 32 /* table prefix, bytes */
+
+struct odbc_leader__config {
+    char *connect; /* owned: the connection string without Leader* keys */
+    char *connect_redacted; /* owned: same, with PWD/Password values as "***" */
+    char *dsn;              /* owned: value of DSN=, or NULL */
+    char ns[ODBC_LEADER__NAME_MAX + 1];
+    char id[ODBC_LEADER__NAME_MAX + 1]; /* "" = generate a UUID at create */
+    int64_t ttl_ms;                     /* LeaderTTL, default 15000 */
+    int64_t renew_ms;                   /* LeaderRenewInterval, default ttl/3 */
+    int64_t margin_ms;       /* LeaderSafetyMargin, default max(1000, ttl/10) */
+    int64_t stmt_timeout_ms; /* LeaderStatementTimeout, default renew interval
+                                clamped to 1000..5000, at most
+                                (ttl - margin - renew) / 2; never more than
+                                ttl - margin - renew */
+    char *dialect;           /* owned: LeaderDialect, default "auto" */
+    char prefix[ODBC_LEADER__PREFIX_MAX + 1]; /* LeaderTablePrefix */
+    int create_schema; /* LeaderCreateSchema, default 1 */
+    /* LeaderFollowerWait, default 1000: the longest a follower's tick
+     * blocks in the dialect's wait statement (0 = never wait). */
+    int64_t follower_wait_ms;
+    /* LeaderTestTrustExtra, default 0: TEST ONLY. Lengthens the trust
+     * window past the lease, which breaks the protocol on purpose so the
+     * fault suite can show its checker catching two leaders. */
+    int64_t test_trust_extra_ms;
+    /* LeaderResignRequests: 0 "resign" (default), 1 "report": a renewal
+     * that finds a resign request returns ODBC_LEADER_RESIGN_REQUESTED
+     * and leaves the resign to the host. */
+    int report_resign;
+    /* LeaderFireRetention, default 7 days: the leader deletes finished
+     * fires older than this, and claims of older fires are refused. */
+    int64_t fire_retention_ms;
+    /* LeaderPooler: ODBC_LEADER__POOL_NONE (default; also "session", a
+     * pooler that gives each client its own server session) or
+     * ODBC_LEADER__POOL_TRANSACTION (a server session per transaction, as
+     * pgbouncer's pool_mode=transaction): no session state is kept. */
+    int pooler;
+};
+
+enum odbc_leader__pooler {
+    ODBC_LEADER__POOL_NONE = 0,
+    ODBC_LEADER__POOL_SESSION,
+    ODBC_LEADER__POOL_TRANSACTION,
+};
+
+/*
+ * Parses an ODBC connection string: Leader* keys (case-insensitive) go into
+ * *out, every other key stays in out->connect verbatim. When the string
+ * names a DSN, Leader* keys of that DSN's odbc.ini section are read first
+ * (odbcinst), then the string overrides them. Applies defaults and checks
+ * every value. Returns 0, or ODBC_LEADER_ECONFIG / ODBC_LEADER_ENOMEM with
+ * a message naming the key and the problem in err. On error *out holds
+ * nothing that needs freeing. On success free with odbc_leader__config_free.
+ */
+int odbc_leader__config_parse(const char *config,
+                              struct odbc_leader__config *out, char *err,
+                              size_t errlen);
+
+/* Frees what *cfg owns; safe on a zeroed or already freed config. */
+void odbc_leader__config_free(struct odbc_leader__config *cfg);
+
+/* 1 when s is a valid namespace or candidate id (1..128 bytes of
+ * A-Z a-z 0-9 . _ - : / @), else 0. */
+int odbc_leader__valid_name(const char *s);
+
+/* 1 when s is a valid table prefix ([A-Za-z_][A-Za-z0-9_]*, 1 to 32
+ * bytes), else 0. */
+int odbc_leader__valid_prefix(const char *s);
+
+/* The parsed configuration of a handle (leader.c); borrowed from h. */
+const struct odbc_leader__config *
+odbc_leader__config_of(const odbc_leader_t *h);
+
+#endif /* ODBC_LEADER_CONFIG_H */
