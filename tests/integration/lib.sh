@@ -140,7 +140,7 @@ ol_setup() {
     # Debian's drivers (built for unixODBC's 2-byte one) misread, so the
     # PostgreSQL section gets psqlODBC's ANSI library there.
     local pg_lib=psqlodbcw.so iodbc=no
-    if grep -qs '^#define ODBC_LEADER_IODBC 1' "${top_builddir:-.}/config.h"; then
+    if grep -qs '^#define ODBC_LEADER_IODBC 1' "${top_builddir:-.}/build_config.h"; then
         iodbc=yes pg_lib=psqlodbca.so
     fi
     printf '[ODBC]\nTrace=No\nPooling=No\n\n' >"$OL_TMP/odbcinst.ini"

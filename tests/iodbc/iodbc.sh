@@ -102,7 +102,7 @@ if [ ! -f "$build/Makefile" ]; then
         exit 1
     }
 fi
-grep -qs '^#define ODBC_LEADER_IODBC 1' "$build/config.h" ||
+grep -qs '^#define ODBC_LEADER_IODBC 1' "$build/build_config.h" ||
     missing "$build is not configured --with-odbc=iodbc; remove it or pass another BUILDDIR"
 grep -qs '^S\["HAVE_CMOCKA_TRUE"\]=""' "$build/config.status" ||
     missing "cmocka not found at configure time (Debian: libcmocka-dev); remove $build after installing it"
