@@ -326,6 +326,30 @@ static const char *al_strerror(int rc) {
     return "unknown error";
 }
 
+/* ABI 1.2: every instance is named "always_leader". */
+static const char *al_candidate_id(const void *inst) {
+    (void)inst;
+    return "always_leader";
+}
+
+/* ABI 1.2: what a host does about one of this plugin's codes. */
+static int al_error_class(int rc) {
+    switch ((enum always_leader_error)rc) {
+    case AL_OK:
+        return 0;
+    case AL_ECONFIG:
+        return LEADER_PLUGIN_CLASS_CONFIG;
+    case AL_ENOTLEADER:
+        return LEADER_PLUGIN_CLASS_TRANSIENT;
+    case AL_ENOMEM:
+    case AL_EINVAL:
+    case AL_ENOFIRE:
+    case AL_EABI:
+        return LEADER_PLUGIN_CLASS_FATAL;
+    }
+    return rc < 0 ? LEADER_PLUGIN_CLASS_FATAL : 0;
+}
+
 static const struct leader_plugin always_leader_plugin = {
     .struct_size = sizeof(struct leader_plugin),
     .abi_major = LEADER_PLUGIN_ABI_MAJOR,
@@ -341,6 +365,8 @@ static const struct leader_plugin always_leader_plugin = {
     .claim = al_claim,
     .finish = al_finish,
     .leadership = al_leadership,
+    .candidate_id = al_candidate_id,
+    .error_class = al_error_class,
 };
 
 /* Sets *out to the plugin table (static) for host major 1; otherwise

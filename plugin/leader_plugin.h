@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define LEADER_PLUGIN_ABI_MAJOR 1
-#define LEADER_PLUGIN_ABI_MINOR 1
+#define LEADER_PLUGIN_ABI_MINOR 2
 
 /* Returned by leader_plugin_entry() when the host's major is not ours. */
 #define LEADER_PLUGIN_EABI (-1000)
@@ -28,6 +28,19 @@ extern "C" {
 // clang-format off
 #define LEADER_PLUGIN_ENOTLEADER (-1001) /* claim by an instance that does not lead */
 // clang-format on
+
+/* ABI 1.2: what a host should do about a negative code, as error_class()
+ * and last_error() say (the values of libodbcleader's enum
+ * odbc_leader_error_class). */
+/* Keep ticking: the database is down, failing over or busy, or
+ * leadership moved; the plugin reconnects with backoff. */
+#define LEADER_PLUGIN_CLASS_TRANSIENT 1
+/* Ticking cannot help until someone fixes a setting, the schema, a grant or
+ * a password: alert an operator. */
+#define LEADER_PLUGIN_CLASS_CONFIG 2
+/* A bug in the host or the plugin, or resource exhaustion: alert a
+ * developer. */
+#define LEADER_PLUGIN_CLASS_FATAL 3
 
 /* Returned by tick() only when the host asked for it in init()'s config
  * (odbc_leader.so: LeaderResignRequests=report): still leader, and someone
@@ -80,12 +93,27 @@ struct leader_plugin {
     /* The term led and, in *valid_for_ms, how long the trust window still runs; 0 when not leader.
      * One call, so "is leader" and "which term" cannot disagree. */
     int64_t (*leadership)(const void *inst, uint32_t *valid_for_ms);
+    /* ---- ABI 1.2 (abi_minor >= 2); each may be NULL ---- */
+    /* This instance's candidate id, as the lease and candidate rows name it; borrowed from inst
+     * until shutdown. No I/O, any thread. */
+    const char *(*candidate_id)(const void *inst);
+    /* LEADER_PLUGIN_CLASS_TRANSIENT, _CONFIG or _FATAL for a negative code this plugin returned
+     * (0 for a code that is not an error). Static; any thread. */
+    int (*error_class)(int rc);
+    /* The instance's last error: returns its code (0 when no call failed yet) and, for each
+     * pointer that is not NULL, its class refined by the driver's SQLSTATE (a refused login is
+     * CONFIG where a refused connection is TRANSIENT), the SQLSTATE ("" when the error did not
+     * come from the driver; sqlstate has room for 6 bytes), the driver's native code and its
+     * message (NUL-terminated in msglen bytes, never a password). No I/O; tick's thread. */
+    int (*last_error)(const void *inst, int *error_class, char *sqlstate, long *native,
+                      char *msg, size_t msglen);
     // clang-format on
 };
 
 /* 1 when the plugin table p (as the plugin built it) has member m: a host
- * built against ABI 1.1 checks this before calling claim, finish or
- * leadership of a plugin that may be 1.0. */
+ * checks this before calling a member of a later minor than 1.0 (claim,
+ * finish, leadership; candidate_id, error_class, last_error), since the
+ * plugin may be older. */
 #define LEADER_PLUGIN_HAS(p, m)                                                \
     ((p) != NULL &&                                                            \
      (p)->struct_size >= offsetof(struct leader_plugin, m) + sizeof((p)->m) && \

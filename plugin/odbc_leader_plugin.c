@@ -7,7 +7,9 @@
 #include <build_config.h>
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "leader_plugin.h"
 #include "odbc_leader.h"
@@ -49,6 +51,7 @@ static int plugin_init(const char *config, const struct leader_host *host,
     if (in == NULL)
         return ODBC_LEADER_ENOMEM;
     in->host = host;
+    cb.struct_size = sizeof(cb);
     cb.ctx = (void *)host;
     cb.log = forward_log;
     cb.on_change = forward_change;
@@ -116,6 +119,46 @@ static const char *plugin_strerror(int rc) {
     return odbc_leader_strerror(rc);
 }
 
+/* ABI 1.2: the candidate id, borrowed from the instance's handle. */
+static const char *plugin_candidate_id(const void *inst) {
+    const struct instance *in = inst;
+
+    return in != NULL ? odbc_leader_id(in->h) : NULL;
+}
+
+/* ABI 1.2: the library's classes, which the ABI's share. */
+static int plugin_error_class(int rc) {
+    if (rc == LEADER_PLUGIN_ENOTLEADER)
+        return LEADER_PLUGIN_CLASS_TRANSIENT;
+    if (rc == LEADER_PLUGIN_EABI)
+        return LEADER_PLUGIN_CLASS_FATAL;
+    return odbc_leader_error_class(rc);
+}
+
+/* ABI 1.2: the handle's last error, spread over the host's pointers (each
+ * may be NULL). Returns its code. */
+static int plugin_last_error(const void *inst, int *error_class, char *sqlstate,
+                             long *native, char *msg, size_t msglen) {
+    const struct instance *in = inst;
+    struct odbc_leader_error_info e;
+    int rc;
+
+    if (in == NULL)
+        return ODBC_LEADER_EINVAL;
+    rc = odbc_leader_last_error(in->h, &e);
+    if (rc < 0 && e.code == 0)
+        return rc;
+    if (error_class != NULL)
+        *error_class = e.error_class;
+    if (sqlstate != NULL)
+        memcpy(sqlstate, e.sqlstate, sizeof(e.sqlstate));
+    if (native != NULL)
+        *native = e.native;
+    if (msg != NULL && msglen > 0)
+        snprintf(msg, msglen, "%s", e.message);
+    return e.code == ODBC_LEADER_ENOTLEADER ? LEADER_PLUGIN_ENOTLEADER : e.code;
+}
+
 static void plugin_shutdown(void *inst) {
     struct instance *in = inst;
 
@@ -140,6 +183,9 @@ static const struct leader_plugin plugin = {
     plugin_claim,
     plugin_finish,
     plugin_leadership,
+    plugin_candidate_id,
+    plugin_error_class,
+    plugin_last_error,
 };
 
 int leader_plugin_entry(uint16_t host_abi_major,

@@ -46,9 +46,10 @@ struct odbc_leader__db {
     SQLHSTMT stmts[ODBC_LEADER__OP_COUNT]
                   [ODBC_LEADER__MAX_STMTS]; /* prepared */
     char dbms[64];
-    char last_error[1024]; /* first diagnostic of the last failure */
-    int last_timeout;      /* the last failure was a client-side timeout (HYT00,
-                              HYT01): its outcome is unknown */
+    char last_error[1024];         /* first diagnostic of the last failure */
+    struct odbc_leader__diag diag; /* the same, split, for last_error() */
+    int last_timeout; /* the last failure was a client-side timeout (HYT00,
+                         HYT01): its outcome is unknown */
     char connect_error[1024]; /* the failed connect logged as a warning
                                  last; "" after a connect succeeded */
 
@@ -142,6 +143,26 @@ static int class_rank(int cls) {
     }
 }
 
+/* Keeps the first diagnostic record of a failure in db->last_error and,
+ * split, in db->diag. state and msg are borrowed. */
+static void keep_first(struct odbc_leader__db *db, const char *state,
+                       SQLINTEGER native, const char *msg) {
+    snprintf(db->last_error, sizeof(db->last_error), "[%s] native %ld: %s",
+             state, (long)native, msg);
+    snprintf(db->diag.sqlstate, sizeof(db->diag.sqlstate), "%s", state);
+    db->diag.native = (long)native;
+    snprintf(db->diag.message, sizeof(db->diag.message), "%s", msg);
+}
+
+void odbc_leader__db_diag(const struct odbc_leader__db *db,
+                          struct odbc_leader__diag *out) {
+    *out = db->diag;
+}
+
+void odbc_leader__db_clear_diag(struct odbc_leader__db *db) {
+    memset(&db->diag, 0, sizeof(db->diag));
+}
+
 /*
  * Reads every diagnostic record of (type, h), logs them, keeps the first
  * in db->last_error and returns the most severe error class. A connection
@@ -157,6 +178,7 @@ static int diagnose(struct odbc_leader__db *db, SQLSMALLINT type, SQLHANDLE h,
 
     db->last_error[0] = '\0';
     db->last_timeout = 0;
+    memset(&db->diag, 0, sizeof(db->diag));
     for (SQLSMALLINT i = 1; i <= 16; i++) {
         SQLRETURN r =
             SQLGetDiagRec(type, h, i, state, &native, msg, sizeof(msg), &len);
@@ -175,9 +197,7 @@ static int diagnose(struct odbc_leader__db *db, SQLSMALLINT type, SQLHANDLE h,
             strcmp((char *)state, "HYT01") == 0)
             db->last_timeout = 1;
         if (i == 1)
-            snprintf(db->last_error, sizeof(db->last_error),
-                     "[%s] native %ld: %s", (char *)state, (long)native,
-                     (char *)msg);
+            keep_first(db, (char *)state, native, (char *)msg);
         odbc_leader__logf(db->log, LOG_DEBUG, "%s: [%s] native %ld: %s", what,
                           (char *)state, (long)native, (char *)msg);
     }
@@ -188,6 +208,7 @@ static int diagnose(struct odbc_leader__db *db, SQLSMALLINT type, SQLHANDLE h,
         cls = ODBC_LEADER__ERR_CONNLOST;
     if (cls == ODBC_LEADER__ERR_UNIQUE)
         db->stats.unique_violations++;
+    db->diag.errclass = cls;
     return cls;
 }
 

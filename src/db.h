@@ -97,6 +97,22 @@ int odbc_leader__db_fire_gc(struct odbc_leader__db *db);
 const struct odbc_leader__dialect *
 odbc_leader__db_dialect(const struct odbc_leader__db *db);
 
+/* The first diagnostic record of the port's last driver failure. */
+struct odbc_leader__diag {
+    char sqlstate[6]; /* "" when none since the last clear */
+    long native;
+    char message[512];
+    int errclass; /* enum odbc_leader__errclass of the whole failure */
+};
+
+/* Copies the last failure's diagnostic into *out (the caller's). */
+void odbc_leader__db_diag(const struct odbc_leader__db *db,
+                          struct odbc_leader__diag *out);
+
+/* Forgets the last failure's diagnostic, so that a call that fails
+ * without the driver is not given an older call's SQLSTATE. */
+void odbc_leader__db_clear_diag(struct odbc_leader__db *db);
+
 /* Counts for tests: unique-key violations seen, and retries made. */
 struct odbc_leader__db_stats {
     unsigned long unique_violations;

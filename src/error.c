@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * error.c: messages for the library's error codes. The switch has no
- * default case, so the compiler names any code added without a message.
+ * error.c: messages and classes of the library's error codes. The
+ * switches have no default case, so the compiler names any code added
+ * without a message or a class.
  */
+#include <string.h>
+
+#include "error.h"
 #include "odbc_leader.h"
 
 const char *odbc_leader_strerror(int rc) {
@@ -48,4 +52,75 @@ const char *odbc_leader_strerror(int rc) {
                "read_only set): connect to the primary";
     }
     return "unknown error";
+}
+
+/* The class of a code alone (see odbc_leader.h). */
+static int class_of_code(enum odbc_leader_error rc) {
+    switch (rc) {
+    case ODBC_LEADER_OK:
+        return ODBC_LEADER_CLASS_NONE;
+    case ODBC_LEADER_ECONNECT:
+    case ODBC_LEADER_ECONNLOST:
+    case ODBC_LEADER_EBACKOFF:
+    case ODBC_LEADER_EUNKNOWN:
+    case ODBC_LEADER_ENOCANDIDATE:
+    case ODBC_LEADER_ENOLEADER:
+    case ODBC_LEADER_ENOTLEADER:
+    case ODBC_LEADER_EREADONLY: /* a standby until the failover ends */
+        return ODBC_LEADER_CLASS_TRANSIENT;
+    case ODBC_LEADER_ECONFIG:
+    case ODBC_LEADER_ENOTABLE:
+    case ODBC_LEADER_ESCHEMA:
+    case ODBC_LEADER_EDIALECT:
+    case ODBC_LEADER_EFIREAGE: /* LeaderFireRetention too short */
+    case ODBC_LEADER_ENOLEDGER:
+        return ODBC_LEADER_CLASS_CONFIG;
+    case ODBC_LEADER_ENOMEM:
+    case ODBC_LEADER_EDB: /* unclassified: refined by the SQLSTATE */
+    case ODBC_LEADER_EINVAL:
+    case ODBC_LEADER_ENOFIRE:
+        return ODBC_LEADER_CLASS_FATAL;
+    }
+    return ODBC_LEADER_CLASS_FATAL;
+}
+
+int odbc_leader_error_class(int rc) {
+    if (rc >= 0)
+        return ODBC_LEADER_CLASS_NONE;
+    return class_of_code((enum odbc_leader_error)rc);
+}
+
+/* SQLSTATE classes (first two characters) that say what to do whatever
+ * the code: ISO/IEC 9075 and ODBC 3 (IM: the driver manager). */
+static const struct {
+    const char cls[3];
+    int error_class;
+} state_classes[] = {
+    {"08", ODBC_LEADER_CLASS_TRANSIENT}, /* connection exception */
+    {"40", ODBC_LEADER_CLASS_TRANSIENT}, /* rollback: deadlock, serialize */
+    {"53", ODBC_LEADER_CLASS_TRANSIENT}, /* PostgreSQL: out of resources */
+    {"57", ODBC_LEADER_CLASS_TRANSIENT}, /* PostgreSQL: server shutting down */
+    {"HY", ODBC_LEADER_CLASS_NONE},      /* driver-specific: use the code */
+    {"28", ODBC_LEADER_CLASS_CONFIG},    /* invalid authorization */
+    {"42", ODBC_LEADER_CLASS_CONFIG},    /* syntax error or access rule */
+    {"3D", ODBC_LEADER_CLASS_CONFIG},    /* invalid catalog (database) name */
+    {"3F", ODBC_LEADER_CLASS_CONFIG},    /* invalid schema name */
+    {"IM", ODBC_LEADER_CLASS_CONFIG},    /* no such DSN or driver */
+};
+
+int odbc_leader__error_class_refined(int rc, const char *sqlstate) {
+    int cls = odbc_leader_error_class(rc);
+
+    if (rc >= 0 || sqlstate == NULL || strlen(sqlstate) < 2)
+        return cls;
+    if (strcmp(sqlstate, "HYT00") == 0 || strcmp(sqlstate, "HYT01") == 0)
+        return ODBC_LEADER_CLASS_TRANSIENT; /* a timeout */
+    for (size_t i = 0; i < sizeof(state_classes) / sizeof(state_classes[0]);
+         i++) {
+        if (strncmp(sqlstate, state_classes[i].cls, 2) == 0)
+            return state_classes[i].error_class != ODBC_LEADER_CLASS_NONE
+                       ? state_classes[i].error_class
+                       : cls;
+    }
+    return cls;
 }

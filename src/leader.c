@@ -6,6 +6,8 @@
  */
 #include <build_config.h>
 
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
@@ -15,6 +17,7 @@
 #include "config.h"
 #include "db.h"
 #include "elector.h"
+#include "error.h"
 #include "log.h"
 
 struct odbc_leader {
@@ -24,6 +27,8 @@ struct odbc_leader {
     struct odbc_leader__db *db;
     struct odbc_leader__elector el;
     int64_t next_gc_ns; /* CLOCK_BOOTTIME: the leader's next fire_gc */
+    struct odbc_leader_callbacks cb;    /* the host's, at the library's size */
+    struct odbc_leader_error_info last; /* odbc_leader_last_error() */
 };
 
 /* The leader deletes expired fires at most this often, and at least ten
@@ -57,6 +62,39 @@ static int64_t follower_wait_ms(const odbc_leader_t *h) {
     return ms;
 }
 
+/* The size of the callbacks struct up to and including member m. */
+#define CB_END(m)                                                              \
+    (offsetof(struct odbc_leader_callbacks, m) +                               \
+     sizeof(((struct odbc_leader_callbacks *)0)->m))
+
+/* Copies the host's callbacks (cb, borrowed; may be NULL) into *dst at this
+ * library's size: members past cb->struct_size (a host built against an
+ * older, shorter struct) stay NULL, members past this library's struct (a
+ * newer host) are ignored; only whole members are read. Returns 0, or
+ * ODBC_LEADER_EINVAL with a message in err when struct_size does not even cover
+ * ctx. */
+static int copy_callbacks(struct odbc_leader_callbacks *dst,
+                          const struct odbc_leader_callbacks *cb, char *err,
+                          size_t errlen) {
+    memset(dst, 0, sizeof(*dst));
+    dst->struct_size = sizeof(*dst);
+    if (cb == NULL)
+        return 0;
+    if (cb->struct_size < CB_END(ctx)) {
+        odbc_leader__errf(err, errlen,
+                          "struct odbc_leader_callbacks: struct_size is %u; "
+                          "set it to sizeof(struct odbc_leader_callbacks)",
+                          (unsigned)cb->struct_size);
+        return ODBC_LEADER_EINVAL;
+    }
+    dst->ctx = cb->ctx;
+    if (cb->struct_size >= CB_END(log))
+        dst->log = cb->log;
+    if (cb->struct_size >= CB_END(on_change))
+        dst->on_change = cb->on_change;
+    return 0;
+}
+
 int odbc_leader_create(odbc_leader_t **out, const char *config,
                        const struct odbc_leader_callbacks *cb, char *err,
                        size_t errlen) {
@@ -74,10 +112,11 @@ int odbc_leader_create(odbc_leader_t **out, const char *config,
         odbc_leader__errf(err, errlen, "out of memory");
         return ODBC_LEADER_ENOMEM;
     }
-    if (cb != NULL) {
-        h->log.fn = cb->log;
-        h->log.ctx = cb->ctx;
-    }
+    rc = copy_callbacks(&h->cb, cb, err, errlen);
+    if (rc < 0)
+        goto fail;
+    h->log.fn = h->cb.log;
+    h->log.ctx = h->cb.ctx;
     rc = odbc_leader__config_parse(config, &h->cfg, err, errlen);
     if (rc < 0)
         goto fail;
@@ -101,7 +140,7 @@ int odbc_leader_create(odbc_leader_t **out, const char *config,
     ec.ops = &odbc_leader__db_ops;
     ec.port = h->db;
     ec.log = &h->log;
-    ec.cb = cb;
+    ec.cb = &h->cb;
     ec.id = h->id;
     ec.ttl_ms = h->cfg.ttl_ms;
     ec.renew_ms = h->cfg.renew_ms;
@@ -155,7 +194,8 @@ static void collect_fires(odbc_leader_t *h) {
                           odbc_leader_strerror(rc));
 }
 
-int odbc_leader_tick(odbc_leader_t *h, uint32_t *next_tick_ms) {
+/* odbc_leader_tick() without the last-error bookkeeping. */
+static int tick_call(odbc_leader_t *h, uint32_t *next_tick_ms) {
     int rc;
 
     if (h == NULL)
@@ -205,7 +245,8 @@ const char *odbc_leader_namespace(const odbc_leader_t *h) {
     return h != NULL ? h->cfg.ns : NULL;
 }
 
-int odbc_leader_resign(odbc_leader_t *h) {
+/* odbc_leader_resign() without the last-error bookkeeping. */
+static int resign_call(odbc_leader_t *h) {
     if (h == NULL)
         return ODBC_LEADER_EINVAL;
     return odbc_leader__elector_resign(&h->el);
@@ -224,44 +265,8 @@ static int connected(odbc_leader_t *h) {
     return rc;
 }
 
-struct wanted {
-    const char *id; /* borrowed */
-    int alive;
-};
-
-/* Candidate callback: notes whether the wanted id is among the living. */
-static void find_candidate(void *ctx, const struct odbc_leader_candidate *c) {
-    struct wanted *w = ctx;
-
-    if (strcmp(c->id, w->id) == 0)
-        w->alive = 1;
-}
-
-int odbc_leader_request_resign(odbc_leader_t *h, const char *to_id) {
-    struct wanted w = {to_id, 0};
-    int handoff = to_id != NULL && to_id[0] != '\0';
-    int rc;
-
-    if (h == NULL || (handoff && !odbc_leader__valid_name(to_id)))
-        return ODBC_LEADER_EINVAL;
-    if (handoff) {
-        rc = odbc_leader_list_candidates(h, find_candidate, &w);
-        if (rc < 0)
-            return rc;
-        if (!w.alive)
-            return ODBC_LEADER_ENOCANDIDATE;
-    }
-    rc = connected(h);
-    if (rc == 0)
-        rc = odbc_leader__db_request_resign(h->db, handoff ? to_id : NULL);
-    if (rc < 0) {
-        h->el.connected = 0;
-        return rc;
-    }
-    return rc == 1 ? 0 : ODBC_LEADER_ENOLEADER;
-}
-
-int odbc_leader_read_lease(odbc_leader_t *h, struct odbc_leader_lease *out) {
+/* odbc_leader_read_lease() without the last-error bookkeeping. */
+static int read_lease_call(odbc_leader_t *h, struct odbc_leader_lease *out) {
     struct odbc_leader__result res;
     int rc;
 
@@ -284,7 +289,8 @@ int odbc_leader_read_lease(odbc_leader_t *h, struct odbc_leader_lease *out) {
     return 0;
 }
 
-int odbc_leader_list_candidates(odbc_leader_t *h, odbc_leader_candidate_fn fn,
+/* odbc_leader_list_candidates() without the last-error bookkeeping. */
+static int list_candidates_call(odbc_leader_t *h, odbc_leader_candidate_fn fn,
                                 void *ctx) {
     int rc;
 
@@ -296,6 +302,44 @@ int odbc_leader_list_candidates(odbc_leader_t *h, odbc_leader_candidate_fn fn,
     if (rc < 0 && rc != ODBC_LEADER_EDB)
         h->el.connected = 0;
     return rc;
+}
+
+struct wanted {
+    const char *id; /* borrowed */
+    int alive;
+};
+
+/* Candidate callback: notes whether the wanted id is among the living. */
+static void find_candidate(void *ctx, const struct odbc_leader_candidate *c) {
+    struct wanted *w = ctx;
+
+    if (strcmp(c->id, w->id) == 0)
+        w->alive = 1;
+}
+
+/* odbc_leader_request_resign() without the last-error bookkeeping. */
+static int request_resign_call(odbc_leader_t *h, const char *to_id) {
+    struct wanted w = {to_id, 0};
+    int handoff = to_id != NULL && to_id[0] != '\0';
+    int rc;
+
+    if (h == NULL || (handoff && !odbc_leader__valid_name(to_id)))
+        return ODBC_LEADER_EINVAL;
+    if (handoff) {
+        rc = list_candidates_call(h, find_candidate, &w);
+        if (rc < 0)
+            return rc;
+        if (!w.alive)
+            return ODBC_LEADER_ENOCANDIDATE;
+    }
+    rc = connected(h);
+    if (rc == 0)
+        rc = odbc_leader__db_request_resign(h->db, handoff ? to_id : NULL);
+    if (rc < 0) {
+        h->el.connected = 0;
+        return rc;
+    }
+    return rc == 1 ? 0 : ODBC_LEADER_ENOLEADER;
 }
 
 /* 1 when job is a valid job name and fire_ms is not negative. */
@@ -312,7 +356,8 @@ static int ledger_failed(odbc_leader_t *h, int rc) {
     return rc;
 }
 
-int odbc_leader_claim(odbc_leader_t *h, const char *job, int64_t fire_ms) {
+/* odbc_leader_claim() without the last-error bookkeeping. */
+static int claim_call(odbc_leader_t *h, const char *job, int64_t fire_ms) {
     int64_t term;
     int rc;
 
@@ -329,7 +374,8 @@ int odbc_leader_claim(odbc_leader_t *h, const char *job, int64_t fire_ms) {
     return rc;
 }
 
-int odbc_leader_finish(odbc_leader_t *h, const char *job, int64_t fire_ms,
+/* odbc_leader_finish() without the last-error bookkeeping. */
+static int finish_call(odbc_leader_t *h, const char *job, int64_t fire_ms,
                        int status) {
     int rc;
 
@@ -341,7 +387,8 @@ int odbc_leader_finish(odbc_leader_t *h, const char *job, int64_t fire_ms,
     return rc < 0 ? ledger_failed(h, rc) : 0;
 }
 
-int odbc_leader_read_fire(odbc_leader_t *h, const char *job, int64_t fire_ms,
+/* odbc_leader_read_fire() without the last-error bookkeeping. */
+static int read_fire_call(odbc_leader_t *h, const char *job, int64_t fire_ms,
                           struct odbc_leader_fire *out) {
     int rc;
 
@@ -355,7 +402,8 @@ int odbc_leader_read_fire(odbc_leader_t *h, const char *job, int64_t fire_ms,
     return rc < 0 ? ledger_failed(h, rc) : rc;
 }
 
-int odbc_leader_list_fires(odbc_leader_t *h, const char *job,
+/* odbc_leader_list_fires() without the last-error bookkeeping. */
+static int list_fires_call(odbc_leader_t *h, const char *job,
                            odbc_leader_fire_fn fn, void *ctx) {
     int rc;
 
@@ -368,6 +416,105 @@ int odbc_leader_list_fires(odbc_leader_t *h, const char *job,
     return rc < 0 ? ledger_failed(h, rc) : rc;
 }
 
+/* ---- the public calls that can fail: each records its failure ---- */
+
+/* Records a failed call's rc in h->last, with the driver's diagnostic when
+ * the failure came from the driver. EBACKOFF keeps the failure it waits
+ * after. Returns rc. */
+static int noted(odbc_leader_t *h, int rc) {
+    struct odbc_leader__diag d;
+
+    if (rc >= 0 || rc == ODBC_LEADER_EBACKOFF)
+        return rc;
+    odbc_leader__db_diag(h->db, &d);
+    memset(&h->last, 0, sizeof(h->last));
+    h->last.code = rc;
+    h->last.native = d.native;
+    memcpy(h->last.sqlstate, d.sqlstate, sizeof(h->last.sqlstate));
+    snprintf(h->last.message, sizeof(h->last.message), "%s",
+             d.sqlstate[0] != '\0' ? d.message : odbc_leader_strerror(rc));
+    h->last.error_class =
+        d.errclass == ODBC_LEADER__ERR_TRANSIENT
+            ? ODBC_LEADER_CLASS_TRANSIENT
+            : odbc_leader__error_class_refined(rc, d.sqlstate);
+    return rc;
+}
+
+int odbc_leader_tick(odbc_leader_t *h, uint32_t *next_tick_ms) {
+    if (h == NULL)
+        return ODBC_LEADER_EINVAL;
+    odbc_leader__db_clear_diag(h->db);
+    return noted(h, tick_call(h, next_tick_ms));
+}
+
+int odbc_leader_resign(odbc_leader_t *h) {
+    if (h == NULL)
+        return ODBC_LEADER_EINVAL;
+    odbc_leader__db_clear_diag(h->db);
+    return noted(h, resign_call(h));
+}
+
+int odbc_leader_request_resign(odbc_leader_t *h, const char *to_id) {
+    if (h == NULL)
+        return ODBC_LEADER_EINVAL;
+    odbc_leader__db_clear_diag(h->db);
+    return noted(h, request_resign_call(h, to_id));
+}
+
+int odbc_leader_read_lease(odbc_leader_t *h, struct odbc_leader_lease *out) {
+    if (h == NULL)
+        return ODBC_LEADER_EINVAL;
+    odbc_leader__db_clear_diag(h->db);
+    return noted(h, read_lease_call(h, out));
+}
+
+int odbc_leader_list_candidates(odbc_leader_t *h, odbc_leader_candidate_fn fn,
+                                void *ctx) {
+    if (h == NULL)
+        return ODBC_LEADER_EINVAL;
+    odbc_leader__db_clear_diag(h->db);
+    return noted(h, list_candidates_call(h, fn, ctx));
+}
+
+int odbc_leader_claim(odbc_leader_t *h, const char *job, int64_t fire_ms) {
+    if (h == NULL)
+        return ODBC_LEADER_EINVAL;
+    odbc_leader__db_clear_diag(h->db);
+    return noted(h, claim_call(h, job, fire_ms));
+}
+
+int odbc_leader_finish(odbc_leader_t *h, const char *job, int64_t fire_ms,
+                       int status) {
+    if (h == NULL)
+        return ODBC_LEADER_EINVAL;
+    odbc_leader__db_clear_diag(h->db);
+    return noted(h, finish_call(h, job, fire_ms, status));
+}
+
+int odbc_leader_read_fire(odbc_leader_t *h, const char *job, int64_t fire_ms,
+                          struct odbc_leader_fire *out) {
+    if (h == NULL)
+        return ODBC_LEADER_EINVAL;
+    odbc_leader__db_clear_diag(h->db);
+    return noted(h, read_fire_call(h, job, fire_ms, out));
+}
+
+int odbc_leader_list_fires(odbc_leader_t *h, const char *job,
+                           odbc_leader_fire_fn fn, void *ctx) {
+    if (h == NULL)
+        return ODBC_LEADER_EINVAL;
+    odbc_leader__db_clear_diag(h->db);
+    return noted(h, list_fires_call(h, job, fn, ctx));
+}
+
+int odbc_leader_last_error(const odbc_leader_t *h,
+                           struct odbc_leader_error_info *out) {
+    if (h == NULL || out == NULL)
+        return ODBC_LEADER_EINVAL;
+    *out = h->last;
+    return h->last.code;
+}
+
 void odbc_leader_destroy(odbc_leader_t *h) {
     if (h == NULL)
         return;
@@ -377,4 +524,4 @@ void odbc_leader_destroy(odbc_leader_t *h) {
     free(h);
 }
 
-const char *odbc_leader_version(void) { return PACKAGE_VERSION; }
+const char *odbc_leader_version(void) { return ODBC_LEADER_VERSION; }

@@ -9,6 +9,17 @@
  *
  * Every function returning int returns 0 (or a documented non-negative
  * value) on success and a negative enum odbc_leader_error value on failure.
+ *
+ * Each declaration says, in this order:
+ *   Owns:    who owns what it takes and returns (borrowed pointers must
+ *            stay valid for the call only, unless it says otherwise);
+ *   Thread:  "any" (no lock, no I/O: safe from any thread, even while
+ *            another thread ticks) or "tick" (the thread that calls
+ *            odbc_leader_tick(); one such call at a time per handle);
+ *   Blocks:  "no", or "yes" with what it waits for. Blocking calls wait
+ *            at most about LeaderStatementTimeout per statement (plus
+ *            LeaderFollowerWait for a follower's tick).
+ * odbc_leader(7) is the long form.
  */
 #ifndef ODBC_LEADER_H
 #define ODBC_LEADER_H
@@ -19,6 +30,15 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The version of this header: MAJOR.MINOR.PATCH, and as one number
+ * 0xMMmmpp that grows with every release (compare it with #if). At run
+ * time odbc_leader_version() names the library actually loaded. */
+#define ODBC_LEADER_VERSION_MAJOR 0
+#define ODBC_LEADER_VERSION_MINOR 1
+#define ODBC_LEADER_VERSION_PATCH 0
+#define ODBC_LEADER_VERSION "0.1.0"
+#define ODBC_LEADER_VERSION_NUM 0x000100
 
 #if defined(__GNUC__) && defined(ODBC_LEADER_BUILDING)
 #define ODBC_LEADER_EXTERN __attribute__((visibility("default")))
@@ -52,6 +72,24 @@ enum odbc_leader_error {
                                        or a read-only server) */
 };
 
+/*
+ * What a host should do about an error (odbc_leader_error_class(),
+ * struct odbc_leader_error_info). Append only.
+ */
+enum odbc_leader_error_class {
+    ODBC_LEADER_CLASS_NONE = 0, /* not an error */
+    /* Retry: keep ticking (the handle reconnects with backoff); the
+     * database is down, restarting, failing over, busy, or leadership
+     * moved. */
+    ODBC_LEADER_CLASS_TRANSIENT = 1,
+    /* Retrying cannot help until someone changes a setting, the schema,
+     * a grant or a password: alert an operator. */
+    ODBC_LEADER_CLASS_CONFIG = 2,
+    /* A bug in the host or the library, or resource exhaustion: the call
+     * was wrong or cannot work in this process; alert a developer. */
+    ODBC_LEADER_CLASS_FATAL = 3,
+};
+
 /* Leadership states returned by odbc_leader_tick(). */
 enum odbc_leader_state {
     ODBC_LEADER_FOLLOWER = 0,
@@ -66,16 +104,37 @@ enum odbc_leader_state {
 
 typedef struct odbc_leader odbc_leader_t;
 
-/* Callbacks, copied at create time; every member may be NULL. */
+/*
+ * Callbacks, copied at create time. Set struct_size to
+ * sizeof(struct odbc_leader_callbacks): the library reads only the members
+ * that fit in struct_size, so a host built against an older, shorter
+ * struct keeps working when members are appended. Members are only ever
+ * appended. Every function member may be NULL.
+ */
 struct odbc_leader_callbacks {
-    void *ctx;
-    /* level is a syslog(3) priority; msg never contains a password. */
+    uint32_t struct_size; /* sizeof(struct odbc_leader_callbacks) */
+    void *ctx;            /* handed back to every callback; borrowed */
+    /* level is a syslog(3) priority; msg never contains a password and is
+     * borrowed for the call. Called from the thread of the call that logs
+     * (tick's thread, or create's). */
     void (*log)(void *ctx, int level, const char *msg);
     /* Called from odbc_leader_tick() and odbc_leader_destroy(), in order,
      * whenever this instance's leadership or the leader it knows of
-     * changes. leader_id is NULL when no leader is known. */
+     * changes. leader_id is NULL when no leader is known; borrowed for the
+     * call. */
     void (*on_change)(void *ctx, int is_leader, int64_t term,
                       const char *leader_id);
+};
+
+/* The last error of a handle (odbc_leader_last_error()). */
+struct odbc_leader_error_info {
+    int code;          /* enum odbc_leader_error; 0 when none yet */
+    int error_class;   /* enum odbc_leader_error_class, refined by sqlstate */
+    char sqlstate[6];  /* the driver's SQLSTATE, "" when the error did not
+                          come from the driver */
+    long native;       /* the driver's native error code, 0 when none */
+    char message[512]; /* the driver's text (or the library's); never
+                          contains a password */
 };
 
 /* A lease row as read from the database, in database time. */
@@ -117,7 +176,13 @@ typedef void (*odbc_leader_fire_fn)(void *ctx,
  * election), connects, checks or creates the schema and prepares the
  * statements. On failure returns a negative code, sets *out to NULL and
  * writes a message naming the problem into err (when err is not NULL).
- * On success the caller owns *out and frees it with odbc_leader_destroy().
+ * cb may be NULL; a cb whose struct_size is smaller than its ctx member
+ * (0: not set) gives ODBC_LEADER_EINVAL.
+ * Owns: on success the caller owns *out and frees it with
+ *   odbc_leader_destroy(); config, cb and err are borrowed for the call
+ *   (*cb is copied, cb->ctx must outlive the handle).
+ * Thread: any; the handle is then used from the thread that ticks.
+ * Blocks: yes: connect, schema check or creation.
  */
 ODBC_LEADER_EXTERN int
 odbc_leader_create(odbc_leader_t **out, const char *config,
@@ -137,15 +202,20 @@ odbc_leader_create(odbc_leader_t **out, const char *config,
  * drops the connection, so no transaction or lock stays open; a term such
  * a statement may have won is never reported and simply expires.
  * *next_tick_ms (when not NULL) is the delay until the next useful tick.
+ * odbc_leader_error_class() of a negative return says whether to keep
+ * ticking (transient) or to alert someone.
+ * Owns: nothing. Thread: tick. Blocks: yes: one round trip, a reconnect,
+ * or a follower's wait for the leader to let go (LeaderFollowerWait).
  */
 ODBC_LEADER_EXTERN int odbc_leader_tick(odbc_leader_t *h,
                                         uint32_t *next_tick_ms);
 
-/* 1 while leader and inside the trust window, else 0. No I/O, no lock,
- * safe from any thread. NULL gives 0. */
+/* 1 while leader and inside the trust window, else 0. NULL gives 0.
+ * Thread: any (no I/O, no lock). Blocks: no. */
 ODBC_LEADER_EXTERN int odbc_leader_is_leader(const odbc_leader_t *h);
 
-/* The fencing token of the term held, 0 when not leader. */
+/* The fencing token of the term held, 0 when not leader.
+ * Thread: any. Blocks: no. */
 ODBC_LEADER_EXTERN int64_t odbc_leader_term(const odbc_leader_t *h);
 
 /* Database clock steps this handle has seen (the database time moving
@@ -153,26 +223,33 @@ ODBC_LEADER_EXTERN int64_t odbc_leader_term(const odbc_leader_t *h);
  * answers), and in *last_step_ms (when not NULL) the last one in ms,
  * negative for a backward step. After a forward step a term won within
  * one TTL is held but not trusted until the TTL has passed (protocol.md).
- * No I/O, any thread. */
+ * Thread: any. Blocks: no. */
 ODBC_LEADER_EXTERN int64_t odbc_leader_clock_steps(const odbc_leader_t *h,
                                                    int64_t *last_step_ms);
 
 /* The term led and, in *valid_for_ms (when not NULL), how long the trust
  * window still runs, in milliseconds on CLOCK_BOOTTIME; 0 (and 0) when not
  * leader. One read of the window, so "is leader" and "which term" cannot
- * disagree. No I/O, no lock, any thread. A supervisor that must stop work
- * before the lease can lapse uses valid_for_ms as its deadline. */
+ * disagree. A supervisor that must stop work before the lease can lapse
+ * uses valid_for_ms as its deadline.
+ * Thread: any (no I/O, no lock). Blocks: no. */
 ODBC_LEADER_EXTERN int64_t odbc_leader_leadership(const odbc_leader_t *h,
                                                   uint32_t *valid_for_ms);
 
-/* This candidate's id (configured or generated); borrowed from h. */
+/* This candidate's id (LeaderId, or the UUID generated at create), as
+ * written in the lease and candidate rows.
+ * Owns: borrowed from h, valid until odbc_leader_destroy(); never NULL for
+ * a handle. Thread: any. Blocks: no. */
 ODBC_LEADER_EXTERN const char *odbc_leader_id(const odbc_leader_t *h);
 
-/* The namespace this handle campaigns in; borrowed from h. */
+/* The namespace this handle campaigns in.
+ * Owns: borrowed from h, valid until odbc_leader_destroy().
+ * Thread: any. Blocks: no. */
 ODBC_LEADER_EXTERN const char *odbc_leader_namespace(const odbc_leader_t *h);
 
 /* Gives up the term held (if any) at once; the handle stays a candidate
- * and campaigns again at its next tick. Returns 0 or a negative error. */
+ * and campaigns again at its next tick. Returns 0 or a negative error.
+ * Thread: tick. Blocks: yes: one round trip. */
 ODBC_LEADER_EXTERN int odbc_leader_resign(odbc_leader_t *h);
 
 /*
@@ -182,17 +259,22 @@ ODBC_LEADER_EXTERN int odbc_leader_resign(odbc_leader_t *h);
  * to_id must be a live candidate. Any handle of the namespace may ask; it
  * needs no leadership. Returns 0, ODBC_LEADER_ENOCANDIDATE when to_id is
  * not alive, ODBC_LEADER_ENOLEADER when nobody leads, or another negative
- * error. Same thread as tick.
+ * error.
+ * Owns: to_id borrowed for the call. Thread: tick. Blocks: yes: one round
+ * trip.
  */
 ODBC_LEADER_EXTERN int odbc_leader_request_resign(odbc_leader_t *h,
                                                   const char *to_id);
 
-/* Reads the namespace's lease row into *out. Same thread as tick. */
+/* Reads the namespace's lease row into *out (the caller's).
+ * Thread: tick. Blocks: yes: one round trip. */
 ODBC_LEADER_EXTERN int odbc_leader_read_lease(odbc_leader_t *h,
                                               struct odbc_leader_lease *out);
 
-/* Calls fn for each live candidate of the namespace. Same thread as tick.
- * Returns the number of candidates or a negative error. */
+/* Calls fn(ctx, candidate) for each live candidate of the namespace; the
+ * candidate is borrowed for the call. Returns the number of candidates or
+ * a negative error.
+ * Thread: tick (fn runs on it). Blocks: yes: one round trip. */
 ODBC_LEADER_EXTERN int odbc_leader_list_candidates(odbc_leader_t *h,
                                                    odbc_leader_candidate_fn fn,
                                                    void *ctx);
@@ -210,8 +292,9 @@ ODBC_LEADER_EXTERN int odbc_leader_list_candidates(odbc_leader_t *h,
  * first, then by the database); ODBC_LEADER_EFIREAGE: fire_ms is older
  * than LeaderFireRetention by the database clock (its row may already be
  * gone, so it could run twice); ODBC_LEADER_ENOLEDGER; or another negative
- * error, after which the outcome is unknown (the ledger tells). One round
- * trip. Same thread as tick.
+ * error, after which the outcome is unknown (the ledger tells).
+ * Owns: job borrowed for the call. Thread: tick. Blocks: yes: one round
+ * trip (none when this handle does not lead).
  */
 ODBC_LEADER_EXTERN int odbc_leader_claim(odbc_leader_t *h, const char *job,
                                          int64_t fire_ms);
@@ -221,32 +304,63 @@ ODBC_LEADER_EXTERN int odbc_leader_claim(odbc_leader_t *h, const char *job,
  * else an exit status or -signal. Idempotent: finishing a finished fire
  * changes nothing and returns 0. Works after leadership is gone (the fire
  * ran). Returns 0, ODBC_LEADER_ENOFIRE when this handle never claimed it,
- * or another negative error. Same thread as tick.
+ * or another negative error.
+ * Owns: job borrowed for the call. Thread: tick. Blocks: yes: one round
+ * trip.
  */
 ODBC_LEADER_EXTERN int odbc_leader_finish(odbc_leader_t *h, const char *job,
                                           int64_t fire_ms, int status);
 
-/* Reads one fire of the ledger into *out. Returns 1 when found, 0 when the
- * fire was never claimed (or retention deleted it), or a negative error.
- * Same thread as tick. */
+/* Reads one fire of the ledger into *out (the caller's). Returns 1 when
+ * found, 0 when the fire was never claimed (or retention deleted it), or a
+ * negative error.
+ * Owns: job borrowed for the call. Thread: tick. Blocks: yes: one round
+ * trip. */
 ODBC_LEADER_EXTERN int odbc_leader_read_fire(odbc_leader_t *h, const char *job,
                                              int64_t fire_ms,
                                              struct odbc_leader_fire *out);
 
-/* Calls fn for each fire of the namespace's ledger (of job only, unless job
- * is NULL or ""), oldest fire first. Returns the number of fires or a
- * negative error. Same thread as tick. */
+/* Calls fn(ctx, fire) for each fire of the namespace's ledger (of job only,
+ * unless job is NULL or ""), oldest fire first; the fire is borrowed for
+ * the call. Returns the number of fires or a negative error.
+ * Thread: tick (fn runs on it). Blocks: yes: one round trip. */
 ODBC_LEADER_EXTERN int odbc_leader_list_fires(odbc_leader_t *h, const char *job,
                                               odbc_leader_fire_fn fn,
                                               void *ctx);
 
-/* Resigns if leader, unregisters, disconnects and frees. NULL is a no-op. */
+/*
+ * Copies the handle's last error into *out (the caller's): the negative
+ * code a call of this handle last returned, its class refined by the
+ * driver's SQLSTATE (a refused login is CONFIG where a refused connection
+ * is TRANSIENT), and the driver's SQLSTATE, native code and text when the
+ * error came from the driver. A later success does not clear it;
+ * ODBC_LEADER_EBACKOFF does not replace the failure it waits after.
+ * Returns the code (0 when no call has failed yet), or ODBC_LEADER_EINVAL
+ * when h or out is NULL.
+ * Thread: tick. Blocks: no.
+ */
+ODBC_LEADER_EXTERN int
+odbc_leader_last_error(const odbc_leader_t *h,
+                       struct odbc_leader_error_info *out);
+
+/* Resigns if leader, unregisters, disconnects and frees h. NULL is a no-op.
+ * Owns: takes h. Thread: tick (no other thread may use h any more).
+ * Blocks: yes: up to two round trips. */
 ODBC_LEADER_EXTERN void odbc_leader_destroy(odbc_leader_t *h);
 
-/* A static message for an error code; never NULL. */
+/* A static message for an error code; never NULL.
+ * Thread: any. Blocks: no. */
 ODBC_LEADER_EXTERN const char *odbc_leader_strerror(int rc);
 
-/* The library version, "MAJOR.MINOR.PATCH". */
+/* The class of an error code (enum odbc_leader_error_class) without the
+ * driver's detail: ODBC_LEADER_CLASS_NONE for 0 and positive values,
+ * ODBC_LEADER_CLASS_FATAL for a code this library does not know.
+ * odbc_leader_last_error() refines it with the SQLSTATE.
+ * Thread: any. Blocks: no. */
+ODBC_LEADER_EXTERN int odbc_leader_error_class(int rc);
+
+/* The version of the library loaded, "MAJOR.MINOR.PATCH" (static).
+ * Thread: any. Blocks: no. */
 ODBC_LEADER_EXTERN const char *odbc_leader_version(void);
 
 #ifdef __cplusplus

@@ -368,7 +368,8 @@ int odbc_leader__cli_exit_code(int rc) {
 int odbc_leader__cli_open(struct odbc_leader__cli *c, const char *extra,
                           const struct odbc_leader_callbacks *cb,
                           odbc_leader_t **out) {
-    struct odbc_leader_callbacks own = {c, odbc_leader__cli_log, NULL};
+    struct odbc_leader_callbacks own = {sizeof(own), c, odbc_leader__cli_log,
+                                        NULL};
     char err[1024] = "";
     char *conf = NULL;
     int rc = odbc_leader__cli_config(c, extra, &conf);

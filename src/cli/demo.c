@@ -485,7 +485,8 @@ static int setup(struct demo *d) {
 /* Opens the observer handle in namespace demo (it creates the tables
  * before the candidates start). Returns 0 or an exit code. */
 static int open_observer(struct demo *d) {
-    struct odbc_leader_callbacks cb = {d->cli, odbc_leader__cli_log, NULL};
+    struct odbc_leader_callbacks cb = {sizeof(cb), d->cli,
+                                       odbc_leader__cli_log, NULL};
     char *conf = strdup(d->conn);
     char err[1024] = "";
     int rc;

@@ -252,7 +252,7 @@ static int parse_run(struct run *r, int argc, char **argv) {
 /* Opens the handle with the run's Leader* extras. Returns 0 or an exit
  * code. */
 static int open_run(struct run *r) {
-    struct odbc_leader_callbacks cb = {r, run_log, run_on_change};
+    struct odbc_leader_callbacks cb = {sizeof(cb), r, run_log, run_on_change};
     char ttl[32];
     char *extra = NULL;
     int rc = 0;

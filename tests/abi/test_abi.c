@@ -65,7 +65,8 @@ struct recorder {
     int changes; /* on_change calls */
     int last_is_leader;
     int64_t last_term;
-    int logs; /* log calls */
+    char last_leader[129]; /* leader_id of the last on_change, "" = none */
+    int logs;              /* log calls */
 };
 
 /* A view of a .so's dynamic symbol table, borrowing the file image. */
@@ -100,6 +101,8 @@ static void record_change(void *ctx, int is_leader, int64_t term,
     r->changes++;
     r->last_is_leader = is_leader;
     r->last_term = term;
+    snprintf(r->last_leader, sizeof(r->last_leader), "%s",
+             leader_id != NULL ? leader_id : "");
     print_message("  [on_change] is_leader=%d term=%lld leader=%s\n", is_leader,
                   (long long)term, leader_id ? leader_id : "(none)");
 }
@@ -330,6 +333,8 @@ static void test_bad_config(void **state) {
     assert_null(inst);
     assert_true(err[0] != '\0');
     assert_non_null(p->strerror(rc));
+    if (LEADER_PLUGIN_HAS(p, error_class)) /* ABI 1.2 */
+        assert_int_equal(p->error_class(rc), LEADER_PLUGIN_CLASS_CONFIG);
     print_message("  bad config refused: %d (%s): %s\n", rc, p->strerror(rc),
                   err);
     assert_int_equal(r.changes, 0);
@@ -358,6 +363,14 @@ static void test_elect(void **state) {
     assert_int_equal(r.last_is_leader, 1);
     assert_true(r.last_term == p->term(inst));
     assert_non_null(p->strerror(-1));
+    if (LEADER_PLUGIN_HAS(p, candidate_id)) { /* ABI 1.2 */
+        const char *id = p->candidate_id(inst);
+
+        assert_non_null(id);
+        assert_true(id[0] != '\0');
+        if (r.last_leader[0] != '\0')
+            assert_string_equal(id, r.last_leader);
+    }
     p->shutdown(inst);
     p->shutdown(NULL);
     dlclose(dl);

@@ -105,6 +105,7 @@ static odbc_leader_t *make(const char *cfg) {
     struct odbc_leader_callbacks cb = {0};
     int rc;
 
+    cb.struct_size = sizeof(cb);
     cb.log = debug_log;
     rc = odbc_leader_create(&h, cfg, getenv("OL_DEBUG") != NULL ? &cb : NULL,
                             err, sizeof(err));

@@ -291,6 +291,7 @@ static int setup_with_wait(void **state, int64_t wait_ms) {
     x->f.connected = 1;
     x->f.attempt_held = -1; /* like a dialect without the wake-up lock */
     x->f.renew_held = -1;
+    cb.struct_size = sizeof(cb);
     cb.ctx = &x->f;
     cb.on_change = on_change;
     x->log.fn = fake_log;
