@@ -182,6 +182,22 @@ class OdbcLeaderTest(unittest.TestCase):
         self.assertLess(cm.exception.code, 0)
         self.assertNotIn("hunter2secret", str(cm.exception))
 
+    def test_abi_1_2_id_classes_and_last_error(self):
+        a, ra = self.candidate("alpha")
+        self.assertEqual(a.candidate_id(), "alpha")
+        self.assertEqual(a.last_error().code, 0)
+        self.assertEqual(self.plugin.error_class(-1), lp.CLASS_CONFIG)
+        self.assertEqual(self.plugin.error_class(lp.ENOTLEADER),
+                         lp.CLASS_TRANSIENT)
+        self.assertEqual(self.plugin.error_class(0), 0)
+        with self.assertRaises(lp.NotLeaderError):
+            a.claim("job", 1)
+        e = a.last_error()
+        self.assertEqual(e.code, lp.ENOTLEADER)
+        self.assertEqual(e.error_class, lp.CLASS_TRANSIENT)
+        self.assertEqual(e.sqlstate, "")
+        self.assertTrue(e.message)
+
     def test_log_callback(self):
         a, ra = self.candidate("alpha")
         a.tick()

@@ -60,14 +60,22 @@ __all__ = [
     "Plugin",
     "Instance",
     "TickResult",
+    "LastError",
+    "CLASS_TRANSIENT",
+    "CLASS_CONFIG",
+    "CLASS_FATAL",
     "logging_callback",
 ]
 
 ABI_MAJOR = 1  # LEADER_PLUGIN_ABI_MAJOR
-ABI_MINOR = 1  # LEADER_PLUGIN_ABI_MINOR
+ABI_MINOR = 2  # LEADER_PLUGIN_ABI_MINOR
 EABI = -1000  # LEADER_PLUGIN_EABI
 ENOTLEADER = -1001  # LEADER_PLUGIN_ENOTLEADER (ABI 1.1): claim, not leader
 RESIGN_REQUESTED = 2  # LEADER_PLUGIN_RESIGN_REQUESTED: tick, when enabled
+# ABI 1.2: error classes (LEADER_PLUGIN_CLASS_*): what to do about a code.
+CLASS_TRANSIENT = 1  # keep ticking
+CLASS_CONFIG = 2  # alert an operator: a setting, schema, grant or password
+CLASS_FATAL = 3  # a bug or resource exhaustion
 
 _ERRLEN = 1024  # size of the buffer init writes its message into
 
@@ -119,6 +127,14 @@ _FINISH_FN = ctypes.CFUNCTYPE(
 _LEADERSHIP_FN = ctypes.CFUNCTYPE(
     ctypes.c_int64, ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint32)
 )
+# ABI 1.2
+_CANDIDATE_ID_FN = ctypes.CFUNCTYPE(ctypes.c_char_p, ctypes.c_void_p)
+_ERROR_CLASS_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int)
+_LAST_ERROR_FN = ctypes.CFUNCTYPE(
+    ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int),
+    ctypes.c_char_p, ctypes.POINTER(ctypes.c_long), ctypes.c_char_p,
+    ctypes.c_size_t
+)
 
 _FIELDS_1_0 = [
     ("struct_size", ctypes.c_uint32),
@@ -138,6 +154,11 @@ _FIELDS_1_1 = [
     ("finish", _FINISH_FN),
     ("leadership", _LEADERSHIP_FN),
 ]
+_FIELDS_1_2 = [
+    ("candidate_id", _CANDIDATE_ID_FN),
+    ("error_class", _ERROR_CLASS_FN),
+    ("last_error", _LAST_ERROR_FN),
+]
 
 
 class _LeaderPlugin10(ctypes.Structure):
@@ -148,10 +169,10 @@ class _LeaderPlugin10(ctypes.Structure):
 
 class _LeaderPlugin(ctypes.Structure):
     """struct leader_plugin: the plugin's static function table. Members
-    after strerror (ABI 1.1) exist only when struct_size covers them:
+    after strerror (ABI 1.1, 1.2) exist only when struct_size covers them:
     read them only after Plugin.has()."""
 
-    _fields_ = _FIELDS_1_0 + _FIELDS_1_1
+    _fields_ = _FIELDS_1_0 + _FIELDS_1_1 + _FIELDS_1_2
 
 
 _FIELD_NAMES = frozenset(name for name, _ in _LeaderPlugin._fields_)
@@ -190,6 +211,14 @@ class TickError(LeaderPluginError):
         super().__init__(code, message)
         self.next_tick_ms = next_tick_ms
 
+
+LastError = namedtuple("LastError",
+                       ["code", "error_class", "sqlstate", "native", "message"])
+LastError.__doc__ = """An instance's last error (ABI 1.2): code (0 when no
+call failed yet), error_class (CLASS_TRANSIENT, CLASS_CONFIG or
+CLASS_FATAL, refined by the SQLSTATE), sqlstate ("" when the error did not
+come from the driver), the driver's native code and message (never a
+password)."""
 
 TickResult = namedtuple("TickResult",
                         ["leader", "next_tick_ms", "resign_requested"],
@@ -244,6 +273,12 @@ class Plugin:
         """The plugin's message for one of its negative codes."""
         return _text(self._table.strerror(code)) or "unknown error"
 
+    def error_class(self, code: int) -> int:
+        """CLASS_TRANSIENT, CLASS_CONFIG or CLASS_FATAL for one of the
+        plugin's negative codes (0 for a code that is not an error).
+        Raises LeaderPluginError (EABI) for a plugin before ABI 1.2."""
+        return self._member("error_class")(code)
+
     def has(self, member: str) -> bool:
         """True when the plugin's table has member (a name of
         struct leader_plugin, e.g. "claim") and it is set: the table's
@@ -256,7 +291,7 @@ class Plugin:
         return bool(getattr(self._table, member))
 
     def _member(self, member):
-        """The function pointer member of an ABI 1.1 table; raises
+        """The function pointer member of an ABI 1.1 or 1.2 table; raises
         LeaderPluginError (EABI) when the plugin does not have it."""
         if not self.has(member):
             raise LeaderPluginError(
@@ -431,6 +466,26 @@ class Instance:
         rc = fn(self._live(), job.encode("utf-8"), int(fire_ms), int(status))
         if rc < 0:
             raise LeaderPluginError(rc, self.plugin.strerror(rc))
+
+    # ---- ABI 1.2 --------------------------------------------------------
+
+    def candidate_id(self) -> str:
+        """This instance's candidate id, as the lease and candidate rows
+        and on_change name it. No I/O, any thread."""
+        return _text(self.plugin._member("candidate_id")(self._live()))
+
+    def last_error(self) -> "LastError":
+        """The instance's last error (LastError); code 0 when no call
+        failed yet. No I/O; same thread as tick."""
+        fn = self.plugin._member("last_error")
+        cls = ctypes.c_int(0)
+        state = ctypes.create_string_buffer(6)
+        native = ctypes.c_long(0)
+        msg = ctypes.create_string_buffer(512)
+        code = fn(self._live(), ctypes.byref(cls), state, ctypes.byref(native),
+                  msg, len(msg))
+        return LastError(code, cls.value, _text(state.value),
+                         native.value, _text(msg.value))
 
     def shutdown(self) -> None:
         """Resigns if leader, leaves the election, frees the instance.
