@@ -2,9 +2,11 @@
 -- generic.sql: odbc-leader fallback dialect in portable SQL, for a database
 -- that has no dialect of its own. It has no @dbms, so LeaderDialect=auto
 -- never picks it: copy it, edit the one "@define now" line for your
--- database and point LeaderDialect at the copy. docs/dialects.md describes
--- the file format, the contract of every operation and how to validate a
--- copy against a real database.
+-- database and point LeaderDialect at the copy.
+-- The format of this file is described in docs/dialects.md
+-- (installed as /usr/share/doc/odbc-leader/dialects.md).
+-- That page also gives the contract of every operation and how to
+-- validate a copy against a real database.
 --
 -- Portable means: no upsert (ON CONFLICT, ON DUPLICATE KEY, MERGE), no
 -- RETURNING, no data-modifying CTE, no SELECT without FROM (the one-row
@@ -96,7 +98,7 @@ CREATE TABLE {prefix}lease (
     -- negative: the mark described above
     renewed_at_ms BIGINT,
     expires_at_ms BIGINT NOT NULL,
-    -- reserved for a later "resign --to"; attempt resets both
+    -- request_resign sets both (renew reports them), attempt resets both
     resign_requested INTEGER DEFAULT 0 NOT NULL,
     handoff_to VARCHAR(128)
 );

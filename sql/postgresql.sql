@@ -2,34 +2,8 @@
 -- postgresql.sql: odbc-leader dialect for PostgreSQL (psqlODBC 13,
 -- PostgreSQL 15).
 --
--- Dialect file format (read by src/dialect.c; the file stays valid SQL):
--- * A directive is a comment line "-- @word args"; other "--" lines and
---   trailing "--" comments are dropped; blank lines are ignored.
--- * Header, before the first statement section: dialect NAME (required),
---   dbms TEXT (prefix of the driver's SQL_DBMS_NAME, for LeaderDialect=auto),
---   schema-version N (required), begin/commit/rollback SQL (all three or
---   none; none = ODBC transactions), and the error-code lists
---   unique-violation, transient, connection-lost, undefined-table, each
---   holding codes like 23505, 08* (prefix), HY000:19 (with native code)
---   or *:1062 (native code alone).
--- * "-- @statement OP" starts the SQL of operation OP (on_connect
---   optional; ddl, schema_version, attempt, renew, resign, unregister,
---   leader, candidates, request_resign required; release and wait
---   optional, both or neither: the follower wake-up; from schema version
---   2 on, the fire ledger's claim, finish, fire, fires, fire_gc and fence
---   required, and upgrade, the tables of the version before brought up to
---   this one, optional). A statement ends
---   with ";" at the end of a line; a section may hold several, run in one
---   transaction.
--- * "-- @define NAME TEXT" (header) makes {NAME} stand for TEXT; the
---   database clock is written once that way, as {now}. "@connect-keys
---   K=V;..." (header) goes in front of the connection string;
---   "@query-timeout off" drops the ODBC query timeout (docs/dialects.md).
--- * In SQL outside quotes, {prefix} is the table prefix, {timeout_ms} the
---   statement timeout ({timeout_half_ms} half of it), and :ns :id :term
---   :ttl_ms :cand_ttl_ms :version :to :wait_ms :job :fire_ms :status
---   :retention_ms are bound parameters ("::" casts are left alone).
--- * Every time comes from the database clock, in epoch milliseconds.
+-- The format of this file is described in docs/dialects.md
+-- (installed as /usr/share/doc/odbc-leader/dialects.md).
 --
 -- Here "now" is clock_timestamp() (now() would be the transaction start),
 -- computed once per statement in a "clock" CTE. attempt and renew are
@@ -88,7 +62,7 @@ CREATE TABLE IF NOT EXISTS {prefix}lease (
     elected_at_ms BIGINT,
     renewed_at_ms BIGINT,
     expires_at_ms BIGINT NOT NULL,
-    -- reserved for a later "resign --to"; attempt resets both
+    -- request_resign sets both (renew reports them), attempt resets both
     resign_requested INTEGER NOT NULL DEFAULT 0,
     handoff_to VARCHAR(128) NULL
 );

@@ -978,6 +978,25 @@ nomem:
     return ODBC_LEADER_ENOMEM;
 }
 
+/* See db.h. A port of its own, connected once and never prepared: the
+ * same login timeout, driver messages and redaction as a handle's
+ * connect. */
+int odbc_leader__db_dbms_name(const struct odbc_leader__config *cfg, char *name,
+                              size_t n, char *err, size_t errlen) {
+    struct odbc_leader__db *db = NULL;
+    int rc = odbc_leader__db_create(&db, cfg, "", NULL);
+
+    if (rc < 0) {
+        odbc_leader__errf(err, errlen, "out of memory");
+        return rc;
+    }
+    rc = open_connection(db, err, errlen);
+    if (rc == 0)
+        snprintf(name, n, "%s", db->dbms);
+    odbc_leader__db_destroy(db);
+    return rc;
+}
+
 /* ---- the follower wake-up through a lock file (@wake-file) ------------- */
 
 /* Copies the value of key Database= of the connection string (braces

@@ -25,6 +25,17 @@ int odbc_leader__db_create(struct odbc_leader__db **out,
 void odbc_leader__db_destroy(struct odbc_leader__db *db);
 
 /*
+ * Connects with cfg's connection string (no Leader* keys), reads the
+ * driver's SQL_DBMS_NAME into name (n bytes; what LeaderDialect=auto goes
+ * by) and disconnects, for tools that need the dialect without a handle.
+ * cfg is borrowed. Returns 0, or ODBC_LEADER_ECONNECT or ENOMEM with a
+ * message in err that names the database by its redacted connection
+ * string.
+ */
+int odbc_leader__db_dbms_name(const struct odbc_leader__config *cfg, char *name,
+                              size_t n, char *err, size_t errlen);
+
+/*
  * Connects, picks the dialect (first time only), runs on_connect, checks
  * or creates the schema and prepares the statements. No-op when connected.
  * Returns 0 or a negative error with a message in err (when non-NULL).

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dialect.c: reads dialect files (the SQL an engine runs for one kind of
- * database; the comment atop sql/postgresql.sql describes the format),
+ * database; docs/dialects.md describes the format),
  * picks a dialect for a driver and classifies driver errors with the
  * dialect's error-code lists.
  */
@@ -28,21 +28,54 @@
 #endif
 
 #define DIALECT_FILE_MAX (1024 * 1024) /* bytes; dialect files are small */
-#define REASON_MAX 256
+#define REASON_MAX 640 /* the longest message lists every operation */
 
-static const char *const op_names[ODBC_LEADER__OP_COUNT] = {
-    "on_connect",     "ddl",     "schema_version",
-    "attempt",        "renew",   "resign",
-    "unregister",     "leader",  "candidates",
-    "request_resign", "release", "wait",
-    "hold",           "upgrade", "claim",
-    "finish",         "fire",    "fires",
-    "fire_gc",        "fence",
+/* What the parser asks of an operation (struct op_info's flags):
+ * OPTIONAL, it may be left out; V2, only from @schema-version 2 on (the
+ * fire ledger, the upgrade), and required there unless also OPTIONAL;
+ * WAKEUP, one of the follower wake-up's statements; WAKEUP_CORE, needed
+ * once any wake-up statement is there. */
+#define OPF_OPTIONAL 1u
+#define OPF_V2 2u
+#define OPF_WAKEUP 4u
+#define OPF_WAKEUP_CORE 8u
+
+/* One operation: its name in "@statement NAME" and its OPF_* flags. The
+ * parser's checks and every message that lists operations come from this
+ * table. */
+struct op_info {
+    const char *name;
+    unsigned flags;
+};
+
+static const struct op_info op_names[ODBC_LEADER__OP_COUNT] = {
+    [ODBC_LEADER__OP_ON_CONNECT] = {"on_connect", OPF_OPTIONAL},
+    [ODBC_LEADER__OP_DDL] = {"ddl", 0},
+    [ODBC_LEADER__OP_SCHEMA_VERSION] = {"schema_version", 0},
+    [ODBC_LEADER__OP_ATTEMPT] = {"attempt", 0},
+    [ODBC_LEADER__OP_RENEW] = {"renew", 0},
+    [ODBC_LEADER__OP_RESIGN] = {"resign", 0},
+    [ODBC_LEADER__OP_UNREGISTER] = {"unregister", 0},
+    [ODBC_LEADER__OP_LEADER] = {"leader", 0},
+    [ODBC_LEADER__OP_CANDIDATES] = {"candidates", 0},
+    [ODBC_LEADER__OP_REQUEST_RESIGN] = {"request_resign", 0},
+    [ODBC_LEADER__OP_RELEASE] = {"release",
+                                 OPF_OPTIONAL | OPF_WAKEUP | OPF_WAKEUP_CORE},
+    [ODBC_LEADER__OP_WAIT] = {"wait",
+                              OPF_OPTIONAL | OPF_WAKEUP | OPF_WAKEUP_CORE},
+    [ODBC_LEADER__OP_HOLD] = {"hold", OPF_OPTIONAL | OPF_WAKEUP},
+    [ODBC_LEADER__OP_UPGRADE] = {"upgrade", OPF_OPTIONAL | OPF_V2},
+    [ODBC_LEADER__OP_CLAIM] = {"claim", OPF_V2},
+    [ODBC_LEADER__OP_FINISH] = {"finish", OPF_V2},
+    [ODBC_LEADER__OP_FIRE] = {"fire", OPF_V2},
+    [ODBC_LEADER__OP_FIRES] = {"fires", OPF_V2},
+    [ODBC_LEADER__OP_FIRE_GC] = {"fire_gc", OPF_V2},
+    [ODBC_LEADER__OP_FENCE] = {"fence", OPF_V2},
 };
 
 /* Returns the name of op as a dialect file spells it; static. */
 const char *odbc_leader__op_name(enum odbc_leader__op op) {
-    return (unsigned)op < ODBC_LEADER__OP_COUNT ? op_names[op] : "?";
+    return (unsigned)op < ODBC_LEADER__OP_COUNT ? op_names[op].name : "?";
 }
 
 static const char *const param_names[ODBC_LEADER__P_COUNT] = {
@@ -171,6 +204,105 @@ static size_t trim(const char *s, size_t n, const char **start) {
         n--;
     *start = s;
     return n;
+}
+
+/* ---- lists in messages ---- */
+
+#define LIST_MAX 384 /* bytes of one list of names in a message */
+
+/* Appends item i of count to the list in buf (n bytes, NUL-terminated):
+ * ", " before it, or " CONJ " before the last, then pre and name. */
+static void list_add(char *buf, size_t n, size_t i, size_t count,
+                     const char *pre, const char *name, const char *conj) {
+    size_t len = strlen(buf);
+    char sep[16] = "";
+
+    if (i > 0 && i + 1 == count)
+        snprintf(sep, sizeof sep, " %s ", conj);
+    else if (i > 0)
+        snprintf(sep, sizeof sep, ", ");
+    snprintf(buf + len, n - len, "%s%s%s", sep, pre, name);
+}
+
+/* Writes the count names, each after pre, into buf as "a, b or c" (conj
+ * "or"). Returns buf. */
+static const char *name_list(char *buf, size_t n, const char *const *names,
+                             size_t count, const char *pre, const char *conj) {
+    buf[0] = '\0';
+    for (size_t i = 0; i < count; i++)
+        list_add(buf, n, i, count, pre, names[i], conj);
+    return buf;
+}
+
+/* Picks operations for a list: returns 1 when op belongs to it in a file
+ * of schema version `version`. */
+typedef int (*op_pick)(int op, int version);
+
+/* 1 when a file of schema version `version` may hold op. */
+static int op_allowed(int op, int version) {
+    return !(op_names[op].flags & OPF_V2) || version >= 2;
+}
+
+/* op_pick: every operation. */
+static int pick_any(int op, int version) {
+    (void)op;
+    (void)version;
+    return 1;
+}
+
+/* op_pick: the operations a file of this version must have. */
+static int pick_required(int op, int version) {
+    return op_allowed(op, version) && !(op_names[op].flags & OPF_OPTIONAL);
+}
+
+/* op_pick: the operations a file of this version may leave out. */
+static int pick_optional(int op, int version) {
+    return op_allowed(op, version) && (op_names[op].flags & OPF_OPTIONAL);
+}
+
+/* op_pick: the operations that need schema version 2. */
+static int pick_v2(int op, int version) {
+    (void)version;
+    return (op_names[op].flags & OPF_V2) != 0;
+}
+
+/* op_pick: the follower wake-up's statements that go together. */
+static int pick_wakeup_core(int op, int version) {
+    (void)version;
+    return (op_names[op].flags & OPF_WAKEUP_CORE) != 0;
+}
+
+/* op_pick: the follower wake-up's optional statements. */
+static int pick_wakeup_extra(int op, int version) {
+    (void)version;
+    return (op_names[op].flags & (OPF_WAKEUP | OPF_WAKEUP_CORE)) == OPF_WAKEUP;
+}
+
+/* Writes the names of the operations pick selects (for a file of schema
+ * version `version`) into buf as "a, b and c" (conj "and"). Returns
+ * buf. */
+static const char *op_list(char *buf, size_t n, op_pick pick, int version,
+                           const char *conj) {
+    size_t count = 0, i = 0;
+
+    buf[0] = '\0';
+    for (int op = 0; op < ODBC_LEADER__OP_COUNT; op++)
+        count += pick(op, version) != 0;
+    for (int op = 0; op < ODBC_LEADER__OP_COUNT; op++) {
+        if (pick(op, version))
+            list_add(buf, n, i++, count, "", op_names[op].name, conj);
+    }
+    return buf;
+}
+
+/* Index of the operation named s[0..n), or -1. */
+static int lookup_op(const char *s, size_t n) {
+    for (int op = 0; op < ODBC_LEADER__OP_COUNT; op++) {
+        if (strlen(op_names[op].name) == n &&
+            memcmp(op_names[op].name, s, n) == 0)
+            return op;
+    }
+    return -1;
 }
 
 /* ---- error codes ---- */
@@ -725,6 +857,7 @@ static int placeholder(struct parser *p, const char *s, size_t n,
 /* Handles ":name" at s (s[0] == ':', s[1] in [a-z_]): appends '?' and
  * records the parameter. Sets *used. Returns 0 or an error code. */
 static int parameter(struct parser *p, const char *s, size_t n, size_t *used) {
+    char list[LIST_MAX];
     size_t i = 1;
     int k;
 
@@ -733,11 +866,10 @@ static int parameter(struct parser *p, const char *s, size_t n, size_t *used) {
     *used = i;
     k = lookup(param_names, ODBC_LEADER__P_COUNT, s + 1, i - 1);
     if (k < 0)
-        return fail(p, p->line,
-                    "unknown parameter :%.*s; expected :ns, :id, :term, "
-                    ":ttl_ms, :cand_ttl_ms, :version, :to, :wait_ms, :job, "
-                    ":fire_ms, :status or :retention_ms",
-                    (int)(i - 1), s + 1);
+        return fail(p, p->line, "unknown parameter :%.*s; expected %s",
+                    (int)(i - 1), s + 1,
+                    name_list(list, sizeof list, param_names,
+                              ODBC_LEADER__P_COUNT, ":", "or"));
     if (p->nparams >= ODBC_LEADER__MAX_PARAMS)
         return fail(p, p->line,
                     "more than %d parameters in one statement; expected "
@@ -823,6 +955,7 @@ static int sql_line(struct parser *p, const char *s, size_t n) {
 
 /* Handles "@statement OP". Returns 0 or an error code. */
 static int statement_directive(struct parser *p, const char *args, size_t n) {
+    char list[LIST_MAX];
     int rc = end_section(p);
     int op;
 
@@ -833,18 +966,14 @@ static int statement_directive(struct parser *p, const char *args, size_t n) {
         if (rc)
             return rc;
     }
-    op = lookup(op_names, ODBC_LEADER__OP_COUNT, args, n);
+    op = lookup_op(args, n);
     if (op < 0)
-        return fail(p, p->line,
-                    "unknown operation \"%.*s\" in @statement; expected "
-                    "on_connect, ddl, schema_version, attempt, renew, "
-                    "resign, unregister, leader, candidates, "
-                    "request_resign, release, wait, hold, upgrade, claim, "
-                    "finish, fire, fires, fire_gc or fence",
-                    (int)n, args);
+        return fail(
+            p, p->line, "unknown operation \"%.*s\" in @statement; expected %s",
+            (int)n, args, op_list(list, sizeof list, pick_any, 0, "or"));
     if (p->op_line[op])
         return fail(p, p->line, "duplicate @statement %s (first at line %d)",
-                    op_names[op], p->op_line[op]);
+                    op_names[op].name, p->op_line[op]);
     p->op = op;
     p->op_line[op] = p->line;
     return 0;
@@ -853,6 +982,7 @@ static int statement_directive(struct parser *p, const char *args, size_t n) {
 /* Handles a directive line; s points just after '@'. Returns 0 or an
  * error code. */
 static int directive(struct parser *p, const char *s, size_t n) {
+    char list[LIST_MAX];
     size_t wn = 0, an;
     const char *args;
     int known;
@@ -876,13 +1006,11 @@ static int directive(struct parser *p, const char *s, size_t n) {
                     (int)wn, s);
     if (!known)
         return fail(p, p->line,
-                    "unknown directive @%.*s; expected @dialect, @dbms, "
-                    "@schema-version, @begin, @commit, @rollback, "
-                    "@unique-violation, @transient, @connection-lost, "
-                    "@undefined-table, @read-only, @define, @connect-keys, "
-                    "@query-timeout, @wake-file, @pooled, @pooled-prologue, "
-                    "@pooled-connect-keys or @statement",
-                    (int)wn, s);
+                    "unknown directive @%.*s; expected @statement or a "
+                    "header directive: %s",
+                    (int)wn, s,
+                    name_list(list, sizeof list, header_words, HEADER_WORDS,
+                              "@", "or"));
     return header_directive(p, s, wn, args, an);
 }
 
@@ -912,27 +1040,76 @@ static int handle_line(struct parser *p, const char *s, size_t n) {
     return sql_line(p, s, n);
 }
 
-/* 1 for the fire ledger's operations: required from schema version 2 on,
- * absent before. */
-static int ledger_op(int op) {
-    return op == ODBC_LEADER__OP_CLAIM || op == ODBC_LEADER__OP_FINISH ||
-           op == ODBC_LEADER__OP_FIRE || op == ODBC_LEADER__OP_FIRES ||
-           op == ODBC_LEADER__OP_FIRE_GC || op == ODBC_LEADER__OP_FENCE;
+/* Checks that every operation the file's schema version needs has a
+ * section. Returns 0 or an error code with the message naming the missing
+ * operation, the required set and the optional one. */
+static int check_required(struct parser *p) {
+    char need[LIST_MAX], may[LIST_MAX];
+    int version = p->d->schema_version;
+
+    for (int op = 0; op < ODBC_LEADER__OP_COUNT; op++) {
+        if (!pick_required(op, version) || p->op_line[op])
+            continue;
+        op_list(may, sizeof may, pick_optional, version, "and");
+        return fail(p, p->line,
+                    "missing @statement %s; a dialect file of "
+                    "@schema-version %d needs %s%s%s",
+                    op_names[op].name, version,
+                    op_list(need, sizeof need, pick_required, version, "and"),
+                    may[0] ? ", and may also have " : "", may);
+    }
+    return 0;
 }
 
-/* 1 for the operations a dialect of schema version `version` may leave
- * out. */
-static int optional_op(int op, int version) {
-    return op == ODBC_LEADER__OP_ON_CONNECT || op == ODBC_LEADER__OP_RELEASE ||
-           op == ODBC_LEADER__OP_WAIT || op == ODBC_LEADER__OP_HOLD ||
-           op == ODBC_LEADER__OP_UPGRADE || (ledger_op(op) && version < 2);
+/* Checks that the file holds no operation its schema version does not
+ * allow. Returns 0 or an error code with the message set. */
+static int check_allowed(struct parser *p) {
+    char list[LIST_MAX];
+    int version = p->d->schema_version;
+
+    for (int op = 0; op < ODBC_LEADER__OP_COUNT; op++) {
+        if (!p->op_line[op] || op_allowed(op, version))
+            continue;
+        return fail(p, p->op_line[op],
+                    "@statement %s needs @schema-version 2 or later (the "
+                    "fire ledger's table); a file of @schema-version %d "
+                    "has no %s",
+                    op_names[op].name, version,
+                    op_list(list, sizeof list, pick_v2, version, "or"));
+    }
+    return 0;
+}
+
+/* Checks the follower wake-up: once any of its statements is there, the
+ * ones that go together must all be. Returns 0 or an error code with the
+ * message set. */
+static int check_wakeup(struct parser *p) {
+    char need[LIST_MAX], may[LIST_MAX];
+    int first = -1;
+
+    for (int op = 0; op < ODBC_LEADER__OP_COUNT && first < 0; op++) {
+        if ((op_names[op].flags & OPF_WAKEUP) && p->op_line[op])
+            first = op;
+    }
+    for (int op = 0; first >= 0 && op < ODBC_LEADER__OP_COUNT; op++) {
+        if (!pick_wakeup_core(op, 0) || p->op_line[op])
+            continue;
+        op_list(may, sizeof may, pick_wakeup_extra, 0, "and");
+        return fail(p, p->op_line[first],
+                    "missing @statement %s; the follower wake-up (@statement "
+                    "%s here) needs %s%s%s",
+                    op_names[op].name, op_names[first].name,
+                    op_list(need, sizeof need, pick_wakeup_core, 0, "and"),
+                    may[0] ? ", and may also have " : "", may);
+    }
+    return 0;
 }
 
 /* Runs the parser over text and the end-of-file checks. Returns 0 or an
  * error code. */
 static int parse_text(struct parser *p, const char *text) {
     const char *s = text, *nl;
-    int rc, op;
+    int rc;
 
     while (*s) {
         nl = strchr(s, '\n');
@@ -947,38 +1124,12 @@ static int parse_text(struct parser *p, const char *text) {
     rc = end_section(p);
     if (rc == 0 && p->in_header)
         rc = end_header(p);
-    for (op = 0; rc == 0 && op < ODBC_LEADER__OP_COUNT; op++) {
-        if (!optional_op(op, p->d->schema_version) && !p->op_line[op])
-            rc = fail(p, p->line,
-                      "missing @statement %s; expected every operation "
-                      "except on_connect, release, wait, hold and upgrade "
-                      "(and, for @schema-version 1, the fire ledger's "
-                      "claim, finish, fire, fires, fire_gc and fence)",
-                      op_names[op]);
-        else if (ledger_op(op) && p->d->schema_version < 2 && p->op_line[op])
-            rc = fail(p, p->op_line[op],
-                      "@statement %s needs @schema-version 2 or later "
-                      "(the fire ledger's table)",
-                      op_names[op]);
-    }
-    if (rc == 0 && p->op_line[ODBC_LEADER__OP_UPGRADE] &&
-        p->d->schema_version < 2)
-        rc = fail(p, p->op_line[ODBC_LEADER__OP_UPGRADE],
-                  "@statement upgrade needs @schema-version 2 or later: it "
-                  "upgrades the tables of the version before");
-    if (rc == 0 && !p->op_line[ODBC_LEADER__OP_RELEASE] !=
-                       !p->op_line[ODBC_LEADER__OP_WAIT])
-        rc = fail(p,
-                  p->op_line[ODBC_LEADER__OP_RELEASE]
-                      ? p->op_line[ODBC_LEADER__OP_RELEASE]
-                      : p->op_line[ODBC_LEADER__OP_WAIT],
-                  "@statement release and @statement wait go together; "
-                  "define both or neither");
-    if (rc == 0 && p->op_line[ODBC_LEADER__OP_HOLD] &&
-        !p->op_line[ODBC_LEADER__OP_WAIT])
-        rc = fail(p, p->op_line[ODBC_LEADER__OP_HOLD],
-                  "@statement hold needs @statement release and "
-                  "@statement wait");
+    if (rc == 0)
+        rc = check_required(p);
+    if (rc == 0)
+        rc = check_allowed(p);
+    if (rc == 0)
+        rc = check_wakeup(p);
     return rc;
 }
 

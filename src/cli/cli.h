@@ -216,6 +216,8 @@ int odbc_leader__wd_done(struct odbc_leader__wd *w, int *status, int *flags);
 void odbc_leader__wd_destroy(struct odbc_leader__wd *w);
 
 /* ---- subcommands: each returns the process exit code ---- */
+/* Each lives in src/cli/NAME.c (resign.c, status.c, ...); fence shares
+ * schema.c, demo_job demo.c. */
 
 int odbc_leader__cli_run(struct odbc_leader__cli *c, int argc, char **argv);
 int odbc_leader__cli_status(struct odbc_leader__cli *c, int argc, char **argv);

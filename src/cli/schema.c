@@ -7,19 +7,17 @@
  * or upgrade the tables. Also "odbc-leader fence": print the dialect's
  * fence predicate (docs/fencing.md). With a connection and
  * LeaderDialect=auto, printing connects just to ask the driver for
- * SQL_DBMS_NAME, as the library does.
+ * SQL_DBMS_NAME, through db.c as the library does.
  */
 #include <build_config.h>
 
-#include <sql.h>
-#include <sqlext.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "buf.h"
 #include "config.h"
+#include "db.h"
 #include "dialect.h"
 
 struct schema_opts {
@@ -97,77 +95,32 @@ static int load_config(struct odbc_leader__cli *c, const char *extra,
     return 0;
 }
 
-/* Writes the first diagnostic of handle h into err. */
-static void diagnose(SQLSMALLINT type, SQLHANDLE h, char *err, size_t len) {
-    SQLCHAR state[6] = "", msg[512] = "";
-    SQLINTEGER native = 0;
-    SQLSMALLINT n = 0;
-
-    SQLGetDiagRec(type, h, 1, state, &native, msg, sizeof(msg), &n);
-    snprintf(err, len, "[%s] %s", (const char *)state, (const char *)msg);
-}
-
-/* Connects with connect (no Leader* keys) and writes the driver's
- * SQL_DBMS_NAME into name. Returns 0, or -1 with the driver's first
- * diagnostic in err. */
-static int query_dbms(const char *connect, char *name, size_t n, char *err,
-                      size_t errlen) {
-    SQLHENV env = SQL_NULL_HENV;
-    SQLHDBC dbc = SQL_NULL_HDBC;
-    SQLSMALLINT len = 0;
-    SQLRETURN r;
-    int rc = -1;
-
-    snprintf(err, errlen, "cannot allocate ODBC handles");
-    if (!SQL_SUCCEEDED(SQLAllocHandle(SQL_HANDLE_ENV, SQL_NULL_HANDLE, &env)))
-        goto out;
-    SQLSetEnvAttr(env, SQL_ATTR_ODBC_VERSION, (SQLPOINTER)SQL_OV_ODBC3, 0);
-    if (!SQL_SUCCEEDED(SQLAllocHandle(SQL_HANDLE_DBC, env, &dbc)))
-        goto out;
-    SQLSetConnectAttr(dbc, SQL_ATTR_LOGIN_TIMEOUT, (SQLPOINTER)(uintptr_t)10,
-                      0);
-    r = SQLDriverConnect(dbc, NULL, (SQLCHAR *)connect, SQL_NTS, NULL, 0, NULL,
-                         SQL_DRIVER_NOPROMPT);
-    if (!SQL_SUCCEEDED(r)) {
-        diagnose(SQL_HANDLE_DBC, dbc, err, errlen);
-        goto out;
-    }
-    name[0] = '\0';
-    r = SQLGetInfo(dbc, SQL_DBMS_NAME, name, (SQLSMALLINT)n, &len);
-    if (SQL_SUCCEEDED(r))
-        rc = 0;
-    else
-        diagnose(SQL_HANDLE_DBC, dbc, err, errlen);
-    SQLDisconnect(dbc);
-out:
-    if (dbc != SQL_NULL_HDBC)
-        SQLFreeHandle(SQL_HANDLE_DBC, dbc);
-    if (env != SQL_NULL_HENV)
-        SQLFreeHandle(SQL_HANDLE_ENV, env);
-    return rc;
-}
-
 /* Loads the dialect for printing: spec, or (spec NULL) the one the
- * database of cfg asks for. Returns 0 or an exit code after a message. */
-static int load_dialect(struct odbc_leader__cli *c, const char *spec,
-                        const struct odbc_leader__config *cfg,
+ * database of cfg asks for (db.c connects and reads its SQL_DBMS_NAME).
+ * cmd names the subcommand in messages. Returns 0, with *d owned by the
+ * caller, or an exit code after a message. */
+static int load_dialect(struct odbc_leader__cli *c, const char *cmd,
+                        const char *spec, const struct odbc_leader__config *cfg,
                         const struct odbc_leader__dialect_vars *vars,
                         struct odbc_leader__dialect **d) {
     char dbms[128] = "", err[1024] = "";
-    int rc;
+    int rc = 0;
 
-    if (spec == NULL &&
-        query_dbms(cfg->connect, dbms, sizeof(dbms), err, sizeof(err)) < 0) {
+    if (spec == NULL)
+        rc = odbc_leader__db_dbms_name(cfg, dbms, sizeof(dbms), err,
+                                       sizeof(err));
+    if (rc < 0) {
         odbc_leader__cli_err(c,
-                             "schema: cannot connect to %s to tell the "
-                             "dialect (%s); or name it with --dialect",
-                             cfg->connect_redacted, err);
-        return EX_UNAVAILABLE;
+                             "%s: %s; it was asked for its DBMS to choose "
+                             "the dialect (LeaderDialect=auto): name one "
+                             "with --dialect to print without connecting",
+                             cmd, err);
+        return odbc_leader__cli_exit_code(rc);
     }
     rc = odbc_leader__dialect_load(spec != NULL ? spec : "auto", dbms, vars, d,
                                    err, sizeof(err));
     if (rc < 0) {
-        odbc_leader__cli_err(c, "schema: %s", err);
+        odbc_leader__cli_err(c, "%s: %s", cmd, err);
         return odbc_leader__cli_exit_code(rc);
     }
     return 0;
@@ -321,7 +274,7 @@ static int print_schema(struct odbc_leader__cli *c,
     }
     if (o->prefix != NULL)
         vars.prefix = o->prefix;
-    rc = load_dialect(c, spec, &cfg, &vars, &d);
+    rc = load_dialect(c, o->cmd, spec, &cfg, &vars, &d);
     if (rc == 0 && strcmp(o->cmd, "fence") == 0)
         rc = print_fence(c, d, vars.prefix, o->bare);
     else if (rc == 0)

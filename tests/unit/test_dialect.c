@@ -405,21 +405,40 @@ static void test_err_define(void **state) {
                  6, "unknown placeholder {a}");
 }
 
+/* The follower wake-up: release and wait go together, hold is optional
+ * and needs them; the messages name the missing one and the set. */
 static void test_wake_up_statements_go_together(void **state) {
     struct odbc_leader__dialect *d;
     static const unsigned char w[] = {WAIT, NS};
 
     (void)state;
     expect_error(HEADER REQUIRED_OPS "-- @statement release\nSELECT 9;\n", 21,
-                 "release and @statement wait go together");
+                 "missing @statement wait; the follower wake-up (@statement "
+                 "release here) needs release and wait, and may also have "
+                 "hold");
     expect_error(HEADER REQUIRED_OPS "-- @statement wait\nSELECT 9;\n", 21,
-                 "release and @statement wait go together");
+                 "missing @statement release; the follower wake-up "
+                 "(@statement wait here) needs release and wait");
     expect_error(HEADER REQUIRED_OPS "-- @statement hold\nSELECT 9;\n", 21,
-                 "hold needs @statement release and @statement wait");
+                 "missing @statement release; the follower wake-up "
+                 "(@statement hold here) needs release and wait, and may "
+                 "also have hold");
+    expect_error(HEADER REQUIRED_OPS "-- @statement hold\nSELECT 9;\n"
+                                     "-- @statement release\nSELECT 9;\n",
+                 23, "missing @statement wait; the follower wake-up");
+    /* hold is optional: without it a leader whose attempt could not take
+     * the wake-up lock leaves its followers polling */
     d = parse_ok(HEADER REQUIRED_OPS "-- @statement release\nSELECT 9;\n"
                                      "-- @statement wait\nSELECT :wait_ms, "
                                      ":ns;\n");
     expect_params(d, ODBC_LEADER__OP_WAIT, 0, w, sizeof w);
+    assert_int_equal(d->ops[ODBC_LEADER__OP_RELEASE].n, 1);
+    assert_int_equal(d->ops[ODBC_LEADER__OP_HOLD].n, 0);
+    odbc_leader__dialect_free(d);
+    d = parse_ok(HEADER REQUIRED_OPS "-- @statement hold\nSELECT 1;\n"
+                                     "-- @statement release\nSELECT 9;\n"
+                                     "-- @statement wait\nSELECT 1;\n");
+    assert_int_equal(d->ops[ODBC_LEADER__OP_HOLD].n, 1);
     odbc_leader__dialect_free(d);
 }
 
@@ -570,9 +589,96 @@ static void test_err_duplicate_op(void **state) {
 static void test_err_missing_op(void **state) {
     (void)state;
     expect_error(HEADER "-- @statement ddl\nSELECT 1;\n", 4,
-                 "missing @statement schema_version");
+                 "missing @statement schema_version; a dialect file of "
+                 "@schema-version 1 needs ddl, schema_version, attempt, "
+                 "renew, resign, unregister, leader, candidates and "
+                 "request_resign, and may also have on_connect, release, "
+                 "wait and hold");
     expect_error(HEADER, 2, "missing @statement ddl");
     expect_error("", 1, "missing @dialect");
+    expect_error("-- @dialect t\n-- @schema-version 2\n" REQUIRED_OPS, 20,
+                 "missing @statement claim; a dialect file of "
+                 "@schema-version 2 needs ddl, schema_version, attempt, "
+                 "renew, resign, unregister, leader, candidates, "
+                 "request_resign, claim, finish, fire, fires, fire_gc and "
+                 "fence, and may also have on_connect, release, wait, hold "
+                 "and upgrade");
+}
+
+/* The operations a file of @schema-version 2 must have, written out here
+ * rather than taken from dialect.c, so that a change there shows. */
+static const char *const v2_required[] = {
+    "ddl",        "schema_version", "attempt",    "renew",          "resign",
+    "unregister", "leader",         "candidates", "request_resign", "claim",
+    "finish",     "fire",           "fires",      "fire_gc",        "fence",
+};
+#define V2_REQUIRED (sizeof v2_required / sizeof v2_required[0])
+
+/* Writes into buf a version-2 file with a section for every required
+ * operation except v2_required[skip] (none when skip is out of range). */
+static void v2_file(char *buf, size_t n, size_t skip) {
+    size_t len;
+
+    snprintf(buf, n, "-- @dialect t\n-- @schema-version 2\n");
+    for (size_t i = 0; i < V2_REQUIRED; i++) {
+        len = strlen(buf);
+        if (i != skip)
+            snprintf(buf + len, n - len, "-- @statement %s\nSELECT %zu;\n",
+                     v2_required[i], i);
+    }
+}
+
+/* Leaving out any one required operation fails with a message that names
+ * it and the whole required set. */
+static void test_err_each_required_op_is_named(void **state) {
+    char text[2048], want[128], set[512] = "";
+    struct odbc_leader__dialect *d;
+
+    (void)state;
+    for (size_t i = 0; i < V2_REQUIRED; i++) {
+        size_t len = strlen(set);
+        snprintf(set + len, sizeof set - len, "%s%s",
+                 i == 0                 ? ""
+                 : i + 1 == V2_REQUIRED ? " and "
+                                        : ", ",
+                 v2_required[i]);
+    }
+    for (size_t i = 0; i < V2_REQUIRED; i++) {
+        v2_file(text, sizeof text, i);
+        snprintf(want, sizeof want, "missing @statement %s; ", v2_required[i]);
+        expect_error(text, 2 + 2 * ((int)V2_REQUIRED - 1), want);
+        expect_error(text, 2 + 2 * ((int)V2_REQUIRED - 1), set);
+    }
+    v2_file(text, sizeof text, V2_REQUIRED);
+    d = parse_ok(text);
+    odbc_leader__dialect_free(d);
+}
+
+/* The messages that list every operation, directive or parameter list
+ * the current sets. */
+static void test_err_lists_are_complete(void **state) {
+    (void)state;
+    expect_error(HEADER "-- @statement fly\nSELECT 1;\n" REQUIRED_OPS, 3,
+                 "unknown operation \"fly\" in @statement; expected "
+                 "on_connect, ddl, schema_version, attempt, renew, resign, "
+                 "unregister, leader, candidates, request_resign, release, "
+                 "wait, hold, upgrade, claim, finish, fire, fires, fire_gc "
+                 "or fence");
+    expect_error(HEADER "-- @frobnicate yes\n" REQUIRED_OPS, 3,
+                 "unknown directive @frobnicate; expected @statement or a "
+                 "header directive: @dialect, @dbms, @schema-version, "
+                 "@begin, @commit, @rollback, @unique-violation, "
+                 "@transient, @connection-lost, @undefined-table, @define, "
+                 "@connect-keys, @query-timeout, @wake-file, @read-only, "
+                 "@pooled, @pooled-prologue or @pooled-connect-keys");
+    expect_error(HEADER "-- @statement on_connect\nSELECT :nss;\n", 4,
+                 "unknown parameter :nss; expected :ns, :id, :term, "
+                 ":ttl_ms, :cand_ttl_ms, :version, :to, :wait_ms, :job, "
+                 ":fire_ms, :status or :retention_ms");
+    expect_error(HEADER REQUIRED_OPS LEDGER_OPS, 21,
+                 "@statement claim needs @schema-version 2 or later (the "
+                 "fire ledger's table); a file of @schema-version 1 has no "
+                 "upgrade, claim, finish, fire, fires, fire_gc or fence");
 }
 
 /* The fire ledger's statements: required from schema version 2 on, not
@@ -1115,6 +1221,8 @@ int main(void) {
         cmocka_unit_test(test_err_unknown_op),
         cmocka_unit_test(test_err_duplicate_op),
         cmocka_unit_test(test_err_missing_op),
+        cmocka_unit_test(test_err_each_required_op_is_named),
+        cmocka_unit_test(test_err_lists_are_complete),
         cmocka_unit_test(test_ledger_ops_by_version),
         cmocka_unit_test(test_err_missing_header),
         cmocka_unit_test(test_err_bad_code),
