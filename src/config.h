@@ -36,7 +36,10 @@ struct odbc_leader__config {
     int64_t follower_wait_ms;
     /* LeaderTestTrustExtra, default 0: TEST ONLY. Lengthens the trust
      * window past the lease, which breaks the protocol on purpose so the
-     * fault suite can show its checker catching two leaders. */
+     * fault suite can show its checker catching two leaders. Only a build
+     * configured with --enable-test-hooks (ODBC_LEADER_TEST_HOOKS) accepts
+     * the key; elsewhere this stays 0. The field is there in every build,
+     * so the struct's layout does not depend on build_config.h. */
     int64_t test_trust_extra_ms;
     /* LeaderResignRequests: 0 "resign" (default), 1 "report": a renewal
      * that finds a resign request returns ODBC_LEADER_RESIGN_REQUESTED

@@ -5,6 +5,8 @@
  * odbc.ini/odbcinst.ini into a temporary directory and points ODBCSYSINI and
  * ODBCINI at it, so no test depends on the machine's ODBC setup.
  */
+#include <build_config.h>
+
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -51,6 +53,10 @@ static const char odbc_ini_text[] = "[cfg_file]\n"
                                     "[cfg_badval]\n"
                                     "Driver = SQLite3\n"
                                     "LeaderTTL = 15s\n"
+                                    "\n"
+                                    "[cfg_trust_extra]\n"
+                                    "Driver = SQLite3\n"
+                                    "LeaderTestTrustExtra = 5000\n"
                                     "\n"
                                     "[cfg_noleader]\n"
                                     "Driver = SQLite3\n"
@@ -512,6 +518,8 @@ static void test_bad_names(void **state) {
     assert_has(err, "'\\xc3'");
 }
 
+/* LeaderTestTrustExtra: parsed in a build configured with
+ * --enable-test-hooks, refused (from the string or odbc.ini) without. */
 static void test_test_trust_extra(void **state) {
     struct odbc_leader__config cfg;
     char err[ERRLEN];
@@ -519,11 +527,29 @@ static void test_test_trust_extra(void **state) {
     parse_ok("Driver=A", &cfg);
     assert_int_equal(cfg.test_trust_extra_ms, 0); /* off unless asked */
     odbc_leader__config_free(&cfg);
+    parse_bad("Driver=A;LeaderBogus=1", err);
+#ifdef ODBC_LEADER_TEST_HOOKS
+    assert_has(err, "test-only LeaderTestTrustExtra");
     parse_ok("Driver=A;LeaderTestTrustExtra=60000", &cfg);
     assert_int_equal(cfg.test_trust_extra_ms, 60000);
     odbc_leader__config_free(&cfg);
+    parse_ok("DSN=cfg_trust_extra", &cfg);
+    assert_int_equal(cfg.test_trust_extra_ms, 5000);
+    odbc_leader__config_free(&cfg);
     parse_bad("Driver=A;LeaderTestTrustExtra=-1", err);
     assert_has(err, "LeaderTestTrustExtra");
+#else
+    assert_lacks(err, "LeaderTestTrustExtra"); /* not offered as valid */
+    parse_bad("Driver=A;LeaderTestTrustExtra=60000", err);
+    assert_has(err, "LeaderTestTrustExtra: a test-only key that breaks the "
+                    "protocol; this build was configured without "
+                    "--enable-test-hooks");
+    parse_bad("Driver=A;leadertesttrustextra=0", err); /* any value, case */
+    assert_has(err, "--enable-test-hooks");
+    parse_bad("DSN=cfg_trust_extra", err);
+    assert_has(err, "--enable-test-hooks");
+    assert_has(err, "cfg_trust_extra"); /* where it came from */
+#endif
 }
 
 static void test_prefix(void **state) {
