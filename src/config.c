@@ -1015,3 +1015,36 @@ void odbc_leader__config_free(struct odbc_leader__config *cfg) {
     free(cfg->dialect);
     memset(cfg, 0, sizeof *cfg);
 }
+
+/* See config.h. Borrows s; on success *out is the caller's. */
+int odbc_leader__config_strip_password(const char *s, char **out, char *err,
+                                       size_t errlen) {
+    struct odbc_leader__buf b = {0};
+    struct pair p = {0};
+    size_t pos = 0;
+    int oom = odbc_leader__buf_add(&b, "", 0);
+    int rc;
+
+    *out = NULL;
+    for (rc = next_pair(s, &pos, &p, err, errlen); rc > 0;
+         rc = next_pair(s, &pos, &p, err, errlen)) {
+        free(p.value);
+        p.value = NULL;
+        if (is_secret_key(s + p.start, p.keylen))
+            continue;
+        if (b.len > 0)
+            oom |= odbc_leader__buf_add(&b, ";", 1);
+        oom |= odbc_leader__buf_add(&b, s + p.start, p.end - p.start);
+    }
+    if (rc == 0 && oom) {
+        odbc_leader__errf(err, errlen, "out of memory");
+        rc = ODBC_LEADER_ENOMEM;
+    }
+    if (rc != 0)
+        goto fail;
+    *out = b.p;
+    return 0;
+fail:
+    free(b.p);
+    return rc;
+}

@@ -552,6 +552,52 @@ static void test_test_trust_extra(void **state) {
 #endif
 }
 
+/* Asserts that stripping the password from in gives want. */
+static void strip_is(const char *in, const char *want) {
+    char err[ERRLEN] = "";
+    char *out = NULL;
+
+    assert_int_equal(
+        odbc_leader__config_strip_password(in, &out, err, sizeof err), 0);
+    assert_non_null(out);
+    assert_string_equal(out, want);
+    free(out);
+}
+
+/* odbc_leader__config_strip_password: what odbc-leader run leaves of
+ * $ODBC_LEADER_CONNECT for CMD. */
+static void test_strip_password(void **state) {
+    char err[ERRLEN] = "";
+    char *out = NULL;
+
+    /* plain */
+    strip_is("Driver=A;UID=u;PWD=s3cret;Database=x",
+             "Driver=A;UID=u;Database=x");
+    /* braced, with "}}" and ";" inside, and blanks around */
+    strip_is("Driver=A; PWD = {se;cr}}et=1} ;X=1", "Driver=A;X=1");
+    strip_is("Password={a}}}}b;c};Server=h", "Server=h");
+    /* several password keys, any case */
+    strip_is("PWD=a;Driver=A;pwd=b;Password=c;PASSWORD={d};passWord=e",
+             "Driver=A");
+    /* no password: unchanged pairs (Leader* keys and braces kept) */
+    strip_is("Driver={SQLite3};Database=/x.db;LeaderTTL=3000",
+             "Driver={SQLite3};Database=/x.db;LeaderTTL=3000");
+    /* names that only look alike stay */
+    strip_is("PWDX=1;MyPassword=2;Pass=3", "PWDX=1;MyPassword=2;Pass=3");
+    /* nothing but the password, or nothing at all */
+    strip_is("PWD=x", "");
+    strip_is("", "");
+    strip_is(";;", "");
+    /* a string that does not parse: refused, the value not quoted */
+    assert_int_equal(
+        odbc_leader__config_strip_password("Driver=A;PWD={unterminated-s3cret",
+                                           &out, err, sizeof err),
+        ODBC_LEADER_ECONFIG);
+    assert_null(out);
+    assert_has(err, "PWD");
+    assert_lacks(err, "s3cret");
+}
+
 static void test_prefix(void **state) {
     struct odbc_leader__config cfg;
     char err[ERRLEN];
@@ -820,6 +866,7 @@ int main(void) {
         cmocka_unit_test(test_bad_names),
         cmocka_unit_test(test_prefix),
         cmocka_unit_test(test_test_trust_extra),
+        cmocka_unit_test(test_strip_password),
         cmocka_unit_test(test_dialect),
         cmocka_unit_test(test_create_schema),
         cmocka_unit_test(test_syntax_errors),
