@@ -7,6 +7,8 @@
  * also sit in the odbc.ini section of the DSN named (read with odbcinst);
  * the string overrides them.
  */
+#include <build_config.h>
+
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -87,12 +89,18 @@ static const char *const key_names[K_COUNT] = {
     "LeaderPooler",
 };
 
+/* The keys a user may set; LeaderTestTrustExtra, known in every build so
+ * that it gets a clear refusal, is listed only where it can be set. */
+#ifdef ODBC_LEADER_TEST_HOOKS
+#define TEST_KEYS " (and the test-only LeaderTestTrustExtra)"
+#else
+#define TEST_KEYS ""
+#endif
 #define VALID_KEYS                                                             \
     "LeaderNamespace, LeaderId, LeaderTTL, LeaderRenewInterval, "              \
     "LeaderSafetyMargin, LeaderStatementTimeout, LeaderDialect, "              \
     "LeaderTablePrefix, LeaderCreateSchema, LeaderFollowerWait, "              \
-    "LeaderResignRequests, LeaderFireRetention, LeaderPooler (and the "        \
-    "test-only LeaderTestTrustExtra)"
+    "LeaderResignRequests, LeaderFireRetention, LeaderPooler" TEST_KEYS
 
 /* Why a name or prefix is rejected. */
 enum fault { F_OK, F_EMPTY, F_LONG, F_CHAR, F_DIGIT };
@@ -647,6 +655,27 @@ static int check_stmt_timeout(const struct state *st,
     return ODBC_LEADER_ECONFIG;
 }
 
+/* Reads LeaderTestTrustExtra (given) into c->test_trust_extra_ms. It
+ * breaks the protocol on purpose, for the fault suite: a build configured
+ * without --enable-test-hooks refuses it. Returns 0 or
+ * ODBC_LEADER_ECONFIG. */
+static int settle_trust_extra(const struct state *st,
+                              struct odbc_leader__config *c, char *err,
+                              size_t errlen) {
+#ifdef ODBC_LEADER_TEST_HOOKS
+    return parse_ms_range(st, K_TEST_TRUST_EXTRA, 0, TTL_MAX,
+                          &c->test_trust_extra_ms, err, errlen);
+#else
+    (void)c;
+    odbc_leader__errf(err, errlen,
+                      "%s: a test-only key that breaks the protocol; this "
+                      "build was configured without --enable-test-hooks%s",
+                      key_names[K_TEST_TRUST_EXTRA],
+                      origin(st, K_TEST_TRUST_EXTRA));
+    return ODBC_LEADER_ECONFIG;
+#endif
+}
+
 /* Converts the durations into c, applying defaults, and checks them.
  * Returns 0 or ODBC_LEADER_ECONFIG. */
 static int settle_durations(const struct state *st,
@@ -690,8 +719,7 @@ static int settle_durations(const struct state *st,
                             FIRE_RETENTION_MAX, &c->fire_retention_ms, err,
                             errlen);
     if (rc == 0 && st->v[K_TEST_TRUST_EXTRA].text)
-        rc = parse_ms_range(st, K_TEST_TRUST_EXTRA, 0, TTL_MAX,
-                            &c->test_trust_extra_ms, err, errlen);
+        rc = settle_trust_extra(st, c, err, errlen);
     return rc;
 }
 
@@ -986,4 +1014,37 @@ void odbc_leader__config_free(struct odbc_leader__config *cfg) {
     free(cfg->dsn);
     free(cfg->dialect);
     memset(cfg, 0, sizeof *cfg);
+}
+
+/* See config.h. Borrows s; on success *out is the caller's. */
+int odbc_leader__config_strip_password(const char *s, char **out, char *err,
+                                       size_t errlen) {
+    struct odbc_leader__buf b = {0};
+    struct pair p = {0};
+    size_t pos = 0;
+    int oom = odbc_leader__buf_add(&b, "", 0);
+    int rc;
+
+    *out = NULL;
+    for (rc = next_pair(s, &pos, &p, err, errlen); rc > 0;
+         rc = next_pair(s, &pos, &p, err, errlen)) {
+        free(p.value);
+        p.value = NULL;
+        if (is_secret_key(s + p.start, p.keylen))
+            continue;
+        if (b.len > 0)
+            oom |= odbc_leader__buf_add(&b, ";", 1);
+        oom |= odbc_leader__buf_add(&b, s + p.start, p.end - p.start);
+    }
+    if (rc == 0 && oom) {
+        odbc_leader__errf(err, errlen, "out of memory");
+        rc = ODBC_LEADER_ENOMEM;
+    }
+    if (rc != 0)
+        goto fail;
+    *out = b.p;
+    return 0;
+fail:
+    free(b.p);
+    return rc;
 }

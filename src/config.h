@@ -36,7 +36,10 @@ struct odbc_leader__config {
     int64_t follower_wait_ms;
     /* LeaderTestTrustExtra, default 0: TEST ONLY. Lengthens the trust
      * window past the lease, which breaks the protocol on purpose so the
-     * fault suite can show its checker catching two leaders. */
+     * fault suite can show its checker catching two leaders. Only a build
+     * configured with --enable-test-hooks (ODBC_LEADER_TEST_HOOKS) accepts
+     * the key; elsewhere this stays 0. The field is there in every build,
+     * so the struct's layout does not depend on build_config.h. */
     int64_t test_trust_extra_ms;
     /* LeaderResignRequests: 0 "resign" (default), 1 "report": a renewal
      * that finds a resign request returns ODBC_LEADER_RESIGN_REQUESTED
@@ -73,6 +76,18 @@ int odbc_leader__config_parse(const char *config,
 
 /* Frees what *cfg owns; safe on a zeroed or already freed config. */
 void odbc_leader__config_free(struct odbc_leader__config *cfg);
+
+/*
+ * The connection string s without its password: every PWD= and Password=
+ * pair (any case, braced values with "}}" and ";" inside included) is
+ * dropped, the other pairs are kept as written, joined by ";". Uses the
+ * parser's own tokenizer. Returns 0 and a new string in *out (the caller
+ * frees it; "" when nothing is left), or ODBC_LEADER_ECONFIG (s does not
+ * parse: the message in err never quotes a value) / ODBC_LEADER_ENOMEM
+ * with *out NULL.
+ */
+int odbc_leader__config_strip_password(const char *s, char **out, char *err,
+                                       size_t errlen);
 
 /* 1 when s is a valid namespace or candidate id (1..128 bytes of
  * A-Z a-z 0-9 . _ - : / @), else 0. */

@@ -13,6 +13,8 @@
  * current lease is read (the integrity-error retry path).
  */
 #define _GNU_SOURCE /* F_OFD_SETLK */
+#include <build_config.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <odbcinst.h>
@@ -119,10 +121,12 @@ odbc_leader__db_dialect(const struct odbc_leader__db *db) {
     return db->dialect;
 }
 
+#ifdef ODBC_LEADER_TEST_HOOKS
 void odbc_leader__db_stats(const struct odbc_leader__db *db,
                            struct odbc_leader__db_stats *out) {
     *out = db->stats;
 }
+#endif
 
 /* Maps an error class to its precedence when a call returns several
  * diagnostic records: a lost connection outranks everything. */

@@ -130,8 +130,12 @@ struct odbc_leader__db_stats {
     unsigned long retries;
     unsigned long connects;
 };
+#ifdef ODBC_LEADER_TEST_HOOKS
+/* Copies db's counts into *out (test hooks only: a build configured
+ * without --enable-test-hooks has no such function). Borrows db. */
 void odbc_leader__db_stats(const struct odbc_leader__db *db,
                            struct odbc_leader__db_stats *out);
+#endif
 
 /* The port table handing a struct odbc_leader__db * to the elector. */
 extern const struct odbc_leader__port_ops odbc_leader__db_ops;

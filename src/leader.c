@@ -145,6 +145,7 @@ int odbc_leader_create(odbc_leader_t **out, const char *config,
     ec.ttl_ms = h->cfg.ttl_ms;
     ec.renew_ms = h->cfg.renew_ms;
     ec.margin_ms = h->cfg.margin_ms;
+#ifdef ODBC_LEADER_TEST_HOOKS
     ec.test_trust_extra_ms = h->cfg.test_trust_extra_ms;
     if (ec.test_trust_extra_ms > 0)
         odbc_leader__logf(&h->log, LOG_WARNING,
@@ -152,6 +153,7 @@ int odbc_leader_create(odbc_leader_t **out, const char *config,
                           "outlives the lease; two leaders are possible "
                           "(test setting, never use it in production)",
                           (long long)ec.test_trust_extra_ms);
+#endif
     ec.wait_ms = follower_wait_ms(h);
     ec.report_resign = h->cfg.report_resign;
     ec.connected = 1;

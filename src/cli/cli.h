@@ -227,8 +227,5 @@ int odbc_leader__cli_schema(struct odbc_leader__cli *c, int argc, char **argv);
 int odbc_leader__cli_fence(struct odbc_leader__cli *c, int argc, char **argv);
 int odbc_leader__cli_fires(struct odbc_leader__cli *c, int argc, char **argv);
 int odbc_leader__cli_demo(struct odbc_leader__cli *c, int argc, char **argv);
-/* The hidden job the demo's candidates run as their CMD. */
-int odbc_leader__cli_demo_job(struct odbc_leader__cli *c, int argc,
-                              char **argv);
 
 #endif /* ODBC_LEADER_CLI_H */

@@ -4,15 +4,16 @@
  *
  * In a temp dir it starts N candidates, each "odbc-leader run" of this
  * same binary on one SQLite file (lease TTL 3 s) with a small job as CMD
- * (the hidden "__demo-job" subcommand, which logs its term). It shows who
+ * (a /bin/sh script, job_script below, which logs its term). It shows who
  * leads, kills the leader's process group with SIGKILL and times the
  * takeover (the lease has to expire), then sends SIGTERM to the new leader
  * and times the graceful handoff (it resigns on its way out). Then it
  * stops everything and removes the temp dir.
  *
  * The demo makes itself a child subreaper, so a job orphaned by a killed
- * candidate is reaped here; each job also dies with its candidate
- * (PR_SET_PDEATHSIG). Signals are blocked and waited for, as in run.c.
+ * candidate is reaped here; each job dies with its candidate (run's
+ * supervisor kills CMD's process group when run dies, and CMD gets
+ * PR_SET_PDEATHSIG). Signals are blocked and waited for, as in run.c.
  */
 #include <build_config.h>
 
@@ -64,6 +65,24 @@ struct demo {
     int64_t t0;             /* demo start */
     int stop_sig;           /* the signal that interrupted the demo */
 };
+
+/*
+ * The candidates' CMD: /bin/sh -c job_script odbc-leader-demo-job WORKLOG.
+ * It appends "NAME term T: started" to WORKLOG, runs until a signal stops
+ * it and appends how it was stopped; run's supervisor signals its whole
+ * process group, so the sleep dies with it. A job whose parent is already
+ * the demo (its candidate died before it started, and the demo, a
+ * subreaper, adopted it) stops at once.
+ */
+static const char job_script[] =
+    "note() { printf '%s term %s: %s\\n' \"${ODBC_LEADER_ID:-?}\" "
+    "\"${ODBC_LEADER_TERM:-?}\" \"$1\" >>\"$log\"; }\n"
+    "log=$1\n"
+    "[ \"$PPID\" = \"${ODBC_LEADER_DEMO_PID:-}\" ] && exit 0\n"
+    "trap 'note \"stopped by SIGTERM\"; exit 0' TERM\n"
+    "trap 'note stopped; exit 0' INT HUP\n"
+    "note started\n"
+    "while :; do sleep 1; done\n";
 
 static const char demo_help[] =
     "Usage: odbc-leader demo [-c N] [--pause DURATION]\n"
@@ -149,9 +168,10 @@ static int reap_all(struct demo *d) {
 static void exec_candidate(const struct demo *d, const struct cand *k) {
     char log[PATH_MAX + 32];
     const char *argv[] = {
-        d->exe, "run",  "-C",         d->conn,   "-n",
-        "demo", "--id", k->name,      "--grace", "300ms",
-        "--",   d->exe, "__demo-job", d->work,   NULL,
+        d->exe,  "run",     "-C",    d->conn,    "-n",
+        "demo",  "--id",    k->name, "--grace",  "300ms",
+        "--",    "/bin/sh", "-c",    job_script, "odbc-leader-demo-job",
+        d->work, NULL,
     };
     int fd;
 
@@ -631,49 +651,4 @@ int odbc_leader__cli_demo(struct odbc_leader__cli *c, int argc, char **argv) {
     if (d.stop_sig != 0)
         fprintf(stderr, "odbc-leader: demo interrupted; cleaned up\n");
     return rc;
-}
-
-/* ---- the job ---- */
-
-/* Appends "NAME term T: what\n" to the work log at path. */
-static void job_note(const char *path, const char *what) {
-    const char *id = getenv("ODBC_LEADER_ID");
-    const char *term = getenv("ODBC_LEADER_TERM");
-    char line[512];
-    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-    int n;
-
-    if (fd < 0)
-        return;
-    n = snprintf(line, sizeof(line), "%s term %s: %s\n", id ? id : "?",
-                 term ? term : "?", what);
-    if (n > 0 && write(fd, line, (size_t)n) < 0)
-        n = -1;
-    close(fd);
-}
-
-int odbc_leader__cli_demo_job(struct odbc_leader__cli *c, int argc,
-                              char **argv) {
-    const char *demo_pid = getenv("ODBC_LEADER_DEMO_PID");
-    sigset_t sigs;
-    int sig = 0;
-
-    (void)c;
-    if (argc != 2)
-        return EX_USAGE;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGINT);
-    sigaddset(&sigs, SIGHUP);
-    sigprocmask(SIG_BLOCK, &sigs, NULL);
-    /* Die with the candidate; if it is already gone we were adopted by
-     * the demo (a subreaper): stop at once. */
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (demo_pid != NULL && (long)getppid() == strtol(demo_pid, NULL, 10))
-        return 0;
-    job_note(argv[1], "started");
-    while (sig == 0)
-        sig = odbc_leader__cli_wait_signal(&sigs, 60000);
-    job_note(argv[1], sig == SIGTERM ? "stopped by SIGTERM" : "stopped");
-    return 0;
 }

@@ -23,6 +23,8 @@ struct subcmd {
     subcmd_fn fn;
 };
 
+/* One command a line. */
+/* clang-format off */
 static const struct subcmd subcmds[] = {
     {"run", odbc_leader__cli_run},
     {"status", odbc_leader__cli_status},
@@ -32,9 +34,8 @@ static const struct subcmd subcmds[] = {
     {"fires", odbc_leader__cli_fires},
     {"fence", odbc_leader__cli_fence},
     {"demo", odbc_leader__cli_demo},
-    /* hidden: the job the demo's candidates run */
-    {"__demo-job", odbc_leader__cli_demo_job},
 };
+/* clang-format on */
 
 static const char help_text[] =
     "Usage: odbc-leader [OPTIONS] COMMAND [ARGS...]\n"

@@ -56,14 +56,15 @@ enum why {
 struct run {
     struct odbc_leader__cli *cli; /* borrowed */
     /* options */
-    int wait;            /* 1: --wait (default), 0: --no-wait */
-    int64_t min_hold_ms; /* --min-hold */
-    int64_t grace_ms;    /* --grace */
-    const char *id;      /* --id, borrowed; NULL = generated */
-    int64_t ttl_ms;      /* --ttl; 0 = from the connection */
-    char **cmd;          /* borrowed from argv, NULL-terminated */
-    const char *once;    /* --once KEY, borrowed; NULL = no ledger */
-    int64_t once_per_ms; /* --once-per; 0 = the key is one-off (fire 0) */
+    int wait;             /* 1: --wait (default), 0: --no-wait */
+    int64_t min_hold_ms;  /* --min-hold */
+    int64_t grace_ms;     /* --grace */
+    const char *id;       /* --id, borrowed; NULL = generated */
+    int64_t ttl_ms;       /* --ttl; 0 = from the connection */
+    char **cmd;           /* borrowed from argv, NULL-terminated */
+    const char *once;     /* --once KEY, borrowed; NULL = no ledger */
+    int64_t once_per_ms;  /* --once-per; 0 = the key is one-off (fire 0) */
+    int keep_connect_env; /* --keep-connect-env: CMD gets the password */
     /* state */
     int64_t fire_ms; /* the fire of --once: 0, or the slot once known */
     int fire_known;  /* fire_ms is settled */
@@ -114,6 +115,9 @@ static const char run_help[] =
     "                        (KEY, or the namespace, and) the slot nearest\n"
     "                        the database clock, so cron lines fired\n"
     "                        seconds apart on many hosts run once per slot\n"
+    "  --keep-connect-env    pass $ODBC_LEADER_CONNECT to CMD unchanged,\n"
+    "                        password included (by default CMD gets it\n"
+    "                        without its PWD= and Password= pairs)\n"
     "" ODBC_LEADER__CLI_COMMON_HELP "\n"
     "DURATION: 500ms, 10s, 1.5s, 2m, 1h or plain seconds.\n"
     "CMD gets ODBC_LEADER_TERM (the fencing token), ODBC_LEADER_NAMESPACE\n"
@@ -197,6 +201,9 @@ static int run_opt(struct run *r, int opt, const char *arg) {
                                           arg);
         r->once = arg;
         return 0;
+    case 'K':
+        r->keep_connect_env = 1;
+        return 0;
     case 'P':
         if (duration_opt(r, "--once-per", arg, &r->once_per_ms) != 0)
             return EX_USAGE;
@@ -222,6 +229,7 @@ static int parse_run(struct run *r, int argc, char **argv) {
         {"ttl", required_argument, NULL, 'T'},
         {"once", required_argument, NULL, 'O'},
         {"once-per", required_argument, NULL, 'P'},
+        {"keep-connect-env", no_argument, NULL, 'K'},
         {NULL, 0, NULL, 0},
     };
     const char *shortopts = "+" ODBC_LEADER__CLI_SHORTOPTS;
@@ -244,6 +252,40 @@ static int parse_run(struct run *r, int argc, char **argv) {
     if (optind >= argc)
         return odbc_leader__cli_usage(r->cli, "run", "missing CMD to run");
     r->cmd = argv + optind;
+    return 0;
+}
+
+/* ---- CMD's environment ---- */
+
+/*
+ * Takes the password out of $ODBC_LEADER_CONNECT, which CMD inherits
+ * (run has copied the connection string it uses by now): the variable
+ * keeps every pair but PWD= and Password=. A value that does not parse
+ * (run used -C, say) is removed whole, since where its password sits is
+ * unknown. Returns 0, or EX_OSERR after a message.
+ */
+static int scrub_connect_env(struct run *r) {
+    const char *v = getenv("ODBC_LEADER_CONNECT");
+    char *clean = NULL, err[256];
+    int rc = 0;
+
+    if (v == NULL)
+        return 0;
+    if (odbc_leader__config_strip_password(v, &clean, err, sizeof(err)) ==
+        ODBC_LEADER_ENOMEM) {
+        odbc_leader__cli_err(r->cli, "out of memory");
+        return EX_OSERR;
+    }
+    if (clean == NULL)
+        rc = unsetenv("ODBC_LEADER_CONNECT");
+    else if (strcmp(clean, v) != 0)
+        rc = setenv("ODBC_LEADER_CONNECT", clean, 1);
+    free(clean);
+    if (rc != 0) {
+        odbc_leader__cli_err(r->cli, "ODBC_LEADER_CONNECT: %s",
+                             strerror(errno));
+        return EX_OSERR;
+    }
     return 0;
 }
 
@@ -744,6 +786,8 @@ int odbc_leader__cli_run(struct odbc_leader__cli *c, int argc, char **argv) {
     sigaddset(&pipe_only, SIGPIPE);
     sigprocmask(SIG_BLOCK, &pipe_only, NULL);
     rc = open_run(&r);
+    if (rc == 0 && !r.keep_connect_env)
+        rc = scrub_connect_env(&r);
     if (rc == 0)
         rc = settle_grace(&r);
     /* --once-per alone: the namespace names the job */

@@ -7,6 +7,7 @@
 #   . "$srcdir/tests/integration/lib.sh"
 #   ol_setup                     # private temp dir + hermetic ODBC config
 #   ol_need_driver SQLite3       # exit 77 (SKIP) when a driver is missing
+#   ol_need_test_hooks           # exit 77 unless built --enable-test-hooks
 #   ol_start_pg                  # private PostgreSQL on 127.0.0.1
 #   ol_start_mariadb             # or a private MariaDB on 127.0.0.1
 #   conn=$OL_PG_CONNECT          # or: conn=$(ol_sqlite_connect "$OL_TMP/x.db")
@@ -32,6 +33,16 @@ ol_skip() {
 ol_fail() {
     echo "FAIL: $*" >&2
     exit 1
+}
+
+# Exits 77 (SKIP) unless the build in $top_builddir was configured with
+# --enable-test-hooks (its build_config.h defines ODBC_LEADER_TEST_HOOKS):
+# the tests that need LeaderTestTrustExtra, which such a build refuses.
+ol_need_test_hooks() {
+    local h=${top_builddir:-.}/build_config.h
+    [ -f "$h" ] || ol_fail "ol_need_test_hooks: no $h (not a build directory?)"
+    grep -q '^#define ODBC_LEADER_TEST_HOOKS 1' "$h" ||
+        ol_skip "needs LeaderTestTrustExtra: this build was configured without --enable-test-hooks"
 }
 
 # Prints a progress line on stderr (ends up in the test's .log file).

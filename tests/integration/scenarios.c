@@ -19,6 +19,8 @@
  * Each scenario uses its own namespace (and table prefix where it needs
  * fresh tables), so scenarios do not see each other's rows.
  */
+#include <build_config.h>
+
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -641,6 +643,7 @@ static void *race_attempt(void *arg) {
     return NULL;
 }
 
+#ifdef ODBC_LEADER_TEST_HOOKS /* the counts of odbc_leader__db_stats */
 /*
  * 1 when first_row_race's attempt should wait for the blocker and then see
  * its row (no unique violation), 0 when it should collide with it.
@@ -657,6 +660,7 @@ static int first_row_waits(const struct odbc_leader__db *db) {
     return is_kind("sqlite") ||
            (is_kind("mariadb") && d != NULL && strcmp(d->name, "generic") == 0);
 }
+#endif
 
 /* The schema version of the dialect under test: 4 (the epochs of the
  * lease and of the database) on PostgreSQL and MariaDB, 2 on SQLite and
@@ -707,7 +711,9 @@ static void first_row_race(void **state) {
     char ns[64], sql[512], err[256] = "";
     struct odbc_leader__config cfg;
     struct odbc_leader__db *db = NULL;
+#ifdef ODBC_LEADER_TEST_HOOKS
     struct odbc_leader__db_stats st;
+#endif
     struct odbc_leader__log log = {NULL, NULL};
     struct raw blocker, probe;
     struct racer r;
@@ -758,6 +764,8 @@ static void first_row_race(void **state) {
     assert_int_equal(r.rc, 0);
     assert_false(r.res.won);
     assert_string_equal(r.res.leader_id, "blocker");
+#ifdef ODBC_LEADER_TEST_HOOKS
+    /* the counts come from a test hook; the outcome above holds anyway */
     odbc_leader__db_stats(db, &st);
     if (first_row_waits(db)) {
         assert_int_equal(st.unique_violations, 0);
@@ -766,6 +774,7 @@ static void first_row_race(void **state) {
         assert_int_equal(st.unique_violations, 1);
         assert_int_equal(st.retries, 1);
     }
+#endif
 
     raw_close(&blocker);
     raw_close(&probe);

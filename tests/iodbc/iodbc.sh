@@ -10,7 +10,8 @@
 #   tests/iodbc/iodbc.sh [BUILDDIR]
 #
 # BUILDDIR (default _build/iodbc in the source tree) is configured once
-# with --with-odbc=iodbc --enable-werror, then built and tested with the
+# with --with-odbc=iodbc --enable-werror --enable-test-hooks (the suites
+# need the test-only knobs, see configure.ac), then built and tested with the
 # automake harness (logs in BUILDDIR/tests/.../*.log). Exits 0 when every
 # test passed, 1 otherwise (printing the failed tests' logs), 2 when
 # something it needs is missing.
@@ -96,7 +97,8 @@ if [ ! -f "$build/Makefile" ]; then
     find_iodbc_dev
     say "configuring $build (--with-odbc=iodbc)"
     (cd "$build" && "$src/configure" --with-odbc=iodbc --enable-werror \
-        ${iodbc_env[@]+"${iodbc_env[@]}"} >configure.out) || {
+        --enable-test-hooks ${iodbc_env[@]+"${iodbc_env[@]}"} \
+        >configure.out) || {
         tail -n 30 "$build/config.log" >&2
         say "configure --with-odbc=iodbc failed ($build/config.log)"
         exit 1
@@ -104,6 +106,8 @@ if [ ! -f "$build/Makefile" ]; then
 fi
 grep -qs '^#define ODBC_LEADER_IODBC 1' "$build/build_config.h" ||
     missing "$build is not configured --with-odbc=iodbc; remove it or pass another BUILDDIR"
+grep -qs '^#define ODBC_LEADER_TEST_HOOKS 1' "$build/build_config.h" ||
+    missing "$build is not configured --enable-test-hooks; remove it or pass another BUILDDIR"
 grep -qs '^S\["HAVE_CMOCKA_TRUE"\]=""' "$build/config.status" ||
     missing "cmocka not found at configure time (Debian: libcmocka-dev); remove $build after installing it"
 

@@ -5,6 +5,8 @@
  * odbc.ini/odbcinst.ini into a temporary directory and points ODBCSYSINI and
  * ODBCINI at it, so no test depends on the machine's ODBC setup.
  */
+#include <build_config.h>
+
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -51,6 +53,10 @@ static const char odbc_ini_text[] = "[cfg_file]\n"
                                     "[cfg_badval]\n"
                                     "Driver = SQLite3\n"
                                     "LeaderTTL = 15s\n"
+                                    "\n"
+                                    "[cfg_trust_extra]\n"
+                                    "Driver = SQLite3\n"
+                                    "LeaderTestTrustExtra = 5000\n"
                                     "\n"
                                     "[cfg_noleader]\n"
                                     "Driver = SQLite3\n"
@@ -512,6 +518,8 @@ static void test_bad_names(void **state) {
     assert_has(err, "'\\xc3'");
 }
 
+/* LeaderTestTrustExtra: parsed in a build configured with
+ * --enable-test-hooks, refused (from the string or odbc.ini) without. */
 static void test_test_trust_extra(void **state) {
     struct odbc_leader__config cfg;
     char err[ERRLEN];
@@ -519,11 +527,75 @@ static void test_test_trust_extra(void **state) {
     parse_ok("Driver=A", &cfg);
     assert_int_equal(cfg.test_trust_extra_ms, 0); /* off unless asked */
     odbc_leader__config_free(&cfg);
+    parse_bad("Driver=A;LeaderBogus=1", err);
+#ifdef ODBC_LEADER_TEST_HOOKS
+    assert_has(err, "test-only LeaderTestTrustExtra");
     parse_ok("Driver=A;LeaderTestTrustExtra=60000", &cfg);
     assert_int_equal(cfg.test_trust_extra_ms, 60000);
     odbc_leader__config_free(&cfg);
+    parse_ok("DSN=cfg_trust_extra", &cfg);
+    assert_int_equal(cfg.test_trust_extra_ms, 5000);
+    odbc_leader__config_free(&cfg);
     parse_bad("Driver=A;LeaderTestTrustExtra=-1", err);
     assert_has(err, "LeaderTestTrustExtra");
+#else
+    assert_lacks(err, "LeaderTestTrustExtra"); /* not offered as valid */
+    parse_bad("Driver=A;LeaderTestTrustExtra=60000", err);
+    assert_has(err, "LeaderTestTrustExtra: a test-only key that breaks the "
+                    "protocol; this build was configured without "
+                    "--enable-test-hooks");
+    parse_bad("Driver=A;leadertesttrustextra=0", err); /* any value, case */
+    assert_has(err, "--enable-test-hooks");
+    parse_bad("DSN=cfg_trust_extra", err);
+    assert_has(err, "--enable-test-hooks");
+    assert_has(err, "cfg_trust_extra"); /* where it came from */
+#endif
+}
+
+/* Asserts that stripping the password from in gives want. */
+static void strip_is(const char *in, const char *want) {
+    char err[ERRLEN] = "";
+    char *out = NULL;
+
+    assert_int_equal(
+        odbc_leader__config_strip_password(in, &out, err, sizeof err), 0);
+    assert_non_null(out);
+    assert_string_equal(out, want);
+    free(out);
+}
+
+/* odbc_leader__config_strip_password: what odbc-leader run leaves of
+ * $ODBC_LEADER_CONNECT for CMD. */
+static void test_strip_password(void **state) {
+    char err[ERRLEN] = "";
+    char *out = NULL;
+
+    /* plain */
+    strip_is("Driver=A;UID=u;PWD=s3cret;Database=x",
+             "Driver=A;UID=u;Database=x");
+    /* braced, with "}}" and ";" inside, and blanks around */
+    strip_is("Driver=A; PWD = {se;cr}}et=1} ;X=1", "Driver=A;X=1");
+    strip_is("Password={a}}}}b;c};Server=h", "Server=h");
+    /* several password keys, any case */
+    strip_is("PWD=a;Driver=A;pwd=b;Password=c;PASSWORD={d};passWord=e",
+             "Driver=A");
+    /* no password: unchanged pairs (Leader* keys and braces kept) */
+    strip_is("Driver={SQLite3};Database=/x.db;LeaderTTL=3000",
+             "Driver={SQLite3};Database=/x.db;LeaderTTL=3000");
+    /* names that only look alike stay */
+    strip_is("PWDX=1;MyPassword=2;Pass=3", "PWDX=1;MyPassword=2;Pass=3");
+    /* nothing but the password, or nothing at all */
+    strip_is("PWD=x", "");
+    strip_is("", "");
+    strip_is(";;", "");
+    /* a string that does not parse: refused, the value not quoted */
+    assert_int_equal(
+        odbc_leader__config_strip_password("Driver=A;PWD={unterminated-s3cret",
+                                           &out, err, sizeof err),
+        ODBC_LEADER_ECONFIG);
+    assert_null(out);
+    assert_has(err, "PWD");
+    assert_lacks(err, "s3cret");
 }
 
 static void test_prefix(void **state) {
@@ -794,6 +866,7 @@ int main(void) {
         cmocka_unit_test(test_bad_names),
         cmocka_unit_test(test_prefix),
         cmocka_unit_test(test_test_trust_extra),
+        cmocka_unit_test(test_strip_password),
         cmocka_unit_test(test_dialect),
         cmocka_unit_test(test_create_schema),
         cmocka_unit_test(test_syntax_errors),
