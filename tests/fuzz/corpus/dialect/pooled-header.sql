@@ -1,0 +1,14 @@
+-- @dialect pooledtest
+-- @dbms Fuzz
+-- @schema-version 2
+-- @begin BEGIN
+-- @commit COMMIT
+-- @rollback ROLLBACK
+-- @connect-keys Timeout={timeout_half_ms}
+-- @query-timeout off
+-- @pooled-prologue SET LOCAL statement_timeout = {timeout_ms}
+-- @pooled-connect-keys Pooled=1
+-- @define lock SELECT 1
+-- @pooled lock SELECT 2
+-- @statement ddl
+{lock};
