@@ -22,6 +22,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "config.h"
 #include "fuzz.h"
 
