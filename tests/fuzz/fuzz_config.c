@@ -32,45 +32,12 @@ static const char odbc_ini[] = "[fz]\n"
                                "Driver=none\n"
                                "LeaderTTL=not-a-number\n";
 
-static char ini_dir[64];   /* the temporary directory */
-static char ini_path[96];  /* ini_dir/odbc.ini */
-static char inst_path[96]; /* ini_dir/odbcinst.ini */
-
-/* Removes the temporary directory and its files (atexit handler). */
-static void remove_ini_dir(void) {
-    unlink(ini_path);
-    unlink(inst_path);
-    rmdir(ini_dir);
-}
-
-/* Writes text into a new file at path; aborts on failure. */
-static void write_file(const char *path, const char *text) {
-    FILE *f = fopen(path, "w");
-
-    if (!f || fputs(text, f) < 0 || fclose(f) != 0)
-        fuzz_fail("cannot write", path);
-}
-
 /* Creates the private odbc.ini and points unixODBC (or iODBC) at it.
  * Returns 0. */
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
-    const char *tmp = getenv("TMPDIR");
-
     (void)argc;
     (void)argv;
-    snprintf(ini_dir, sizeof ini_dir, "%.40s/ol-fuzz-XXXXXX",
-             tmp && tmp[0] ? tmp : "/tmp");
-    if (!mkdtemp(ini_dir))
-        fuzz_fail("mkdtemp failed", ini_dir);
-    snprintf(ini_path, sizeof ini_path, "%s/odbc.ini", ini_dir);
-    snprintf(inst_path, sizeof inst_path, "%s/odbcinst.ini", ini_dir);
-    write_file(ini_path, odbc_ini);
-    write_file(inst_path, "");
-    atexit(remove_ini_dir);
-    setenv("ODBCSYSINI", ini_dir, 1);
-    setenv("ODBCINI", ini_path, 1);
-    setenv("ODBCINSTINI", "odbcinst.ini", 1);
-    setenv("HOME", ini_dir, 1);
+    fuzz_private_odbc(odbc_ini);
     return 0;
 }
 

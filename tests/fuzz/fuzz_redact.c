@@ -29,28 +29,12 @@
 #define MARK_BYTE '\x02'
 static const char marker[] = "\x02pw-s3cr3t\x02"; /* never written by input */
 
-static char ini_dir[64]; /* empty ODBCSYSINI directory */
-
-/* Removes the temporary directory (atexit handler). */
-static void remove_ini_dir(void) { rmdir(ini_dir); }
-
 /* Points odbcinst at an empty private directory, so that a DSN= in the
  * input reads no system file. Returns 0. */
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
-    const char *tmp = getenv("TMPDIR");
-    char ini[96];
-
     (void)argc;
     (void)argv;
-    snprintf(ini_dir, sizeof ini_dir, "%.40s/ol-fuzz-XXXXXX",
-             tmp && tmp[0] ? tmp : "/tmp");
-    if (!mkdtemp(ini_dir))
-        fuzz_fail("mkdtemp failed", ini_dir);
-    atexit(remove_ini_dir);
-    snprintf(ini, sizeof ini, "%s/odbc.ini", ini_dir); /* never created */
-    setenv("ODBCSYSINI", ini_dir, 1);
-    setenv("ODBCINI", ini, 1);
-    setenv("HOME", ini_dir, 1);
+    fuzz_private_odbc("");
     return 0;
 }
 
