@@ -43,9 +43,13 @@ missing() {
     exit 2
 }
 
-# Prints the path of an installed shared library ($1: its soname).
+# Prints the path of an installed shared library ($1: its soname). awk
+# reads to the end: exiting at the first match would kill ldconfig with
+# SIGPIPE once its output outgrows the pipe, and pipefail would then end
+# the script with status 141.
 soname_path() {
-    /sbin/ldconfig -p 2>/dev/null | awk -v n="$1" '$1 == n {print $NF; exit}'
+    /sbin/ldconfig -p 2>/dev/null |
+        awk -v n="$1" '$1 == n && !found {print $NF; found = 1}'
 }
 
 # Sets iodbc_env to the configure arguments that select the iODBC headers
