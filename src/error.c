@@ -91,7 +91,8 @@ int odbc_leader_error_class(int rc) {
 }
 
 /* SQLSTATE classes (first two characters) that say what to do whatever
- * the code: ISO/IEC 9075 and ODBC 3 (IM: the driver manager). */
+ * the code: ISO/IEC 9075 and ODBC 3 (IM: the driver manager). Any other
+ * class (HY: driver-specific, ...) leaves the code's own class. */
 static const struct {
     const char cls[3];
     int error_class;
@@ -100,7 +101,6 @@ static const struct {
     {"40", ODBC_LEADER_CLASS_TRANSIENT}, /* rollback: deadlock, serialize */
     {"53", ODBC_LEADER_CLASS_TRANSIENT}, /* PostgreSQL: out of resources */
     {"57", ODBC_LEADER_CLASS_TRANSIENT}, /* PostgreSQL: server shutting down */
-    {"HY", ODBC_LEADER_CLASS_NONE},      /* driver-specific: use the code */
     {"28", ODBC_LEADER_CLASS_CONFIG},    /* invalid authorization */
     {"42", ODBC_LEADER_CLASS_CONFIG},    /* syntax error or access rule */
     {"3D", ODBC_LEADER_CLASS_CONFIG},    /* invalid catalog (database) name */
@@ -118,9 +118,7 @@ int odbc_leader__error_class_refined(int rc, const char *sqlstate) {
     for (size_t i = 0; i < sizeof(state_classes) / sizeof(state_classes[0]);
          i++) {
         if (strncmp(sqlstate, state_classes[i].cls, 2) == 0)
-            return state_classes[i].error_class != ODBC_LEADER_CLASS_NONE
-                       ? state_classes[i].error_class
-                       : cls;
+            return state_classes[i].error_class;
     }
     return cls;
 }

@@ -108,9 +108,10 @@ cl_round() {
         cl_killed+=("$victim")
         cl_start
     fi
-    if [ "$sig" = STOP ] && [ "$CL_LABEL" = sqlite ] &&
-        ! next=$(cl_wait_other $(((b + off) / 1000)) "$victim" \
-            $((CL_STOP_MS + 1000)) soft); then
+    if [ "$sig" != STOP ] || [ "$CL_LABEL" != sqlite ]; then
+        next=$(cl_wait_other $(((b + off) / 1000)) "$victim")
+    elif ! next=$(cl_wait_other $(((b + off) / 1000)) "$victim" \
+        $((CL_STOP_MS + 1000)) soft); then
         # SQLite: a process stopped inside a transaction keeps the file
         # lock, and nobody takes over before it runs again
         # (docs/fencing.md). Continue it; the slots must then go on, and
@@ -122,7 +123,6 @@ cl_round() {
         ol_log "claims: slot runs continued by $next"
         return 0
     fi
-    next=$(cl_wait_other $(((b + off) / 1000)) "$victim")
     ol_log "claims: slot runs continued by $next"
     if [ "$sig" = STOP ]; then
         cl_sleep_until $((b + off + CL_STOP_MS))
