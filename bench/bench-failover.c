@@ -10,21 +10,28 @@
  *   shutdown  the leader calls odbc_leader_destroy() (resign, release,
  *             unregister, disconnect) and exits: a graceful shutdown;
  *   resign    the leader calls odbc_leader_resign() and stays a candidate;
+ *   fresh     SIGKILL every candidate, wait WAIT_MS (-w: let the dead
+ *             leader's lease run out in database time), start C fresh
+ *             ones: the time from their start to a leader is what a
+ *             candidate that has just started pays to take over a held
+ *             lease (one TTL of watching, docs/protocol.md);
  *   idle      no fault: once a leader is elected and 2 s have passed, runs
  *             "HOOK start", lets the candidates idle for ROUNDS seconds,
  *             runs "HOOK end" (-H HOOK; the hook reads the database's
  *             counters, for what an idle namespace costs).
  *
  * The time is from the fault (kill(2) in the parent, or the call in the
- * leader, taken on CLOCK_MONOTONIC, which all processes share) to the
- * moment a new leader's tick returned LEADER. Faults land at a random
- * point of the leader's renew cycle. Prints one line per round and a
+ * leader; in fresh mode the fresh candidates' start, taken on
+ * CLOCK_MONOTONIC, which all processes share) to the moment a new
+ * leader's tick returned LEADER. Faults land at a random point of the
+ * leader's renew cycle: 0.3 to 1 s plus PAUSE_MS (-p) plus 0 to
+ * SPREAD_MS (-r) after the previous election. Prints one line per round and a
  * summary line "failover MODE rounds=N median_ms=.. p99_ms=.. max_ms=..";
  * -j FILE also writes the samples as JSON.
  *
- * Usage: bench-failover -C CONNECT [-m kill|shutdown|resign|idle]
+ * Usage: bench-failover -C CONNECT [-m kill|shutdown|resign|fresh|idle]
  *        [-n ROUNDS] [-c CANDIDATES] [-j FILE] [-H HOOK] [-p PAUSE_MS]
- *        [-q] [-v]
+ *        [-r SPREAD_MS] [-w WAIT_MS] [-q] [-v]
  * (-v: the candidates' library log on stderr; -p: the least pause
  * between rounds, 0.3 to 1 s more are added. In resign mode make it at
  * least the renew interval: a resigned candidate does not campaign for
@@ -64,7 +71,9 @@ struct opts {
     const char *json;
     const char *hook;
     int rounds, candidates, quiet, verbose;
-    int pause_ms; /* least pause between rounds (-p) */
+    int pause_ms;  /* least pause between rounds (-p) */
+    int spread_ms; /* ... plus up to this much (-r) */
+    int wait_ms;   /* fresh: from the kill to the fresh start (-w) */
 };
 
 struct bench {
@@ -225,6 +234,25 @@ static int64_t wait_fault(struct bench *b, pid_t pid) {
     return -1;
 }
 
+/* A fresh-mode round: kills every candidate, waits WAIT_MS, starts as
+ * many fresh ones and waits for the next leader. Returns the time from
+ * their start to it in ms, or a negative value. */
+static double round_fresh(struct bench *b, pid_t *leader, int64_t *term) {
+    int64_t t0, t1;
+
+    for (int i = 0; i < b->o.candidates; i++) {
+        kill(b->pids[i], SIGKILL);
+        waitpid(b->pids[i], NULL, 0);
+    }
+    usleep((useconds_t)b->o.wait_ms * 1000);
+    t0 = mono_ns();
+    for (int i = 0; i < b->o.candidates; i++)
+        if (spawn(b, i) < 0)
+            return -1;
+    t1 = wait_leader(b, *term, leader, term);
+    return t1 < 0 ? -1 : (double)(t1 - t0) / 1e6;
+}
+
 /* One round against the leader pid (term): starts the fault, waits for
  * the next leader. Returns the gap in ms or a negative value. */
 static double round_once(struct bench *b, pid_t *leader, int64_t *term) {
@@ -233,6 +261,8 @@ static double round_once(struct bench *b, pid_t *leader, int64_t *term) {
 
     if (slot < 0)
         return -1;
+    if (strcmp(b->o.mode, "fresh") == 0)
+        return round_fresh(b, leader, term);
     if (strcmp(b->o.mode, "kill") == 0) {
         t0 = mono_ns();
         kill(*leader, SIGKILL);
@@ -352,7 +382,10 @@ static int run(struct bench *b) {
          * followers settle into their wait (and, with -p, resigned
          * candidates out of their holdoff) */
         usleep((useconds_t)b->o.pause_ms * 1000 + 300000 +
-               (useconds_t)(rand() % 700) * 1000);
+               (useconds_t)(rand() % 700) * 1000 +
+               (b->o.spread_ms > 0
+                    ? (useconds_t)(rand() % b->o.spread_ms) * 1000
+                    : 0));
         ms = round_once(b, &leader, &term);
         if (ms < 0) {
             fprintf(stderr, "bench-failover: round %d: no new leader\n", r);
@@ -377,8 +410,9 @@ static void stop_all(struct bench *b) {
 
 static int usage(void) {
     fprintf(stderr, "usage: bench-failover -C CONNECT [-m kill|shutdown|"
-                    "resign|idle] [-n ROUNDS] [-c CANDIDATES] [-j FILE] "
-                    "[-H HOOK] [-p PAUSE_MS] [-q] [-v]\n");
+                    "resign|fresh|idle] [-n ROUNDS] [-c CANDIDATES] "
+                    "[-j FILE] [-H HOOK] [-p PAUSE_MS] [-r SPREAD_MS] "
+                    "[-w WAIT_MS] [-q] [-v]\n");
     return 64;
 }
 
@@ -393,6 +427,8 @@ int main(int argc, char **argv) {
         {"verbose", no_argument, NULL, 'v'},
         {"hook", required_argument, NULL, 'H'},
         {"pause", required_argument, NULL, 'p'},
+        {"spread", required_argument, NULL, 'r'},
+        {"wait", required_argument, NULL, 'w'},
         {NULL, 0, NULL, 0}};
     struct bench b;
     int c, rc;
@@ -401,8 +437,8 @@ int main(int argc, char **argv) {
     b.o.mode = "shutdown";
     b.o.rounds = 20;
     b.o.candidates = 3;
-    while ((c = getopt_long(argc, argv, "C:m:n:c:j:H:p:qv", longopts, NULL)) !=
-           -1) {
+    while ((c = getopt_long(argc, argv, "C:m:n:c:j:H:p:r:w:qv", longopts,
+                            NULL)) != -1) {
         switch (c) {
         case 'C':
             b.o.connect = optarg;
@@ -431,15 +467,23 @@ int main(int argc, char **argv) {
         case 'p':
             b.o.pause_ms = atoi(optarg);
             break;
+        case 'r':
+            b.o.spread_ms = atoi(optarg);
+            break;
+        case 'w':
+            b.o.wait_ms = atoi(optarg);
+            break;
         default:
             return usage();
         }
     }
     if (b.o.connect == NULL || b.o.rounds < 1 || b.o.rounds > MAX_ROUNDS ||
         b.o.candidates < 2 || b.o.candidates > MAX_CANDIDATES ||
-        b.o.pause_ms < 0 || b.o.pause_ms > 600000 ||
+        b.o.pause_ms < 0 || b.o.pause_ms > 600000 || b.o.spread_ms < 0 ||
+        b.o.spread_ms > 600000 || b.o.wait_ms < 0 || b.o.wait_ms > 600000 ||
         (strcmp(b.o.mode, "kill") != 0 && strcmp(b.o.mode, "shutdown") != 0 &&
-         strcmp(b.o.mode, "resign") != 0 && strcmp(b.o.mode, "idle") != 0))
+         strcmp(b.o.mode, "resign") != 0 && strcmp(b.o.mode, "fresh") != 0 &&
+         strcmp(b.o.mode, "idle") != 0))
         return usage();
     srand((unsigned)getpid());
     setvbuf(stdout, NULL, _IOLBF, 0);

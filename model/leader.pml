@@ -13,7 +13,9 @@
  *                 term, so trusted terms never go back (assert at receipt);
  *   LEASE_COVERS  a candidate inside its trust window holds the lease in
  *                 the database, for its term, unexpired (monitor): the
- *                 inductive invariant behind the other two.
+ *                 inductive invariant behind the other two. With -DSTEPS,
+ *                 expired or not: a step ends the lease in database time,
+ *                 and then only the watch keeps others out.
  * With -DFIRES=k (1..3), candidates also claim k fires of the fire ledger
  * (one claim statement each, term-fenced, under a unique key), and each
  * successful claim asserts:
@@ -25,15 +27,29 @@
  *   CLAIM_ORDER   a claim's term is no lower than that of any fire
  *                 claimed before it.
  *
- * Time is discrete. The database clock is the reference: a clock step is
+ * Time is discrete. The database clock is the reference: a clock tick is
  * one database tick, and lease times are kept relative to "now" (exp =
  * expires_at_ms - now in ticks, 0 = expired), so the state space stays
  * finite however long a run is. Each candidate's local clock
  * (CLOCK_BOOTTIME) advances by S-1, S or S+1 local units per tick, chosen
  * anew at every tick for every candidate: local clocks keep the
  * database's rate within rho = 1/S. Trust windows are in local units.
+ * With -DSTEPS the database clock also steps forward, any number of times
+ * and by any amount: a running lease's exp drops to any smaller value,
+ * while the stored values and the local clocks stay.
  *
- * Every step may happen at any time or never, so candidates pause for any
+ * The takeover rule (the watch): every candidate keeps the (term,
+ * expires_at_ms) pair of the last row its answers showed (attempt, renew,
+ * and the followers' read) and the local time it first saw that pair.
+ * attempt takes the lease when it is vacant and not reserved for another,
+ * when it is vacant, reserved for another (not quarantined) and expired,
+ * or when it is expired and is exactly the row the candidate has watched
+ * unchanged for one TTL on its own clock (the attempt carries the pair
+ * only then). A trust window is TTL - margin local units from the start
+ * of the attempt or renewal. Without steps the margin is T (rho * TTL);
+ * with steps it is 2 * T * S / (S + 1), rounded up (STEP_M).
+ *
+ * Every action may happen at any time or never, so candidates pause for any
  * length of time: sending a statement, the database running it (later),
  * the response arriving (later still), errors, crashes and restarts with
  * the same id. A statement whose sender gave up on it (crash, time-out,
@@ -42,10 +58,24 @@
  *
  * Variants, each of which must give a counterexample to NO_OVERLAP:
  *   -DNO_MARGIN        safety margin 0
- *   -DSHORT_MARGIN     safety margin one local unit below rho * TTL
+ *   -DSHORT_MARGIN     safety margin one local unit below rho * TTL (with
+ *                      -DSTEPS: one unit below STEP_M)
  *   -DANCHOR_RESPONSE  the trust window starts when the response arrives
  *                      instead of when the attempt started
+ * With -DSTEPS:
+ *   -DWATCH_SHORT      the watch's floor is one local unit short of TTL
+ *   -DNO_WATCH         attempt takes any expired lease (database time
+ *                      alone, no watch, no quarantine)
+ *   -DOLD_RULE         the rule of ed8ea1f: the old WHERE clause (any
+ *                      expired lease), step detection by comparing each
+ *                      answer with the previous one (a step counter,
+ *                      detection exact), a quarantine of one TTL after a
+ *                      detected step in which a won term is held but not
+ *                      trusted, and the first-sight read before the first
+ *                      attempt (a held lease with less than T ticks left
+ *                      starts the quarantine; no row gives no baseline)
  * These check NO_OVERLAP alone, so their counterexamples are overlaps.
+ * -DMARGIN=m sets the margin to m local units.
  * Claim variants (with FIRES > 0), whose election is the correct one and
  * keeps every election assertion:
  *   -DBROKEN_CLAIM_UNFENCED  the claim checks only that the fire is
@@ -61,8 +91,9 @@
  * epoch. Writes after the copy are lost; candidates reach the new primary
  * at the same address. The lease row records its epoch; attempt
  * quarantines a row of another epoch (no leader, reserved for nobody, one
- * TTL, term GREATEST(term + 1, clock in ms)), and renew and claim require
- * the current epoch. The clock in ms is abstracted as hiterm + 1, hiterm
+ * TTL, term GREATEST(term + 1, clock in ms)), which only an attempt that
+ * watched it takes, and renew and claim require the current epoch. The
+ * clock in ms is abstracted as hiterm + 1, hiterm
  * being the highest term issued so far: the least reading that the
  * assumption "terms never outrun the clock" allows. NO_OVERLAP then says
  * that no two different candidates trust at once, LEASE_COVERS lets a
@@ -82,9 +113,9 @@
  *                            (CLAIM_FENCED, its window half)
  *
  * By hand: spin -a leader.pml && gcc -O2 -DSAFETY -o pan pan.c &&
- *          ./pan -m100000 (add -DFIRES=2 to spin -a for the claims); after
- *          an error, spin -t leader.pml prints the trail as the "|" lines
- *          below.
+ *          ./pan -m100000 (add -DFIRES=2, -DSTEPS, ... to spin -a); after
+ *          an error, spin -t leader.pml (with the same -D flags) prints the
+ *          trail as the "|" lines below.
  */
 
 /* ---- constants ------------------------------------------------------- */
@@ -112,6 +143,30 @@
 
 #define TTL_L (T * S)       /* TTL in local units */
 
+#if defined(OLD_RULE) && !defined(STEPS)
+#error "OLD_RULE needs STEPS"
+#endif
+#if defined(OLD_RULE) && (FIRES > 0 || PROMOTE > 0)
+#error "OLD_RULE is checked without claims and promotions"
+#endif
+#if defined(OLD_RULE) && (defined(NO_WATCH) || defined(WATCH_SHORT))
+#error "OLD_RULE has no watch"
+#endif
+#ifndef MAXSTEPS
+#define MAXSTEPS 2          /* OLD_RULE: clock steps per run (the counter) */
+#endif
+
+/* the watch of the lease row (the takeover rule), unless a variant drops it */
+#if !defined(OLD_RULE) && !defined(NO_WATCH)
+#define WATCH 1
+#endif
+/* local units a row must be watched unchanged before attempt carries it */
+#ifdef WATCH_SHORT
+#define FLOOR (TTL_L - 1)
+#else
+#define FLOOR TTL_L
+#endif
+
 /*
  * The safety margin. A local clock may run slow by rho = 1/S, so in one
  * TTL of database time it advances at least TTL_L - rho * TTL_L = TTL_L -
@@ -119,16 +174,36 @@
  * therefore ends within one TTL of database time after the attempt start
  * when M >= T, and the database's expiry is one TTL after the attempt ran,
  * which is no earlier. M = T is the smallest margin that is safe.
+ *
+ * With clock steps (STEPS) the database's expiry protects nothing: the
+ * watch does. The holder's window starts before the write that the taker
+ * watched, and the taker carries the watch only FLOOR local units after
+ * it first saw it. The holder's clock may run at S - 1 units per tick and
+ * the taker's at S + 1, so the window must fit: (TTL_L - M) / (S - 1) <=
+ * TTL_L / (S + 1), that is M >= 2 * T * S / (S + 1) (rounded up: STEP_M).
+ * With ticks, the taker can act only between them, so the model can show
+ * this bound to be tight only where S + 1 divides TTL_L (S = 2, T = 3).
+ * -DMARGIN=m sets the margin directly.
  */
-#if defined(NO_MARGIN)
+#define STEP_M ((2 * T * S + S) / (S + 1))
+#if defined(MARGIN)
+#define M MARGIN
+#elif defined(NO_MARGIN)
 #define M 0
+#elif defined(SHORT_MARGIN) && defined(STEPS)
+#define M (STEP_M - 1)
 #elif defined(SHORT_MARGIN)
 #define M (T - 1)
+#elif defined(STEPS)
+#define M STEP_M
 #else
 #define M T
 #endif
 
 #if defined(NO_MARGIN) || defined(SHORT_MARGIN) || defined(ANCHOR_RESPONSE)
+#define VARIANT 1
+#endif
+#if defined(OLD_RULE) || defined(NO_WATCH) || defined(WATCH_SHORT)
 #define VARIANT 1
 #endif
 
@@ -169,6 +244,8 @@
 #define REN 3               /* renew sent, not yet run */
 #define REN_R 4             /* renew ran, its response on the way */
 #define RES 5               /* resign sent, not yet run */
+#define RD 6                /* read sent, not yet run */
+#define RD_R 7              /* read ran, its response on the way */
 
 /* ---- the database: the lease row ------------------------------------- */
 
@@ -219,6 +296,42 @@ bit rrr[N];                 /* response: resign_requested (renew) */
 byte ok[N];                 /* 0, ATT, REN or RES */
 byte oterm[N];              /* term carried by it */
 
+#ifdef WATCH
+/* ---- each candidate's watch of the lease row ---------------------------
+ *
+ * The candidate keeps the (term, expires_at_ms) pair of the last row its
+ * answers showed and the local time it first saw that pair. Every write
+ * that changes the pair (a win, a renewal, a resign, a quarantine) makes a
+ * pair that was never there before, so "the watched pair is the row's
+ * pair" is "no such write since the statement that showed it ran", kept
+ * as bits that every such write (and a promotion) clears: rowchg. */
+bit wv[N];                  /* the watched pair is the row's current pair */
+byte wf[N];                 /* local units until the watch is FLOOR old;
+                               0: passed (or no valid watch) */
+bit pend[N];                /* the answer in flight shows the row's current
+                               pair (set when the database runs p's
+                               statement, cleared by a change) */
+bit cas[N];                 /* the attempt in flight carries the row's
+                               current pair */
+bit ocas[N];                /* the orphan attempt carries the row's pair */
+#endif
+
+#ifdef OLD_RULE
+/* ---- ed8ea1f's step detection and quarantine --------------------------- */
+
+byte nsteps = 0;            /* clock steps so far, at most MAXSTEPS */
+byte obs[N];                /* baseline: 1 + the step count when the last
+                               answer with a row ran; 0: none yet */
+byte rsc[N];                /* the answer in flight: the step count when it
+                               ran */
+byte quar[N];               /* local units of quarantine left */
+bit sq[N];                  /* the statement in flight started inside the
+                               quarantine */
+bit ut[N];                  /* held but not trusted (won in a quarantine) */
+bit fs[N];                  /* the first-sight read was answered (no
+                               baseline yet): the attempt may go */
+#endif
+
 #if FIRES > 0
 /* ---- the database: the fire ledger ------------------------------------ */
 
@@ -250,6 +363,14 @@ hidden int lnow[N];
 /* ---- properties ------------------------------------------------------- */
 
 #define TR(i) (trust[i] > 0)
+/* With clock steps, a running lease may expire in database time while its
+ * holder trusts it: the row then still names the holder and its term, and
+ * only the watch keeps others out. */
+#ifdef STEPS
+#define UNEXPIRED 1
+#else
+#define UNEXPIRED (exp > 0)
+#endif
 #if PROMOTE > 0
 /* Two different candidates never trust at once, whatever their terms (a
  * term issued twice would make two windows of one number). The lease
@@ -259,11 +380,11 @@ hidden int lnow[N];
  * one TTL. */
 #define APART(i, j) (!(TR(i) && TR(j)))
 #define COVERS(i) (!TR(i) || \
-    (lid == i && term == held[i] && exp > 0 && lep == ep) || \
-    lep != ep || (lid == NONE && hto == QUAR && exp > 0))
+    (lid == i && term == held[i] && UNEXPIRED && lep == ep) || \
+    lep != ep || (lid == NONE && hto == QUAR && UNEXPIRED))
 #else
 #define APART(i, j) (!(TR(i) && TR(j) && held[i] != held[j]))
-#define COVERS(i) (!TR(i) || (lid == i && term == held[i] && exp > 0))
+#define COVERS(i) (!TR(i) || (lid == i && term == held[i] && UNEXPIRED))
 #endif
 #if N == 2
 #define NO_OVERLAP APART(0, 1)
@@ -333,8 +454,25 @@ hidden int lnow[N];
 #endif
 #endif
 
-/* attempt's WHERE clause: expired, or vacant and not reserved for another */
-#define CANTAKE(p) (exp == 0 || (lid == NONE && (hto == NONE || hto == p)))
+/*
+ * attempt's WHERE clause; c says whether the attempt carries the row's
+ * current (term, expires_at_ms) pair. The protocol takes the lease when it
+ * is
+ *   open:              vacant and not reserved for another (after a
+ *                      resign, a handoff to p, or no row yet);
+ *   reservation over:  vacant, reserved for another (not the quarantine
+ *                      marker), and expired;
+ *   watched:           expired, and exactly the row p has watched
+ *                      unchanged for FLOOR local units.
+ * The old WHERE clause (OLD_RULE, NO_WATCH) takes any expired row.
+ */
+#define OPEN(p) (lid == NONE && (hto == NONE || hto == p))
+#ifdef WATCH
+#define CANTAKE(p, c) \
+    (OPEN(p) || (lid == NONE && hto != QUAR && exp == 0) || (exp == 0 && c))
+#else
+#define CANTAKE(p, c) (exp == 0 || OPEN(p))
+#endif
 #if PROMOTE > 0
 /*
  * With promotion, attempt first compares the row's epoch with the
@@ -361,26 +499,26 @@ hidden int lnow[N];
 #define QTERM (term + 1 > CLOCKTERM -> term + 1 : CLOCKTERM)
 #endif
 #if defined(BROKEN_NO_QUARANTINE)
-#define TAKES_STALE(p) (term != 0 && CANTAKE(p))
+#define TAKES_STALE(p, c) (term != 0 && CANTAKE(p, c))
 #elif defined(BROKEN_FIRST_ROW)
-#define TAKES_STALE(p) (term == 0)
+#define TAKES_STALE(p, c) (term == 0)
 #else
-#define TAKES_STALE(p) 0
+#define TAKES_STALE(p, c) 0
 #endif
-#define TAKES(p) (STALE -> TAKES_STALE(p) : CANTAKE(p))
+#define TAKES(p, c) (STALE -> TAKES_STALE(p, c) : CANTAKE(p, c))
 #if defined(BROKEN_NO_QUARANTINE)
-#define QUARANTINES(p) (STALE && term == 0)
+#define QUARANTINES(p, c) (STALE && term == 0)
 #else
-#define QUARANTINES(p) (STALE && !TAKES_STALE(p))
+#define QUARANTINES(p, c) (STALE && !TAKES_STALE(p, c))
 #endif
 /* the term bound: an attempt that would issue a term above MAXTERM (by a
  * win or a quarantine) never runs */
-#define MAYRUN(p) \
-    (TAKES(p) -> NEXTTERM <= MAXTERM : \
-                  (QUARANTINES(p) -> QTERM <= MAXTERM : 1))
+#define MAYRUN(p, c) \
+    (TAKES(p, c) -> NEXTTERM <= MAXTERM : \
+                     (QUARANTINES(p, c) -> QTERM <= MAXTERM : 1))
 #else
 /* the term bound: an attempt that would win term MAXTERM + 1 never runs */
-#define MAYRUN(p) (!(CANTAKE(p) && term >= MAXTERM))
+#define MAYRUN(p, c) (!(CANTAKE(p, c) && term >= MAXTERM))
 #endif
 
 #define SAY(p, what) \
@@ -423,8 +561,8 @@ inline gc_one(i)
  * Likewise a claim in flight whose condition is false can never succeed:
  * the fence's terms never come back, an expired term is never extended,
  * a claimed fire stays claimed. It is dropped at once, after every step
- * that can falsify a condition (a win, a resign, a tick, a claim). So the
- * claims that run are the ones that succeed.
+ * that can falsify a condition (a win, a resign, a tick, a clock step, a
+ * claim). So the claims that run are the ones that succeed.
  */
 #if FIRES > 0
 /* Without the epoch check, a promotion can make a refused claim pass
@@ -462,15 +600,42 @@ inline gc_claim(i)
 #define gc() gc_one(0); gc_one(1); gc_one(2)
 #endif
 
+/* ---- the watch: every write that changes the row's pair ---------------- */
+
+/*
+ * A win, a renewal, a resign and a quarantine write a (term,
+ * expires_at_ms) pair that the row never had before: the term grows, or
+ * the expiry moves to a new now (+ TTL). (That fails only when the
+ * database clock steps back onto a millisecond it showed before, or when
+ * one leader renews twice within one millisecond; neither is in the
+ * model.) So no watch, answer or attempt made before such a write can match
+ * the row after it: rowchg clears them all. request_resign and clock
+ * steps leave the pair as it is. A promotion brings back an older row,
+ * whose pair a candidate may have watched; but that row is stale, and
+ * attempt never takes a stale row, it quarantines it (a new pair), so
+ * clearing the watches at the promotion changes no behaviour.
+ */
+#ifdef WATCH
+#define WCLR(i) wv[i] = 0; wf[i] = 0; pend[i] = 0; cas[i] = 0; ocas[i] = 0
+#if N == 2
+#define rowchg() WCLR(0); WCLR(1)
+#else
+#define rowchg() WCLR(0); WCLR(1); WCLR(2)
+#endif
+#else
+#define rowchg() skip
+#endif
+
 /* ---- the named statements, each run atomically by the database -------- */
 
 /* @statement attempt: take the lease when CANTAKE; won says whether this
- * run took it. (The candidate row's heartbeat has no safety role.) */
+ * run took it; c says whether it carries the row's current pair. (The
+ * candidate row's heartbeat has no safety role.) */
 #if PROMOTE > 0
-inline db_attempt(p, won)
+inline db_attempt(p, c, won)
 {
     if
-    :: TAKES(p) ->
+    :: TAKES(p, c) ->
         term = NEXTTERM;
         assert(term > hiterm);  /* TERMS across epochs: never issued before */
         hiterm = term;
@@ -485,8 +650,9 @@ inline db_attempt(p, won)
         hto = NONE;
         lep = ep;
         won = 1;
+        rowchg();
         gc()
-    :: QUARANTINES(p) ->
+    :: QUARANTINES(p, c) ->
         assert(term <= hiterm); /* so QTERM is the clock: above every term */
         printf("| db %d: the row of epoch %d is quarantined in epoch %d, ",
                dbnow, lep, ep);
@@ -499,15 +665,16 @@ inline db_attempt(p, won)
         lep = ep;
         won = 0;
         printf("term %d\n", term);
+        rowchg();
         gc()
     :: else -> won = 0
     fi
 }
 #else
-inline db_attempt(p, won)
+inline db_attempt(p, c, won)
 {
     if
-    :: CANTAKE(p) ->
+    :: CANTAKE(p, c) ->
         term = term + 1;
         assert(term > held[0] && term > req[0] && term > oterm[0]);
         assert(term > held[1] && term > req[1] && term > oterm[1]);
@@ -519,6 +686,7 @@ inline db_attempt(p, won)
         rreq = 0;
         hto = NONE;
         won = 1;
+        rowchg();
         gc()
     :: else -> won = 0
     fi
@@ -531,9 +699,10 @@ inline db_renew(p, t, found)
 {
     if
 #if PROMOTE > 0
-    :: lid == p && term == t && exp > 0 && lep == ep -> exp = T; found = 1
+    :: lid == p && term == t && exp > 0 && lep == ep ->
+        exp = T; found = 1; rowchg()
 #else
-    :: lid == p && term == t && exp > 0 -> exp = T; found = 1
+    :: lid == p && term == t && exp > 0 -> exp = T; found = 1; rowchg()
 #endif
     :: else -> found = 0
     fi
@@ -551,6 +720,7 @@ inline db_resign(p, t)
         :: hto == NONE -> exp = 0
         :: else -> exp = T
         fi;
+        rowchg();
         gc()
     :: else -> skip
     fi
@@ -589,6 +759,74 @@ inline db_claim(p, f, t)
     }
 #endif
 
+/* ---- the watch and the old rule's detection, at an answer --------------- */
+
+#ifdef WATCH
+#define CAS(p) cas[p]
+#define OCAS(p) ocas[p]
+/* An answer that shows a row arrives: the watch takes its pair. The same
+ * pair as the watch's keeps the first-seen time (wf counts on); another
+ * pair starts it now (wf = FLOOR). A row that changed after the statement
+ * ran (pend cleared) is not the row's pair any more: no valid watch.
+ * A vacant row that is not quarantined is taken without the watch (open,
+ * or a reservation that is over, whose condition "expired" is the
+ * watched clause's), and it stays so until its pair changes: its watch is
+ * dropped at once (WATCHABLE), which changes no behaviour. */
+#define WATCHABLE (lid != NONE || hto == QUAR)
+inline watch_answer(p)
+{
+    if
+    :: pend[p] && wv[p] ->
+        printf("| db %d, p%d at local %d: same row as watched, ",
+               dbnow, p, lnow[p]);
+        printf("floor in %d\n", wf[p])
+    :: pend[p] && !wv[p] && WATCHABLE ->
+        wv[p] = 1; wf[p] = FLOOR;
+        printf("| db %d, p%d at local %d: watches the row (term %d), ",
+               dbnow, p, lnow[p], term);
+        printf("floor in %d\n", wf[p])
+    :: pend[p] && !wv[p] && !WATCHABLE ->
+        SAY(p, "a vacant row: no watch needed")
+    :: else ->
+        wv[p] = 0; wf[p] = 0;
+        SAY(p, "the row changed since the answer: no valid watch")
+    fi;
+    pend[p] = 0
+}
+#else
+#define CAS(p) 0
+#define OCAS(p) 0
+#endif
+
+#ifdef OLD_RULE
+/* observe() of ed8ea1f, with exact detection: an answer that ran after a
+ * step that this candidate's baseline predates shows the step (det = 1)
+ * and starts a quarantine of one TTL from the answer's arrival. The answer
+ * becomes the baseline. */
+inline old_observe(p, det)
+{
+    if
+    :: obs[p] != 0 && rsc[p] + 1 > obs[p] ->
+        det = 1; quar[p] = TTL_L;
+        SAY(p, "detects a database clock step, starts a quarantine")
+    :: else -> skip
+    fi;
+    obs[p] = rsc[p] + 1; rsc[p] = 0
+}
+#define MAYSEND(p) (obs[p] != 0 || fs[p])
+#define MAYREAD(p) (obs[p] == 0 && !fs[p])
+#else
+#define MAYSEND(p) 1
+#ifdef WATCH
+/* A read that runs while the watch is valid shows the watched pair and
+ * changes nothing; a read runs whenever it likes, so one sent later does
+ * what one sent now would do. Reads are sent without a valid watch. */
+#define MAYREAD(p) (!wv[p])
+#else
+#define MAYREAD(p) 1
+#endif
+#endif
+
 /* ---- a candidate: its client (elector.c) and its database session ------ */
 
 proctype candidate(byte p)
@@ -601,16 +839,44 @@ proctype candidate(byte p)
 
 end:
     do
-    /* attempt(): a follower sends the attempt; start = local now */
+    /* attempt(): a follower sends the attempt; start = local now. It
+     * carries the watched pair when the watch is FLOOR old (cas: the pair
+     * is also the row's). With the old rule, a candidate without a
+     * baseline reads the lease first (first sight). */
     :: d_step {
-        st[p] == IDLE && held[p] == 0 ->
+        st[p] == IDLE && held[p] == 0 && MAYSEND(p) ->
         st[p] = ATT; since[p] = 0;
+#ifdef WATCH
+        cas[p] = (wv[p] && wf[p] == 0);
+        printf("| db %d, p%d at local %d: sends attempt, ",
+               dbnow, p, lnow[p]);
+        printf("carries the row's pair %d\n", cas[p])
+#else
+#ifdef OLD_RULE
+        sq[p] = (quar[p] > 0); fs[p] = 0;
+#endif
         SAY(p, "sends attempt")
+#endif
     }
 
-    /* renew(): a leader inside its window renews its exact term */
+    /* read: a follower reads the lease row (the watch; with the old rule,
+     * the first sight before the first attempt) */
     :: d_step {
-        st[p] == IDLE && held[p] != 0 && trust[p] > 0 ->
+        st[p] == IDLE && held[p] == 0 && MAYREAD(p) ->
+        st[p] = RD;
+        SAY(p, "sends read")
+    }
+
+    /* renew(): a leader inside its window renews its exact term (with the
+     * old rule also a leader that holds its term untrusted) */
+    :: d_step {
+        st[p] == IDLE && held[p] != 0 &&
+#ifdef OLD_RULE
+        (trust[p] > 0 || ut[p]) ->
+        sq[p] = (quar[p] > 0);
+#else
+        trust[p] > 0 ->
+#endif
         st[p] = REN; since[p] = 0; req[p] = held[p];
         printf("| db %d, p%d at local %d: sends renew of term %d\n",
                dbnow, p, lnow[p], req[p])
@@ -620,6 +886,9 @@ end:
     :: d_step {
         st[p] == IDLE && held[p] != 0 && trust[p] == 0 ->
         held[p] = 0;
+#ifdef OLD_RULE
+        ut[p] = 0;
+#endif
         SAY(p, "steps down, window passed")
     }
 
@@ -627,14 +896,35 @@ end:
     :: d_step {
         st[p] == IDLE && held[p] != 0 ->
         req[p] = held[p]; held[p] = 0; trust[p] = 0; st[p] = RES;
+#ifdef OLD_RULE
+        ut[p] = 0;
+#endif
         SAY(p, "steps down, sends resign")
     }
 
-    /* attempt() reads its response: trust(term, start) when it won */
+    /* attempt() reads its response: trust(term, start) when it won (with
+     * the old rule: held but not trusted when the attempt started inside
+     * a quarantine or its answer showed a step) */
     :: d_step {
         st[p] == ATT_R ->
+#ifdef WATCH
+        watch_answer(p);
+#endif
+#ifdef OLD_RULE
+        old_observe(p, b);
+        b = (b || sq[p]);
+#endif
         if
+#ifdef OLD_RULE
+        :: rok[p] && b ->
+            held[p] = rterm[p]; ut[p] = 1;
+            printf("| db %d, p%d at local %d: attempt won term %d, ",
+                   dbnow, p, lnow[p], held[p]);
+            printf("holds it untrusted (quarantine %d)\n", quar[p])
+        :: rok[p] && !b ->
+#else
         :: rok[p] ->
+#endif
             held[p] = rterm[p];
 #ifdef ANCHOR_RESPONSE
             trust[p] = W;
@@ -647,37 +937,104 @@ end:
         :: else ->
             SAY(p, "attempt lost, stays follower")
         fi;
-        st[p] = IDLE; since[p] = 0; rok[p] = 0; rterm[p] = 0
+        st[p] = IDLE; since[p] = 0; rok[p] = 0; rterm[p] = 0; b = 0;
+#ifdef OLD_RULE
+        sq[p] = 0
+#endif
     }
 
     /* renew() reads its response: trust again from the renew's start,
      * or resign when asked to, or step down when no row came back */
     :: d_step {
         st[p] == REN_R ->
+#ifdef WATCH
+        if
+        :: rok[p] -> watch_answer(p)
+        :: else -> skip
+        fi;
+#endif
+#ifdef OLD_RULE
+        if
+        :: rok[p] -> old_observe(p, b)
+        :: else -> skip
+        fi;
+        b = (b || sq[p]);
+#endif
         if
         :: rok[p] && rrr[p] ->
             held[p] = 0; trust[p] = 0; st[p] = RES;
+#ifdef OLD_RULE
+            ut[p] = 0;
+#endif
             SAY(p, "renewed, asked to resign: steps down, sends resign")
+#ifdef OLD_RULE
+        :: rok[p] && !rrr[p] && b ->
+            trust[p] = 0; ut[p] = 1; st[p] = IDLE; req[p] = 0;
+            printf("| db %d, p%d at local %d: renewed term %d, ",
+                   dbnow, p, lnow[p], held[p]);
+            printf("holds it untrusted (quarantine %d)\n", quar[p])
+        :: rok[p] && !rrr[p] && !b ->
+            ut[p] = 0;
+#else
         :: rok[p] && !rrr[p] ->
+#endif
             trust[p] = W - since[p]; st[p] = IDLE; req[p] = 0;
             CHECK_NEWEST(p);
             printf("| db %d, p%d at local %d: renewed term %d, trust %d\n",
                    dbnow, p, lnow[p], held[p], trust[p])
         :: else ->
             held[p] = 0; trust[p] = 0; st[p] = IDLE; req[p] = 0;
+#ifdef OLD_RULE
+            ut[p] = 0;
+#endif
             SAY(p, "renew found no row, steps down")
         fi;
-        since[p] = 0; rok[p] = 0; rrr[p] = 0; rterm[p] = 0
+        since[p] = 0; rok[p] = 0; rrr[p] = 0; rterm[p] = 0; b = 0;
+#ifdef OLD_RULE
+        sq[p] = 0
+#endif
+    }
+
+    /* the read's answer: the watch takes the row (with the old rule: the
+     * first sight; a row gives the baseline, a held lease with less than
+     * T left starts a quarantine; no row gives no baseline) */
+    :: d_step {
+        st[p] == RD_R ->
+#ifdef WATCH
+        watch_answer(p);
+#endif
+#ifdef OLD_RULE
+        fs[p] = 1;
+        if
+        :: rok[p] ->
+            obs[p] = rsc[p] + 1;
+            if
+            :: rrr[p] ->
+                quar[p] = TTL_L;
+                SAY(p, "first sight: a held lease near its end, quarantine")
+            :: else ->
+                SAY(p, "first sight: the baseline, no quarantine")
+            fi
+        :: else ->
+            SAY(p, "first sight: no row, no baseline")
+        fi;
+        rsc[p] = 0;
+#endif
+        st[p] = IDLE; rok[p] = 0; rrr[p] = 0
     }
 
     /* failed() in renew(): time-out or lost connection before the renew
      * ran (it may still run, as an orphan) or after (the response is
      * lost). The leader keeps its last window: nothing extends it. A
-     * failed attempt or resign leaves the client as a crash does. */
+     * failed attempt or resign leaves the client as a crash does, and a
+     * failed read as one never sent (it changes nothing). */
     :: d_step {
         st[p] == REN && ok[p] == 0 ->
         ok[p] = REN; oterm[p] = req[p];
         st[p] = IDLE; since[p] = 0; req[p] = 0;
+#ifdef OLD_RULE
+        sq[p] = 0;
+#endif
         gc_one(p);
         SAY(p, "renew fails before it ran (may still run), keeps window")
     }
@@ -685,13 +1042,21 @@ end:
         st[p] == REN_R ->
         st[p] = IDLE; since[p] = 0; req[p] = 0;
         rok[p] = 0; rrr[p] = 0; rterm[p] = 0;
+#ifdef WATCH
+        pend[p] = 0;
+#endif
+#ifdef OLD_RULE
+        sq[p] = 0; rsc[p] = 0;
+#endif
         SAY(p, "renew fails after it ran (response lost), keeps window")
     }
 
-    /* crash and restart with the same id: the local state is lost, the
-     * rows stay, a statement in flight becomes an orphan. (Only one
-     * orphan per id at a time: a candidate with one does not abandon a
-     * second statement before the first has run or been dropped.) */
+    /* crash and restart with the same id: the local state is lost (the
+     * watch too: the new process is a fresh candidate), the rows stay, a
+     * statement in flight becomes an orphan (an attempt keeps the pair it
+     * carries). (Only one orphan per id at a time: a candidate with one
+     * does not abandon a second statement before the first has run or
+     * been dropped.) */
     :: d_step {
         !((st[p] == ATT || st[p] == REN || st[p] == RES) && ok[p] != 0) ->
         if
@@ -699,25 +1064,45 @@ end:
             ok[p] = st[p]; oterm[p] = req[p]
         :: else -> skip
         fi;
+#ifdef WATCH
+        ocas[p] = (st[p] == ATT -> cas[p] : ocas[p]);
+        cas[p] = 0; wv[p] = 0; wf[p] = 0; pend[p] = 0;
+#endif
+#ifdef OLD_RULE
+        obs[p] = 0; rsc[p] = 0; quar[p] = 0; sq[p] = 0; ut[p] = 0; fs[p] = 0;
+#endif
         st[p] = IDLE; held[p] = 0; trust[p] = 0; since[p] = 0; req[p] = 0;
         rok[p] = 0; rrr[p] = 0; rterm[p] = 0;
         gc_one(p);
         SAY(p, "crashes and restarts")
     }
 
-    /* the database runs p's statements */
+    /* the database runs p's statements; the answer shows the row as the
+     * statement left it (pend: it is the row's pair until the next change) */
     :: d_step {
-        st[p] == ATT && MAYRUN(p) ->
-        db_attempt(p, b);
+        st[p] == ATT && MAYRUN(p, CAS(p)) ->
+        db_attempt(p, CAS(p), b);
         rok[p] = b; rterm[p] = (b -> term : 0); b = 0;
         st[p] = ATT_R;
-        printf("| db %d: attempt of p%d runs, won %d, lease: p%d term %d\n",
-               dbnow, p, rok[p], lid, term)
+#ifdef WATCH
+        cas[p] = 0; pend[p] = 1;
+#endif
+#ifdef OLD_RULE
+        rsc[p] = nsteps;
+#endif
+        printf("| db %d: attempt of p%d runs, won %d, ", dbnow, p, rok[p]);
+        printf("lease: p%d term %d expires in %d\n", lid, term, exp)
     }
     :: d_step {
         st[p] == REN ->
         db_renew(p, req[p], b);
         rok[p] = b; rrr[p] = (b -> rreq : 0); rterm[p] = (b -> req[p] : 0);
+#ifdef WATCH
+        pend[p] = b;
+#endif
+#ifdef OLD_RULE
+        rsc[p] = nsteps;
+#endif
         b = 0;
         st[p] = REN_R;
         printf("| db %d: renew of p%d runs, extended %d\n", dbnow, p, rok[p])
@@ -728,12 +1113,28 @@ end:
         st[p] = IDLE; req[p] = 0;
         printf("| db %d: resign of p%d runs\n", dbnow, p)
     }
+    :: d_step {
+        st[p] == RD ->
+        st[p] = RD_R;
+#ifdef WATCH
+        pend[p] = (term != 0);
+#endif
+#ifdef OLD_RULE
+        rok[p] = (term != 0); rrr[p] = (lid != NONE && exp < T);
+        rsc[p] = nsteps;
+#endif
+        printf("| db %d: read of p%d runs, lease: p%d term %d expires in %d\n",
+               dbnow, p, lid, term, exp)
+    }
 
     /* orphans run late, with nobody to read the result, or never */
     :: d_step {
-        ok[p] == ATT && MAYRUN(p) ->
-        db_attempt(p, b);
+        ok[p] == ATT && MAYRUN(p, OCAS(p)) ->
+        db_attempt(p, OCAS(p), b);
         b = 0; ok[p] = 0;
+#ifdef WATCH
+        ocas[p] = 0;
+#endif
         printf("| db %d: orphan attempt of p%d runs, lease: p%d term %d\n",
                dbnow, p, lid, term)
     }
@@ -752,6 +1153,9 @@ end:
     :: d_step {
         ok[p] != 0 ->
         ok[p] = 0; oterm[p] = 0;
+#ifdef WATCH
+        ocas[p] = 0;
+#endif
         printf("| db %d: orphan of p%d is dropped, never runs\n", dbnow, p)
     }
 
@@ -889,6 +1293,7 @@ end:
 #endif
         :: else -> skip
         fi;
+        rowchg();
         gc()
     }
     od
@@ -898,64 +1303,153 @@ end:
 /* ---- time ------------------------------------------------------------ */
 
 /* Candidate i's clock advances a local units in one database tick: the
- * start of its statement in flight recedes, its window shrinks. Only a
- * clock someone reads gets a choice of rate. */
+ * start of its statement in flight recedes, its window shrinks, and so do
+ * its watch's floor and (old rule) its quarantine. Only a clock someone
+ * reads gets a choice of rate; the others advance S. */
+#ifdef WATCH
+#define TIMED_WATCH(i) || wf[i] > 0
+#else
+#define TIMED_WATCH(i)
+#endif
+#ifdef OLD_RULE
+#define TIMED_QUAR(i) || quar[i] > 0
+#else
+#define TIMED_QUAR(i)
+#endif
 #define TIMED(i) \
     (((st[i] == ATT || st[i] == ATT_R || st[i] == REN || st[i] == REN_R) && \
-      since[i] < W) || trust[i] > 0)
+      since[i] < W) || trust[i] > 0 TIMED_WATCH(i) TIMED_QUAR(i))
+#define RATE(i, a) ((a) == S || TIMED(i))
 
-inline advance(i, a)
-{
-    if
-    :: TIMED(i) ->
-        if
-        :: a = S - 1
-        :: a = S
-        :: a = S + 1
-        fi;
-        if
-        :: st[i] == ATT || st[i] == ATT_R || st[i] == REN ||
-           st[i] == REN_R ->
-            since[i] = (since[i] + a >= W -> W : since[i] + a)
-        :: else -> skip
-        fi;
-        trust[i] = (trust[i] > a -> trust[i] - a : 0)
-    :: else -> a = S
-    fi;
-    lnow[i] = lnow[i] + a
-}
+#ifdef WATCH
+#define ADV_WATCH(i, a) wf[i] = (wf[i] > a -> wf[i] - a : 0)
+#else
+#define ADV_WATCH(i, a) skip
+#endif
+#ifdef OLD_RULE
+#define ADV_QUAR(i, a) quar[i] = (quar[i] > a -> quar[i] - a : 0)
+#else
+#define ADV_QUAR(i, a) skip
+#endif
+#define ADVANCE(i, a) \
+    if \
+    :: st[i] == ATT || st[i] == ATT_R || st[i] == REN || st[i] == REN_R -> \
+        since[i] = (since[i] + (a) >= W -> W : since[i] + (a)) \
+    :: else -> skip \
+    fi; \
+    trust[i] = (trust[i] > (a) -> trust[i] - (a) : 0); \
+    ADV_WATCH(i, (a)); \
+    ADV_QUAR(i, (a)); \
+    lnow[i] = lnow[i] + (a)
+
+#if PROMOTE > 0
+#define TICK_REPLICA r_exp = (r_exp > 0 -> r_exp - 1 : 0)
+#else
+#define TICK_REPLICA skip
+#endif
+#if FIRES > 0
+#define TICK_CLAIMS gc_claims()
+#else
+#define TICK_CLAIMS skip
+#endif
+
+/* One database tick, with candidate clocks advancing a0, a1 (and a2)
+ * local units: one indivisible step, so the monitor sees all clocks move
+ * together. */
+#if N == 2
+#define TICK(a0, a1, a2) \
+    d_step { \
+        RATE(0, a0) && RATE(1, a1) -> \
+        ADVANCE(0, a0); \
+        ADVANCE(1, a1); \
+        exp = (exp > 0 -> exp - 1 : 0); \
+        TICK_REPLICA; \
+        TICK_CLAIMS; \
+        dbnow = dbnow + 1; \
+        printf("| tick: db %d, local clocks +%d +%d\n", dbnow, (a0), (a1)) \
+    }
+#define TICKS(a0, a1) :: TICK(a0, a1, S)
+#else
+#define TICK(a0, a1, a2) \
+    d_step { \
+        RATE(0, a0) && RATE(1, a1) && RATE(2, a2) -> \
+        ADVANCE(0, a0); \
+        ADVANCE(1, a1); \
+        ADVANCE(2, a2); \
+        exp = (exp > 0 -> exp - 1 : 0); \
+        TICK_REPLICA; \
+        TICK_CLAIMS; \
+        dbnow = dbnow + 1; \
+        printf("| tick: db %d, local clocks +%d +%d +%d\n", \
+               dbnow, (a0), (a1), (a2)) \
+    }
+#define TICKS(a0, a1) \
+    :: TICK(a0, a1, S - 1) :: TICK(a0, a1, S) :: TICK(a0, a1, S + 1)
+#endif
+#define TICKS1(a0) TICKS(a0, S - 1) TICKS(a0, S) TICKS(a0, S + 1)
+
+#ifdef STEPS
+#if PROMOTE > 0
+#define STEPPABLE (exp > 0 || r_exp > 0)
+#else
+#define STEPPABLE (exp > 0)
+#endif
+#ifdef OLD_RULE
+#define MAYSTEP (STEPPABLE && nsteps < MAXSTEPS)
+#define COUNT_STEP nsteps = nsteps + 1
+#else
+#define MAYSTEP STEPPABLE
+#define COUNT_STEP skip
+#endif
+#if PROMOTE > 0
+#define STEP_REPLICA(d) r_exp = (r_exp > d -> r_exp - d : 0)
+#else
+#define STEP_REPLICA(d) skip
+#endif
+#if FIRES > 0
+#define STEP_CLAIMS gc_claims()
+#else
+#define STEP_CLAIMS skip
+#endif
+
+/* A forward step of the database clock by d ticks (any d: a step of T or
+ * more has the effect of T): running leases end sooner, the stored values
+ * and the local clocks stay. The replica's copy is read against the same
+ * clock (the promoted database's clock is the model's, "one clock"), so
+ * it steps too. With the old rule, steps are counted. */
+#define STEP(d) \
+    d_step { \
+        MAYSTEP -> \
+        exp = (exp > d -> exp - d : 0); \
+        STEP_REPLICA(d); \
+        COUNT_STEP; \
+        STEP_CLAIMS; \
+        dbnow = dbnow + d; \
+        printf("| db %d: the database clock steps forward by %d tick(s), ", \
+               dbnow, d); \
+        printf("lease: p%d term %d expires in %d\n", lid, term, exp) \
+    }
+#endif
 
 active proctype clock()
 {
-    byte a[N];
-
 end:
     do
-    :: atomic {
-        advance(0, a[0]);
-        advance(1, a[1]);
-#if N == 3
-        advance(2, a[2]);
+#ifdef STEPS
+    :: STEP(1)
+#if T >= 2
+    :: STEP(2)
 #endif
-        /* one atomic step: the monitor sees all clocks move together */
-        exp = (exp > 0 -> exp - 1 : 0);
-#if PROMOTE > 0
-        r_exp = (r_exp > 0 -> r_exp - 1 : 0);
+#if T >= 3
+    :: STEP(3)
 #endif
-#if FIRES > 0
-        gc_claims();
+#if T >= 4
+#error "STEPS: T at most 3"
 #endif
-        dbnow = dbnow + 1;
-#if N == 3
-        printf("| tick: db %d, local clocks +%d +%d +%d\n",
-               dbnow, a[0], a[1], a[2]);
-        a[2] = 0;
-#else
-        printf("| tick: db %d, local clocks +%d +%d\n", dbnow, a[0], a[1]);
 #endif
-        a[0] = 0;
-        a[1] = 0
-    }
+    TICKS1(S - 1)
+    TICKS1(S)
+    TICKS1(S + 1)
     od
 }
 

@@ -142,9 +142,15 @@ SELECT MAX(version) FROM {prefix}schema;
 UPDATE {prefix}lease
 SET renewed_at_ms = -renewed_at_ms
 WHERE namespace = :ns AND leader_id = :id AND renewed_at_ms < 0;
--- 2. Take the lease when vacant or expired, never an unexpired one (even
--- our own). On PostgreSQL a concurrent taker waits for this row lock and
--- then re-checks the WHERE clause against the committed row.
+-- 2. Take the lease when it was released (vacant and not reserved for
+-- another candidate, or reserved for us, or reserved for another whose
+-- reservation ran out), or when it expired AND it is exactly the row the
+-- caller has watched for one TTL on its own clock (:seen_term,
+-- :seen_expires_ms; 0 when it has not: matches no row), so that a forward
+-- step of the database clock cannot hand over a held lease early
+-- (docs/protocol.md, "Takeover: the watch"). Never an unexpired held
+-- lease (even our own). On PostgreSQL a concurrent taker waits for this
+-- row lock and then re-checks the WHERE clause against the committed row.
 UPDATE {prefix}lease
 SET leader_id = :id,
     term = term + 1,
@@ -154,8 +160,13 @@ SET leader_id = :id,
     resign_requested = 0,
     handoff_to = NULL
 WHERE namespace = :ns
-  AND (expires_at_ms <= {now}
-       OR (leader_id IS NULL AND (handoff_to IS NULL OR handoff_to = :id)));
+  AND ((leader_id IS NULL
+        AND (handoff_to IS NULL
+             OR handoff_to = :id
+             OR (handoff_to <> '' AND expires_at_ms <= {now})))
+       OR (expires_at_ms <= {now}
+           AND term = :seen_term
+           AND expires_at_ms = :seen_expires_ms));
 -- 3. The namespace's first row. Two candidates doing this at once collide
 -- on the primary key; the loser gets a unique violation, and the engine
 -- rolls back, retries once, then reads the lease. Its term is the clock

@@ -146,10 +146,19 @@ UPDATE {prefix}schema SET version = 4 WHERE version < 4;
 SELECT MAX(version) FROM {prefix}schema;
 
 -- @statement attempt
--- Heartbeat, then take the lease when vacant or expired (never an
--- unexpired one, even our own); report it. The UPDATE's row lock
--- serialises takers: a concurrent attempt waits for it, then re-checks
--- its WHERE clause against the committed row and finds the lease taken.
+-- Heartbeat, then take the lease when it was released (vacant and not
+-- reserved for another candidate, or reserved for us, or reserved for
+-- another whose reservation ran out), or when it expired AND it is
+-- exactly the row the caller has watched for one TTL on its own clock
+-- (:seen_term, :seen_expires_ms; 0 when it has not: matches no row). So
+-- neither a forward step of the server clock nor a candidate that has
+-- just started can take a held (or quarantined, handoff_to = '') lease
+-- while its holder may still trust it (docs/protocol.md, "Takeover: the
+-- watch").
+-- Never an unexpired held lease, even our own; report it. The UPDATE's
+-- row lock serialises takers: a concurrent attempt waits for it, then
+-- re-checks its WHERE clause against the committed row and finds the
+-- lease taken.
 -- ROW_COUNT() is 1 exactly when the UPDATE took the lease (term always
 -- changes). When we won, the final SELECT reads our own row, under our
 -- lock; else the lease as this block's first read saw it. The first
@@ -215,9 +224,13 @@ BEGIN NOT ATOMIC
               epoch = v_epoch
           WHERE namespace = :ns
             AND (epoch IS NULL OR epoch = v_epoch)
-            AND (expires_at_ms <= v_now
-                 OR (leader_id IS NULL
-                     AND (handoff_to IS NULL OR handoff_to = :id)))
+            AND ((leader_id IS NULL
+                  AND (handoff_to IS NULL
+                       OR handoff_to = :id
+                       OR (handoff_to <> '' AND expires_at_ms <= v_now)))
+                 OR (expires_at_ms <= v_now
+                     AND term = :seen_term
+                     AND expires_at_ms = :seen_expires_ms))
         ; SET v_won = ROW_COUNT()
     ; END IF
     ; IF v_won = 1 AND NOT (IS_USED_LOCK({wake_lock}) <=> CONNECTION_ID())

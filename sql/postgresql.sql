@@ -111,14 +111,23 @@ UPDATE {prefix}schema SET version = 4 WHERE version < 4;
 SELECT MAX(version) FROM {prefix}schema;
 
 -- @statement attempt
--- Heartbeat, then take the lease when vacant or expired (never an
--- unexpired one, even our own). The UPDATE's own row lock serialises
--- takers: a concurrent attempt waits for it, then re-checks its WHERE
--- clause against the committed row and finds the lease taken. The won=0
--- branch reads "cur" without a lock (a FOR SHARE would make every
--- follower's attempt write the row); after such a wait it may report the
--- statement's older snapshot, and the follower sees the new holder at its
--- next attempt. "cur" is only scanned when upd and ins are both empty.
+-- Heartbeat, then take the lease when it was released (vacant and not
+-- reserved for another candidate, or reserved for us, or reserved for
+-- another whose reservation ran out), or when it expired AND it is
+-- exactly the row the caller has watched for one TTL on its own clock
+-- (:seen_term, :seen_expires_ms; 0 when it has not: matches no row). So
+-- neither a forward step of the server clock nor a candidate that has
+-- just started can take a held (or quarantined, handoff_to = '') lease
+-- while its holder may still trust it (docs/protocol.md, "Takeover: the
+-- watch").
+-- Never an unexpired held lease, even our own. The UPDATE's own row
+-- lock serialises takers: a concurrent attempt waits for it, then
+-- re-checks its WHERE clause against the committed row and finds the
+-- lease taken. The won=0 branch reads "cur" without a lock (a FOR SHARE
+-- would make every follower's attempt write the row); after such a wait
+-- it may report the statement's older snapshot, and the follower sees the
+-- new holder at its next attempt. "cur" is only scanned when upd and ins
+-- are both empty.
 -- The first row of a namespace comes from a plain INSERT (not ON
 -- CONFLICT): when two candidates create it at once, the second waits on
 -- the primary key and then fails with 23505; the engine rolls back and
@@ -171,10 +180,14 @@ upd AS (
     FROM clock
     WHERE l.namespace = CAST(:ns AS VARCHAR(128))
       AND (l.epoch IS NULL OR l.epoch = {epoch})
-      AND (l.expires_at_ms <= clock.now_ms
-           OR (l.leader_id IS NULL
-               AND (l.handoff_to IS NULL
-                    OR l.handoff_to = CAST(:id AS VARCHAR(128)))))
+      AND ((l.leader_id IS NULL
+            AND (l.handoff_to IS NULL
+                 OR l.handoff_to = CAST(:id AS VARCHAR(128))
+                 OR (l.handoff_to <> ''
+                     AND l.expires_at_ms <= clock.now_ms)))
+           OR (l.expires_at_ms <= clock.now_ms
+               AND l.term = CAST(:seen_term AS BIGINT)
+               AND l.expires_at_ms = CAST(:seen_expires_ms AS BIGINT)))
     RETURNING l.leader_id, l.term, l.expires_at_ms, clock.now_ms
 ),
 quar AS (

@@ -93,12 +93,19 @@ UPDATE {prefix}schema SET version = 2 WHERE version = 1;
 SELECT MAX(version) FROM {prefix}schema;
 
 -- @statement attempt
--- Heartbeat; take the lease when vacant or expired (never an unexpired
--- one, even our own); report. changes() in the SELECT is 1 when the upsert
--- took the lease (inserted the first row or updated), 0 when its WHERE
--- kept the row. The first row's term is the clock in ms, so a namespace
--- whose row was deleted (or a new table prefix) starts above every term
--- it had before (docs/protocol.md). Result: leader_id, term,
+-- Heartbeat; take the lease when it was released (vacant and not
+-- reserved for another candidate, or reserved for us, or reserved for
+-- another whose reservation ran out), or when it expired AND it is
+-- exactly the row the caller has watched for one TTL on its own clock
+-- (:seen_term, :seen_expires_ms; 0 when it has not: matches no row). A
+-- forward step of the clock cannot hand over a held lease early: the
+-- watch is the caller's own (docs/protocol.md, "Takeover: the watch").
+-- Never an
+-- unexpired held lease, even our own. changes() in the SELECT is 1 when
+-- the upsert took the lease (inserted the first row or updated), 0 when
+-- its WHERE kept the row. The first row's term is the clock in ms, so a
+-- namespace whose row was deleted (or a new table prefix) starts above
+-- every term it had before (docs/protocol.md). Result: leader_id, term,
 -- expires_at_ms, now_ms, won.
 INSERT INTO {prefix}candidate (namespace, candidate_id, registered_at_ms,
     heartbeat_at_ms, expires_at_ms)
@@ -124,9 +131,14 @@ SET leader_id = excluded.leader_id,
     expires_at_ms = excluded.expires_at_ms,
     resign_requested = 0,
     handoff_to = NULL
-WHERE expires_at_ms <= excluded.elected_at_ms
-   OR (leader_id IS NULL
-       AND (handoff_to IS NULL OR handoff_to = excluded.leader_id));
+WHERE (leader_id IS NULL
+       AND (handoff_to IS NULL
+            OR handoff_to = excluded.leader_id
+            OR (handoff_to <> ''
+                AND expires_at_ms <= excluded.elected_at_ms)))
+   OR (expires_at_ms <= excluded.elected_at_ms
+       AND term = :seen_term
+       AND expires_at_ms = :seen_expires_ms);
 SELECT leader_id, term, expires_at_ms,
     {now}, changes()
 FROM {prefix}lease

@@ -69,6 +69,7 @@ enum key {
     K_RESIGN_REQUESTS,
     K_FIRE_RETENTION,
     K_POOLER,
+    K_TEST_NO_WATCH,
     K_COUNT
 };
 
@@ -87,12 +88,14 @@ static const char *const key_names[K_COUNT] = {
     "LeaderResignRequests",
     "LeaderFireRetention",
     "LeaderPooler",
+    "LeaderTestNoWatch",
 };
 
-/* The keys a user may set; LeaderTestTrustExtra, known in every build so
- * that it gets a clear refusal, is listed only where it can be set. */
+/* The keys a user may set; the test-only keys, known in every build so
+ * that they get a clear refusal, are listed only where they can be set. */
 #ifdef ODBC_LEADER_TEST_HOOKS
-#define TEST_KEYS " (and the test-only LeaderTestTrustExtra)"
+#define TEST_KEYS                                                              \
+    " (and the test-only LeaderTestTrustExtra and LeaderTestNoWatch)"
 #else
 #define TEST_KEYS ""
 #endif
@@ -655,6 +658,19 @@ static int check_stmt_timeout(const struct state *st,
     return ODBC_LEADER_ECONFIG;
 }
 
+#ifndef ODBC_LEADER_TEST_HOOKS
+/* The refusal of test-only key k (given) in a build configured without
+ * --enable-test-hooks. Returns ODBC_LEADER_ECONFIG. */
+static int refuse_test_key(const struct state *st, int k, char *err,
+                           size_t errlen) {
+    odbc_leader__errf(err, errlen,
+                      "%s: a test-only key that breaks the protocol; this "
+                      "build was configured without --enable-test-hooks%s",
+                      key_names[k], origin(st, k));
+    return ODBC_LEADER_ECONFIG;
+}
+#endif
+
 /* Reads LeaderTestTrustExtra (given) into c->test_trust_extra_ms. It
  * breaks the protocol on purpose, for the fault suite: a build configured
  * without --enable-test-hooks refuses it. Returns 0 or
@@ -667,12 +683,7 @@ static int settle_trust_extra(const struct state *st,
                           &c->test_trust_extra_ms, err, errlen);
 #else
     (void)c;
-    odbc_leader__errf(err, errlen,
-                      "%s: a test-only key that breaks the protocol; this "
-                      "build was configured without --enable-test-hooks%s",
-                      key_names[K_TEST_TRUST_EXTRA],
-                      origin(st, K_TEST_TRUST_EXTRA));
-    return ODBC_LEADER_ECONFIG;
+    return refuse_test_key(st, K_TEST_TRUST_EXTRA, err, errlen);
 #endif
 }
 
@@ -840,32 +851,49 @@ static int settle_prefix(const struct state *st, struct odbc_leader__config *c,
     return 0;
 }
 
-/* Parses LeaderCreateSchema into c->create_schema. Returns 0 or
- * ODBC_LEADER_ECONFIG. */
-static int settle_bool(const struct state *st, struct odbc_leader__config *c,
-                       char *err, size_t errlen) {
+/* Parses boolean key k (when given) into *out: yes, true, on, 1 or no,
+ * false, off, 0, in any case. Returns 0 or ODBC_LEADER_ECONFIG. */
+static int settle_bool(const struct state *st, int k, int *out, char *err,
+                       size_t errlen) {
     static const char *const yes[] = {"yes", "true", "on", "1"};
     static const char *const no[] = {"no", "false", "off", "0"};
-    const char *s = st->v[K_CREATE_SCHEMA].text;
+    const char *s = st->v[k].text;
     char vbuf[SHOW_BUF];
 
     if (!s)
         return 0;
     for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
         if (strcasecmp(s, yes[i]) == 0) {
-            c->create_schema = 1;
+            *out = 1;
             return 0;
         }
         if (strcasecmp(s, no[i]) == 0) {
-            c->create_schema = 0;
+            *out = 0;
             return 0;
         }
     }
     odbc_leader__errf(err, errlen,
-                      "LeaderCreateSchema: \"%s\" is not one of yes, no, "
-                      "true, false, on, off, 1, 0%s",
-                      show_str(vbuf, s), origin(st, K_CREATE_SCHEMA));
+                      "%s: \"%s\" is not one of yes, no, true, false, on, "
+                      "off, 1, 0%s",
+                      key_names[k], show_str(vbuf, s), origin(st, k));
     return ODBC_LEADER_ECONFIG;
+}
+
+/* Reads LeaderTestNoWatch (when given) into c->test_no_watch: a takeover
+ * on database time alone, the rule before the watch, for the tests that
+ * must show it failing; refused without --enable-test-hooks. Returns 0 or
+ * ODBC_LEADER_ECONFIG. */
+static int settle_no_watch(const struct state *st,
+                           struct odbc_leader__config *c, char *err,
+                           size_t errlen) {
+    c->test_no_watch = 0;
+    if (st->v[K_TEST_NO_WATCH].text == NULL)
+        return 0;
+#ifdef ODBC_LEADER_TEST_HOOKS
+    return settle_bool(st, K_TEST_NO_WATCH, &c->test_no_watch, err, errlen);
+#else
+    return refuse_test_key(st, K_TEST_NO_WATCH, err, errlen);
+#endif
 }
 
 /* Reads LeaderResignRequests: "resign" (default: the library resigns at
@@ -952,7 +980,9 @@ static int settle(const struct state *st, struct odbc_leader__config *c,
     if (rc == 0)
         rc = settle_prefix(st, c, err, errlen);
     if (rc == 0)
-        rc = settle_bool(st, c, err, errlen);
+        rc = settle_bool(st, K_CREATE_SCHEMA, &c->create_schema, err, errlen);
+    if (rc == 0)
+        rc = settle_no_watch(st, c, err, errlen);
     if (rc == 0)
         rc = settle_dialect(st, c, err, errlen);
     if (rc == 0)

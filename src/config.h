@@ -41,6 +41,12 @@ struct odbc_leader__config {
      * the key; elsewhere this stays 0. The field is there in every build,
      * so the struct's layout does not depend on build_config.h. */
     int64_t test_trust_extra_ms;
+    /* LeaderTestNoWatch, default 0: TEST ONLY, like LeaderTestTrustExtra.
+     * 1 makes a follower take over a held lease as soon as the database
+     * says it expired, without watching it for one TTL on its own clock
+     * (the rule before the watch, docs/protocol.md "Takeover: the
+     * watch"): two leaders after a forward step of the database clock. */
+    int test_no_watch;
     /* LeaderResignRequests: 0 "resign" (default), 1 "report": a renewal
      * that finds a resign request returns ODBC_LEADER_RESIGN_REQUESTED
      * and leaves the resign to the host. */

@@ -63,6 +63,7 @@ struct odbc_leader__db {
     SQLCHAR p_job[ODBC_LEADER__NAME_MAX + 1];
     SQLBIGINT p_term, p_ttl_ms, p_cand_ttl_ms, p_version, p_wait_ms;
     SQLBIGINT p_fire_ms, p_status, p_retention_ms;
+    SQLBIGINT p_seen_term, p_seen_expires_ms; /* attempt's watched row */
     SQLLEN nts;  /* SQL_NTS, the indicator of both strings */
     SQLLEN zero; /* 0, the indicator of every integer */
 
@@ -406,6 +407,12 @@ static void param_slot(struct odbc_leader__db *db, int p, SQLPOINTER *ptr,
         return;
     case ODBC_LEADER__P_RETENTION_MS:
         *ptr = &db->p_retention_ms;
+        return;
+    case ODBC_LEADER__P_SEEN_TERM:
+        *ptr = &db->p_seen_term;
+        return;
+    case ODBC_LEADER__P_SEEN_EXPIRES_MS:
+        *ptr = &db->p_seen_expires_ms;
         return;
     case ODBC_LEADER__P_COUNT:
         break;
@@ -1259,12 +1266,15 @@ void odbc_leader__db_disconnect(struct odbc_leader__db *db) {
     db->connected = 0;
 }
 
-int odbc_leader__db_attempt(struct odbc_leader__db *db,
+int odbc_leader__db_attempt(struct odbc_leader__db *db, int64_t seen_term,
+                            int64_t seen_expires_ms,
                             struct odbc_leader__result *out) {
     int cls;
     int rc;
 
     memset(out, 0, sizeof(*out));
+    db->p_seen_term = seen_term;
+    db->p_seen_expires_ms = seen_expires_ms;
     rc = run_op(db, ODBC_LEADER__OP_ATTEMPT, attempt_row, out, &cls);
     if (rc < 0 && cls == ODBC_LEADER__ERR_UNIQUE) {
         /* Another candidate created the first lease row at the same
@@ -1628,8 +1638,9 @@ static int port_connect(void *port) {
 
 static void port_disconnect(void *port) { odbc_leader__db_disconnect(port); }
 
-static int port_attempt(void *port, struct odbc_leader__result *out) {
-    return odbc_leader__db_attempt(port, out);
+static int port_attempt(void *port, int64_t seen_term, int64_t seen_expires_ms,
+                        struct odbc_leader__result *out) {
+    return odbc_leader__db_attempt(port, seen_term, seen_expires_ms, out);
 }
 
 static int port_renew(void *port, int64_t term,

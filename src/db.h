@@ -47,7 +47,8 @@ int odbc_leader__db_connect(struct odbc_leader__db *db, char *err,
 void odbc_leader__db_disconnect(struct odbc_leader__db *db);
 
 /* The operations; see struct odbc_leader__port_ops. */
-int odbc_leader__db_attempt(struct odbc_leader__db *db,
+int odbc_leader__db_attempt(struct odbc_leader__db *db, int64_t seen_term,
+                            int64_t seen_expires_ms,
                             struct odbc_leader__result *out);
 int odbc_leader__db_renew(struct odbc_leader__db *db, int64_t term,
                           struct odbc_leader__result *out);

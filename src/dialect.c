@@ -79,8 +79,13 @@ const char *odbc_leader__op_name(enum odbc_leader__op op) {
 }
 
 static const char *const param_names[ODBC_LEADER__P_COUNT] = {
-    "ns", "id",      "term", "ttl_ms",  "cand_ttl_ms", "version",
-    "to", "wait_ms", "job",  "fire_ms", "status",      "retention_ms",
+    "ns",          "id",
+    "term",        "ttl_ms",
+    "cand_ttl_ms", "version",
+    "to",          "wait_ms",
+    "job",         "fire_ms",
+    "status",      "retention_ms",
+    "seen_term",   "seen_expires_ms",
 };
 
 /* Directive words of the code lists, indexed by enum odbc_leader__errclass. */
@@ -1105,6 +1110,42 @@ static int check_wakeup(struct parser *p) {
     return 0;
 }
 
+/* 1 when some statement of op uses parameter k. */
+static int op_uses(const struct odbc_leader__dialect *d, int op, int k) {
+    const struct odbc_leader__stmt_list *l = &d->ops[op];
+
+    for (size_t i = 0; i < l->n; i++) {
+        for (int j = 0; j < l->v[i].nparams; j++) {
+            if (l->v[i].params[j] == k)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* Checks that attempt takes a held lease only as the caller watched it:
+ * its statements must use :seen_term and :seen_expires_ms (docs/
+ * protocol.md, "Takeover: the watch"; a dialect written before the watch
+ * would take a lease on database time alone). Returns 0 or an error code
+ * with the message set. */
+static int check_watch(struct parser *p) {
+    static const int need[] = {ODBC_LEADER__P_SEEN_TERM,
+                               ODBC_LEADER__P_SEEN_EXPIRES_MS};
+
+    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
+        if (op_uses(p->d, ODBC_LEADER__OP_ATTEMPT, need[i]))
+            continue;
+        return fail(p, p->op_line[ODBC_LEADER__OP_ATTEMPT],
+                    "@statement attempt does not use :%s; attempt must take "
+                    "a held lease only when it expired and its term and "
+                    "expires_at_ms equal :seen_term and :seen_expires_ms, "
+                    "the row the candidate watched for one TTL "
+                    "(docs/dialects.md, \"attempt\")",
+                    param_names[need[i]]);
+    }
+    return 0;
+}
+
 /* Runs the parser over text and the end-of-file checks. Returns 0 or an
  * error code. */
 static int parse_text(struct parser *p, const char *text) {
@@ -1130,6 +1171,8 @@ static int parse_text(struct parser *p, const char *text) {
         rc = check_allowed(p);
     if (rc == 0)
         rc = check_wakeup(p);
+    if (rc == 0)
+        rc = check_watch(p);
     return rc;
 }
 

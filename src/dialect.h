@@ -57,18 +57,23 @@ enum odbc_leader__op {
 
 /* Named parameters a statement may use (":ns" and so on). */
 enum odbc_leader__param {
-    ODBC_LEADER__P_NS,           /* :ns namespace, VARCHAR */
-    ODBC_LEADER__P_ID,           /* :id candidate id, VARCHAR */
-    ODBC_LEADER__P_TERM,         /* :term held term, BIGINT */
-    ODBC_LEADER__P_TTL_MS,       /* :ttl_ms lease TTL, BIGINT */
-    ODBC_LEADER__P_CAND_TTL_MS,  /* :cand_ttl_ms candidate TTL, BIGINT */
-    ODBC_LEADER__P_VERSION,      /* :version schema version, BIGINT */
-    ODBC_LEADER__P_TO,           /* :to handoff target, VARCHAR or NULL */
-    ODBC_LEADER__P_WAIT_MS,      /* :wait_ms follower wait budget, BIGINT */
-    ODBC_LEADER__P_JOB,          /* :job fire ledger job, VARCHAR */
-    ODBC_LEADER__P_FIRE_MS,      /* :fire_ms nominal fire time, BIGINT */
-    ODBC_LEADER__P_STATUS,       /* :status outcome of a fire, BIGINT */
-    ODBC_LEADER__P_RETENTION_MS, /* :retention_ms LeaderFireRetention */
+    ODBC_LEADER__P_NS,              /* :ns namespace, VARCHAR */
+    ODBC_LEADER__P_ID,              /* :id candidate id, VARCHAR */
+    ODBC_LEADER__P_TERM,            /* :term held term, BIGINT */
+    ODBC_LEADER__P_TTL_MS,          /* :ttl_ms lease TTL, BIGINT */
+    ODBC_LEADER__P_CAND_TTL_MS,     /* :cand_ttl_ms candidate TTL, BIGINT */
+    ODBC_LEADER__P_VERSION,         /* :version schema version, BIGINT */
+    ODBC_LEADER__P_TO,              /* :to handoff target, VARCHAR or NULL */
+    ODBC_LEADER__P_WAIT_MS,         /* :wait_ms follower wait budget, BIGINT */
+    ODBC_LEADER__P_JOB,             /* :job fire ledger job, VARCHAR */
+    ODBC_LEADER__P_FIRE_MS,         /* :fire_ms nominal fire time, BIGINT */
+    ODBC_LEADER__P_STATUS,          /* :status outcome of a fire, BIGINT */
+    ODBC_LEADER__P_RETENTION_MS,    /* :retention_ms LeaderFireRetention */
+    ODBC_LEADER__P_SEEN_TERM,       /* :seen_term attempt: the term of the
+                                       held lease the caller has watched for
+                                       one TTL, 0 = none, BIGINT */
+    ODBC_LEADER__P_SEEN_EXPIRES_MS, /* :seen_expires_ms ... and its
+                                       expires_at_ms, BIGINT */
     ODBC_LEADER__P_COUNT
 };
 

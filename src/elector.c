@@ -10,13 +10,19 @@
  * stop. Errors never extend trust: a leader that cannot renew keeps its
  * last window and steps down when it ends.
  *
- * Expiry is decided by the database clock, so a forward step of that
- * clock ends a lease early. Every answer that carries the database time
- * is compared with the local clock (observe()); after a step, and when a
- * candidate first sees a held lease (it cannot know whether the clock
- * stepped before it started), a term it wins is held but not trusted
- * until one TTL has passed on the local clock: by then the window of any
- * leader that renewed before the step has closed.
+ * Expiry is decided by the database clock, and a forward step of that
+ * clock ends a lease early in real time while its leader still trusts
+ * its window. So a follower takes over a lease someone holds only when
+ * it has itself watched that exact row (term and expires_at_ms) go
+ * unrenewed for one TTL on its own CLOCK_BOOTTIME: the attempt carries
+ * the watched row and the database takes the lease only if it is still
+ * that row and expired (see watch(), plan() and docs/protocol.md,
+ * "Takeover: the watch"). The holder's window began before the renewal
+ * that wrote that row, so it has ended by then whatever the database
+ * clock did. A released lease (resigned, handed over) is taken at once.
+ * Followers read the lease just after the leader's next renewal is due,
+ * so that a watch starts close to the renewal it follows and a crashed
+ * leader is replaced about one TTL after its last renewal, as before.
  */
 #include <build_config.h>
 
@@ -46,6 +52,13 @@
  * start of a supervised command); a busy hold only costs the followers
  * their fast wake-up until the next renewal takes the lock. */
 #define HOLD_BUDGET_MS 25
+/* A follower reads the lease this long after the leader's next renewal
+ * should have committed, and when it had not, again after a gap that
+ * starts at WATCH_MIN_NS and doubles, up to a quarter of the renew
+ * interval (at most half the margin): how long after a renewal a watch
+ * can start, when the leader is late. */
+#define WATCH_SLACK_NS (20 * NS_PER_MS)
+#define WATCH_MIN_NS (25 * NS_PER_MS)
 /* The smallest jump of (database time - local time) between two answers
  * that counts as a clock step; the bound is half the safety margin. */
 #define MIN_STEP_BOUND_NS (10 * NS_PER_MS)
@@ -94,6 +107,7 @@ void odbc_leader__elector_init(struct odbc_leader__elector *e,
     e->renew_ns = c->renew_ms * NS_PER_MS;
     e->margin_ns = c->margin_ms * NS_PER_MS;
     e->trust_extra_ns = c->test_trust_extra_ms * NS_PER_MS;
+    e->no_watch = c->test_no_watch;
     e->backoff_min_ns = 100 * NS_PER_MS;
     e->backoff_max_ns = e->renew_ns;
     if (e->backoff_max_ns < 1000 * NS_PER_MS)
@@ -124,24 +138,14 @@ int64_t odbc_leader__elector_clock_steps(const struct odbc_leader__elector *e,
     return atomic_load(&e->clock_steps);
 }
 
-/* Starts (or extends) the quarantine: no term won before hi + TTL is
- * trusted. hi is the local time just after the answer that called for it,
- * so any renewal the lease saw before that answer has a window that ends
- * sooner. */
-static void quarantine(struct odbc_leader__elector *e, int64_t hi) {
-    if (hi + e->ttl_ns > e->quarantine_ns)
-        e->quarantine_ns = hi + e->ttl_ns;
-}
-
 /*
  * Records a database time db_ms read by a statement that ran between the
  * local times lo and hi, and compares it with the previous reading: the
  * local time between the two readings lies in [lo - obs_hi, hi - obs_lo],
  * so a database delta outside that range by more than the step bound is a
  * step of the database clock (a pause of this process only widens the
- * range). A forward step is logged, counted and quarantines the next
- * takeover; a backward one (leases last longer: safe) is logged and
- * counted.
+ * range). Steps are logged and counted (odbc_leader_clock_steps()); safety
+ * does not rest on seeing them: a takeover waits for its watch.
  */
 static void observe(struct odbc_leader__elector *e, int64_t lo, int64_t hi,
                     int64_t db_ms) {
@@ -173,13 +177,38 @@ static void observe(struct odbc_leader__elector *e, int64_t lo, int64_t hi,
                           (long long)(-step / NS_PER_MS));
         return;
     }
-    quarantine(e, hi);
     odbc_leader__logf(&e->log, LOG_WARNING,
                       "database clock step: the database clock jumped ahead "
-                      "by about %lld ms against this host's; a term won in "
-                      "the next %lld ms is not trusted before then",
-                      (long long)(step / NS_PER_MS),
-                      (long long)(e->ttl_ns / NS_PER_MS));
+                      "by about %lld ms against this host's (leases end "
+                      "early in database time; a held lease is still taken "
+                      "only after it was watched for one TTL)",
+                      (long long)(step / NS_PER_MS));
+}
+
+/* Records the lease row an answer that arrived at local time hi showed
+ * (res->found): a row other than the one watched so far (another term,
+ * or another expires_at_ms: a renewal) starts a new watch at hi; the same
+ * row keeps the first sight. Returns 1 when the watch started anew. */
+static int watch(struct odbc_leader__elector *e,
+                 const struct odbc_leader__result *res, int64_t hi) {
+    if (res->term == e->seen_term && res->expires_at_ms == e->seen_expires_ms)
+        return 0;
+    e->seen_term = res->term;
+    e->seen_expires_ms = res->expires_at_ms;
+    e->seen_at_ns = hi;
+    e->seen_noted = 0;
+    return 1;
+}
+
+/* The local time from which the watched row may be taken (when it has
+ * expired in database time): one TTL after its first sight, or at once
+ * with the test-only LeaderTestNoWatch. */
+static int64_t watch_floor(const struct odbc_leader__elector *e) {
+#ifdef ODBC_LEADER_TEST_HOOKS
+    if (e->no_watch)
+        return e->seen_at_ns;
+#endif
+    return e->seen_at_ns + e->ttl_ns;
 }
 
 int odbc_leader__elector_is_leader(const struct odbc_leader__elector *e) {
@@ -246,35 +275,16 @@ static int64_t trust_extra_ns(const struct odbc_leader__elector *e) {
 }
 
 /* Publishes a new or renewed term: the term first, then the deadline, so
- * a reader that sees the deadline sees the term. Inside the quarantine
- * the term is held but not published (e->untrusted); returns 1 when
- * published, 0 when not. */
-static int trust(struct odbc_leader__elector *e, int64_t term,
-                 int64_t attempt_start_ns) {
+ * a reader that sees the deadline sees the term. */
+static void trust(struct odbc_leader__elector *e, int64_t term,
+                  int64_t attempt_start_ns) {
     e->leader = 1;
     e->held_term = term;
-    if (attempt_start_ns < e->quarantine_ns) {
-        e->untrusted = 1;
-        atomic_store_explicit(&e->trusted_until_ns, 0, memory_order_release);
-        atomic_store_explicit(&e->term, 0, memory_order_relaxed);
-        return 0;
-    }
-    e->untrusted = 0;
     atomic_store_explicit(&e->term, term, memory_order_relaxed);
     atomic_store_explicit(&e->trusted_until_ns,
                           attempt_start_ns + e->ttl_ns - e->margin_ns +
                               trust_extra_ns(e),
                           memory_order_release);
-    return 1;
-}
-
-/* After a win or renewal inside the quarantine: the next renewal comes when
- * the quarantine ends (or sooner). Returns ODBC_LEADER_FOLLOWER. */
-static int hold_untrusted(struct odbc_leader__elector *e, int64_t start) {
-    e->next_ns = start + e->renew_ns;
-    if (e->quarantine_ns < e->next_ns)
-        e->next_ns = e->quarantine_ns;
-    return ODBC_LEADER_FOLLOWER;
 }
 
 /* Stops being leader locally and reports it; leader_id is the new leader
@@ -288,7 +298,6 @@ static void step_down(struct odbc_leader__elector *e, const char *why,
     odbc_leader__logf(&e->log, LOG_NOTICE, "stepping down from term %lld: %s",
                       (long long)e->held_term, why);
     e->leader = 0;
-    e->untrusted = 0;
     e->held_term = 0;
     e->resign_reported = 0;
     e->must_release = e->ops->release != NULL;
@@ -374,78 +383,154 @@ static int late_answer(struct odbc_leader__elector *e, const char *what) {
     return rc < 0 ? rc : ODBC_LEADER_FOLLOWER;
 }
 
-/* A candidate's first view of the lease, before its first attempt: when
- * someone holds it with less time left than a lease renewed on schedule
- * has (TTL - renew interval - margin), its leader may have renewed before
- * a database clock step this candidate cannot see (or it is late, dead or
- * paused), so a term won in the next TTL is not trusted. A lease renewed
- * on schedule was renewed after any such step, or will be (docs/
- * protocol.md, "Clock steps"). Returns 0 or a negative error. */
-static int first_sight(struct odbc_leader__elector *e) {
-    struct odbc_leader__result res;
-    int64_t lo = e->now_ns(e->clock_ctx);
-    int64_t hi;
-    int rc;
+/* The gap between a follower's attempts (each one heartbeats its
+ * candidate row): one and a half renew intervals, at most TTL - margin.
+ * The watch's reads make most attempts come sooner (see follow()). */
+static int64_t beat_gap(const struct odbc_leader__elector *e) {
+    int64_t g = e->renew_ns + e->renew_ns / 2;
 
-    memset(&res, 0, sizeof(res));
-    rc = e->ops->read(e->port, &res);
-    if (rc < 0)
-        return rc;
-    hi = e->now_ns(e->clock_ctx);
-    if (!res.found)
-        return 0;
-    observe(e, lo, hi, res.now_ms);
-    if (res.leader_id[0] != '\0' &&
-        (res.expires_at_ms - res.now_ms) * NS_PER_MS <
-            e->ttl_ns - e->renew_ns - e->margin_ns) {
-        quarantine(e, hi);
-        odbc_leader__logf(&e->log, LOG_INFO,
-                          "first sight of the lease: term %lld held by %s "
-                          "with %lld ms left; a term won in the next %lld ms "
-                          "is not trusted before then",
-                          (long long)res.term, res.leader_id,
-                          (long long)(res.expires_at_ms - res.now_ms),
-                          (long long)(e->ttl_ns / NS_PER_MS));
-    }
-    return 0;
+    return g < e->ttl_ns - e->margin_ns ? g : e->ttl_ns - e->margin_ns;
 }
 
-/* The follower's step: try to take the lease. Returns the state or a
- * negative error. */
+/* The longest gap between two reads of a lease whose renewal is late: a
+ * quarter of the renew interval, at most half the margin, at least
+ * WATCH_MIN_NS. */
+static int64_t watch_gap_max(const struct odbc_leader__elector *e) {
+    int64_t g = e->renew_ns / 4;
+
+    if (g > e->margin_ns / 2)
+        g = e->margin_ns / 2;
+    return g > WATCH_MIN_NS ? g : WATCH_MIN_NS;
+}
+
+/* When to read a lease that someone holds again, after an answer that
+ * arrived at local time hi with left ns of the lease left in database
+ * time (changed: that answer started the watch anew). Its leader renews
+ * every renew interval, so the next renewal is due when TTL - renew of
+ * the lease is left; reading just after that starts the watch of that
+ * renewal close to it. When that time has passed (the leader is late or
+ * dead, or the database clock stepped), the next read comes after a gap
+ * that doubles. Database time only times these reads. Returns the local
+ * time of the next read. */
+static int64_t next_watch(struct odbc_leader__elector *e, int64_t left,
+                          int64_t hi, int changed) {
+    int64_t due = hi + left - (e->ttl_ns - e->renew_ns) + WATCH_SLACK_NS;
+    int64_t max = watch_gap_max(e);
+
+    if (due > hi + e->renew_ns + WATCH_SLACK_NS)
+        due = hi + e->renew_ns + WATCH_SLACK_NS; /* a backward step, say */
+    if (due > hi) {
+        e->watch_gap_ns = 0;
+        return due;
+    }
+    if (changed || e->watch_gap_ns == 0)
+        e->watch_gap_ns = WATCH_MIN_NS;
+    else
+        e->watch_gap_ns = 2 * e->watch_gap_ns < max ? 2 * e->watch_gap_ns : max;
+    return hi + e->watch_gap_ns;
+}
+
+/* Logs, once per watched row, that the database says it expired but the
+ * watch holds it back (after a forward step of the database clock, or for
+ * a candidate that has just started). */
+static void note_floor(struct odbc_leader__elector *e,
+                       const struct odbc_leader__result *res, int64_t hi,
+                       int64_t floor) {
+    if (e->seen_noted)
+        return;
+    e->seen_noted = 1;
+    odbc_leader__logf(&e->log, LOG_INFO,
+                      "the lease (term %lld%s%s) expired in database time, "
+                      "but this candidate first saw it %lld ms ago: not "
+                      "taking it for %lld ms more (a takeover waits until "
+                      "the row was watched for one TTL)",
+                      (long long)res->term,
+                      res->leader_id[0] != '\0' ? ", held by " : ", vacant",
+                      res->leader_id,
+                      (long long)((hi - e->seen_at_ns) / NS_PER_MS),
+                      (long long)((floor - hi) / NS_PER_MS));
+}
+
+/* After an answer (found, not won) that arrived at hi for a statement that
+ * started at start: when to attempt to take the lease (take_ns) and when
+ * to read it again (watch_ns); next_ns is the earliest of them and the
+ * heartbeat. A lease reserved for another candidate (vacant, unexpired) is
+ * attempted at its expiry; a held lease at its expiry but not before the
+ * watch's floor; so is a vacant, expired one that an attempt did not take
+ * (a quarantine after a promotion, docs/protocol.md). */
+static void plan(struct odbc_leader__elector *e,
+                 const struct odbc_leader__result *res, int64_t start,
+                 int64_t hi, int changed) {
+    int64_t left = (res->expires_at_ms - res->now_ms) * NS_PER_MS;
+    int64_t expiry = start + (left > 0 ? left : 0) + EXPIRY_SLACK_NS;
+    int64_t floor = watch_floor(e);
+    int held = res->leader_id[0] != '\0';
+
+    e->take_ns = expiry;
+    if ((held || left <= 0) && floor > expiry)
+        e->take_ns = floor;
+    if (e->take_ns < start + MIN_RETRY_NS)
+        e->take_ns = start + MIN_RETRY_NS;
+    e->watch_ns = held ? next_watch(e, left, hi, changed) : INT64_MAX;
+    e->next_ns = e->take_ns;
+    if (e->watch_ns < e->next_ns)
+        e->next_ns = e->watch_ns;
+    if (e->beat_ns < e->next_ns)
+        e->next_ns = e->beat_ns;
+    if (left <= 0 && hi < floor)
+        note_floor(e, res, hi, floor);
+}
+
+/* A follower that saw another candidate hold the lease waits for it to
+ * let go until its next step (see wait_for_leader()), when the dialect
+ * has the wait. */
+static void arm(struct odbc_leader__elector *e,
+                const struct odbc_leader__result *res) {
+    if (res->leader_id[0] == '\0' || e->wait_ns == 0)
+        return;
+    if (res->term != e->armed_term) {
+        e->rewait_ns = 0;
+        e->wait_after_ns = 0;
+    }
+    e->armed = 1;
+    e->armed_term = res->term;
+}
+
+/* The follower's step: try to take the lease, passing the watched row
+ * once its floor has passed. Returns the state or a negative error. */
 static int attempt(struct odbc_leader__elector *e) {
     struct odbc_leader__result res;
     int64_t start = e->now_ns(e->clock_ctx);
-    int64_t wait;
-    int rc;
+    int64_t seen_term = 0, seen_expires_ms = 0, hi;
+    int changed, rc;
 
     e->armed = 0;
     if (start < e->holdoff_ns) {
         e->next_ns = e->holdoff_ns;
         return ODBC_LEADER_FOLLOWER;
     }
-    if (!e->have_obs && e->ops->read != NULL) {
-        rc = first_sight(e);
-        if (rc < 0)
-            return failed(e, rc, e->now_ns(e->clock_ctx));
-        start = e->now_ns(e->clock_ctx);
+    if (e->seen_term != 0 && start >= watch_floor(e)) {
+        seen_term = e->seen_term;
+        seen_expires_ms = e->seen_expires_ms;
     }
+    e->attempted_ns = start;
+    e->beat_ns = start + beat_gap(e);
     memset(&res, 0, sizeof(res));
-    rc = e->ops->attempt(e->port, &res);
+    rc = e->ops->attempt(e->port, seen_term, seen_expires_ms, &res);
+    hi = e->now_ns(e->clock_ctx);
     if (rc < 0)
-        return failed(e, rc, e->now_ns(e->clock_ctx));
-    if (res.found)
-        observe(e, start, e->now_ns(e->clock_ctx), res.now_ms);
-    if (res.found && res.won && strcmp(res.leader_id, e->id) == 0) {
-        if (!trust(e, res.term, start)) {
-            odbc_leader__logf(
-                &e->log, LOG_NOTICE,
-                "won term %lld, but not trusting it for %lld ms (quarantine "
-                "after a database clock step or a first sight of the lease)",
-                (long long)res.term,
-                (long long)((e->quarantine_ns - start) / NS_PER_MS));
-            take_lock(e, res.wake_held);
-            return hold_untrusted(e, start);
-        }
+        return failed(e, rc, hi);
+    if (!res.found) {
+        /* A lost race (nothing seen): read the new row soon. */
+        e->take_ns = e->beat_ns;
+        e->watch_ns = hi + WATCH_MIN_NS;
+        e->next_ns = e->watch_ns;
+        return ODBC_LEADER_FOLLOWER;
+    }
+    observe(e, start, hi, res.now_ms);
+    changed = watch(e, &res, hi);
+    if (res.won && strcmp(res.leader_id, e->id) == 0) {
+        trust(e, res.term, start);
         if (!odbc_leader__elector_is_leader(e))
             return late_answer(e, "won");
         odbc_leader__logf(&e->log, LOG_NOTICE, "elected: term %lld",
@@ -455,28 +540,34 @@ static int attempt(struct odbc_leader__elector *e) {
         take_lock(e, res.wake_held);
         return ODBC_LEADER_LEADER;
     }
-    e->next_ns = start + e->renew_ns;
-    if (!res.found)
-        return ODBC_LEADER_FOLLOWER;
     report(e, 0, res.leader_id[0] != '\0' ? res.term : 0, res.leader_id);
-    /* Time the next attempt from the expiry the database told us. */
-    /* A vacant lease is taken at the next attempt unless it is reserved
-     * (a handoff to another candidate, a quarantine): then at its expiry. */
-    wait = (res.expires_at_ms - res.now_ms) * NS_PER_MS + EXPIRY_SLACK_NS;
-    if (wait < MIN_RETRY_NS)
-        wait = MIN_RETRY_NS;
-    if (start + wait < e->next_ns)
-        e->next_ns = start + wait;
-    /* Another candidate leads: until the next attempt, wait for it to let
-     * go instead of sleeping (see follow()). */
-    if (res.leader_id[0] != '\0' && e->wait_ns > 0) {
-        if (res.term != e->armed_term) {
-            e->rewait_ns = 0;
-            e->wait_after_ns = 0;
-        }
-        e->armed = 1;
-        e->armed_term = res.term;
-    }
+    plan(e, &res, start, hi, changed);
+    arm(e, &res);
+    return ODBC_LEADER_FOLLOWER;
+}
+
+/* The follower's read of the lease between attempts, for the watch: no
+ * row, or a vacant one (released, or reserved: perhaps for this
+ * candidate), is attempted at once. Returns the state or a negative
+ * error. */
+static int look(struct odbc_leader__elector *e) {
+    struct odbc_leader__result res;
+    int64_t lo = e->now_ns(e->clock_ctx);
+    int64_t hi;
+    int changed, rc;
+
+    memset(&res, 0, sizeof(res));
+    rc = e->ops->read(e->port, &res);
+    hi = e->now_ns(e->clock_ctx);
+    if (rc < 0)
+        return failed(e, rc, hi);
+    if (!res.found || res.leader_id[0] == '\0')
+        return attempt(e);
+    observe(e, lo, hi, res.now_ms);
+    changed = watch(e, &res, hi);
+    report(e, 0, res.leader_id[0] != '\0' ? res.term : 0, res.leader_id);
+    plan(e, &res, lo, hi, changed);
+    arm(e, &res);
     return ODBC_LEADER_FOLLOWER;
 }
 
@@ -522,15 +613,19 @@ static int wait_for_leader(struct odbc_leader__elector *e, int64_t now) {
     return rc;
 }
 
-/* The follower's step: while armed and the next attempt is not due,
- * wait (or, within a pause, nothing); else attempt. Returns the state or
- * a negative error. */
+/* The follower's step: while armed and nothing is due, wait (or, within
+ * a pause, nothing); else attempt, or only read the lease when no attempt
+ * is due and one ran less than half a renew interval ago. Returns the
+ * state or a negative error. */
 static int follow(struct odbc_leader__elector *e, int64_t now) {
     if (e->armed && now < e->next_ns) {
         if (now < e->wait_after_ns)
             return ODBC_LEADER_FOLLOWER;
         return wait_for_leader(e, now);
     }
+    if (e->ops->read != NULL && now < e->take_ns && now < e->beat_ns &&
+        now - e->attempted_ns < e->renew_ns / 2)
+        return look(e);
     return attempt(e);
 }
 
@@ -554,8 +649,12 @@ static int renew(struct odbc_leader__elector *e) {
             (long long)(until > start ? (until - start) / NS_PER_MS : 0));
         return failed(e, rc, e->now_ns(e->clock_ctx));
     }
-    if (res.found)
-        observe(e, start, e->now_ns(e->clock_ctx), res.now_ms);
+    if (res.found) {
+        int64_t hi = e->now_ns(e->clock_ctx);
+
+        observe(e, start, hi, res.now_ms);
+        watch(e, &res, hi);
+    }
     if (res.found && res.term == e->held_term && res.resign_requested &&
         !e->report_resign) {
         odbc_leader__logf(&e->log, LOG_NOTICE, "resignation requested%s%s",
@@ -565,21 +664,9 @@ static int renew(struct odbc_leader__elector *e) {
         return rc < 0 ? rc : ODBC_LEADER_FOLLOWER;
     }
     if (res.found && res.term == e->held_term) {
-        int was_untrusted = e->untrusted;
-
-        if (!trust(e, res.term, start)) {
-            take_lock(e, res.wake_held);
-            return hold_untrusted(e, start);
-        }
+        trust(e, res.term, start);
         if (!odbc_leader__elector_is_leader(e))
             return late_answer(e, "renewed");
-        if (was_untrusted) {
-            odbc_leader__logf(&e->log, LOG_NOTICE,
-                              "elected: term %lld (trusted after the "
-                              "quarantine)",
-                              (long long)res.term);
-            report(e, 1, res.term, e->id);
-        }
         e->next_ns = start + e->renew_ns;
         take_lock(e, res.wake_held);
         if (!res.resign_requested)
@@ -678,7 +765,7 @@ int odbc_leader__elector_tick(struct odbc_leader__elector *e,
     int64_t now = e->now_ns(e->clock_ctx);
     int rc;
 
-    if (e->leader && !e->untrusted && !odbc_leader__elector_is_leader(e))
+    if (e->leader && !odbc_leader__elector_is_leader(e))
         step_down(e, "trust window passed without a renewal", 0, NULL);
     rc = ensure_connected(e, now);
     if (rc == 0 && e->must_release)

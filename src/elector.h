@@ -38,7 +38,12 @@ struct odbc_leader__result {
 struct odbc_leader__port_ops {
     int (*connect)(void *port); /* no-op when already connected */
     void (*disconnect)(void *port);
-    int (*attempt)(void *port, struct odbc_leader__result *out);
+    /* Takes the lease when it is released (vacant and not reserved for
+     * another), or when it expired and is exactly the row the caller
+     * watched: term seen_term and expires_at_ms seen_expires_ms (seen_term
+     * 0: the caller has watched nothing for long enough; matches no row). */
+    int (*attempt)(void *port, int64_t seen_term, int64_t seen_expires_ms,
+                   struct odbc_leader__result *out);
     /* out->found is 0 when the term was not renewed (gone or expired) */
     int (*renew)(void *port, int64_t term, struct odbc_leader__result *out);
     int (*resign)(void *port, int64_t term);
@@ -53,8 +58,9 @@ struct odbc_leader__port_ops {
      * waiting up to budget_ms; 1 held, 0 not, or a negative error. */
     int (*hold)(void *port, int64_t budget_ms);
     /* Optional: read the lease without writing (out->found is 0 when the
-     * namespace has no row). A candidate without a view of the database
-     * clock yet (just started) reads before its first attempt. */
+     * namespace has no row). A follower reads it just after the leader's
+     * next renewal is due, so that its watch starts close to that renewal
+     * (without it, attempt does the reading). */
     int (*read)(void *port, struct odbc_leader__result *out);
 };
 
@@ -69,6 +75,7 @@ struct odbc_leader__elector {
     const char *id; /* borrowed */
     int64_t ttl_ns, renew_ns, margin_ns;
     int64_t trust_extra_ns; /* test only: breaks the protocol when > 0 */
+    int no_watch;           /* test only: takeover on database time alone */
     int64_t backoff_min_ns, backoff_max_ns;
     int64_t wait_ns;   /* longest follower wait per tick; 0 = never wait */
     int report_resign; /* resign requests are reported, not acted on */
@@ -93,14 +100,25 @@ struct odbc_leader__elector {
     int64_t wait_after_ns;    /* ... that is, not before this */
     uint64_t rng;
 
+    /* The watch (see watch()): the lease row last seen, by its term and
+     * expires_at_ms, and the local time its first sight arrived. A held
+     * lease is taken only as this row, one TTL after that. */
+    int64_t seen_term; /* 0: no row seen */
+    int64_t seen_expires_ms;
+    int64_t seen_at_ns;
+    int seen_noted;       /* the wait for this row's floor was logged */
+    int64_t take_ns;      /* follower: the next attempt to take it */
+    int64_t watch_ns;     /* ... the next read of it (a renewal due) */
+    int64_t watch_gap_ns; /* ... late renewal: the gap between reads */
+    int64_t attempted_ns; /* ... start of its last attempt */
+    int64_t beat_ns;      /* ... an attempt (heartbeat) by then */
+
     /* The database clock against the local one (see observe()): the last
-     * reading, taken between local times obs_lo_ns and obs_hi_ns. */
+     * reading, taken between local times obs_lo_ns and obs_hi_ns. Steps
+     * are logged and counted; the watch keeps them from mattering. */
     int have_obs;
     int64_t obs_lo_ns, obs_hi_ns, obs_db_ms;
     int64_t step_bound_ns; /* a larger jump of the difference is a step */
-    int64_t quarantine_ns; /* a term won before this is not trusted */
-    int untrusted;         /* held_term is held in the database but not
-                              trusted yet (won inside the quarantine) */
 
     /* last state reported through on_change */
     int rep_valid, rep_leader;
@@ -124,6 +142,7 @@ struct odbc_leader__elector_conf {
     const char *id;                         /* borrowed for e's lifetime */
     int64_t ttl_ms, renew_ms, margin_ms;
     int64_t test_trust_extra_ms; /* test only, see config.h */
+    int test_no_watch;           /* test only, see config.h */
     int64_t wait_ms;             /* follower wait budget; 0 = never wait
                                     (needs ops->wait) */
     int connected;               /* the port is already connected */

@@ -153,6 +153,13 @@ int odbc_leader_create(odbc_leader_t **out, const char *config,
                           "outlives the lease; two leaders are possible "
                           "(test setting, never use it in production)",
                           (long long)ec.test_trust_extra_ms);
+    ec.test_no_watch = h->cfg.test_no_watch;
+    if (ec.test_no_watch)
+        odbc_leader__logf(&h->log, LOG_WARNING,
+                          "LeaderTestNoWatch=1: a held lease is taken on "
+                          "database time alone; a forward step of the "
+                          "database clock gives two leaders (test setting, "
+                          "never use it in production)");
 #endif
     ec.wait_ms = follower_wait_ms(h);
     ec.report_resign = h->cfg.report_resign;

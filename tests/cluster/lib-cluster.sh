@@ -1,16 +1,23 @@
 # SPDX-License-Identifier: MIT
 # tests/cluster/lib-cluster.sh: server helpers of the database-topology
-# tests (tests/cluster/*.test), sourced after tests/integration/lib.sh and
-# ol_setup. Like lib.sh's PostgreSQL helpers they only need exported
-# variables, so cluster.py can call them from a child bash.
+# tests (tests/cluster/*.test, and tests/faults/clockstep-sqlite.test),
+# sourced after tests/integration/lib.sh and ol_setup. Like lib.sh's
+# PostgreSQL helpers they only need exported variables, so cluster.py can
+# call them from a child bash.
 #
-#   cl_init                      sets CL_* paths (programs of the build)
+#   cl_init                      sets CL_* paths (programs of the build;
+#                                OL_CLUSTER_ODBC_LEADER, OL_CLUSTER_PLUGIN
+#                                test other binaries)
 #   cl_start_standby DELAY       a streaming standby of the ol_start_pg
 #                                primary, its replication through a
 #                                fault-proxy (so a test can stall it)
 #   cl_faketime_pg               restarts the ol_start_pg server with
 #                                libfaketime preloaded (clock file
 #                                $CL_FAKETIME_FILE, "+0" at first)
+#   cl_sql_clock_pg              the SQL clock instead: a shadowing
+#                                public.clock_timestamp() with an offset
+#   cl_sql_clock_on_win          a trigger that steps the SQL clock inside
+#                                the first election of an armed namespace
 #   cl_start_pgbouncer MODE      pgbouncer in front of the ol_start_pg server
 #
 # Everything runs on 127.0.0.1, inside $OL_TMP, as the postgres user when
@@ -147,11 +154,11 @@ cl_promote() {
     }
 }
 
-# Prints the path of libfaketime.so.1, or fails.
+# Prints the path of libfaketime.so.1 (or of $1, e.g. libfaketimeMT.so.1,
+# the variant for processes with threads), or fails.
 cl__faketime_lib() {
-    local f
-    for f in /usr/lib/*/faketime/libfaketime.so.1 \
-        /usr/lib*/faketime/libfaketime.so.1; do
+    local f name=${1:-libfaketime.so.1}
+    for f in /usr/lib/*/faketime/"$name" /usr/lib*/faketime/"$name"; do
         if [ -f "$f" ]; then
             echo "$f"
             return 0
@@ -200,6 +207,42 @@ cl_sql_clock_pg() {
         ol_fail "cannot install the SQL clock"
     cl_sql_clock_step 0
     ol_log "the database clock is public.clock_timestamp() (offset 0 ms)"
+}
+
+# Lets the SQL clock step inside the transaction that wins a namespace
+# (cl_sql_clock_pg first, and the lease table must exist): a row
+# (namespace, step_ms) in public.cl_clock_arm arms that namespace, and the
+# first write of a lease row with a leader in it (its first election)
+# adds step_ms to the offset and marks the row fired, in the winner's own
+# transaction. So the step takes effect at the commit of the election:
+# any statement that sees the new lease row sees the stepped clock, and a
+# candidate that read the namespace before (no row yet) has no earlier
+# reading of it. clockstep.test's default (the harness cannot step that
+# close to a commit from outside).
+cl_sql_clock_on_win() {
+    ol_psql "CREATE TABLE public.cl_clock_arm (
+            namespace VARCHAR(128) NOT NULL PRIMARY KEY,
+            step_ms BIGINT NOT NULL,
+            fired BOOLEAN NOT NULL DEFAULT FALSE);
+        CREATE FUNCTION public.cl_clock_fire() RETURNS trigger
+            LANGUAGE plpgsql AS \$\$
+        DECLARE
+            s BIGINT;
+        BEGIN
+            IF NEW.leader_id IS NOT NULL THEN
+                UPDATE public.cl_clock_arm SET fired = TRUE
+                WHERE namespace = NEW.namespace AND NOT fired
+                RETURNING step_ms INTO s;
+                IF s IS NOT NULL THEN
+                    UPDATE public.cl_clock_offset SET ms = ms + s;
+                END IF;
+            END IF;
+            RETURN NULL;
+        END \$\$;
+        CREATE TRIGGER cl_clock_fire AFTER INSERT OR UPDATE
+            ON public.odbc_leader_lease
+            FOR EACH ROW EXECUTE FUNCTION public.cl_clock_fire();" \
+        >/dev/null || ol_fail "cannot install the SQL clock's trigger"
 }
 
 # Sets the SQL clock's offset to $1 ms.

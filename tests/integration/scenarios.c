@@ -312,6 +312,9 @@ static void killed_leader_is_replaced_after_expiry(void **state) {
     assert_true(old_term > 0);
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
+    /* most of the dead lease runs out before b starts: b has watched it
+     * for less than its TTL when the database calls it expired */
+    sleep_ms(1500);
 
     b = make_ns(ns, "LeaderTTL=2000");
     odbc_leader_read_lease(b, &lease);
@@ -328,8 +331,14 @@ static void killed_leader_is_replaced_after_expiry(void **state) {
         odbc_leader_read_lease(b, &lease);
         if (rc == ODBC_LEADER_LEADER) {
             won = 1;
-            /* taken only once the dead leader's lease had expired */
+            /* taken only once the dead leader's lease had expired ... */
             assert_true(lease.db_now_ms >= old_expiry);
+            /* ... and b had watched it for one TTL on its own clock
+             * (its first sight came in its first tick, after t0) */
+            if (mono_ms() - t0 < 2000)
+                fail_msg("took a held lease %lld ms after first seeing it, "
+                         "before one TTL (2000 ms)",
+                         (long long)(mono_ms() - t0));
         }
         sleep_ms(next > 50 ? 50 : next);
     }
@@ -359,11 +368,11 @@ static void stale_term_can_neither_renew_nor_resign(void **state) {
     assert_int_equal(odbc_leader__db_connect(db, err, sizeof(err)), 0);
     assert_int_equal(odbc_leader__db_connect(other, err, sizeof(err)), 0);
 
-    assert_int_equal(odbc_leader__db_attempt(db, &res), 0);
+    assert_int_equal(odbc_leader__db_attempt(db, 0, 0, &res), 0);
     assert_true(res.won);
     t1 = res.term;
     assert_int_equal(odbc_leader__db_resign(db, t1), 1);
-    assert_int_equal(odbc_leader__db_attempt(db, &res), 0);
+    assert_int_equal(odbc_leader__db_attempt(db, 0, 0, &res), 0);
     assert_true(res.won);               /* the same id wins again ... */
     assert_int_equal(res.term, t1 + 1); /* ... with a new term */
 
@@ -375,7 +384,7 @@ static void stale_term_can_neither_renew_nor_resign(void **state) {
     assert_int_equal(odbc_leader__db_renew(other, t1 + 1, &res), 0);
     assert_false(res.found);
     assert_int_equal(odbc_leader__db_resign(other, t1 + 1), 0);
-    assert_int_equal(odbc_leader__db_attempt(other, &res), 0);
+    assert_int_equal(odbc_leader__db_attempt(other, 0, 0, &res), 0);
     assert_false(res.won);
 
     assert_int_equal(odbc_leader__db_read_lease(db, &res), 0);
@@ -409,6 +418,13 @@ static struct odbc_leader__db *port_open(struct odbc_leader__config *cfg,
     return db;
 }
 
+/* Closes a handle of port_open and frees its config. */
+static void port_close(struct odbc_leader__db *db,
+                       struct odbc_leader__config *cfg) {
+    odbc_leader__db_destroy(db);
+    odbc_leader__config_free(cfg);
+}
+
 /*
  * A lease that expired while nobody took it cannot be renewed, even by
  * its holder with the exact term; and an attempt never takes an unexpired
@@ -421,31 +437,117 @@ expired_lease_is_not_renewed_and_own_lease_not_retaken(void **state) {
     struct odbc_leader__config cfg;
     struct odbc_leader__db *db;
     struct odbc_leader__result res;
-    int64_t t1;
+    int64_t t1, exp;
 
     (void)state;
     ns_name(ns, sizeof(ns), "expired");
     db = port_open(&cfg, ns, "cand-x",
                    "LeaderTTL=400;LeaderRenewInterval=100;"
                    "LeaderSafetyMargin=100");
-    assert_int_equal(odbc_leader__db_attempt(db, &res), 0);
+    assert_int_equal(odbc_leader__db_attempt(db, 0, 0, &res), 0);
     assert_true(res.won);
     t1 = res.term;
-    assert_int_equal(odbc_leader__db_attempt(db, &res), 0);
+    assert_int_equal(odbc_leader__db_attempt(db, 0, 0, &res), 0);
     assert_false(res.won); /* our own lease is unexpired */
     assert_string_equal(res.leader_id, "cand-x");
     assert_int_equal(res.term, t1);
     assert_int_equal(odbc_leader__db_renew(db, t1, &res), 0);
     assert_true(res.found);
     assert_true(res.expires_at_ms > res.now_ms);
+    exp = res.expires_at_ms;
     sleep_ms(600); /* past the TTL, nobody takes over */
     assert_int_equal(odbc_leader__db_renew(db, t1, &res), 0);
     assert_false(res.found);
-    assert_int_equal(odbc_leader__db_attempt(db, &res), 0);
+    /* expired, but held: taken only as the row the caller watched */
+    assert_int_equal(odbc_leader__db_attempt(db, 0, 0, &res), 0);
+    assert_false(res.won);
+    assert_int_equal(odbc_leader__db_attempt(db, t1, exp, &res), 0);
     assert_true(res.won);
     assert_int_equal(res.term, t1 + 1);
     odbc_leader__db_destroy(db);
     odbc_leader__config_free(&cfg);
+}
+
+/*
+ * The attempt's compare-and-set (docs/protocol.md, "Takeover"): a lease
+ * someone holds is taken, once it expired in database time, only when the
+ * caller names exactly that row (term and expires_at_ms) as watched; a
+ * row renewed since, or no row named, leaves it. A released lease
+ * (resigned) needs no watch, and a reservation for another candidate
+ * holds until it runs out, then needs none either.
+ */
+static void held_lease_is_taken_only_as_watched(void **state) {
+    static const char *const t = "LeaderTTL=600;LeaderRenewInterval=200;"
+                                 "LeaderSafetyMargin=100";
+    char ns[64];
+    struct odbc_leader__config ca, cb, cc;
+    struct odbc_leader__db *a, *b, *c;
+    struct odbc_leader__result res, old, cur;
+    int64_t t1;
+
+    (void)state;
+    ns_name(ns, sizeof(ns), "watched");
+    a = port_open(&ca, ns, "cand-a", t);
+    b = port_open(&cb, ns, "cand-b", t);
+    c = port_open(&cc, ns, "cand-c", t);
+    assert_int_equal(odbc_leader__db_attempt(a, 0, 0, &res), 0);
+    assert_true(res.won);
+    t1 = res.term;
+    assert_int_equal(odbc_leader__db_read_lease(b, &old), 0);
+    sleep_ms(20);
+    assert_int_equal(odbc_leader__db_renew(a, t1, &cur), 0);
+    assert_true(cur.found);
+    assert_true(cur.expires_at_ms > old.expires_at_ms); /* a renewal */
+    sleep_ms(700); /* a's lease expires in database time */
+    assert_int_equal(odbc_leader__db_read_lease(b, &res), 0);
+    assert_true(res.expires_at_ms <= res.now_ms);
+    assert_string_equal(res.leader_id, "cand-a");
+    /* no watch, a watch of the row before the renewal, a wrong term: no */
+    assert_int_equal(odbc_leader__db_attempt(b, 0, 0, &res), 0);
+    assert_false(res.won);
+    assert_int_equal(
+        odbc_leader__db_attempt(b, old.term, old.expires_at_ms, &res), 0);
+    assert_false(res.won);
+    assert_int_equal(
+        odbc_leader__db_attempt(b, t1 + 1, cur.expires_at_ms, &res), 0);
+    assert_false(res.won);
+    assert_string_equal(res.leader_id, "cand-a");
+    assert_int_equal(res.term, t1);
+    /* the row as it is: taken, term + 1 */
+    assert_int_equal(odbc_leader__db_attempt(b, t1, cur.expires_at_ms, &res),
+                     0);
+    assert_true(res.won);
+    assert_string_equal(res.leader_id, "cand-b");
+    assert_int_equal(res.term, t1 + 1);
+    /* a released lease: c takes it at once, with no watch */
+    assert_int_equal(odbc_leader__db_resign(b, t1 + 1), 1);
+    assert_int_equal(odbc_leader__db_attempt(c, 0, 0, &res), 0);
+    assert_true(res.won);
+    assert_int_equal(res.term, t1 + 2);
+    /* reserved for a: c's resignation hands over to a; b cannot take it
+     * (not even naming the row), a can */
+    assert_int_equal(odbc_leader__db_request_resign(b, "cand-a"), 1);
+    assert_int_equal(odbc_leader__db_renew(c, t1 + 2, &res), 0);
+    assert_true(res.found && res.resign_requested);
+    assert_int_equal(odbc_leader__db_resign(c, t1 + 2), 1);
+    assert_int_equal(odbc_leader__db_read_lease(b, &cur), 0);
+    assert_int_equal(
+        odbc_leader__db_attempt(b, cur.term, cur.expires_at_ms, &res), 0);
+    assert_false(res.won);
+    assert_int_equal(odbc_leader__db_attempt(a, 0, 0, &res), 0);
+    assert_true(res.won);
+    assert_int_equal(res.term, t1 + 3);
+    /* ... and once such a reservation ran out, anyone takes it */
+    assert_int_equal(odbc_leader__db_request_resign(b, "cand-c"), 1);
+    assert_int_equal(odbc_leader__db_renew(a, t1 + 3, &res), 0);
+    assert_int_equal(odbc_leader__db_resign(a, t1 + 3), 1);
+    sleep_ms(700);
+    assert_int_equal(odbc_leader__db_attempt(b, 0, 0, &res), 0);
+    assert_true(res.won);
+    assert_int_equal(res.term, t1 + 4);
+    port_close(a, &ca);
+    port_close(b, &cb);
+    port_close(c, &cc);
 }
 
 /*
@@ -638,7 +740,7 @@ struct racer {
 static void *race_attempt(void *arg) {
     struct racer *r = arg;
 
-    r->rc = odbc_leader__db_attempt(r->db, &r->res);
+    r->rc = odbc_leader__db_attempt(r->db, 0, 0, &r->res);
     atomic_store(&r->done, 1);
     return NULL;
 }
@@ -1071,12 +1173,6 @@ static void unreachable_database_gives_clear_error(void **state) {
 
 /* ---- the fire ledger (issue 13) ------------------------------------------ */
 
-static void port_close(struct odbc_leader__db *db,
-                       struct odbc_leader__config *cfg) {
-    odbc_leader__db_destroy(db);
-    odbc_leader__config_free(cfg);
-}
-
 /* A claim inserts a fire only for the exact, unexpired term of the caller;
  * a second claim of the fire, in any term, answers 0; finish records the
  * outcome once and only for the claimant; the retention bounds claims. */
@@ -1084,7 +1180,7 @@ static void claims_are_fenced_by_term(void **state) {
     char ns[64];
     struct odbc_leader__config ca, cb;
     struct odbc_leader__db *a, *b;
-    struct odbc_leader__result res;
+    struct odbc_leader__result res, seen;
     struct odbc_leader_fire f;
     int64_t t1, t2, now, f1, f2, f3, f4;
 
@@ -1094,11 +1190,13 @@ static void claims_are_fenced_by_term(void **state) {
     b = port_open(&cb, ns, "cand-b", "LeaderTTL=1000;LeaderSafetyMargin=200");
     assert_true(odbc_leader__db_has_ledger(a));
 
-    assert_int_equal(odbc_leader__db_attempt(a, &res), 0);
+    assert_int_equal(odbc_leader__db_attempt(a, 0, 0, &res), 0);
     assert_true(res.won);
     t1 = res.term;
     now = res.now_ms;
-    f1 = now - 1000; /* nominal fire times near the database clock */
+    assert_int_equal(odbc_leader__db_attempt(b, 0, 0, &seen), 0);
+    assert_false(seen.won); /* b watches a's lease from here */
+    f1 = now - 1000;        /* nominal fire times near the database clock */
     f2 = now;
     f3 = now + 1000;
     f4 = now + 2000;
@@ -1118,7 +1216,8 @@ static void claims_are_fenced_by_term(void **state) {
     sleep_ms(1100);
     assert_int_equal(odbc_leader__db_claim(a, t1, "job", f2),
                      ODBC_LEADER_ENOTLEADER);
-    assert_int_equal(odbc_leader__db_attempt(b, &res), 0);
+    assert_int_equal(
+        odbc_leader__db_attempt(b, seen.term, seen.expires_at_ms, &res), 0);
     assert_true(res.won);
     t2 = res.term;
     assert_true(t2 > t1);
@@ -1175,7 +1274,7 @@ static void retention_deletes_old_finished_fires(void **state) {
     (void)state;
     ns_name(ns, sizeof(ns), "gc");
     a = port_open(&c, ns, "cand-a", "LeaderFireRetention=3000");
-    assert_int_equal(odbc_leader__db_attempt(a, &res), 0);
+    assert_int_equal(odbc_leader__db_attempt(a, 0, 0, &res), 0);
     assert_true(res.won);
     t = res.term;
     now = res.now_ms;
@@ -1247,7 +1346,7 @@ static void terms_keep_growing_across_a_deleted_lease_row(void **state) {
     (void)state;
     ns_name(ns, sizeof(ns), "regrow");
     a = port_open(&c, ns, "cand-a", "");
-    assert_int_equal(odbc_leader__db_attempt(a, &res), 0);
+    assert_int_equal(odbc_leader__db_attempt(a, 0, 0, &res), 0);
     assert_true(res.won);
     t1 = res.term;
     /* seeded from the clock: the database's ms when the row was made */
@@ -1257,7 +1356,7 @@ static void terms_keep_growing_across_a_deleted_lease_row(void **state) {
     /* each election moves it on by one */
     for (i = 1; i <= 3; i++) {
         assert_int_equal(odbc_leader__db_resign(a, res.term), 1);
-        assert_int_equal(odbc_leader__db_attempt(a, &res), 0);
+        assert_int_equal(odbc_leader__db_attempt(a, 0, 0, &res), 0);
         assert_true(res.won);
         assert_int_equal(res.term, t1 + i);
     }
@@ -1269,7 +1368,7 @@ static void terms_keep_growing_across_a_deleted_lease_row(void **state) {
     assert_true(raw_exec(&r, sql, NULL));
     raw_close(&r);
     sleep_ms(20);
-    assert_int_equal(odbc_leader__db_attempt(a, &res), 0);
+    assert_int_equal(odbc_leader__db_attempt(a, 0, 0, &res), 0);
     assert_true(res.won);
     t2 = res.term;
     if (!(t2 > t1 + 3))
@@ -1372,15 +1471,18 @@ static void version_1_tables_are_upgraded(void **state) {
     odbc_leader_destroy(h);
 }
 
-/* Attempts every 50 ms (for at most 20 s) until db wins; res gets the
- * winning result. */
+/* Attempts every 50 ms (for at most 20 s) until db wins, each time
+ * passing the row the previous answer showed as the watched one (res on
+ * entry: an answer of db's; the local floor of the watch is the elector's,
+ * not tested here); res gets the winning result. */
 static void attempt_until_won(struct odbc_leader__db *db,
                               struct odbc_leader__result *res) {
     int64_t t0 = mono_ms();
 
     do {
         sleep_ms(50);
-        assert_int_equal(odbc_leader__db_attempt(db, res), 0);
+        assert_int_equal(
+            odbc_leader__db_attempt(db, res->term, res->expires_at_ms, res), 0);
     } while (!res->won && mono_ms() - t0 < 20000);
     assert_true(res->won);
 }
@@ -1421,7 +1523,7 @@ static void rows_of_another_epoch_are_quarantined(void **state) {
     ns_name(ns, sizeof(ns), "epoch");
     a = port_open(&ca, ns, "cand-a", extra);
     b = port_open(&cb, ns, "cand-b", extra);
-    assert_int_equal(odbc_leader__db_attempt(a, &res), 0);
+    assert_int_equal(odbc_leader__db_attempt(a, 0, 0, &res), 0);
     assert_true(res.won); /* new tables: won at once */
     t1 = res.term;
 
@@ -1431,14 +1533,21 @@ static void rows_of_another_epoch_are_quarantined(void **state) {
     raw_run(sql, NULL);
     assert_int_equal(odbc_leader__db_renew(a, t1, &res), 0);
     assert_false(res.found);
-    assert_int_equal(odbc_leader__db_attempt(b, &q), 0);
+    assert_int_equal(odbc_leader__db_attempt(b, 0, 0, &q), 0);
     assert_false(q.won);
     assert_string_equal(q.leader_id, "");
     assert_true(q.term > t1);
     assert_true(q.term >= q.now_ms);
     assert_int_equal(q.expires_at_ms, q.now_ms + 1500);
-    assert_int_equal(odbc_leader__db_attempt(a, &res), 0);
+    assert_int_equal(odbc_leader__db_attempt(a, 0, 0, &res), 0);
     assert_false(res.won); /* reserved for nobody, not even its old holder */
+    /* once it ran out in database time, only a watched row is taken */
+    sleep_ms(1600);
+    assert_int_equal(odbc_leader__db_attempt(b, 0, 0, &res), 0);
+    assert_false(res.won);
+    assert_string_equal(res.leader_id, "");
+    assert_true(res.expires_at_ms <= res.now_ms);
+    res = q;
     attempt_until_won(b, &res);
     assert_true(res.now_ms >= q.expires_at_ms);
     assert_int_equal(res.term, q.term + 1);
@@ -1452,7 +1561,7 @@ static void rows_of_another_epoch_are_quarantined(void **state) {
     ns_name(ns4, sizeof(ns4), "epoch4");
     c = port_open(&cc, ns2, "cand-c", extra);
     d = port_open(&cd, ns3, "cand-d", extra);
-    assert_int_equal(odbc_leader__db_attempt(c, &q), 0);
+    assert_int_equal(odbc_leader__db_attempt(c, 0, 0, &q), 0);
     assert_false(q.won);
     assert_string_equal(q.leader_id, "");
     assert_int_equal(q.term, q.now_ms);
@@ -1462,15 +1571,16 @@ static void rows_of_another_epoch_are_quarantined(void **state) {
     raw_run(sql, &n);
     assert_int_equal(n, 0); /* the change is recorded */
     /* within one TTL of it, any namespace's first row waits */
-    assert_int_equal(odbc_leader__db_attempt(d, &res), 0);
+    assert_int_equal(odbc_leader__db_attempt(d, 0, 0, &res), 0);
     assert_false(res.won);
     assert_string_equal(res.leader_id, "");
+    res = q;
     attempt_until_won(c, &res);
     assert_true(res.now_ms >= q.expires_at_ms);
     assert_int_equal(res.term, q.term + 1);
     /* after it, a first row is won at once again */
     e = port_open(&ce, ns4, "cand-e", extra);
-    assert_int_equal(odbc_leader__db_attempt(e, &res), 0);
+    assert_int_equal(odbc_leader__db_attempt(e, 0, 0, &res), 0);
     assert_true(res.won);
     port_close(a, &ca);
     port_close(b, &cb);
@@ -1600,6 +1710,7 @@ int main(void) {
         cmocka_unit_test(stale_term_can_neither_renew_nor_resign),
         cmocka_unit_test(
             expired_lease_is_not_renewed_and_own_lease_not_retaken),
+        cmocka_unit_test(held_lease_is_taken_only_as_watched),
         cmocka_unit_test(resign_request_and_handoff),
         cmocka_unit_test(same_id_winning_again_gets_a_new_term),
         cmocka_unit_test(trust_window_lapses_when_ticks_stop),

@@ -552,6 +552,39 @@ static void test_test_trust_extra(void **state) {
 #endif
 }
 
+/* LeaderTestNoWatch: a boolean in a build configured with
+ * --enable-test-hooks, refused with any value without. */
+static void test_test_no_watch(void **state) {
+    struct odbc_leader__config cfg;
+    char err[ERRLEN];
+
+    (void)state;
+    parse_ok("Driver=A", &cfg);
+    assert_int_equal(cfg.test_no_watch, 0); /* off unless asked */
+    odbc_leader__config_free(&cfg);
+#ifdef ODBC_LEADER_TEST_HOOKS
+    parse_ok("Driver=A;LeaderTestNoWatch=yes", &cfg);
+    assert_int_equal(cfg.test_no_watch, 1);
+    odbc_leader__config_free(&cfg);
+    parse_ok("Driver=A;LeaderTestNoWatch=0", &cfg);
+    assert_int_equal(cfg.test_no_watch, 0);
+    odbc_leader__config_free(&cfg);
+    parse_bad("Driver=A;LeaderTestNoWatch=maybe", err);
+    assert_has(err, "LeaderTestNoWatch: \"maybe\" is not one of yes, no");
+    parse_bad("Driver=A;LeaderBogus=1", err);
+    assert_has(err, "LeaderTestNoWatch");
+#else
+    parse_bad("Driver=A;LeaderTestNoWatch=1", err);
+    assert_has(err, "LeaderTestNoWatch: a test-only key that breaks the "
+                    "protocol; this build was configured without "
+                    "--enable-test-hooks");
+    parse_bad("Driver=A;leadertestnowatch=no", err); /* any value, case */
+    assert_has(err, "--enable-test-hooks");
+    parse_bad("Driver=A;LeaderBogus=1", err);
+    assert_lacks(err, "LeaderTestNoWatch"); /* not offered as valid */
+#endif
+}
+
 /* Asserts that stripping the password from in gives want. */
 static void strip_is(const char *in, const char *want) {
     char err[ERRLEN] = "";
@@ -866,6 +899,7 @@ int main(void) {
         cmocka_unit_test(test_bad_names),
         cmocka_unit_test(test_prefix),
         cmocka_unit_test(test_test_trust_extra),
+        cmocka_unit_test(test_test_no_watch),
         cmocka_unit_test(test_strip_password),
         cmocka_unit_test(test_dialect),
         cmocka_unit_test(test_create_schema),

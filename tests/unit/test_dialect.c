@@ -32,6 +32,8 @@ enum {
     FIRE = ODBC_LEADER__P_FIRE_MS,
     STATUS = ODBC_LEADER__P_STATUS,
     RET = ODBC_LEADER__P_RETENTION_MS,
+    SEEN = ODBC_LEADER__P_SEEN_TERM,
+    SEENX = ODBC_LEADER__P_SEEN_EXPIRES_MS,
 };
 
 static const struct odbc_leader__dialect_vars test_vars = {"pfx_", 1234, 0};
@@ -43,7 +45,7 @@ static const struct odbc_leader__dialect_vars test_vars = {"pfx_", 1234, 0};
     "-- @statement schema_version\n"                                           \
     "SELECT 1;\n"                                                              \
     "-- @statement attempt\n"                                                  \
-    "SELECT 2;\n"                                                              \
+    "SELECT 2 WHERE :seen_term = :seen_expires_ms;\n"                          \
     "-- @statement renew\n"                                                    \
     "SELECT 3;\n"                                                              \
     "-- @statement resign\n"                                                   \
@@ -244,7 +246,7 @@ static void test_builtin_sqlite(void **state) {
     struct odbc_leader__dialect *d = parse_builtin("sqlite");
     const struct odbc_leader__code *c;
     static const unsigned char hb[] = {NS, ID, CTTL};
-    static const unsigned char take[] = {NS, ID, TTL};
+    static const unsigned char take[] = {NS, ID, TTL, SEEN, SEENX};
     static const unsigned char ns[] = {NS};
     static const unsigned char ext[] = {TTL, NS, ID, TERM};
     static const unsigned char gc[] = {NS, ID, CTTL};
@@ -280,7 +282,7 @@ static void test_builtin_sqlite(void **state) {
 
     assert_int_equal(d->ops[ODBC_LEADER__OP_ATTEMPT].n, 3);
     expect_params(d, ODBC_LEADER__OP_ATTEMPT, 0, hb, 3);
-    expect_params(d, ODBC_LEADER__OP_ATTEMPT, 1, take, 3);
+    expect_params(d, ODBC_LEADER__OP_ATTEMPT, 1, take, sizeof take);
     expect_params(d, ODBC_LEADER__OP_ATTEMPT, 2, ns, 1);
     assert_non_null(
         strstr(d->ops[ODBC_LEADER__OP_ATTEMPT].v[2].sql, "changes()"));
@@ -312,9 +314,9 @@ static void test_builtin_sqlite(void **state) {
 static void test_builtin_postgresql(void **state) {
     struct odbc_leader__dialect *d = parse_builtin("postgresql");
     const struct odbc_leader__code *c;
-    static const unsigned char attempt[] = {NS, ID,  CTTL, ID,  TTL, NS,
-                                            ID, TTL, NS,   TTL, NS,  NS,
-                                            ID, TTL, NS,   NS,  NS};
+    static const unsigned char attempt[] = {NS,   ID,    CTTL, ID, TTL, NS, ID,
+                                            SEEN, SEENX, TTL,  NS, TTL, NS, NS,
+                                            ID,   TTL,   NS,   NS, NS};
     static const unsigned char renew[] = {NS,  ID, CTTL, NS,   ID, CTTL,
                                           TTL, NS, ID,   TERM, NS};
     static const unsigned char wait[] = {NS, WAIT};
@@ -470,7 +472,7 @@ static void test_minimal_and_statement_text(void **state) {
                  "-- @statement schema_version\n"
                  "SELECT 1;\n"
                  "-- @statement attempt\n"
-                 "SELECT 2;\n"
+                 "SELECT :seen_term, :seen_expires_ms;\n"
                  "-- @statement renew\n"
                  "SELECT 3;\n"
                  "-- @statement resign\n"
@@ -623,8 +625,11 @@ static void v2_file(char *buf, size_t n, size_t skip) {
     for (size_t i = 0; i < V2_REQUIRED; i++) {
         len = strlen(buf);
         if (i != skip)
-            snprintf(buf + len, n - len, "-- @statement %s\nSELECT %zu;\n",
-                     v2_required[i], i);
+            snprintf(buf + len, n - len, "-- @statement %s\nSELECT %zu%s;\n",
+                     v2_required[i], i,
+                     strcmp(v2_required[i], "attempt") == 0
+                         ? ", :seen_term, :seen_expires_ms"
+                         : "");
     }
 }
 
@@ -654,6 +659,40 @@ static void test_err_each_required_op_is_named(void **state) {
     odbc_leader__dialect_free(d);
 }
 
+/* An attempt that does not name the watched row would take a held lease
+ * on database time alone (a dialect written before the watch): refused at
+ * the line of its @statement, naming the missing parameter. */
+static void test_err_attempt_without_watch(void **state) {
+    static const char *const ops[] = {
+        "-- @statement ddl\nCREATE TABLE t (x INTEGER);\n",
+        "-- @statement schema_version\nSELECT 1;\n",
+        "-- @statement renew\nSELECT 3;\n",
+        "-- @statement resign\nSELECT 4;\n",
+        "-- @statement unregister\nSELECT 5;\n",
+        "-- @statement leader\nSELECT 6;\n",
+        "-- @statement candidates\nSELECT 7;\n",
+        "-- @statement request_resign\nSELECT 8;\n",
+    };
+    char text[1024], rest[512] = "";
+
+    (void)state;
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        strcat(rest, ops[i]);
+    snprintf(text, sizeof text,
+             HEADER "-- @statement attempt\nUPDATE lease SET term = term + 1 "
+                    "WHERE expires_at_ms <= 5;\n%s",
+             rest);
+    expect_error(text, 3,
+                 "@statement attempt does not use :seen_term; attempt must "
+                 "take a held lease only when it expired and its term and "
+                 "expires_at_ms equal :seen_term and :seen_expires_ms");
+    snprintf(text, sizeof text,
+             HEADER "-- @statement attempt\nSELECT 1;\n"
+                    "SELECT 2 WHERE :seen_term = 1;\n%s",
+             rest);
+    expect_error(text, 3, "@statement attempt does not use :seen_expires_ms");
+}
+
 /* The messages that list every operation, directive or parameter list
  * the current sets. */
 static void test_err_lists_are_complete(void **state) {
@@ -674,7 +713,8 @@ static void test_err_lists_are_complete(void **state) {
     expect_error(HEADER "-- @statement on_connect\nSELECT :nss;\n", 4,
                  "unknown parameter :nss; expected :ns, :id, :term, "
                  ":ttl_ms, :cand_ttl_ms, :version, :to, :wait_ms, :job, "
-                 ":fire_ms, :status or :retention_ms");
+                 ":fire_ms, :status, :retention_ms, :seen_term or "
+                 ":seen_expires_ms");
     expect_error(HEADER REQUIRED_OPS LEDGER_OPS, 21,
                  "@statement claim needs @schema-version 2 or later (the "
                  "fire ledger's table); a file of @schema-version 1 has no "
@@ -899,9 +939,9 @@ static void test_builtin_postgresql_pooled(void **state) {
  * trip), every other operation one statement. */
 static void test_builtin_mariadb(void **state) {
     struct odbc_leader__dialect *d = parse_builtin("mariadb");
-    static const unsigned char attempt[] = {NS, ID,  CTTL, NS, TTL, NS,
-                                            ID, TTL, TTL,  NS, ID,  TTL,
-                                            NS, ID,  NS,   NS, NS,  NS};
+    static const unsigned char attempt[] = {NS,   ID,    CTTL, NS, TTL, NS, ID,
+                                            TTL,  TTL,   NS,   ID, TTL, NS, ID,
+                                            SEEN, SEENX, NS,   NS, NS,  NS};
     static const unsigned char renew[] = {NS, ID,   CTTL, NS, ID,  CTTL, NS,
                                           ID, CTTL, TTL,  NS, ID,  TERM, NS,
                                           NS, NS,   NS,   ID, TERM};
@@ -1223,6 +1263,7 @@ int main(void) {
         cmocka_unit_test(test_err_missing_op),
         cmocka_unit_test(test_err_each_required_op_is_named),
         cmocka_unit_test(test_err_lists_are_complete),
+        cmocka_unit_test(test_err_attempt_without_watch),
         cmocka_unit_test(test_ledger_ops_by_version),
         cmocka_unit_test(test_err_missing_header),
         cmocka_unit_test(test_err_bad_code),

@@ -6,6 +6,8 @@
  * renew and resign) in "database time", so the tests check the elector's
  * decisions: trust windows, step-down, backoff, scheduling, reporting.
  */
+#include <build_config.h>
+
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -36,6 +38,9 @@ struct fake {
     int resign_requested; /* someone asked the leader to resign */
     /* injected failures: the next call of that kind returns it */
     int fail_attempt, fail_renew, fail_connect, fail_resign;
+    int lose_race; /* the next attempt loses a race: no row, no error */
+    /* what the last attempt passed as the watched row */
+    int64_t seen_term_arg, seen_expires_arg;
     /* call counters */
     int connects, disconnects, attempts, renews, resigns, unregisters;
     int64_t last_resigned_term;
@@ -122,7 +127,10 @@ static void fake_disconnect(void *port) {
     f->connected = 0;
 }
 
-static int fake_attempt(void *port, struct odbc_leader__result *out) {
+/* The attempt: takes the lease when there is no row, when it is vacant
+ * (released), or when it expired and is the row the caller watched. */
+static int fake_attempt(void *port, int64_t seen_term, int64_t seen_expires_ms,
+                        struct odbc_leader__result *out) {
     struct fake *f = port;
     int rc = take(&f->fail_attempt);
     int64_t now;
@@ -130,12 +138,18 @@ static int fake_attempt(void *port, struct odbc_leader__result *out) {
     f->attempts++;
     called(f, 'A');
     assert_true(f->connected);
+    f->seen_term_arg = seen_term;
+    f->seen_expires_arg = seen_expires_ms;
     f->now_ns += f->op_cost_ns;
     if (rc != 0)
         return rc;
     now = db_now(f);
     memset(out, 0, sizeof(*out));
-    if (!f->has_row || f->leader[0] == '\0' || f->expires_at_ms <= now) {
+    if (take(&f->lose_race))
+        return 0; /* another writer won: nothing seen */
+    if (!f->has_row || f->leader[0] == '\0' ||
+        (f->expires_at_ms <= now && f->term == seen_term &&
+         f->expires_at_ms == seen_expires_ms)) {
         f->has_row = 1;
         strcpy(f->leader, f->me);
         f->term++;
@@ -339,6 +353,29 @@ static void other_leads(struct fake *f, int64_t ms) {
     f->expires_at_ms = db_now(f) + ms;
 }
 
+/* The other candidate renews its term: a lease of one TTL from now. */
+static void other_renews(struct fake *f) {
+    assert_string_equal(f->leader, "other");
+    f->expires_at_ms = db_now(f) + f->ttl_ms;
+}
+
+/* Ticks x, advancing the fake clock to each next tick, until the tick
+ * returns something else than FOLLOWER or the clock reaches until_ms;
+ * returns the last tick's result. */
+static int tick_until(struct fixture *x, int64_t until_ms) {
+    uint32_t next = 0;
+    int rc;
+
+    for (;;) {
+        rc = odbc_leader__elector_tick(&x->e, &next);
+        if (rc != ODBC_LEADER_FOLLOWER || x->f.now_ns >= until_ms * MS)
+            return rc;
+        x->f.now_ns += (int64_t)(next > 0 ? next : 1) * MS;
+        if (x->f.now_ns > until_ms * MS)
+            x->f.now_ns = until_ms * MS;
+    }
+}
+
 static void test_wins_vacant_lease(void **state) {
     struct fixture *x = *state;
     uint32_t next = 0;
@@ -354,6 +391,10 @@ static void test_wins_vacant_lease(void **state) {
     assert_int_equal(next, 1000); /* the renew interval */
 }
 
+/* A follower that sees another lead: it reports it, and looks again
+ * soon when the lease is overdue for a renewal (400 ms left of 3000, its
+ * renewal was due at 1000 left), else just after the next renewal is
+ * due, at most a renew interval (+ 20 ms) ahead. */
 static void test_follower_sees_leader_and_waits_for_expiry(void **state) {
     struct fixture *x = *state;
     uint32_t next = 0;
@@ -365,12 +406,14 @@ static void test_follower_sees_leader_and_waits_for_expiry(void **state) {
     assert_int_equal(odbc_leader__elector_term(&x->e), 0);
     assert_int_equal(x->f.last_is_leader, 0);
     assert_string_equal(x->f.last_leader, "other");
-    /* next attempt right after the lease expires, not a full interval */
-    assert_true(next >= 400 && next <= 410);
+    assert_int_equal(next, 25);
 
     other_leads(&x->f, 60000);
     odbc_leader__elector_tick(&x->e, &next);
-    assert_int_equal(next, 1000); /* capped at the renew interval */
+    assert_int_equal(next, 1020);
+    other_leads(&x->f, 2500);
+    odbc_leader__elector_tick(&x->e, &next);
+    assert_int_equal(next, 520); /* 500 ms to the renewal, + 20 */
 }
 
 static void test_trust_window_lapses_without_ticks(void **state) {
@@ -462,7 +505,13 @@ static void test_same_id_unexpired_lease_is_not_adopted(void **state) {
     assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
                      ODBC_LEADER_FOLLOWER);
     assert_false(odbc_leader__elector_is_leader(&x->e));
+    /* expired in the database, but watched for less than one TTL: the
+     * same id gets no shortcut (ids of running processes are unique, but
+     * a paused one is not dead) */
     x->f.now_ns += 2100 * MS;
+    assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
+                     ODBC_LEADER_FOLLOWER);
+    x->f.now_ns += 900 * MS;
     assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
                      ODBC_LEADER_LEADER);
     assert_int_equal(odbc_leader__elector_term(&x->e), 8);
@@ -766,7 +815,7 @@ static void test_changes_reported_once_in_order(void **state) {
     odbc_leader__elector_tick(&x->e, NULL);
     odbc_leader__elector_tick(&x->e, NULL);
     assert_int_equal(x->f.changes, 1); /* same leader, same term */
-    x->f.now_ns += 600 * MS;
+    x->f.now_ns += 3000 * MS;          /* expired, and watched for one TTL */
     odbc_leader__elector_tick(&x->e, NULL);
     assert_int_equal(x->f.changes, 2);
     assert_int_equal(x->f.last_is_leader, 1);
@@ -804,10 +853,11 @@ static void test_wait_times_out_until_the_next_attempt(void **state) {
     assert_int_equal(next, 0);
     assert_int_equal(odbc_leader__elector_tick(&x->e, &next),
                      ODBC_LEADER_FOLLOWER);
-    /* budgets: the longest wait, then what is left until the attempt */
+    /* budgets: the longest wait, then what is left until the next step
+     * (just after the leader's next renewal is due: 1000 + 20 ms) */
     assert_int_equal(x->f.waits, 2);
     assert_int_equal(x->f.wait_budgets[0], 800);
-    assert_int_equal(x->f.wait_budgets[1], 200);
+    assert_int_equal(x->f.wait_budgets[1], 220);
     odbc_leader__elector_tick(&x->e, &next);
     assert_string_equal(x->f.calls, "AWWA"); /* the regular attempt */
 }
@@ -851,6 +901,10 @@ static void test_new_leader_takes_lock_when_attempt_did_not(void **state) {
     assert_string_equal(x->f.calls, "AHN"); /* held now: no second hold */
 }
 
+/* The leader crashed (nobody holds the wake-up lock) 2.3 s into a 3 s
+ * lease that this follower first saw at 1000 ms: elected at the floor of
+ * its watch, one TTL after that first sight; the pauses between useless
+ * wake-ups double, so they are few. */
 static void test_wake_to_crashed_leader_attempts_at_expiry(void **state) {
     struct fixture *x = *state;
     uint32_t next = 99;
@@ -859,19 +913,17 @@ static void test_wake_to_crashed_leader_attempts_at_expiry(void **state) {
     int rc = ODBC_LEADER_FOLLOWER;
     int ticks = 0;
 
-    other_leads(&x->f, 700); /* crashed 2.3 s into a 3 s lease */
+    other_leads(&x->f, 700);
     for (;;) {
         rc = odbc_leader__elector_tick(&x->e, &next);
-        if (rc != ODBC_LEADER_FOLLOWER || ++ticks > 50)
+        if (rc != ODBC_LEADER_FOLLOWER || ++ticks > 100)
             break;
         x->f.now_ns += (int64_t)next * MS;
     }
     assert_int_equal(rc, ODBC_LEADER_LEADER);
-    /* elected right after the expiry; the pauses between useless wake-ups
-     * double (25, 50, 100, 200 ms), so they are few */
-    assert_true(x->f.now_ns - start >= 700 * MS);
-    assert_true(x->f.now_ns - start <= 1000 * MS);
-    assert_true(x->f.waits <= 5);
+    assert_true(x->f.now_ns - start >= 3000 * MS);
+    assert_true(x->f.now_ns - start <= 3020 * MS);
+    assert_true(x->f.waits <= 20);
 }
 
 static void test_resign_releases_after_the_resign(void **state) {
@@ -892,7 +944,7 @@ static void test_step_down_releases_before_next_step(void **state) {
     x->f.now_ns += 1000 * MS;
     odbc_leader__elector_tick(&x->e, NULL);
     assert_string_equal(x->f.calls, "ANA");
-    x->f.now_ns += 1000 * MS;
+    x->f.now_ns += 1020 * MS; /* the follower's next step is due */
     odbc_leader__elector_tick(&x->e, NULL);
     assert_string_equal(x->f.calls, "ANALA");
 }
@@ -918,64 +970,167 @@ static void test_no_wait_when_disabled(void **state) {
     other_leads(&x->f, 60000);
     x->f.other_holds_lock = 1;
     odbc_leader__elector_tick(&x->e, &next);
-    assert_int_equal(next, 1000);
+    assert_int_equal(next, 1020);
     odbc_leader__elector_tick(&x->e, &next);
     assert_int_equal(x->f.waits, 0);
 }
 
-/* A forward step of the database clock larger than the lease left: the
- * follower's attempt wins at once in the database, but the step shows
- * in the answer, so the term is held without being trusted for one TTL
- * (the old leader may still trust its window), then trusted. */
-static void test_clock_step_quarantines_the_takeover(void **state) {
+/* A held lease is taken only one TTL after the follower first saw that
+ * exact row (the watch), even when the database calls it expired long
+ * before; until then every attempt passes no watched row. */
+static void test_takeover_waits_for_one_ttl_of_watching(void **state) {
+    struct fixture *x = *state;
+
+    other_leads(&x->f, 400); /* first seen at 1000 ms, expires at 1400 */
+    assert_int_equal(tick_until(x, 3999), ODBC_LEADER_FOLLOWER);
+    assert_int_equal(x->f.seen_term_arg, 0);
+    assert_true(x->f.attempts >= 2); /* it tried at the expiry */
+    assert_int_equal(tick_until(x, 10000), ODBC_LEADER_LEADER);
+    /* won by the attempt that started at the floor: 1000 + 3000 ms */
+    assert_true(x->f.now_ns >= 4000 * MS && x->f.now_ns <= 4010 * MS);
+    assert_int_equal(x->f.seen_term_arg, 1);
+    assert_int_equal(odbc_leader__elector_term(&x->e), 2);
+}
+
+/* The database clock steps 10 s ahead while another candidate holds a
+ * healthy lease: the database calls it expired at once, but the follower
+ * watched it for less than one TTL, so it does not take it before then
+ * (the old leader may still trust its window). The step is counted. */
+static void test_forward_step_does_not_hand_over_early(void **state) {
     struct fixture *x = *state;
     int64_t last = 0;
-    uint32_t next = 0;
 
-    other_leads(&x->f, 2000);
+    other_leads(&x->f, 3000);
     assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
                      ODBC_LEADER_FOLLOWER);
     x->f.now_ns += 100 * MS;
-    x->f.db_offset_ms += 10000; /* the database clock jumps 10 s ahead */
-    assert_int_equal(odbc_leader__elector_tick(&x->e, &next),
-                     ODBC_LEADER_FOLLOWER);
-    assert_string_equal(x->f.leader, "me"); /* won in the database */
+    x->f.db_offset_ms += 10000;
+    assert_int_equal(tick_until(x, 3999), ODBC_LEADER_FOLLOWER);
+    assert_string_equal(x->f.leader, "other");
     assert_false(odbc_leader__elector_is_leader(&x->e));
-    assert_int_equal(odbc_leader__elector_term(&x->e), 0);
     assert_int_equal(odbc_leader__elector_clock_steps(&x->e, &last), 1);
     assert_true(last >= 9900 && last <= 10000);
-    assert_int_equal(x->f.last_is_leader, 0);
-    assert_true(next <= 1000);
-    /* renewals inside the quarantine keep the term, still untrusted */
-    x->f.now_ns += 1000 * MS;
-    assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
-                     ODBC_LEADER_FOLLOWER);
-    assert_false(odbc_leader__elector_is_leader(&x->e));
-    assert_int_equal(x->f.resigns, 0);
-    /* one TTL after the answer that showed the step: trusted */
-    x->f.now_ns += 2000 * MS;
-    assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
-                     ODBC_LEADER_LEADER);
+    assert_int_equal(tick_until(x, 10000), ODBC_LEADER_LEADER);
+    assert_true(x->f.now_ns >= 4000 * MS && x->f.now_ns <= 4010 * MS);
     assert_true(odbc_leader__elector_is_leader(&x->e));
-    assert_int_equal(x->f.last_is_leader, 1);
-    assert_string_equal(x->f.last_leader, "me");
 }
 
-/* Without the step the same takeover is trusted at once. */
-static void test_takeover_without_step_is_trusted(void **state) {
+/* The measured case of ed8ea1f: the follower's attempt before the step
+ * saw no row (it lost the race for the first one), and its first sight of
+ * the lease comes after the step, when the database already calls it
+ * expired. That first sight starts the watch: no takeover for one TTL. */
+static void test_first_sight_after_a_step_waits_one_ttl(void **state) {
     struct fixture *x = *state;
 
-    other_leads(&x->f, 2000);
+    other_leads(&x->f, 3000);
+    x->f.lose_race = 1;
     assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
                      ODBC_LEADER_FOLLOWER);
-    x->f.now_ns += 2100 * MS;
-    assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
-                     ODBC_LEADER_LEADER);
-    assert_int_equal(odbc_leader__elector_clock_steps(&x->e, NULL), 0);
+    x->f.db_offset_ms += 7000; /* 2 TTL + 1 s */
+    x->f.now_ns += 10 * MS;
+    assert_int_equal(tick_until(x, 1000 + 10 + 2999), ODBC_LEADER_FOLLOWER);
+    assert_string_equal(x->f.leader, "other");
+    assert_int_equal(tick_until(x, 10000), ODBC_LEADER_LEADER);
+    assert_true(x->f.now_ns >= 4010 * MS && x->f.now_ns <= 4060 * MS);
 }
 
+/* A renewal seen by the watch starts it anew: the takeover comes one TTL
+ * after the renewal's first sight, not after the older row's. */
+static void test_renewal_restarts_the_watch(void **state) {
+    struct fixture *x = *state;
+
+    other_leads(&x->f, 3000);
+    assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
+                     ODBC_LEADER_FOLLOWER);
+    x->f.now_ns += 1000 * MS;
+    other_renews(&x->f); /* at 2000 ms; then the other dies */
+    assert_int_equal(tick_until(x, 4999), ODBC_LEADER_FOLLOWER);
+    assert_int_equal(tick_until(x, 10000), ODBC_LEADER_LEADER);
+    assert_true(x->f.now_ns >= 5000 * MS && x->f.now_ns <= 5030 * MS);
+}
+
+/* With the read: a follower reads the lease just after the leader's
+ * next renewal is due (TTL - renew left, plus 20 ms), so its watch of
+ * that renewal starts close to it; when the leader is late it reads again
+ * after gaps that double (25, 50, ... ms, at most a quarter of the renew
+ * interval and half the margin: 250 ms here). A crashed leader is
+ * replaced one TTL after the first sight of its last renewal. */
+static void test_watch_reads_follow_the_renewals(void **state) {
+    struct fixture *x = *state;
+    uint32_t next = 0;
+
+    other_leads(&x->f, 3000);
+    assert_int_equal(odbc_leader__elector_tick(&x->e, &next),
+                     ODBC_LEADER_FOLLOWER);
+    assert_int_equal(next, 1020); /* due at 2000 ms, + 20 */
+    x->f.now_ns = 2000 * MS;
+    other_renews(&x->f); /* on time */
+    x->f.now_ns = 2020 * MS;
+    assert_int_equal(odbc_leader__elector_tick(&x->e, &next),
+                     ODBC_LEADER_FOLLOWER);
+    assert_string_equal(x->f.calls, "AA"); /* a heartbeat attempt, too */
+    assert_int_equal(next, 1000);
+    x->f.now_ns = 3000 * MS;
+    other_renews(&x->f);
+    x->f.now_ns = 3020 * MS;
+    odbc_leader__elector_tick(&x->e, &next);
+    assert_string_equal(x->f.calls, "AAA");
+    /* the renewal at 4000 ms comes 100 ms late, then the leader dies */
+    x->f.now_ns = 4020 * MS;
+    odbc_leader__elector_tick(&x->e, &next);
+    assert_string_equal(x->f.calls, "AAAA");
+    assert_int_equal(next, 25);
+    x->f.now_ns += 25 * MS;
+    odbc_leader__elector_tick(&x->e, &next);
+    assert_string_equal(x->f.calls, "AAAAR"); /* a read, no heartbeat */
+    assert_int_equal(next, 50);
+    x->f.now_ns = 4100 * MS;
+    other_renews(&x->f);
+    x->f.now_ns = 4095 * MS + 50 * MS; /* the read at 4095 + 50 */
+    odbc_leader__elector_tick(&x->e, &next);
+    assert_string_equal(x->f.calls, "AAAARR");
+    /* seen at 4145 ms: taken at 7145, after reads every 250 ms at most */
+    assert_int_equal(tick_until(x, 7144), ODBC_LEADER_FOLLOWER);
+    assert_true(x->f.reads > 3 && x->f.reads <= 25);
+    assert_int_equal(tick_until(x, 10000), ODBC_LEADER_LEADER);
+    assert_true(x->f.now_ns >= 7145 * MS && x->f.now_ns <= 7160 * MS);
+}
+
+/* A released lease (the other resigned) needs no watch. */
+static void test_released_lease_is_taken_at_once(void **state) {
+    struct fixture *x = *state;
+
+    other_leads(&x->f, 3000);
+    assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
+                     ODBC_LEADER_FOLLOWER);
+    x->f.leader[0] = '\0'; /* resigned: vacant, expired now */
+    x->f.expires_at_ms = db_now(&x->f);
+    x->f.now_ns += 10 * MS;
+    assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
+                     ODBC_LEADER_LEADER);
+    assert_int_equal(x->f.seen_term_arg, 0);
+}
+
+#ifdef ODBC_LEADER_TEST_HOOKS
+/* LeaderTestNoWatch (tests only): the takeover rests on database time
+ * alone, so the forward step above hands the lease over at once, while
+ * the old leader may still trust it. The clock-step tests use it to show
+ * that they catch two leaders. */
+static void test_no_watch_takes_on_database_time(void **state) {
+    struct fixture *x = *state;
+
+    x->e.no_watch = 1;
+    other_leads(&x->f, 3000);
+    assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
+                     ODBC_LEADER_FOLLOWER);
+    x->f.now_ns += 100 * MS;
+    x->f.db_offset_ms += 10000;
+    assert_int_equal(tick_until(x, 1200), ODBC_LEADER_LEADER);
+}
+#endif
+
 /* A backward step is counted and logged; leases then last longer in local
- * time, which is safe, so nothing is quarantined. */
+ * time, which is safe. */
 static void test_backward_step_is_counted_only(void **state) {
     struct fixture *x = *state;
     int64_t last = 0;
@@ -991,52 +1146,21 @@ static void test_backward_step_is_counted_only(void **state) {
     assert_true(last <= -4900 && last >= -5000);
 }
 
-/* A candidate's first sight of a held lease: it cannot know whether the
- * database clock stepped before it started, so a term it wins within one
- * TTL is not trusted before then. */
-static void test_first_sight_of_a_held_lease_quarantines(void **state) {
-    struct fixture *x = *state;
-
-    other_leads(&x->f, -1); /* held, and expired by the database clock */
-    assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
-                     ODBC_LEADER_FOLLOWER);
-    assert_string_equal(x->f.calls, "RA");
-    assert_string_equal(x->f.leader, "me");
-    assert_false(odbc_leader__elector_is_leader(&x->e));
-    for (int i = 0; i < 2; i++) { /* renewals inside the quarantine */
-        x->f.now_ns += 1000 * MS;
-        assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
-                         ODBC_LEADER_FOLLOWER);
-    }
-    x->f.now_ns += 1000 * MS;
-    assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
-                     ODBC_LEADER_LEADER);
-    assert_string_equal(x->f.calls, "RANNN");
-}
-
-/* A vacant lease or none at all: no quarantine, and one read only. */
-static void test_first_sight_of_no_lease_trusts(void **state) {
-    struct fixture *x = *state;
-
-    assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
-                     ODBC_LEADER_LEADER);
-    assert_int_equal(odbc_leader__elector_resign(&x->e), 0);
-    x->f.now_ns += 1000 * MS;
-    assert_int_equal(odbc_leader__elector_tick(&x->e, NULL),
-                     ODBC_LEADER_LEADER);
-    assert_int_equal(x->f.reads, 1);
-}
-
 int main(void) {
     const struct CMUnitTest tests[] = {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 #define TW(name) cmocka_unit_test_setup_teardown(name, setup_wait, teardown)
 #define TR(name) cmocka_unit_test_setup_teardown(name, setup_read, teardown)
-        T(test_clock_step_quarantines_the_takeover),
-        T(test_takeover_without_step_is_trusted),
+        T(test_takeover_waits_for_one_ttl_of_watching),
+        T(test_forward_step_does_not_hand_over_early),
+        T(test_first_sight_after_a_step_waits_one_ttl),
+        T(test_renewal_restarts_the_watch),
+        TR(test_watch_reads_follow_the_renewals),
+        T(test_released_lease_is_taken_at_once),
+#ifdef ODBC_LEADER_TEST_HOOKS
+        T(test_no_watch_takes_on_database_time),
+#endif
         T(test_backward_step_is_counted_only),
-        TR(test_first_sight_of_a_held_lease_quarantines),
-        TR(test_first_sight_of_no_lease_trusts),
         TW(test_follower_wakes_when_leader_resigns),
         TW(test_wait_times_out_until_the_next_attempt),
         TW(test_wake_without_lock_holder_backs_off),
