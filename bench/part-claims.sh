@@ -8,10 +8,12 @@
 # database side around exactly the timed calls with the hooks of
 # part-roundtrips.sh (PostgreSQL pg_stat_statements calls, MariaDB
 # Questions, SQLite's statement trace).
-# Targets: 1 statement per claim.
+# Targets: 1 statement per claim. Short mode (BENCH_SHORT=1,
+# bench/run.sh): 20 calls.
 set -eu
 . "$srcdir/tests/integration/lib.sh"
 
+[ "${BENCH_SHORT:-0}" = 1 ] && : "${BENCH_CLAIMS:=20}"
 n=${BENCH_CLAIMS:-1000}
 out=$BENCH_DIR/claims.json
 claim=$top_builddir/bench/bench-claim

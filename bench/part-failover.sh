@@ -29,14 +29,35 @@
 # Rounds: BENCH_FO_ROUNDS (graceful, default 40), BENCH_FO_KILL_ROUNDS
 # (default 10 at 2 s TTL, a third of that at the default TTL, and the
 # rounds of resign at the default TTL, which wait out a 5 s holdoff).
+# BENCH_FO_TTL_MS (default 15000, the library's default: no LeaderTTL key)
+# is the TTL of the "default TTL" runs; the rows name it, and their
+# targets, pauses and waits follow it.
+# Short mode (BENCH_SHORT=1, bench/run.sh): one round of each, 1 s idle,
+# and the "default TTL" runs at a 3 s TTL, so it takes about a minute and
+# a half instead of many.
 set -eu
 . "$srcdir/tests/integration/lib.sh"
 
+if [ "${BENCH_SHORT:-0}" = 1 ]; then
+    : "${BENCH_FO_ROUNDS:=1}" "${BENCH_FO_KILL_ROUNDS:=1}"
+    : "${BENCH_FO_IDLE_S:=1}" "${BENCH_FO_TTL_MS:=3000}"
+fi
 out=$BENCH_DIR/failover.json
 prog=$top_builddir/bench/bench-failover
 rounds=${BENCH_FO_ROUNDS:-40}
 kill_rounds=${BENCH_FO_KILL_ROUNDS:-10}
 idle_s=${BENCH_FO_IDLE_S:-10}
+# The "default TTL" runs: TTL, its label, its key (none at the library's
+# default) and the renew interval the library derives from it (TTL / 3).
+dttl=${BENCH_FO_TTL_MS:-15000}
+# Prints milliseconds $1 in seconds ("15", "2.5").
+secs() {
+    awk -v t="$1" 'BEGIN { printf "%g", t / 1000 }'
+}
+dlabel=$(secs "$dttl")s
+dkeys='' dwhat='default TTL'
+[ "$dttl" = 15000 ] || dkeys="LeaderTTL=$dttl" dwhat=TTL
+drenew=$((dttl / 3))
 [ -x "$prog" ] || ol_fail "missing $prog (make bench builds it)"
 rm -f "$out"
 
@@ -105,7 +126,8 @@ idle_cost() {
     chmod +x "$hook"
     [ "$dialect" = postgresql ] && pg_log_statements all
     "$prog" -q -m idle -n "$idle_s" -H "$hook" \
-        -C "$conn;LeaderNamespace=$ns;LeaderFollowerWait=$wait" >/dev/null ||
+        -C "$conn;LeaderNamespace=$ns;LeaderFollowerWait=$wait${dkeys:+;$dkeys}" \
+        >/dev/null ||
         ol_fail "bench-failover idle on $dialect failed"
     [ "$dialect" = postgresql ] && pg_log_statements none
     before=$(cat "$BENCH_WORK/idle-start")
@@ -118,24 +140,26 @@ idle_cost() {
     $BENCH_PY add "$out" \
         "metric=database statements/s, 1 leader + 2 followers idle, follower wait ${wait} ms" \
         "dialect=$dialect" "value=$rate" unit=stmt/s target=- \
-        "note=default TTL 15 s (renew 5 s), ${idle_s} s after the election; wait 0: followers only attempt, every renew interval"
+        "note=$dwhat $(secs "$dttl") s (renew $(secs "$drenew") s), ${idle_s} s after the election; wait 0: followers only attempt, every renew interval"
 }
 
 # every_mode DIALECT CONNECT
 every_mode() {
     local d=$1 c=$2 kr=$(((kill_rounds + 2) / 3))
+    local dl=$dlabel dk=$dkeys dkill="<= $((dttl + 1000))"
     # resign: a resigned candidate holds off for one renew interval (5 s at
     # the default TTL, 667 ms at 2 s); rounds wait that out
-    run_mode "$d" "$c" shutdown 15s "" "$rounds" "<= 100" "<= 250"
-    run_mode "$d" "$c" resign 15s "" "$kill_rounds" "<= 100" "<= 250" 5000
+    run_mode "$d" "$c" shutdown "$dl" "$dk" "$rounds" "<= 100" "<= 250"
+    run_mode "$d" "$c" resign "$dl" "$dk" "$kill_rounds" "<= 100" "<= 250" \
+        "$drenew"
     run_mode "$d" "$c" shutdown 2s "LeaderTTL=2000" "$rounds" "<= 100" "<= 250"
     run_mode "$d" "$c" resign 2s "LeaderTTL=2000" "$rounds" "<= 100" "<= 250" 700
     run_mode "$d" "$c" kill 2s "LeaderTTL=2000" "$kill_rounds" "-" "<= 3000"
-    run_mode "$d" "$c" kill 15s "" "$kr" "-" "<= 16000" 0 "-r 5000"
-    run_mode "$d" "$c" kill 15s "LeaderFollowerWait=0" "$kr" "-" "<= 16000" \
-        0 "-r 5000"
+    run_mode "$d" "$c" kill "$dl" "$dk" "$kr" "-" "$dkill" 0 "-r $drenew"
+    run_mode "$d" "$c" kill "$dl" "${dk:+$dk;}LeaderFollowerWait=0" "$kr" "-" \
+        "$dkill" 0 "-r $drenew"
     run_mode "$d" "$c" fresh 2s "LeaderTTL=2000" "$kr" "-" "-" 0 "-w 2500"
-    run_mode "$d" "$c" fresh 15s "" "$kr" "-" "-" 0 "-w 15500"
+    run_mode "$d" "$c" fresh "$dl" "$dk" "$kr" "-" "-" 0 "-w $((dttl + 500))"
     idle_cost "$d" "$c" 1000
     idle_cost "$d" "$c" 0
 }
@@ -153,9 +177,11 @@ if [ "$BENCH_HAVE_SQLITE" = 1 ]; then
     # No wake-up statements on SQLite: a follower notices a resignation at
     # its next attempt. For comparison only; no target.
     conn="Driver=SQLite3;Database=$BENCH_WORK/failover.db"
-    run_mode sqlite "$conn" shutdown 2s "LeaderTTL=2000" 10 - -
-    run_mode sqlite "$conn" kill 2s "LeaderTTL=2000" 5 - "<= 3000"
-    run_mode sqlite "$conn" fresh 2s "LeaderTTL=2000" 3 - - 0 "-w 2500"
+    sq=(10 5 3)
+    [ "${BENCH_SHORT:-0}" = 1 ] && sq=(1 1 1)
+    run_mode sqlite "$conn" shutdown 2s "LeaderTTL=2000" "${sq[0]}" - -
+    run_mode sqlite "$conn" kill 2s "LeaderTTL=2000" "${sq[1]}" - "<= 3000"
+    run_mode sqlite "$conn" fresh 2s "LeaderTTL=2000" "${sq[2]}" - - 0 "-w 2500"
     ran=1
 fi
 [ "$ran" = 1 ] || exit 77

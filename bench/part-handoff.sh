@@ -20,9 +20,11 @@
 # the build directory (make odbc-leader tests/faults/cmd-life
 # tests/faults/fault-proxy). Each round's raw times: $BENCH_DIR/
 # handoff-samples.json; the runs' records and logs: $BENCH_WORK (OL_KEEP=1).
+# Short mode (BENCH_SHORT=1, bench/run.sh): one round of each fault.
 set -eu
 . "$srcdir/tests/integration/lib.sh"
 
+[ "${BENCH_SHORT:-0}" = 1 ] && : "${BENCH_HO_ROUNDS:=1}"
 out=$BENCH_DIR/handoff.json
 rounds=${BENCH_HO_ROUNDS:-10}
 leader=$top_builddir/odbc-leader

@@ -12,10 +12,13 @@
 # call's path (odbc_leader_is_leader, odbc_leader__elector_is_leader and
 # the default clock odbc_leader__now_ns) holds no lock-prefixed or xchg
 # instruction and calls nothing but clock_gettime: no lock, no syscall
-# besides the clock (a vDSO call on Linux).
+# besides the clock (a vDSO call on Linux). Short mode (BENCH_SHORT=1,
+# bench/run.sh): 50 ms per thread count, and a lock check that cannot run
+# fails the part.
 set -eu
 . "$srcdir/tests/integration/lib.sh"
 
+[ "${BENCH_SHORT:-0}" = 1 ] && : "${BENCH_ISL_MS:=50}"
 out=$BENCH_DIR/isleader.json
 ms=${BENCH_ISL_MS:-1000}
 lib=$top_builddir/.libs/libodbcleader.so
@@ -72,7 +75,10 @@ if command -v objdump >/dev/null 2>&1 && [ -f "$lib" ]; then
             dialect=- "value=$locks" unit=instructions target=0 \
             "note=objdump of odbc_leader_is_leader, elector_is_leader, now_ns: $locks lock/xchg instructions; calls: ${calls% }"
     else
+        [ "${BENCH_SHORT:-0}" = 1 ] && ol_fail "symbols not found in $lib"
         ol_log "symbols not found in $lib (stripped?): lock check skipped"
     fi
+elif [ "${BENCH_SHORT:-0}" = 1 ]; then
+    ol_fail "objdump or $lib missing: no lock check"
 fi
 $BENCH_PY show "$out"

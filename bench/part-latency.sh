@@ -7,22 +7,26 @@
 #   ours        bench/bench-tick: odbc_leader_tick() through ODBC, timed
 #               tick by tick (the tick is synchronous: its duration is the
 #               statement's round trip plus driver and library time)
-#   PostgreSQL  pgbench -M prepared with a script rendered from
-#               sql/postgresql.sql (:ns etc. as pgbench variables; the
-#               row is fetched with \gset, as the library fetches it);
+#   PostgreSQL  pgbench -M prepared with a script of the dialect's
+#               statement (:ns etc. as pgbench variables; the row is
+#               fetched with \gset, as the library fetches it);
 #               per-transaction latencies from pgbench's log (-l)
 #   MariaDB     bench/raw-mariadb: Connector/C, server-side prepared
-#               statement rendered from sql/mariadb.sql, after running the
-#               dialect's on_connect like the library
+#               statement, after running the dialect's on_connect like
+#               the library
 #   SQLite      bench/raw-sqlite: the SQLite C API, the dialect's BEGIN
-#               IMMEDIATE transaction rendered from sql/sqlite.sql, each
-#               statement prepared once, after the PRAGMAs sqliteodbc runs
-#               at connect (read from its trace, so the durability
-#               settings match)
+#               IMMEDIATE transaction, each statement prepared once, after
+#               the PRAGMAs sqliteodbc runs at connect (read from its
+#               trace, so the durability settings match)
 #   ODBC only   bench/raw-odbc: the same statements through the same ODBC
 #               driver, prepared and bound as the library does, without the
 #               library: ours/ODBC-only is the library's own cost, and
 #               ODBC-only/raw the driver's
+# The raw clients' SQL is printed by bench/bench-dialect: the library's own
+# expansion of the built-in dialect (placeholders, defines, prefix and the
+# statement timeout of the same Leader* keys as ours), so it cannot fall
+# behind the dialect files; a parameter the raw clients are not given a
+# value for stops the part.
 # The raw clients use a namespace of their own whose lease they hold (the
 # renew must find its term; it is checked that every execution returns its
 # row). Ours, raw and ODBC-only alternate for BENCH_LAT_ROUNDS rounds
@@ -36,30 +40,47 @@
 # unpaced loop would time cheaper work than a real tick does. PostgreSQL
 # writes a new row version anyway; there both sides run back to back, as
 # pgbench does. Reports ours/raw of the medians and p99s; the target is at
-# most 1.25 on PostgreSQL.
+# most 1.25 on PostgreSQL. Short mode (BENCH_SHORT=1, bench/run.sh): one
+# round of 20 ticks (SQLite 10), and a raw client that is not built fails
+# the part instead of leaving its database out.
 set -eu
 . "$srcdir/tests/integration/lib.sh"
 
+if [ "${BENCH_SHORT:-0}" = 1 ]; then
+    : "${BENCH_LAT_ROUNDS:=1}" "${BENCH_LAT_TICKS:=20}"
+    : "${BENCH_LAT_SQLITE_TICKS:=10}"
+fi
 rounds=${BENCH_LAT_ROUNDS:-4}
 out=$BENCH_DIR/latency.json
 tick=$top_builddir/bench/bench-tick
 raw_ns=bench-latency-raw
 ttl=60000
-timeout_ms=5000 # the library's default for this TTL: TTL/3 clamped to 5 s
-pause=1000      # us between timed executions on MariaDB and SQLite
+keys="LeaderNamespace=bench-latency;LeaderTTL=$ttl" # ours, and the SQL's
+pause=1000 # us between timed executions on MariaDB and SQLite
 W=$BENCH_WORK
 
-# Renders statement $2 of dialect $1 in style $3 to stdout.
+# Prints operation $3 of dialect $1 as the library expands it for config
+# $2 (plus $keys; in the environment: it may hold a password), in the
+# statement-file format of bench/raw.h, or with $4 = pgbench as a pgbench
+# script (\gset $5 on its row).
 render() {
-    $BENCH_PY render "$srcdir/sql/$1.sql" "$2" --style "$3" \
-        --timeout-ms "$timeout_ms" ${4:+--gset "$4"}
+    BENCH_DIALECT_CONNECT="$2;$keys" "$top_builddir/bench/bench-dialect" \
+        -d "$1" ${4:+-s "$4"} ${5:+-g "$5"} - "$3" ||
+        ol_fail "bench-dialect failed on $1 $3"
+}
+
+# The parameter values of the raw clients' statements: their own
+# namespace, candidate $1, the raw leader's term (from $W/raw-term), and
+# no watched row (a follower's attempt does not take a held lease).
+values() {
+    echo "ns=$raw_ns id=$1 term=$(cat "$W/raw-term") ttl_ms=$ttl" \
+        "cand_ttl_ms=$ttl seen_term=0 seen_expires_ms=0"
 }
 
 # Runs our ticks on config $2 for dialect $1, $3 ticks, pausing $4 us
 # after each.
 ours() {
-    "$tick" -n "$3" -w 50 -p "$4" -o "$W/$1-ours" \
-        "$2;LeaderNamespace=bench-latency;LeaderTTL=$ttl" >/dev/null ||
+    "$tick" -n "$3" -w 50 -p "$4" -o "$W/$1-ours" "$2;$keys" >/dev/null ||
         ol_fail "bench-tick failed on $1"
 }
 
@@ -84,12 +105,11 @@ check_rows() {
 # more when $4 > 1) as candidate $5, pausing $6 us, appending to $7; setup
 # file $8 (optional).
 odbc_run() {
-    local term w=50
+    local w=50
     [ "$4" = 1 ] && w=0
-    term=$(cat "$W/raw-term")
+    # shellcheck disable=SC2046 # values: NAME=VALUE words, split on purpose
     RAW_ODBC_CONNECT=$2 "$top_builddir/bench/raw-odbc" -n "$4" -w "$w" \
-        -p "$6" -o "$7" ${8:+-s "$8"} "$3" ns="$raw_ns" id="$5" \
-        term="$term" ttl_ms="$ttl" cand_ttl_ms="$ttl" >"$W/raw.out" ||
+        -p "$6" -o "$7" ${8:+-s "$8"} "$3" $(values "$5") >"$W/raw.out" ||
         ol_fail "raw-odbc failed on $1"
     check_rows "raw-odbc on $1" "$W/raw.out"
 }
@@ -104,10 +124,10 @@ pgbench_run() {
                     WHERE namespace = '$raw_ns' AND leader_id = 'raw-leader'")
     echo "$term" >"$W/raw-term"
     rm -f "$W"/pgbench-log.*
+    # shellcheck disable=SC2046 # values: NAME=VALUE words, split on purpose
     "$OL_PG_BIN/pgbench" -n -M prepared -c 1 -j 1 -t $((n + 50)) -f "$t" \
         -l --log-prefix="$W/pgbench-log" -h 127.0.0.1 -p "$OL_PG_PORT" \
-        -U "$OL_PG_USER" -D ns="$raw_ns" -D id="$id" -D term="$term" \
-        -D ttl_ms="$ttl" -D cand_ttl_ms="$ttl" "$OL_PG_DB" \
+        -U "$OL_PG_USER" $(values "$id" | sed 's/[^ ]*/-D &/g') "$OL_PG_DB" \
         >"$W/pgbench.out" 2>&1 || {
         cat "$W/pgbench.out" >&2
         ol_fail "pgbench failed"
@@ -120,10 +140,10 @@ pgbench_run() {
 
 measure_postgresql() {
     local n=${BENCH_LAT_TICKS:-500} r
-    render postgresql renew pgbench r_ >"$W/pg-renew.pgb"
-    render postgresql attempt pgbench r_ >"$W/pg-attempt.pgb"
-    render postgresql renew qmark >"$W/pg-renew.q"
-    render postgresql attempt qmark >"$W/pg-attempt.q"
+    render postgresql "$OL_PG_CONNECT" renew pgbench r_ >"$W/pg-renew.pgb"
+    render postgresql "$OL_PG_CONNECT" attempt pgbench r_ >"$W/pg-attempt.pgb"
+    render postgresql "$OL_PG_CONNECT" renew >"$W/pg-renew.q"
+    render postgresql "$OL_PG_CONNECT" attempt >"$W/pg-attempt.q"
     make_tables postgresql "$OL_PG_CONNECT"
     # The raw leader takes its namespace's lease once (a first attempt).
     pgbench_run "$W/pg-attempt.pgb" 1 raw-leader /dev/null
@@ -150,11 +170,11 @@ mariadb_run() {
     term=$(ol_mariadb "SELECT COALESCE(MAX(term), 0) FROM odbc_leader_lease
                        WHERE namespace = '$raw_ns' AND leader_id = 'raw-leader'")
     echo "$term" >"$W/raw-term"
+    # shellcheck disable=SC2046 # values: NAME=VALUE words, split on purpose
     RAW_MARIADB_PASSWORD=$OL_MARIADB_PASSWORD \
         "$top_builddir/bench/raw-mariadb" -n "$2" -w "$w" -p "$pause" -o "$4" \
         -s "$W/my-on_connect.sql" -h 127.0.0.1 -P "$OL_MARIADB_PORT" \
-        -u "$OL_MARIADB_USER" -D "$OL_MARIADB_DB" "$1" ns="$raw_ns" \
-        id="$3" term="$term" ttl_ms="$ttl" cand_ttl_ms="$ttl" \
+        -u "$OL_MARIADB_USER" -D "$OL_MARIADB_DB" "$1" $(values "$3") \
         >"$W/raw.out" || ol_fail "raw-mariadb failed"
     check_rows raw-mariadb "$W/raw.out"
 }
@@ -162,12 +182,13 @@ mariadb_run() {
 measure_mariadb() {
     local n=${BENCH_LAT_TICKS:-500} r
     if [ ! -x "$top_builddir/bench/raw-mariadb" ]; then
+        [ "${BENCH_SHORT:-0}" = 1 ] && ol_fail "bench/raw-mariadb not built"
         ol_log "bench/raw-mariadb not built (libmariadb-dev missing): no MariaDB latency"
         return 0
     fi
-    render mariadb on_connect qmark >"$W/my-on_connect.sql"
-    render mariadb renew qmark >"$W/my-renew.sql"
-    render mariadb attempt qmark >"$W/my-attempt.sql"
+    render mariadb "$OL_MARIADB_CONNECT" on_connect >"$W/my-on_connect.sql"
+    render mariadb "$OL_MARIADB_CONNECT" renew >"$W/my-renew.sql"
+    render mariadb "$OL_MARIADB_CONNECT" attempt >"$W/my-attempt.sql"
     make_tables mariadb "$OL_MARIADB_CONNECT"
     mariadb_run "$W/my-attempt.sql" 1 raw-leader /dev/null
     for ((r = 1; r <= rounds; r++)); do
@@ -199,15 +220,17 @@ print(c.execute("SELECT COALESCE(MAX(term), 0) FROM odbc_leader_lease "
     while IFS= read -r line; do
         args+=(-s "$line")
     done <"$W/sqlite-pragmas.txt"
-    "$top_builddir/bench/raw-sqlite" -n "$2" -w "$w" -p "$pause" -o "$4" "${args[@]}" \
-        "$W/lat.db" "$1" ns="$raw_ns" id="$3" term="$term" ttl_ms="$ttl" \
-        cand_ttl_ms="$ttl" >"$W/raw.out" || ol_fail "raw-sqlite failed"
+    # shellcheck disable=SC2046 # values: NAME=VALUE words, split on purpose
+    "$top_builddir/bench/raw-sqlite" -n "$2" -w "$w" -p "$pause" -o "$4" \
+        "${args[@]}" "$W/lat.db" "$1" $(values "$3") >"$W/raw.out" ||
+        ol_fail "raw-sqlite failed"
     check_rows raw-sqlite "$W/raw.out"
 }
 
 measure_sqlite() {
     local n=${BENCH_LAT_SQLITE_TICKS:-100} r conn
     if [ ! -x "$top_builddir/bench/raw-sqlite" ]; then
+        [ "${BENCH_SHORT:-0}" = 1 ] && ol_fail "bench/raw-sqlite not built"
         ol_log "bench/raw-sqlite not built (libsqlite3-dev missing): no SQLite latency"
         return 0
     fi
@@ -217,16 +240,14 @@ measure_sqlite() {
         >/dev/null || ol_fail "bench-tick failed on sqlite"
     grep '^PRAGMA ' "$W/sqlite-trace.log" | sed 's/;$//' | sort -u \
         >"$W/sqlite-pragmas.txt"
-    render sqlite renew named >"$W/sq-renew.sql"
-    render sqlite attempt named >"$W/sq-attempt.sql"
-    render sqlite renew qmark >"$W/sq-renew.q"
-    render sqlite attempt qmark >"$W/sq-attempt.q"
-    render sqlite on_connect qmark >"$W/sq-on_connect.q"
-    sqlite_run "$W/sq-attempt.sql" 1 raw-leader /dev/null
+    render sqlite "$conn" renew >"$W/sq-renew.q"
+    render sqlite "$conn" attempt >"$W/sq-attempt.q"
+    render sqlite "$conn" on_connect >"$W/sq-on_connect.q"
+    sqlite_run "$W/sq-attempt.q" 1 raw-leader /dev/null
     for ((r = 1; r <= rounds; r++)); do
         ours sqlite "$conn" "$n" "$pause"
-        sqlite_run "$W/sq-renew.sql" "$n" raw-leader "$W/sqlite-raw.renew"
-        sqlite_run "$W/sq-attempt.sql" "$n" raw-follower "$W/sqlite-raw.attempt"
+        sqlite_run "$W/sq-renew.q" "$n" raw-leader "$W/sqlite-raw.renew"
+        sqlite_run "$W/sq-attempt.q" "$n" raw-follower "$W/sqlite-raw.attempt"
         odbc_run sqlite "$conn" "$W/sq-renew.q" "$n" raw-leader "$pause" \
             "$W/sqlite-odbc.renew" "$W/sq-on_connect.q"
         odbc_run sqlite "$conn" "$W/sq-attempt.q" "$n" raw-follower "$pause" \

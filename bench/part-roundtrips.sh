@@ -15,10 +15,11 @@
 #     its sqlite3_trace log): BEGIN IMMEDIATE lines are transactions, each
 #     "-- took" line one statement run (BEGIN and COMMIT included).
 # Targets: 1 statement per tick on PostgreSQL and MariaDB, 1 transaction
-# on SQLite.
+# on SQLite. Short mode (BENCH_SHORT=1, bench/run.sh): 20 ticks.
 set -eu
 . "$srcdir/tests/integration/lib.sh"
 
+[ "${BENCH_SHORT:-0}" = 1 ] && : "${BENCH_RT_TICKS:=20}"
 ticks=${BENCH_RT_TICKS:-500}
 out=$BENCH_DIR/roundtrips.json
 tick=$top_builddir/bench/bench-tick

@@ -31,9 +31,22 @@
 #                       pool), none
 #   SCALE_MAX           the full sweep's largest step (8000)
 #   SCALE_STEP          its step (500); steps start at SCALE_N + SCALE_STEP
+#   SCALE_WARMUP        seconds of warm-up before each window (default 10
+#                       for the main, follower-wait and pool runs, 20 for
+#                       the sweep's steps and the default-timing run)
+#   SCALE_LEG_SECONDS   the window of the follower-wait and pool runs and
+#                       of each sweep step (20)
+#   BENCH_SHORT         1 (bench/run.sh --short): the smallest runs that
+#                       still write every row: SCALE_N=20, SCALE_SECONDS=2,
+#                       SCALE_STEP=10, SCALE_WARMUP=2, SCALE_LEG_SECONDS=2,
+#                       the short sweep (variables set explicitly still win)
 # The default run takes about four minutes; the full sweep 6 to 10 minutes.
 set -u
 
+if [ "${BENCH_SHORT:-0}" = 1 ]; then
+    : "${SCALE_N:=20}" "${SCALE_SECONDS:=2}" "${SCALE_STEP:=10}"
+    : "${SCALE_WARMUP:=2}" "${SCALE_LEG_SECONDS:=2}" "${SCALE_SWEEP:=short}"
+fi
 here=$(cd "$(dirname "$0")" && pwd)
 srcdir=${srcdir:-$(dirname "$here")}
 top_builddir=${top_builddir:-$(pwd)}
@@ -46,6 +59,9 @@ workers=${SCALE_WORKERS:-0}
 sweep=${SCALE_SWEEP:-short}
 n_max=${SCALE_MAX:-8000}
 step=${SCALE_STEP:-500}
+warm=${SCALE_WARMUP:-10}
+warm_long=${SCALE_WARMUP:-20}
+leg=${SCALE_LEG_SECONDS:-20}
 labels=()
 
 # Prints a progress line on stderr.
@@ -96,8 +112,8 @@ run_sweep() {
     python3 "$report" check "$prev" >/dev/null || return 0
     while [ "$n" -le "$last" ]; do
         memory_for "$n" "$prev" || break
-        run "sweep-$n" -n "$n" -d 20 -s 20 -T 5000 -r 1000 -W "$workers" -q \
-            "${wait0[@]}" || true
+        run "sweep-$n" -n "$n" -d "$leg" -s "$warm_long" -T 5000 -r 1000 \
+            -W "$workers" -q "${wait0[@]}" || true
         prev=$BENCH_DIR/scale-sweep-$n.json
         python3 "$report" check "$prev" >/dev/null || break
         n=$((n + step))
@@ -143,16 +159,17 @@ main() {
         log "this build has no LeaderFollowerWait: runs without the key"
     fi
     # Ticks every second: TTL 5 s, renew 1 s (margin 1 s).
-    run main -n "$n_main" -d "$window" -s 10 -T 5000 -r 1000 -W "$workers" \
-        "${wait0[@]}"
+    run main -n "$n_main" -d "$window" -s "$warm" -T 5000 -r 1000 \
+        -W "$workers" "${wait0[@]}"
     if [ "${#wait0[@]}" -gt 0 ]; then
-        run wait -n "$n_main" -d 20 -s 10 -T 5000 -r 1000 -W 0 -w 1000 -q
+        run wait -n "$n_main" -d "$leg" -s "$warm" -T 5000 -r 1000 -W 0 \
+            -w 1000 -q
     fi
     if [ "$sweep" = full ]; then
-        run defaults -n "$n_main" -d "$window" -s 20 -T 15000 -r 5000 \
-            -W "$workers" "${wait0[@]}"
-        run pool16 -n "$n_main" -d 20 -s 10 -T 5000 -r 1000 -W 16 -q \
-            "${wait0[@]}"
+        run defaults -n "$n_main" -d "$window" -s "$warm_long" -T 15000 \
+            -r 5000 -W "$workers" "${wait0[@]}"
+        run pool16 -n "$n_main" -d "$leg" -s "$warm" -T 5000 -r 1000 -W 16 \
+            -q "${wait0[@]}"
     fi
     if [ "$sweep" != none ]; then
         run_sweep

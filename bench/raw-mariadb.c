@@ -9,8 +9,10 @@
  * PORT -u USER -D DB STMTFILE NAME=VALUE...
  *
  * The password comes from the environment variable RAW_MARIADB_PASSWORD
- * (never printed). STMTFILE and SETUPFILE are sections rendered by
- * "benchlib.py render ... --style qmark": SETUPFILE's statements (the
+ * (never printed). STMTFILE and SETUPFILE are operations printed by
+ * bench/bench-dialect (the library's own expansion of the dialect, with ?
+ * markers; their connect keys are ODBC keys and do not apply here):
+ * SETUPFILE's statements (the
  * dialect's on_connect) run once with mysql_real_query after connecting;
  * STMTFILE's one statement is prepared once, its ? parameters bound in
  * order from the NAME=VALUE arguments. One execution is

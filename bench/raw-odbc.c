@@ -10,9 +10,11 @@
  *
  * The connection string comes from the environment variable
  * RAW_ODBC_CONNECT (it may hold a password; never printed). STMTFILE and
- * SETUPFILE are sections rendered by "benchlib.py render ... --style
- * qmark". SETUPFILE's statements (the dialect's on_connect) run once with
- * SQLExecDirect after connecting. STMTFILE's statements are prepared once
+ * SETUPFILE are operations printed by bench/bench-dialect (the library's
+ * own expansion of the dialect, with ? markers). STMTFILE's connect keys
+ * (the dialect's @connect-keys) go in front of the connection string, as
+ * the library puts them. SETUPFILE's statements (the dialect's on_connect)
+ * run once with SQLExecDirect after connecting. STMTFILE's statements are prepared once
  * and their ? parameters bound in order from the NAME=VALUE arguments, as
  * the library binds them (text as SQL_VARCHAR(128), numbers as
  * SQL_BIGINT). One execution is the @begin text (SQLExecDirect) when
@@ -85,22 +87,36 @@ static int exec_direct(struct runner *r, const char *sql) {
     return rc == SQL_NO_DATA || SQL_SUCCEEDED(rc) ? 0 : -1;
 }
 
-/* Connects with $RAW_ODBC_CONNECT and runs the setup file. Returns 0 or
- * -1. */
+/* Loads the script, then connects with its connect keys (if any) in front
+ * of $RAW_ODBC_CONNECT and runs the setup file. Returns 0 or -1. */
 static int connect_db(struct runner *r, const struct options *o) {
     const char *conn = getenv("RAW_ODBC_CONNECT");
+    const char *keys;
     struct raw_script setup;
+    char *full;
+    SQLRETURN ret;
+    size_t n;
     int rc = 0;
 
     if (conn == NULL) {
         fprintf(stderr, "raw-odbc: RAW_ODBC_CONNECT is not set\n");
         return -1;
     }
+    if (raw_script_load(o->script, &r->script) < 0)
+        return -1;
+    keys = r->script.connect_keys != NULL ? r->script.connect_keys : "";
+    n = strlen(keys) + strlen(conn) + 2;
+    full = malloc(n);
+    if (full == NULL)
+        return -1;
+    snprintf(full, n, "%s%s%s", keys, keys[0] != '\0' ? ";" : "", conn);
     SQLAllocHandle(SQL_HANDLE_ENV, SQL_NULL_HANDLE, &r->env);
     SQLSetEnvAttr(r->env, SQL_ATTR_ODBC_VERSION, (SQLPOINTER)SQL_OV_ODBC3, 0);
     SQLAllocHandle(SQL_HANDLE_DBC, r->env, &r->dbc);
-    if (!SQL_SUCCEEDED(SQLDriverConnect(r->dbc, NULL, (SQLCHAR *)conn, SQL_NTS,
-                                        NULL, 0, NULL, SQL_DRIVER_NOPROMPT))) {
+    ret = SQLDriverConnect(r->dbc, NULL, (SQLCHAR *)full, SQL_NTS, NULL, 0,
+                           NULL, SQL_DRIVER_NOPROMPT);
+    free(full);
+    if (!SQL_SUCCEEDED(ret)) {
         print_diag(SQL_HANDLE_DBC, r->dbc, "connect");
         return -1;
     }
@@ -141,10 +157,9 @@ static int bind_one(SQLHSTMT h, int i, const char *name, struct param *p,
     return SQL_SUCCEEDED(rc) ? 0 : -1;
 }
 
-/* Loads the script, prepares and binds each statement. Returns 0 or -1. */
+/* Prepares and binds each statement of the loaded script. Returns 0 or
+ * -1. */
 static int prepare(struct runner *r, const struct options *o) {
-    if (raw_script_load(o->script, &r->script) < 0)
-        return -1;
     for (int s = 0; s < r->script.n; s++) {
         const struct raw_stmt *st = &r->script.stmt[s];
 

@@ -7,9 +7,11 @@
  *   raw-sqlite [-n N] [-w W] [-p USEC] [-o FILE] [-s SQL]... DBPATH STMTFILE
  *              NAME=VALUE...
  *
- * STMTFILE is a section rendered by "benchlib.py render ... --style named"
- * (its @begin/@commit and statements; :name parameters bound natively,
- * from the NAME=VALUE arguments). Each -s statement runs once after
+ * STMTFILE is an operation printed by bench/bench-dialect (the library's
+ * own expansion of the dialect: its @begin/@commit and statements, whose ?
+ * markers are bound in order from the NAME=VALUE arguments of the names
+ * its "-- @stmt" lines give; its connect keys are ODBC keys and do not
+ * apply here). Each -s statement runs once after
  * opening, before anything else (the connect-time pragmas). Every
  * statement is prepared once; one execution is begin, each statement
  * stepped to the end (the last one's rows read column by column), commit.
@@ -58,22 +60,28 @@ static int exec_sql(sqlite3 *db, const char *sql) {
     return -1;
 }
 
-/* Binds every :name parameter of st from the NAME=VALUE arguments.
- * Returns 0, or -1 when a value is missing. */
-static int bind_all(sqlite3_stmt *st, const struct options *o) {
+/* Binds the ? markers of st, named in order by rs, from the NAME=VALUE
+ * arguments. Returns 0, or -1 when a value is missing or the counts
+ * differ. */
+static int bind_all(sqlite3_stmt *st, const struct raw_stmt *rs,
+                    const struct options *o) {
     int n = sqlite3_bind_parameter_count(st);
 
+    if (n != rs->nparams) {
+        fprintf(stderr, "raw-sqlite: %d parameters, %d names\n", n,
+                rs->nparams);
+        return -1;
+    }
     for (int i = 1; i <= n; i++) {
-        const char *name = sqlite3_bind_parameter_name(st, i);
-        const char *v =
-            name != NULL ? raw_param(o->values, o->nvalues, name + 1) : NULL;
+        const char *name = rs->params[i - 1];
+        const char *v = raw_param(o->values, o->nvalues, name);
         int rc;
 
         if (v == NULL) {
             fprintf(stderr, "raw-sqlite: no value for %s\n", name);
             return -1;
         }
-        if (raw_param_is_int(name + 1))
+        if (raw_param_is_int(name))
             rc = sqlite3_bind_int64(st, i, strtoll(v, NULL, 10));
         else
             rc = sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
@@ -103,7 +111,7 @@ static int open_runner(struct runner *r, const struct options *o) {
             fprintf(stderr, "raw-sqlite: prepare: %s\n", sqlite3_errmsg(r->db));
             return -1;
         }
-        if (bind_all(r->stmt[i], o) < 0)
+        if (bind_all(r->stmt[i], &r->script.stmt[i], o) < 0)
             return -1;
     }
     return 0;

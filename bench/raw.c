@@ -50,6 +50,10 @@ static int start_stmt(struct raw_script *s, char *names) {
 /* Handles one line of the file. Returns 0 or -1. */
 static int load_line(struct raw_script *s, char *line) {
     line[strcspn(line, "\r\n")] = '\0';
+    if (strncmp(line, "-- @connect-keys ", 17) == 0) {
+        s->connect_keys = strdup(line + 17);
+        return s->connect_keys != NULL ? 0 : -1;
+    }
     if (strncmp(line, "-- @begin ", 10) == 0) {
         s->begin = strdup(line + 10);
         return s->begin != NULL ? 0 : -1;
@@ -89,6 +93,7 @@ int raw_script_load(const char *path, struct raw_script *s) {
 }
 
 void raw_script_free(struct raw_script *s) {
+    free(s->connect_keys);
     free(s->begin);
     free(s->commit);
     for (int i = 0; i < s->n; i++) {
@@ -109,8 +114,8 @@ const char *raw_param(char **argv, int n, const char *name) {
 }
 
 int raw_param_is_int(const char *name) {
-    return strcmp(name, "term") == 0 || strcmp(name, "ttl_ms") == 0 ||
-           strcmp(name, "cand_ttl_ms") == 0 || strcmp(name, "version") == 0;
+    return strcmp(name, "ns") != 0 && strcmp(name, "id") != 0 &&
+           strcmp(name, "to") != 0 && strcmp(name, "job") != 0;
 }
 
 int64_t raw_now_ns(void) {

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * raw.h: what the raw clients of make bench (raw-sqlite.c, raw-mariadb.c)
- * share: the statement file that bench/benchlib.py renders from a dialect
- * file, NAME=VALUE parameter values, and timing output.
+ * raw.h: what the raw clients of make bench (raw-odbc.c, raw-sqlite.c,
+ * raw-mariadb.c) share: the statement file that bench/bench-dialect prints
+ * from the library's own expansion of a dialect, NAME=VALUE parameter
+ * values, and timing output.
  */
 #ifndef BENCH_RAW_H
 #define BENCH_RAW_H
@@ -19,17 +20,20 @@ struct raw_stmt {
     int nparams;
 };
 
-/* A rendered section: optional begin/commit texts and its statements. */
+/* A rendered section: optional connect keys, begin/commit texts and its
+ * statements. */
 struct raw_script {
-    char *begin;  /* owned, NULL when absent */
+    char *connect_keys; /* owned, NULL when absent */
+    char *begin;        /* owned, NULL when absent */
     char *commit; /* owned, NULL when absent */
     struct raw_stmt stmt[RAW_MAX_STMTS];
     int n;
 };
 
 /*
- * Reads the file at path ("-- @begin SQL", "-- @commit SQL", then
- * "-- @stmt NAMES" before each statement's lines) into *s. Returns 0, or
+ * Reads the file at path ("-- @connect-keys KEYS", "-- @begin SQL",
+ * "-- @commit SQL", then "-- @stmt NAMES" before each statement's lines;
+ * bench-dialect.c prints it) into *s. Returns 0, or
  * -1 after printing the reason; free *s with raw_script_free() either way.
  */
 int raw_script_load(const char *path, struct raw_script *s);
@@ -41,8 +45,8 @@ void raw_script_free(struct raw_script *s);
  * (borrowed from argv), or NULL. */
 const char *raw_param(char **argv, int n, const char *name);
 
-/* 1 when the named parameter is bound as a 64-bit integer (term, ttl_ms,
- * cand_ttl_ms, version), 0 when as text. */
+/* 0 when the named parameter is bound as text (ns, id, to, job), 1 when
+ * as a 64-bit integer (every other one), as the library binds them. */
 int raw_param_is_int(const char *name);
 
 /* Nanoseconds on CLOCK_MONOTONIC. */

@@ -9,10 +9,24 @@
 #
 #   make bench                                # every part
 #   make bench BENCH_ARGS='--only latency,isleader'
-#   srcdir=/path/to/src top_builddir=. /path/to/src/bench/run.sh [--only P,Q]
+#   make bench BENCH_ARGS=--short             # the short mode (./dev test)
+#   srcdir=/path/to/src top_builddir=. /path/to/src/bench/run.sh [--short]
+#       [--only P,Q]
 #
 # Exit status: 0 when every part that ran passed (or skipped), 1 otherwise.
+# A part fails when it exits with another status than 0 or 77, or when
+# its rows are malformed (benchlib.py check: a row without a metric, a
+# unit or a numeric value; no value at all only with a note saying why).
 # OL_KEEP=1 keeps the temp dir (servers' logs, the parts' work files).
+#
+# The short mode (--short, or BENCH_SHORT=1 in the environment) runs every
+# part with the smallest rounds and durations that still take every path
+# of the part and print every row (each part picks them when BENCH_SHORT
+# is 1; a variable set explicitly still wins), in about 3 minutes. It
+# checks that the bench still works, not how fast anything is: no target
+# is judged, and its figures mean nothing. A part fails it also by exiting
+# 77 (skipping) or writing no rows. It writes bench-results-short.json and
+# bench-results-short.md, so a full run's results stay.
 #
 # ---- Interface for parts -------------------------------------------------
 # A part is bench/part-NAME.sh; the driver runs the ones that exist, in the
@@ -28,8 +42,13 @@
 #                metric=... dialect=... value=... unit=... target=...
 #                note=... (one call per row).
 #   BENCH_WORK   an empty scratch directory of its own
+#   BENCH_SHORT  1 in the short mode: take the smallest rounds and
+#                durations that still run every path and write every row
+#                (a variable the user set explicitly still wins), never
+#                skip, and judge no target (exit 0 unless something broke);
+#                else 0
 #   BENCH_PY     "python3 $srcdir/bench/benchlib.py" (add, show, stats,
-#                render: see that file)
+#                check, merge: see that file)
 #   BENCH_HAVE_SQLITE, BENCH_HAVE_PG, BENCH_HAVE_MARIADB
 #                1 when that database is usable, else 0
 #   ODBCSYSINI, ODBCINI, OL_TMP
@@ -50,7 +69,9 @@
 # (bench-NAME-...). It prints its human-readable table on stdout (e.g.
 # $BENCH_PY show "$BENCH_DIR/NAME.json") and progress on stderr, and exits
 # 0 when done, 77 when it has nothing to measure here, anything else on
-# failure. Rows of a failed part are still merged.
+# failure. Rows of a failed part are still merged. The SQL a part runs
+# outside the library comes from bench/bench-dialect (the library's own
+# dialect expansion), never from reading sql/*.sql itself.
 set -u
 srcdir=${srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 top_builddir=${top_builddir:-.}
@@ -59,14 +80,18 @@ export srcdir top_builddir
 
 part_order="roundtrips latency isleader memory failover handoff claims scale"
 only=''
+BENCH_SHORT=${BENCH_SHORT:-0}
 while [ $# -gt 0 ]; do
     case $1 in
     --only) only=$2; shift ;;
     --only=*) only=${1#--only=} ;;
-    *) ol_fail "unknown argument: $1 (usage: run.sh [--only PART[,PART]])" ;;
+    --short) BENCH_SHORT=1 ;;
+    *) ol_fail "unknown argument: $1 (usage: run.sh [--short] [--only PART[,PART]])" ;;
     esac
     shift
 done
+[ "$BENCH_SHORT" = 1 ] || BENCH_SHORT=0
+export BENCH_SHORT
 
 # Prints the names of the parts to run, in order.
 bench_parts() {
@@ -126,9 +151,10 @@ bench_servers() {
     export BENCH_HAVE_SQLITE BENCH_HAVE_PG BENCH_HAVE_MARIADB
 }
 
-# Runs part $1; returns its exit status.
+# Runs part $1; returns its exit status, or 1 when its rows are malformed
+# (or, in the short mode, missing).
 bench_run_part() {
-    local rc=0
+    local rc=0 t0=$SECONDS
     BENCH_WORK=$OL_TMP/work-$1
     mkdir -p "$BENCH_WORK"
     export BENCH_WORK
@@ -136,11 +162,21 @@ bench_run_part() {
     echo "== $1 =="
     ol_log "part $1 starts"
     bash "$srcdir/bench/part-$1.sh" || rc=$?
-    ol_log "part $1 ended with status $rc"
+    ol_log "part $1 ended with status $rc ($((SECONDS - t0)) s)"
+    if [ "$BENCH_SHORT" = 1 ] && [ "$rc" = 77 ]; then
+        ol_log "part $1 skipped: the short mode needs every part"
+        rc=1
+    fi
+    if [ "$rc" != 77 ] && ! $BENCH_PY check "$BENCH_DIR/$1.json" >&2; then
+        ol_log "part $1: its rows are missing or malformed"
+        [ "$rc" = 0 ] && rc=1
+    fi
     return "$rc"
 }
 
 ol_need_cmd python3
+# bench-handoff.py imports benchlib.py: no __pycache__ in the source tree
+export PYTHONDONTWRITEBYTECODE=1
 parts=$(bench_parts)
 [ -n "$parts" ] || ol_fail "no part matches --only $only"
 ol_setup
@@ -164,13 +200,21 @@ json=()
 for p in $parts; do
     [ -s "$BENCH_DIR/$p.json" ] && json+=("$BENCH_DIR/$p.json")
 done
-$BENCH_PY merge "$PWD/bench-results.json" "$PWD/bench-results.md" \
+out=bench-results
+if [ "$BENCH_SHORT" = 1 ]; then
+    out=bench-results-short
+    echo "- short mode (make bench BENCH_ARGS=--short): the figures mean nothing" \
+        >>"$OL_TMP/machine.md"
+fi
+$BENCH_PY merge "$PWD/$out.json" "$PWD/$out.md" \
     "$OL_TMP/machine.md" "${json[@]}" || ol_fail "merging the results failed"
 echo
-echo "== results ($(($(date +%s) - start)) s; bench-results.md, bench-results.json) =="
-cat "$PWD/bench-results.md"
+echo "== results ($(($(date +%s) - start)) s; $out.md, $out.json) =="
+cat "$PWD/$out.md"
 if [ -n "$failed" ]; then
     echo "FAILED parts:$failed" >&2
     exit 1
 fi
+[ "$BENCH_SHORT" = 1 ] &&
+    echo "short mode: every part ran and wrote its rows ($(($(date +%s) - start)) s)"
 exit 0

@@ -426,3 +426,11 @@ WHERE namespace = :ns
   AND leader_id IS NOT NULL
   AND expires_at_ms > {now}
   AND (epoch IS NULL OR epoch = {epoch});
+
+-- @statement session_id
+-- The server session this statement ran in, for the library's check for a
+-- pooler that hands each transaction whichever server connection is free:
+-- the connection id, which counts from 1 at every server start, with the
+-- server it belongs to (as in {epoch}).
+SELECT CONCAT(CONNECTION_ID(), '@', @@hostname, ':', @@port, '/',
+    @@server_id);

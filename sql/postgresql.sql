@@ -476,3 +476,11 @@ WHERE namespace = CAST(:ns AS VARCHAR(128))
   AND leader_id IS NOT NULL
   AND expires_at_ms > {now}
   AND (epoch IS NULL OR epoch = {epoch});
+
+-- @statement session_id
+-- The server session this statement ran in, for the library's check for a
+-- transaction pooler (pgbouncer pool_mode=transaction) between it and the
+-- server: the backend's process id and the server's start time (two
+-- servers behind one address may have backends of the same pid).
+SELECT CAST(pg_backend_pid() AS TEXT) || '@'
+    || CAST(EXTRACT(EPOCH FROM pg_postmaster_start_time()) AS TEXT);

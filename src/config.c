@@ -70,6 +70,7 @@ enum key {
     K_FIRE_RETENTION,
     K_POOLER,
     K_TEST_NO_WATCH,
+    K_TEST_NO_POOLER_CHECK,
     K_COUNT
 };
 
@@ -89,13 +90,15 @@ static const char *const key_names[K_COUNT] = {
     "LeaderFireRetention",
     "LeaderPooler",
     "LeaderTestNoWatch",
+    "LeaderTestNoPoolerCheck",
 };
 
 /* The keys a user may set; the test-only keys, known in every build so
  * that they get a clear refusal, are listed only where they can be set. */
 #ifdef ODBC_LEADER_TEST_HOOKS
 #define TEST_KEYS                                                              \
-    " (and the test-only LeaderTestTrustExtra and LeaderTestNoWatch)"
+    " (and the test-only LeaderTestTrustExtra, LeaderTestNoWatch and "         \
+    "LeaderTestNoPoolerCheck)"
 #else
 #define TEST_KEYS ""
 #endif
@@ -896,6 +899,24 @@ static int settle_no_watch(const struct state *st,
 #endif
 }
 
+/* Reads LeaderTestNoPoolerCheck (when given) into
+ * c->test_no_pooler_check: no check for a transaction pooler at connect,
+ * so the tests reach the run-time detection (SQLSTATE 26000, db.c);
+ * refused without --enable-test-hooks. Returns 0 or ODBC_LEADER_ECONFIG. */
+static int settle_no_pooler_check(const struct state *st,
+                                  struct odbc_leader__config *c, char *err,
+                                  size_t errlen) {
+    c->test_no_pooler_check = 0;
+    if (st->v[K_TEST_NO_POOLER_CHECK].text == NULL)
+        return 0;
+#ifdef ODBC_LEADER_TEST_HOOKS
+    return settle_bool(st, K_TEST_NO_POOLER_CHECK, &c->test_no_pooler_check,
+                       err, errlen);
+#else
+    return refuse_test_key(st, K_TEST_NO_POOLER_CHECK, err, errlen);
+#endif
+}
+
 /* Reads LeaderResignRequests: "resign" (default: the library resigns at
  * the renewal that finds a request) or "report" (tick returns
  * ODBC_LEADER_RESIGN_REQUESTED and the host resigns). Returns 0 or
@@ -920,27 +941,41 @@ static int settle_resign_requests(const struct state *st,
     return ODBC_LEADER_ECONFIG;
 }
 
-/* Reads LeaderPooler: "none" (default), "session" or "transaction", the
- * names of the ODBC_LEADER__POOL_* values in order. Returns 0 or
- * ODBC_LEADER_ECONFIG. */
+/* The LeaderPooler values, indexed by enum odbc_leader__pooler. */
+static const char *const pooler_names[] = {
+    [ODBC_LEADER__POOL_NONE] = "none",
+    [ODBC_LEADER__POOL_AUTO] = "auto",
+    [ODBC_LEADER__POOL_SESSION] = "session",
+    [ODBC_LEADER__POOL_TRANSACTION] = "transaction",
+};
+
+/* See config.h. */
+const char *odbc_leader__pooler_name(int pooler) {
+    if (pooler < 0 ||
+        (size_t)pooler >= sizeof pooler_names / sizeof *pooler_names)
+        return "?";
+    return pooler_names[pooler];
+}
+
+/* Reads LeaderPooler: "auto" (default), "none", "session" or
+ * "transaction". Returns 0 or ODBC_LEADER_ECONFIG. */
 static int settle_pooler(const struct state *st, struct odbc_leader__config *c,
                          char *err, size_t errlen) {
-    static const char *const names[] = {"none", "session", "transaction"};
     const char *s = st->v[K_POOLER].text;
     char vbuf[SHOW_BUF];
 
-    c->pooler = ODBC_LEADER__POOL_NONE;
+    c->pooler = ODBC_LEADER__POOL_AUTO;
     if (s == NULL)
         return 0;
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        if (strcasecmp(s, names[i]) == 0) {
+    for (size_t i = 0; i < sizeof pooler_names / sizeof pooler_names[0]; i++) {
+        if (strcasecmp(s, pooler_names[i]) == 0) {
             c->pooler = (int)i;
             return 0;
         }
     }
     odbc_leader__errf(err, errlen,
-                      "LeaderPooler: \"%s\" is not one of none, session, "
-                      "transaction%s",
+                      "LeaderPooler: \"%s\" is not one of auto, none, "
+                      "session, transaction%s",
                       show_str(vbuf, s), origin(st, K_POOLER));
     return ODBC_LEADER_ECONFIG;
 }
@@ -983,6 +1018,8 @@ static int settle(const struct state *st, struct odbc_leader__config *c,
         rc = settle_bool(st, K_CREATE_SCHEMA, &c->create_schema, err, errlen);
     if (rc == 0)
         rc = settle_no_watch(st, c, err, errlen);
+    if (rc == 0)
+        rc = settle_no_pooler_check(st, c, err, errlen);
     if (rc == 0)
         rc = settle_dialect(st, c, err, errlen);
     if (rc == 0)

@@ -47,6 +47,11 @@ struct odbc_leader__config {
      * (the rule before the watch, docs/protocol.md "Takeover: the
      * watch"): two leaders after a forward step of the database clock. */
     int test_no_watch;
+    /* LeaderTestNoPoolerCheck, default 0: TEST ONLY, likewise. 1 skips the
+     * check for a transaction pooler at connect (db.c), so that only the
+     * run-time detection (a prepared statement gone, SQLSTATE 26000) can
+     * find one. */
+    int test_no_pooler_check;
     /* LeaderResignRequests: 0 "resign" (default), 1 "report": a renewal
      * that finds a resign request returns ODBC_LEADER_RESIGN_REQUESTED
      * and leaves the resign to the host. */
@@ -54,18 +59,27 @@ struct odbc_leader__config {
     /* LeaderFireRetention, default 7 days: the leader deletes finished
      * fires older than this, and claims of older fires are refused. */
     int64_t fire_retention_ms;
-    /* LeaderPooler: ODBC_LEADER__POOL_NONE (default; also "session", a
-     * pooler that gives each client its own server session) or
-     * ODBC_LEADER__POOL_TRANSACTION (a server session per transaction, as
-     * pgbouncer's pool_mode=transaction): no session state is kept. */
+    /* LeaderPooler, an enum odbc_leader__pooler: ODBC_LEADER__POOL_AUTO
+     * (default: checked at every connect, and a transaction pooler found
+     * makes the handle run as with TRANSACTION), NONE or SESSION (a pooler
+     * that gives each client its own server session; a transaction pooler
+     * found makes the connect fail) or TRANSACTION (a server session per
+     * transaction, as pgbouncer's pool_mode=transaction): no session state
+     * is kept. db.c does the checking. */
     int pooler;
 };
 
+/* The values of LeaderPooler. NONE stays the lowest and TRANSACTION the
+ * highest (tests/fuzz/fuzz_config.c checks the range). */
 enum odbc_leader__pooler {
     ODBC_LEADER__POOL_NONE = 0,
+    ODBC_LEADER__POOL_AUTO,
     ODBC_LEADER__POOL_SESSION,
     ODBC_LEADER__POOL_TRANSACTION,
 };
+
+/* The name of a LeaderPooler value ("auto", "none", ...); static. */
+const char *odbc_leader__pooler_name(int pooler);
 
 /*
  * Parses an ODBC connection string: Leader* keys (case-insensitive) go into

@@ -11,6 +11,15 @@
  * transaction. Driver errors are classified with the dialect's code lists;
  * a unique-key violation during an attempt is retried once, then the
  * current lease is read (the integrity-error retry path).
+ *
+ * Under LeaderPooler=auto (the default), none or session, every connect
+ * also looks for a transaction pooler between the handle and the server
+ * (find_pooler): the dialect's session_id read in two transactions of the
+ * handle's connection, with two reads on a second connection between
+ * them. A transaction pooler found makes an auto handle run as under
+ * LeaderPooler=transaction from then on, and fails the connects of a
+ * handle that said none or session. So does a statement that fails with
+ * SQLSTATE 26000 (a prepared statement gone from the session).
  */
 #define _GNU_SOURCE /* F_OFD_SETLK */
 #include <build_config.h>
@@ -33,6 +42,7 @@
 #include "db.h"
 #include "dialect.h"
 #include "log.h"
+#include "probe.h"
 
 struct odbc_leader__db {
     const struct odbc_leader__config *cfg; /* borrowed */
@@ -54,6 +64,18 @@ struct odbc_leader__db {
                          HYT01): its outcome is unknown */
     char connect_error[1024]; /* the failed connect logged as a warning
                                  last; "" after a connect succeeded */
+
+    /* transaction pooling (see pooled()) */
+    int pooled;      /* LeaderPooler=transaction, or a transaction pooler
+                        found under auto */
+    int pool_switch; /* found at run time under auto: the next connect
+                        switches to it */
+    int refused;     /* found although LeaderPooler said none or session:
+                        every connect fails with refusal */
+    int refusal_logged;
+    char refusal[768];
+    struct odbc_leader__probe *probe; /* owned: the last check's second
+                                         connection (probe.c) */
 
     /* parameter buffers, bound once per prepared statement */
     SQLCHAR p_ns[ODBC_LEADER__NAME_MAX + 1];
@@ -102,6 +124,7 @@ int odbc_leader__db_create(struct odbc_leader__db **out,
     db->p_cand_ttl_ms = cfg->ttl_ms;
     db->p_retention_ms = cfg->fire_retention_ms;
     db->wake_fd = -1;
+    db->pooled = cfg->pooler == ODBC_LEADER__POOL_TRANSACTION;
     *out = db;
     return 0;
 }
@@ -109,6 +132,7 @@ int odbc_leader__db_create(struct odbc_leader__db **out,
 void odbc_leader__db_destroy(struct odbc_leader__db *db) {
     if (db == NULL)
         return;
+    odbc_leader__probe_destroy(db->probe);
     odbc_leader__db_disconnect(db);
     odbc_leader__dialect_free(db->dialect);
     free(db->connect);
@@ -287,12 +311,11 @@ static int exec_direct(struct odbc_leader__db *db, const char *sql,
     return rc;
 }
 
-/* 1 under transaction pooling (LeaderPooler=transaction): every
- * operation is a transaction of its own that starts with the dialect's
- * @pooled-prologue, and nothing is kept in the session. */
-static int pooled(const struct odbc_leader__db *db) {
-    return db->cfg->pooler == ODBC_LEADER__POOL_TRANSACTION;
-}
+/* 1 under transaction pooling (LeaderPooler=transaction, or a
+ * transaction pooler found under auto): every operation is a transaction
+ * of its own that starts with the dialect's @pooled-prologue, and nothing
+ * is kept in the session. */
+static int pooled(const struct odbc_leader__db *db) { return db->pooled; }
 
 /* Starts the transaction of a multi-statement operation (of every
  * operation under transaction pooling, with the prologue). */
@@ -581,6 +604,8 @@ static int fail_level(int op, int cls) {
         return LOG_DEBUG;
     if (op == ODBC_LEADER__OP_CLAIM && cls == ODBC_LEADER__ERR_UNIQUE)
         return LOG_DEBUG; /* "already claimed" */
+    if (op == ODBC_LEADER__OP_SESSION_ID && cls != ODBC_LEADER__ERR_CONNLOST)
+        return LOG_INFO; /* the pooler check only: find_pooler */
     if (op == ODBC_LEADER__OP_ATTEMPT && cls == ODBC_LEADER__ERR_TRANSIENT)
         return LOG_INFO; /* a lost race (odbc_leader__db_attempt) */
     if (cls == ODBC_LEADER__ERR_UNIQUE ||
@@ -588,6 +613,8 @@ static int fail_level(int op, int cls) {
         return LOG_INFO;
     return LOG_WARNING;
 }
+
+static int session_moved(struct odbc_leader__db *db);
 
 /*
  * Runs operation op: each statement in order, inside one transaction when
@@ -598,7 +625,7 @@ static int run_op(struct odbc_leader__db *db, int op, row_fn fn, void *ctx,
                   int *cls) {
     const struct odbc_leader__stmt_list *l = &db->dialect->ops[op];
     int tx = l->n > 1 || pooled(db);
-    int rc = 0;
+    int rc = 0, moved;
     char what[64] = "";
 
     *cls = ODBC_LEADER__ERR_OTHER;
@@ -628,6 +655,12 @@ fail:
         int ignored;
 
         tx_end(db, 0, &ignored);
+    }
+    moved = session_moved(db);
+    if (moved < 0) {
+        *cls = moved == ODBC_LEADER_ECONNLOST ? ODBC_LEADER__ERR_CONNLOST
+                                              : ODBC_LEADER__ERR_OTHER;
+        return moved;
     }
     odbc_leader__logf(db->log, fail_level(op, *cls), "%s failed: %s", what,
                       db->last_error);
@@ -1123,12 +1156,12 @@ static void wake_take(struct odbc_leader__db *db,
         out->wake_held = wake_lock(db, F_WRLCK, 0) == 1;
 }
 
-/* Once the dialect is known: when it has @connect-keys (sqliteodbc's own
- * busy Timeout, say), builds the connection string with them in front and
- * connects again with it; every later reconnect uses it too. Returns 0 or
- * a negative error with a message in err. */
-static int apply_connect_keys(struct odbc_leader__db *db, char *err,
-                              size_t errlen) {
+/* Builds db->connect, the connection string with the dialect's
+ * @connect-keys (and, under transaction pooling, its @pooled-connect-keys)
+ * in front, once the dialect is known; every later connect uses it.
+ * Returns 1 when it built one, 0 when the dialect has no keys (or it was
+ * built before), or ENOMEM with a message in err. */
+static int build_connect(struct odbc_leader__db *db, char *err, size_t errlen) {
     const char *keys = db->dialect->connect_keys;
     const char *pkeys = pooled(db) ? db->dialect->pooled_keys : NULL;
     size_t n;
@@ -1150,12 +1183,35 @@ static int apply_connect_keys(struct odbc_leader__db *db, char *err,
                       db->connect);
     snprintf(db->connect + strlen(db->connect), n - strlen(db->connect), ";%s",
              db->cfg->connect);
+    return 1;
+}
+
+/* Once the dialect is known: when it has @connect-keys (sqliteodbc's own
+ * busy Timeout, say), builds the connection string with them in front and
+ * connects again with it. Returns 0 or a negative error with a message in
+ * err. */
+static int apply_connect_keys(struct odbc_leader__db *db, char *err,
+                              size_t errlen) {
+    int rc = build_connect(db, err, errlen);
+
+    if (rc <= 0)
+        return rc;
     odbc_leader__db_disconnect(db);
     return open_connection(db, err, errlen);
 }
 
-/* Under transaction pooling, once the dialect is known: it must say how
- * (a @pooled-prologue); logs what changes. Returns 0 or ECONFIG with a
+/* Logs what transaction pooling changes. */
+static void note_pooled(struct odbc_leader__db *db) {
+    odbc_leader__logf(db->log, LOG_NOTICE,
+                      "transaction pooling: every operation is one "
+                      "transaction starting with \"%s\", no session state "
+                      "and no on_connect; the follower wake-up is off "
+                      "(followers poll at the lease's expiry)",
+                      db->dialect->pooled_prologue);
+}
+
+/* Under LeaderPooler=transaction, once the dialect is known: it must say
+ * how (a @pooled-prologue); logs what changes. Returns 0 or ECONFIG with a
  * message in err. */
 static int check_pooled(struct odbc_leader__db *db, char *err, size_t errlen) {
     if (!pooled(db))
@@ -1168,13 +1224,288 @@ static int check_pooled(struct odbc_leader__db *db, char *err, size_t errlen) {
                           db->dialect->name);
         return ODBC_LEADER_ECONFIG;
     }
-    odbc_leader__logf(db->log, LOG_NOTICE,
-                      "LeaderPooler=transaction: every operation is one "
-                      "transaction starting with \"%s\", no session state "
-                      "and no on_connect; the follower wake-up is off "
-                      "(followers poll at the lease's expiry)",
-                      db->dialect->pooled_prologue);
+    note_pooled(db);
     return 0;
+}
+
+/* ---- the check for a transaction pooler --------------------------------
+ *
+ * A pooler in transaction mode (pgbouncer pool_mode=transaction) hands
+ * each transaction whichever server session is free, so the session state
+ * the handle keeps (psqlODBC's prepared statements, on_connect's
+ * settings, the wake-up lock) does not follow it. Without such a pooler,
+ * a connection keeps its server session, and two connections open at the
+ * same time never share one; a session pooler (pool_mode=session) keeps
+ * that too. So the check reads the dialect's session_id (a text naming the
+ * server session) on the handle's connection (a1), twice on a second
+ * connection opened for it (b1, b2), and on the handle's again (a2), each
+ * read a transaction of its own, and finds a transaction pooler when
+ * a1 != a2, b1 != b2, or b1 or b2 equals a1. A pooler that reuses the
+ * server session freed last (pgbouncer's default, server_round_robin = 0)
+ * gives the second connection the handle's session; one that hands them
+ * out in turn (server_round_robin = 1) changes the second connection's
+ * session between its reads, once two are idle.
+ *
+ * The second connection runs on a thread of its own (probe.c), and the
+ * check waits for it up to LeaderStatementTimeout: a session pooler with
+ * no free server makes a new client wait for its query_wait_timeout. When
+ * it does not answer in time the check goes on with the handle's two reads
+ * alone; the probe stays with the handle until the next check or
+ * odbc_leader__db_destroy(), which cancels and joins it. */
+
+#define SID_MAX ODBC_LEADER__PROBE_TEXT
+
+/* Opens the check's second connection (probe.c) and waits for its two
+ * reads up to LeaderStatementTimeout. Returns 1 with them in sid, or 0
+ * with the reason in note (no thread, the connection or a read failed, no
+ * answer in time, or the last check's probe has not finished). */
+static int second_session(struct odbc_leader__db *db, char sid[2][SID_MAX],
+                          char *note, size_t n) {
+    char why[320] = "";
+    int ok;
+
+    if (db->probe != NULL) {
+        if (!odbc_leader__probe_done(db->probe)) {
+            snprintf(note, n,
+                     "the second connection of the last check has not "
+                     "returned yet");
+            return 0;
+        }
+        odbc_leader__probe_destroy(db->probe);
+    }
+    db->probe = odbc_leader__probe_start(
+        db->connect != NULL ? db->connect : db->cfg->connect,
+        db->dialect->ops[ODBC_LEADER__OP_SESSION_ID].v[0].sql,
+        db->cfg->stmt_timeout_ms, why, sizeof(why));
+    if (db->probe == NULL) {
+        snprintf(note, n, "second connection: %s", why);
+        return 0;
+    }
+    ok = odbc_leader__probe_wait(db->probe, db->cfg->stmt_timeout_ms, sid, why,
+                                 sizeof(why));
+    if (!ok)
+        snprintf(note, n, "second connection: %s%s", why,
+                 odbc_leader__probe_done(db->probe)
+                     ? ""
+                     : " (LeaderStatementTimeout)");
+    return ok;
+}
+
+/* Row callback of session_id: ctx is a char[SID_MAX]. */
+static int sid_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx) {
+    (void)db;
+    return get_text(h, 1, ctx, SID_MAX);
+}
+
+/* Reads session_id on the handle's connection into sid. Returns 0, 1
+ * when it failed but the connection stays (the check cannot tell), or a
+ * negative error that dropped the connection. */
+static int read_sid(struct odbc_leader__db *db, char *sid) {
+    int cls;
+    int rc;
+
+    sid[0] = '\0';
+    rc = run_op(db, ODBC_LEADER__OP_SESSION_ID, sid_row, sid, &cls);
+    if (rc < 0 && !db->connected)
+        return rc;
+    if (rc < 0 || sid[0] == '\0') {
+        odbc_leader__logf(db->log, LOG_INFO,
+                          "no check for a transaction pooler: session_id "
+                          "%s",
+                          rc < 0 ? "failed" : "returned nothing");
+        return 1;
+    }
+    return 0;
+}
+
+/*
+ * Looks for a transaction pooler between the handle's connection and the
+ * server (see above). Returns 1 with how it showed in why, 0 when none
+ * showed (or the check could not tell), or a negative error that dropped
+ * the connection.
+ */
+static int find_pooler(struct odbc_leader__db *db, char *why, size_t n) {
+    char a1[SID_MAX], a2[SID_MAX], b[2][SID_MAX], note[400] = "";
+    int second, rc;
+
+    rc = read_sid(db, a1);
+    if (rc != 0)
+        return rc < 0 ? rc : 0;
+    second = second_session(db, b, note, sizeof(note));
+    rc = read_sid(db, a2);
+    if (rc != 0)
+        return rc < 0 ? rc : 0;
+    if (strcmp(a1, a2) != 0) {
+        snprintf(why, n,
+                 "the server session changed between two transactions of "
+                 "one connection (%s, then %s)",
+                 a1, a2);
+        return 1;
+    }
+    if (second && strcmp(b[0], b[1]) != 0) {
+        snprintf(why, n,
+                 "the server session changed between two transactions of "
+                 "one connection (a second one: %s, then %s)",
+                 b[0], b[1]);
+        return 1;
+    }
+    if (second && (strcmp(b[0], a1) == 0 || strcmp(b[1], a1) == 0)) {
+        snprintf(why, n,
+                 "a second connection got this connection's server "
+                 "session (%s) while this one was open",
+                 a1);
+        return 1;
+    }
+    if (second)
+        odbc_leader__logf(db->log, LOG_DEBUG,
+                          "no transaction pooler: server session %s, a "
+                          "second connection's %s",
+                          a1, b[0]);
+    else
+        odbc_leader__logf(db->log, LOG_INFO,
+                          "checked for a transaction pooler on this "
+                          "connection only (server session %s): %s",
+                          a1, note);
+    return 0;
+}
+
+/* The sticky refusal: every connect of a handle that found a transaction
+ * pooler it cannot run through fails with db->refusal, in err at create
+ * (the caller shows it), else logged as a warning once, then at debug
+ * level. Returns ODBC_LEADER_ECONFIG. */
+static int refused(struct odbc_leader__db *db, char *err, size_t errlen) {
+    odbc_leader__errf(err, errlen, "%s", db->refusal);
+    if (err == NULL)
+        odbc_leader__logf(db->log, db->refusal_logged ? LOG_DEBUG : LOG_WARNING,
+                          "%s", db->refusal);
+    if (err == NULL)
+        db->refusal_logged = 1;
+    return ODBC_LEADER_ECONFIG;
+}
+
+/* Refuses to run: a transaction pooler showed as why, and the handle
+ * cannot run through it. Disconnects. Returns ODBC_LEADER_ECONFIG. */
+static int refuse(struct odbc_leader__db *db, const char *why, char *err,
+                  size_t errlen) {
+    const char *mode = odbc_leader__pooler_name(db->cfg->pooler);
+
+    if (db->cfg->pooler != ODBC_LEADER__POOL_AUTO)
+        snprintf(db->refusal, sizeof(db->refusal),
+                 "LeaderPooler=%s, but %s: a transaction-mode pooler "
+                 "(pgbouncer pool_mode=transaction?) is in the way; set "
+                 "LeaderPooler=transaction",
+                 mode, why);
+    else
+        snprintf(db->refusal, sizeof(db->refusal),
+                 "%s: a transaction-mode pooler (pgbouncer "
+                 "pool_mode=transaction?) is in the way, and dialect %s "
+                 "has no @pooled-prologue, so it cannot run through it "
+                 "(LeaderPooler=transaction; see docs/deployment.md)",
+                 why, db->dialect->name);
+    db->refused = 1;
+    odbc_leader__db_disconnect(db);
+    return refused(db, err, errlen);
+}
+
+/* Logs the one warning of an auto handle that found a transaction
+ * pooler (why: how it showed). */
+static void warn_pooled(struct odbc_leader__db *db, const char *why) {
+    odbc_leader__logf(db->log, LOG_WARNING,
+                      "%s: a transaction-mode pooler (pgbouncer "
+                      "pool_mode=transaction?); running as with "
+                      "LeaderPooler=transaction; set it to say so",
+                      why);
+}
+
+/* Makes an auto handle run under transaction pooling, with the warning
+ * naming why (none when why is "": the caller warned): the dialect again
+ * with its @pooled texts, the connection string with its
+ * @pooled-connect-keys. Disconnected or not, nothing is prepared after
+ * it; the caller connects. Returns 0 or a negative error with a message
+ * in err (ECONFIG, sticky, when the dialect has no @pooled-prologue). */
+static int become_pooled(struct odbc_leader__db *db, const char *why, char *err,
+                         size_t errlen) {
+    struct odbc_leader__dialect_vars vars;
+    struct odbc_leader__dialect *d = NULL;
+    int rc;
+
+    if (db->dialect->pooled_prologue == NULL)
+        return refuse(db, why, err, errlen);
+    if (why[0] != '\0')
+        warn_pooled(db, why);
+    vars.prefix = db->cfg->prefix;
+    vars.timeout_ms = db->cfg->stmt_timeout_ms;
+    vars.pooled = 1;
+    rc = odbc_leader__dialect_load(db->cfg->dialect, db->dbms, &vars, &d, err,
+                                   errlen);
+    if (rc < 0)
+        return rc;
+    odbc_leader__db_disconnect(db);
+    odbc_leader__dialect_free(db->dialect);
+    db->dialect = d;
+    db->pooled = 1;
+    free(db->connect);
+    db->connect = NULL;
+    rc = build_connect(db, err, errlen);
+    if (rc < 0)
+        return rc;
+    note_pooled(db);
+    return 0;
+}
+
+/* At connect, unless the handle runs under transaction pooling already
+ * or the dialect has no session_id: looks for a transaction pooler and,
+ * when one shows, switches an auto handle to transaction pooling (and
+ * connects again) or refuses (none, session). Returns 0 or a negative
+ * error with a message in err. */
+static int check_pooler(struct odbc_leader__db *db, char *err, size_t errlen) {
+    char why[512];
+    int rc;
+
+    if (pooled(db) || db->dialect->ops[ODBC_LEADER__OP_SESSION_ID].n == 0)
+        return 0;
+    if (db->cfg->test_no_pooler_check) {
+        odbc_leader__logf(db->log, LOG_NOTICE,
+                          "LeaderTestNoPoolerCheck=1: no check for a "
+                          "transaction pooler at connect");
+        return 0;
+    }
+    rc = find_pooler(db, why, sizeof(why));
+    if (rc <= 0)
+        return rc;
+    if (db->cfg->pooler != ODBC_LEADER__POOL_AUTO)
+        return refuse(db, why, err, errlen);
+    rc = become_pooled(db, why, err, errlen);
+    if (rc < 0)
+        return rc;
+    return open_connection(db, err, errlen);
+}
+
+/* After a failed statement: SQLSTATE 26000 (a prepared statement the
+ * session had is gone: it ran in another server session) shows a
+ * transaction pooler the check at connect missed (it may have given the
+ * same session every time). An auto handle switches to transaction
+ * pooling at its next connect; none and session refuse. Returns
+ * ECONNLOST or ECONFIG (disconnected, warning logged), or 0 when the
+ * failure is no such thing. */
+static int session_moved(struct odbc_leader__db *db) {
+    char why[sizeof(db->last_error) + 96];
+
+    if (pooled(db) || db->pool_switch ||
+        db->dialect->ops[ODBC_LEADER__OP_SESSION_ID].n == 0 ||
+        strcmp(db->diag.sqlstate, "26000") != 0)
+        return 0;
+    snprintf(why, sizeof(why),
+             "a statement prepared in this connection's server session was "
+             "not there (%s)",
+             db->last_error);
+    if (db->cfg->pooler != ODBC_LEADER__POOL_AUTO ||
+        db->dialect->pooled_prologue == NULL)
+        return refuse(db, why, NULL, 0);
+    warn_pooled(db, why);
+    db->pool_switch = 1;
+    odbc_leader__db_disconnect(db);
+    return ODBC_LEADER_ECONNLOST;
 }
 
 int odbc_leader__db_connect(struct odbc_leader__db *db, char *err,
@@ -1195,6 +1526,15 @@ int odbc_leader__db_connect(struct odbc_leader__db *db, char *err,
 
     if (db->connected)
         return 0;
+    if (db->refused)
+        return refused(db, err, errlen);
+    if (db->pool_switch) {
+        /* a 26000 under auto: session_moved() logged why */
+        rc = become_pooled(db, "", err, errlen);
+        if (rc < 0)
+            goto fail;
+        db->pool_switch = 0;
+    }
     rc = open_connection(db, err, errlen);
     if (rc < 0)
         goto fail;
@@ -1215,6 +1555,9 @@ int odbc_leader__db_connect(struct odbc_leader__db *db, char *err,
         if (rc < 0)
             goto fail;
     }
+    rc = check_pooler(db, err, errlen);
+    if (rc < 0)
+        goto fail;
     wake_open(db);
     if (db->dialect->ops[ODBC_LEADER__OP_ON_CONNECT].n > 0 && !pooled(db)) {
         rc = run_op(db, ODBC_LEADER__OP_ON_CONNECT, NULL, NULL, &cls);
@@ -1432,7 +1775,9 @@ int odbc_leader__db_wait(struct odbc_leader__db *db, int64_t budget_ms) {
         return rc;
     }
     if (!odbc_leader__db_has_wait(db))
-        return ODBC_LEADER_EINVAL;
+        /* a handle that turned to transaction pooling at run time: no
+         * wake-up; leader.c turns the elector's waits off after the tick */
+        return pooled(db) ? 0 : ODBC_LEADER_EINVAL;
     return run_flag_op(db, ODBC_LEADER__OP_WAIT, budget_ms);
 }
 

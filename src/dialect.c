@@ -71,6 +71,7 @@ static const struct op_info op_names[ODBC_LEADER__OP_COUNT] = {
     [ODBC_LEADER__OP_FIRES] = {"fires", OPF_V2},
     [ODBC_LEADER__OP_FIRE_GC] = {"fire_gc", OPF_V2},
     [ODBC_LEADER__OP_FENCE] = {"fence", OPF_V2},
+    [ODBC_LEADER__OP_SESSION_ID] = {"session_id", OPF_OPTIONAL},
 };
 
 /* Returns the name of op as a dialect file spells it; static. */
@@ -1146,6 +1147,25 @@ static int check_watch(struct parser *p) {
     return 0;
 }
 
+/* Checks session_id: one statement without parameters, since the pooler
+ * check runs it on a second connection of its own too (db.c), where
+ * nothing is bound. Returns 0 or an error code with the message set. */
+static int check_session_id(struct parser *p) {
+    const struct odbc_leader__stmt_list *l =
+        &p->d->ops[ODBC_LEADER__OP_SESSION_ID];
+
+    if (l->n > 1)
+        return fail(p, l->v[1].line,
+                    "@statement session_id holds %zu statements; it must be "
+                    "one SELECT of one row and one column",
+                    l->n);
+    if (l->n == 1 && l->v[0].nparams > 0)
+        return fail(p, l->v[0].line,
+                    "@statement session_id uses :%s; it takes no parameters",
+                    param_names[l->v[0].params[0]]);
+    return 0;
+}
+
 /* Runs the parser over text and the end-of-file checks. Returns 0 or an
  * error code. */
 static int parse_text(struct parser *p, const char *text) {
@@ -1173,6 +1193,8 @@ static int parse_text(struct parser *p, const char *text) {
         rc = check_wakeup(p);
     if (rc == 0)
         rc = check_watch(p);
+    if (rc == 0)
+        rc = check_session_id(p);
     return rc;
 }
 

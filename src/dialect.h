@@ -52,6 +52,10 @@ enum odbc_leader__op {
     ODBC_LEADER__OP_FIRE_GC, /* DML only: retention */
     ODBC_LEADER__OP_FENCE,   /* the fence query of docs/fencing.md: a row
                                 while :term of :ns holds */
+    /* Optional, one statement without parameters: one row, one text
+     * naming the server session, which no other session open at the same
+     * time has (db.c looks for a transaction pooler with it). */
+    ODBC_LEADER__OP_SESSION_ID,
     ODBC_LEADER__OP_COUNT
 };
 

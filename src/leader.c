@@ -203,6 +203,20 @@ static void collect_fires(odbc_leader_t *h) {
                           odbc_leader_strerror(rc));
 }
 
+/* After a tick: a handle that turned to transaction pooling at run time
+ * (a transaction pooler found under LeaderPooler=auto, db.c) has no
+ * follower wake-up any more, so its followers stop waiting and poll at
+ * the lease's expiry, as under LeaderPooler=transaction from the start. */
+static void sync_wait(odbc_leader_t *h) {
+    if (h->el.wait_ns == 0 || odbc_leader__db_has_wait(h->db))
+        return;
+    h->el.wait_ns = 0;
+    h->el.armed = 0;
+    odbc_leader__logf(&h->log, LOG_INFO,
+                      "follower wake-up off: followers poll at the lease's "
+                      "expiry");
+}
+
 /* odbc_leader_tick() without the last-error bookkeeping. */
 static int tick_call(odbc_leader_t *h, uint32_t *next_tick_ms) {
     int rc;
@@ -210,6 +224,7 @@ static int tick_call(odbc_leader_t *h, uint32_t *next_tick_ms) {
     if (h == NULL)
         return ODBC_LEADER_EINVAL;
     rc = odbc_leader__elector_tick(&h->el, next_tick_ms);
+    sync_wait(h);
     if (rc > 0)
         collect_fires(h);
     return rc;

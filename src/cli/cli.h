@@ -41,9 +41,13 @@ struct odbc_leader__cli {
     int syslog;          /* --syslog: log lines go to syslog(3), errors
                             to syslog and stderr; openlog() was called */
     int help;            /* -h seen */
-    int quiet_connect;   /* while creating a handle: hide warnings that
-                            the creation error repeats */
-    int status_line;     /* 1 while an updating line is shown on stderr */
+    int quiet_connect;   /* while creating a handle: hold warnings back
+                            (a failed creation's error repeats them) */
+    char held[4][512];   /* the warnings held back, shown when the
+                            creation succeeds (a transaction pooler
+                            found, say) */
+    int nheld;
+    int status_line; /* 1 while an updating line is shown on stderr */
 };
 
 /* getopt_long value of the common options that have no short letter. */

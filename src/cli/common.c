@@ -135,8 +135,11 @@ void odbc_leader__cli_log(void *ctx, int level, const char *msg) {
 
     if (level > max)
         return;
-    if (c->quiet_connect && c->verbose == 0 && level >= LOG_WARNING)
+    if (c->quiet_connect && c->verbose == 0 && level >= LOG_WARNING) {
+        if (level == LOG_WARNING && c->nheld < 4)
+            snprintf(c->held[c->nheld++], sizeof(c->held[0]), "%s", msg);
         return;
+    }
     if (c->syslog) {
         syslog(level, "%s", msg);
         return;
@@ -378,10 +381,14 @@ int odbc_leader__cli_open(struct odbc_leader__cli *c, const char *extra,
     if (rc != 0)
         return rc;
     c->quiet_connect = 1;
+    c->nheld = 0;
     rc =
         odbc_leader_create(out, conf, cb != NULL ? cb : &own, err, sizeof(err));
     c->quiet_connect = 0;
     free(conf);
+    for (int i = 0; rc == 0 && i < c->nheld; i++)
+        odbc_leader__cli_log(c, LOG_WARNING, c->held[i]);
+    c->nheld = 0;
     if (rc < 0) {
         odbc_leader__cli_err(c, "%s",
                              err[0] != '\0' ? err : odbc_leader_strerror(rc));

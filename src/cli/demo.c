@@ -100,7 +100,10 @@ static const char demo_help[] =
     "\n"
     "Exit status: 0 as shown; 69 the SQLite3 driver is missing; 70 the\n"
     "election did not behave (no leader in time, a candidate died); 71\n"
-    "system error; 128+N interrupted by signal N.\n";
+    "system error; 128+N interrupted by signal N.\n"
+    "\n"
+    "Example:\n"
+    "  odbc-leader demo -c 5\n";
 
 /* ---- output ---- */
 

@@ -44,7 +44,11 @@ static const char fires_help[] =
     "or its claimant died); DURATION.\n"
     "\n"
     "Exit status: 0; 64 usage; 69 database unavailable; 78 configuration or\n"
-    "a dialect without a fire ledger.\n";
+    "a dialect without a fire ledger.\n"
+    "\n"
+    "Examples:\n"
+    "  odbc-leader fires -d sched -n report\n"
+    "  odbc-leader fires -d sched -n report --job report --json\n";
 
 /* Fire callback: appends a copy of f to the list in ctx. */
 static void keep_fire(void *ctx, const struct odbc_leader_fire *f) {

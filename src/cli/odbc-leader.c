@@ -87,6 +87,10 @@ static const char help_text[] =
     "  128+N  run: CMD was killed by signal N, or odbc-leader was stopped\n"
     "       by signal N before CMD started\n"
     "\n"
+    "Examples (docs/quickstart.md):\n"
+    "  odbc-leader run -d sched -n report --once-per 1h -- /usr/local/bin/report\n"
+    "  odbc-leader status -d sched -n report\n"
+    "\n"
     "'odbc-leader COMMAND --help' describes each command; see also\n"
     "odbc-leader(1).\n";
 

@@ -30,7 +30,11 @@ static const char resign_help[] =
     "Exit status: 0 requested (and, with --wait, a new term started);\n"
     "82 the namespace has no leader; 83 the --to candidate is not alive;\n"
     "75 --wait timed out; 64 usage; 69 database unavailable; 78\n"
-    "configuration.\n";
+    "configuration.\n"
+    "\n"
+    "Examples:\n"
+    "  # before restarting the leader's host: hand over to host2\n"
+    "  odbc-leader resign -d sched -n indexer --to host2 --wait\n";
 
 struct resign {
     const char *to;     /* --to, borrowed; NULL = anyone */

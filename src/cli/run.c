@@ -132,7 +132,13 @@ static const char run_help[] =
     "and the database failed; 64 usage; 69\n"
     "database unavailable; 78 configuration (also --grace too long);\n"
     "126/127 CMD not executable/not found; 128+N stopped by signal N before\n"
-    "CMD started.\n";
+    "CMD started.\n"
+    "\n"
+    "Examples:\n"
+    "  # the same crontab line on every host: the report runs once an hour\n"
+    "  odbc-leader run -d sched -n report --once-per 1h -- /usr/local/bin/report\n"
+    "  # a service that runs on one host at a time, handed over on failure\n"
+    "  odbc-leader run -d sched -n indexer -- /usr/local/bin/indexer\n";
 
 /* ---- callbacks ---- */
 

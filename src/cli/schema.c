@@ -47,7 +47,14 @@ static const char schema_help[] =
     "                        the version before\n" ODBC_LEADER__CLI_COMMON_HELP
     "\n"
     "Exit status: 0; 64 usage; 69 database unavailable; 78 unknown dialect\n"
-    "or bad configuration.\n";
+    "or bad configuration.\n"
+    "\n"
+    "Examples:\n"
+    "  # for a DBA: the DDL of the PostgreSQL tables\n"
+    "  odbc-leader schema --dialect postgresql\n"
+    "  # create the tables with an account that may (candidates then need\n"
+    "  # only SELECT, INSERT, UPDATE and DELETE: LeaderCreateSchema=no)\n"
+    "  odbc-leader schema -d sched-admin --apply\n";
 
 static const char fence_help[] =
     "Usage: odbc-leader fence [OPTIONS]\n"
@@ -64,7 +71,10 @@ static const char fence_help[] =
     "                        EXISTS ( ... ), without "
     "comments\n" ODBC_LEADER__CLI_COMMON_HELP "\n"
     "Exit status: 0; 64 usage; 69 database unavailable; 78 unknown dialect,\n"
-    "a dialect without a fence (schema version 1) or bad configuration.\n";
+    "a dialect without a fence (schema version 1) or bad configuration.\n"
+    "\n"
+    "Example:\n"
+    "  odbc-leader fence --dialect postgresql\n";
 
 /* 1 when the options or the environment name a connection. */
 static int conn_given(const struct odbc_leader__cli *c) {

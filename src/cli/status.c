@@ -41,7 +41,11 @@ static const char status_help[] =
     "  --format FORMAT       table (default), json or prometheus (text\n"
     "                        exposition, e.g. for a textfile "
     "collector)\n" ODBC_LEADER__CLI_COMMON_HELP "\n"
-    "Exit status: 0; 64 usage; 69 database unavailable; 78 configuration.\n";
+    "Exit status: 0; 64 usage; 69 database unavailable; 78 configuration.\n"
+    "\n"
+    "Examples:\n"
+    "  odbc-leader status -d sched -n report\n"
+    "  odbc-leader status -d sched -n report --format=prometheus\n";
 
 /* ---- reading ---- */
 

@@ -45,7 +45,10 @@ static const char watch_help[] =
     "  --json                one JSON object per line "
     "instead\n" ODBC_LEADER__CLI_COMMON_HELP "\n"
     "Exit status: 0 when interrupted; 64 usage; 69 database unavailable at\n"
-    "start; 78 configuration.\n";
+    "start; 78 configuration.\n"
+    "\n"
+    "Example:\n"
+    "  odbc-leader watch -d sched -n indexer\n";
 
 /* Writes the wall-clock time as ISO 8601 with milliseconds and the UTC
  * offset ("2024-05-01T10:00:00.123+02:00") into buf. */

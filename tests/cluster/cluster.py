@@ -1646,25 +1646,152 @@ def pgb_fault(ctx, el, fault):
         raise ValueError(fault)
 
 
+# the refusals first (quick), then the elections
+PGB_VARIANTS = ("transaction:none,transaction:session,"
+                "transaction:transaction,session:session,transaction:-,"
+                "transaction:-+nocheck,session:-")
+POOLER_SWITCH = re.compile(r"running as with LeaderPooler=transaction")
+
+
+def pgb_refusal(ctx, name, conn, direct):
+    """A transaction pooler with LeaderPooler=none or session: `odbc-leader
+    run` and the plugin (fault-host) must stop at init, exit 78 and 1, with
+    a message naming LeaderPooler=transaction, and leave no row behind.
+    Returns the violations."""
+    out = []
+    ns = name
+    conf = "%s;LeaderNamespace=%s" % (conn, ns)
+    tries = [("odbc-leader run", [ctx.odbc_leader, "run", "-C", conn, "-n",
+                                  ns, "--", "sleep", "60"], 78),
+             ("fault-host", [ctx.host, "-p", ctx.plugin, "-d", ctx.work,
+                             "-n", "refused", conf], 1)]
+    for what, cmd, want in tries:
+        try:
+            p = subprocess.run(cmd, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True, timeout=30)
+        except subprocess.TimeoutExpired:
+            out.append("%s: still running after 30 s (no refusal)" % what)
+            continue
+        said = [ln for ln in p.stderr.splitlines()
+                if "set LeaderPooler=transaction" in ln]
+        log("%s: %s exit %d: %s" % (name, what, p.returncode,
+                                    said[0] if said else
+                                    p.stderr.strip()[-300:]))
+        if p.returncode != want:
+            out.append("%s: exit %d, not %d" % (what, p.returncode, want))
+        if not said:
+            out.append("%s: no message naming LeaderPooler=transaction "
+                       "(stderr: %s)" % (what, p.stderr.strip()[-300:]))
+    st = subprocess.run([ctx.odbc_leader, "status", "--json", "-C", direct,
+                         "-n", ns], stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE, text=True, timeout=60)
+    try:
+        j = json.loads(st.stdout)
+    except ValueError:
+        j = None
+    if j is None or j.get("term") not in (None, 0) or j.get("candidates"):
+        out.append("rows left behind in namespace %s: %s" % (
+            ns, st.stdout.strip()[:300] or st.stderr.strip()[:300]))
+    return out
+
+
+def pgb_auto(el, r, switch, nocheck):
+    """An election without LeaderPooler (auto): through a transaction
+    pooler (switch) every candidate must say that it found one and runs as
+    with LeaderPooler=transaction, found at connect or from a statement
+    that failed with 26000 (only the latter with nocheck; the check at
+    connect can miss while other clients take the pooler's sessions), and
+    those lines are not counted as errors; through a session pooler none
+    may say so."""
+    srcs = set()
+    with el.logs.lock:
+        for _, src, _, _ in el.logs.events:
+            srcs.add(src)
+    said = {s: [] for s in srcs}
+    with el.logs.lock:
+        for _, src, _, line in el.logs.events:
+            if POOLER_SWITCH.search(line):
+                said[src].append(line)
+    if not switch:
+        for src in sorted(srcs):
+            if said[src]:
+                r["violations"].append("%s found a transaction pooler "
+                                       "behind a session pooler: %s" % (
+                                           src, said[src][0][:200]))
+        return
+    for src in sorted(srcs):
+        if not said[src]:
+            r["violations"].append("%s never said it runs as with "
+                                   "LeaderPooler=transaction" % src)
+        elif nocheck and not any("was not there" in ln for ln in said[src]):
+            r["violations"].append("%s switched, but not on SQLSTATE "
+                                   "26000: %s" % (src, said[src][0][:200]))
+    lines = [ln for s in srcs for ln in said[s]]
+    late = sum(1 for ln in lines if "was not there" in ln)
+    r["notes"].append("%d of %d candidates switched to transaction pooling "
+                      "by themselves: %d times at connect, %d times on a "
+                      "statement that failed with 26000" % (
+                          sum(1 for s in srcs if said[s]), len(srcs),
+                          len(lines) - late, late))
+
+
+LOST_RENEWAL = re.compile(r"renewing term \d+ failed \(connection to the "
+                          r"database lost\)")
+
+
+def pgb_excused(el, t0, t1):
+    """Error/warning lines in [t0, t1) that an auto election through a
+    transaction pooler may log: the warning that it switches (at connect,
+    or instead of the statement that failed with 26000; any other line
+    with 26000 counts) and, for each switch, one renewal that failed with
+    it (a leader's renew that met the 26000 reconnects, as after a lost
+    connection)."""
+    n = el.logs.count(t0, t1, POOLER_SWITCH)
+    return n + min(n, el.logs.count(t0, t1, LOST_RENEWAL))
+
+
 def scenario_pgbouncer(ctx):
     """Elections through pgbouncer (transaction and session pooling), with
-    kill -9 and SIGSTOP of the leader and a restart of PostgreSQL."""
+    kill -9 and SIGSTOP of the leader and a restart of PostgreSQL; without
+    LeaderPooler (auto), and the refusals of none and session."""
     extra = BROKEN_EXTRA_MS if ctx.broken else 0
     results = []
+    refusals = []
     ctx.turn = 0
     probe_conn = pg_conn(int(os.environ["OL_PG_PORT"]))
+    no_check = key_refusal(ctx, probe_conn, "LeaderTestNoPoolerCheck", "1")
     for variant in ctx.variants.split(","):
         mode, key = variant.split(":")
+        nocheck = key.endswith("+nocheck")
+        key = key.replace("+nocheck", "")
         port = int(os.environ["CL_PGB_PORT_%s" % mode])
         conn = pg_conn(port)
-        refused = "--no-pooler-key" if ctx.no_pooler_key else \
-            pooler_refusal(ctx, probe_conn, key)
-        if refused is None:
+        refused = None
+        if ctx.no_pooler_key:
+            refused = "--no-pooler-key"
+        elif key != "-":
+            refused = pooler_refusal(ctx, probe_conn, key)
+        if refused is None and key != "-":
             conn += ";LeaderPooler=%s" % key
-        name = "pgb-%s-%s" % (mode, key)
+        if nocheck:
+            if no_check is not None:
+                log("%s: skipped (%s)" % (variant, no_check))
+                continue
+            conn += ";LeaderTestNoPoolerCheck=1"
+        name = "pgb-%s-%s%s" % (mode, "default" if key == "-" else key,
+                                "-nocheck" if nocheck else "")
+        if mode == "transaction" and key in ("none", "session") and \
+                refused is None:
+            v = pgb_refusal(ctx, name, conn, probe_conn)
+            refusals += ["%s: %s" % (name, x) for x in v]
+            log("%s: %s" % (name, "refused at init" if not v else
+                            "%d violations" % len(v)))
+            continue
+        auto = key in ("-", "auto") and refused is None
         log("%s: pool_mode=%s on port %d, LeaderPooler=%s" % (
-            name, mode, port, key if refused is None else
-            "(not given: %s)" % refused))
+            name, mode, port, "(not given: auto)" if key == "-" else
+            key if refused is None else "(not given: %s)" % refused))
         el = start_election(ctx, name, conn, probe_conn, ctx.hosts,
                             ctx.runs, extra)
         err = None
@@ -1681,18 +1808,26 @@ def scenario_pgbouncer(ctx):
         if refused is not None and not ctx.broken:
             r["violations"].append("LeaderPooler=%s refused (%s): ran "
                                    "without the key" % (key, refused))
+        switch = auto and mode == "transaction"
+        if auto:
+            pgb_auto(el, r, switch, nocheck)
         if not ctx.broken:
             # a PostgreSQL restart ends every candidate's session: each
             # may log the lost statement and its first failed reconnect
             limit = ctx.max_errors * (ctx.hosts + ctx.runs)
-            for f in r["faults"]:
+            starts = [f["ref"] for f in r["faults"]] + [el.t_stop]
+            for i, f in enumerate(r["faults"]):
                 n = f["errors"] + f["warnings"]
+                if switch:
+                    n -= pgb_excused(el, f["ref"], starts[i + 1])
                 if n > limit:
                     r["violations"].append(
                         "%s: %d error/warning lines (at most %d: %d per "
                         "candidate)" % (f["name"], n, limit,
                                         ctx.max_errors))
             steady = r["steady_errors"]
+            if switch:
+                steady -= pgb_excused(el, el.t_start, starts[0])
             if steady > 0:
                 r["violations"].append("%d error/warning lines before the "
                                        "first fault" % steady)
@@ -1700,7 +1835,10 @@ def scenario_pgbouncer(ctx):
         log("%s: %d overlaps (combined), %s" % (
             name, r["comb_overlaps"], "ok" if not r["violations"] else
             "%d violations" % len(r["violations"])))
-    return report(results, "pgbouncer", ctx.table)
+    rc = report(results, "pgbouncer", ctx.table) if results else 0
+    for v in refusals:
+        print("FAIL %s" % v)
+    return 1 if refusals else rc
 
 
 def main():
@@ -1756,9 +1894,10 @@ def main():
     ap.add_argument("--faketime-lib", default=None)
     # pgbouncer
     ap.add_argument("--variants", default=None,
-                    help="POOL_MODE:LEADERPOOLER,... (default transaction:"
-                    "transaction,session:session; with --broken "
-                    "session:session)")
+                    help="POOL_MODE:LEADERPOOLER,... (LEADERPOOLER '-': "
+                    "not given; a '+nocheck' suffix adds "
+                    "LeaderTestNoPoolerCheck=1; default: %s; with --broken "
+                    "session:session)" % PGB_VARIANTS)
     ap.add_argument("--faults", default=None,
                     help="kill-9,sigstop,pg-restart (with --broken: "
                     "sigstop)")
@@ -1777,8 +1916,7 @@ def main():
                                              ctx.faketime_lib):
         ap.error("sqlitestep needs --sqlite-file and --faketime-lib")
     if ctx.variants is None:
-        ctx.variants = "session:session" if ctx.broken else \
-            "transaction:transaction,session:session"
+        ctx.variants = "session:session" if ctx.broken else PGB_VARIANTS
     if ctx.faults is None:
         ctx.faults = "sigstop" if ctx.broken else "kill-9,sigstop,pg-restart"
     ctx.checker = faultlib.load_checker(ctx.checker, "checker")

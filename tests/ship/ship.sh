@@ -11,7 +11,7 @@
 #     key inits and leads;
 #   - the installed odbc-leader refuses the key the same way (status), and
 #     works without it; it refuses LeaderTestNoWatch (a takeover on
-#     database time alone) the same way;
+#     database time alone) and LeaderTestNoPoolerCheck the same way;
 #   - odbc-leader has no __demo-job subcommand, and `odbc-leader demo`
 #     runs from the installed tree (two takeovers, exit 0);
 #   - no installed ELF file (the command, the library, the plugins) has
@@ -117,6 +117,16 @@ if [ "$rc" != 0 ] && grep -qF "${key_error/LeaderTestTrustExtra/LeaderTestNoWatc
     ok "odbc-leader refuses LeaderTestNoWatch (exit $rc)"
 else
     bad "odbc-leader status with LeaderTestNoWatch: exit $rc, without the refusal"
+fi
+rc=0
+"$exe" -C "$conn;LeaderTestNoPoolerCheck=1" status >"$OL_TMP/status.out" \
+    2>&1 || rc=$?
+cat "$OL_TMP/status.out" >&2
+if [ "$rc" != 0 ] && grep -qF "${key_error/LeaderTestTrustExtra/LeaderTestNoPoolerCheck}" \
+    "$OL_TMP/status.out"; then
+    ok "odbc-leader refuses LeaderTestNoPoolerCheck (exit $rc)"
+else
+    bad "odbc-leader status with LeaderTestNoPoolerCheck: exit $rc, without the refusal"
 fi
 "$exe" -C "$conn" status >/dev/null 2>"$OL_TMP/status.err" ||
     bad "odbc-leader status without the key failed: $(cat "$OL_TMP/status.err")"

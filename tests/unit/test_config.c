@@ -585,6 +585,64 @@ static void test_test_no_watch(void **state) {
 #endif
 }
 
+/* LeaderPooler: auto unless given; the four names in any case; anything
+ * else refused with the list. */
+static void test_pooler(void **state) {
+    static const struct {
+        const char *text;
+        int want;
+    } ok[] = {
+        {"auto", ODBC_LEADER__POOL_AUTO},
+        {"none", ODBC_LEADER__POOL_NONE},
+        {"Session", ODBC_LEADER__POOL_SESSION},
+        {"TRANSACTION", ODBC_LEADER__POOL_TRANSACTION},
+    };
+    struct odbc_leader__config cfg;
+    char conn[64], err[ERRLEN];
+
+    (void)state;
+    parse_ok("Driver=A", &cfg);
+    assert_int_equal(cfg.pooler, ODBC_LEADER__POOL_AUTO);
+    odbc_leader__config_free(&cfg);
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        snprintf(conn, sizeof conn, "Driver=A;LeaderPooler=%s", ok[i].text);
+        parse_ok(conn, &cfg);
+        assert_int_equal(cfg.pooler, ok[i].want);
+        odbc_leader__config_free(&cfg);
+    }
+    parse_bad("Driver=A;LeaderPooler=statement", err);
+    assert_has(err, "LeaderPooler: \"statement\" is not one of auto, none, "
+                    "session, transaction");
+    assert_string_equal(odbc_leader__pooler_name(ODBC_LEADER__POOL_AUTO),
+                        "auto");
+    assert_string_equal(odbc_leader__pooler_name(ODBC_LEADER__POOL_TRANSACTION),
+                        "transaction");
+    assert_string_equal(odbc_leader__pooler_name(99), "?");
+}
+
+/* LeaderTestNoPoolerCheck: a boolean in a build configured with
+ * --enable-test-hooks, refused with any value without. */
+static void test_test_no_pooler_check(void **state) {
+    struct odbc_leader__config cfg;
+    char err[ERRLEN];
+
+    (void)state;
+    parse_ok("Driver=A", &cfg);
+    assert_int_equal(cfg.test_no_pooler_check, 0);
+    odbc_leader__config_free(&cfg);
+#ifdef ODBC_LEADER_TEST_HOOKS
+    parse_ok("Driver=A;LeaderTestNoPoolerCheck=1", &cfg);
+    assert_int_equal(cfg.test_no_pooler_check, 1);
+    odbc_leader__config_free(&cfg);
+    parse_bad("Driver=A;LeaderTestNoPoolerCheck=2", err);
+    assert_has(err, "LeaderTestNoPoolerCheck: \"2\" is not one of yes, no");
+#else
+    parse_bad("Driver=A;LeaderTestNoPoolerCheck=0", err);
+    assert_has(err, "LeaderTestNoPoolerCheck: a test-only key");
+    assert_has(err, "--enable-test-hooks");
+#endif
+}
+
 /* Asserts that stripping the password from in gives want. */
 static void strip_is(const char *in, const char *want) {
     char err[ERRLEN] = "";
@@ -900,6 +958,8 @@ int main(void) {
         cmocka_unit_test(test_prefix),
         cmocka_unit_test(test_test_trust_extra),
         cmocka_unit_test(test_test_no_watch),
+        cmocka_unit_test(test_pooler),
+        cmocka_unit_test(test_test_no_pooler_check),
         cmocka_unit_test(test_strip_password),
         cmocka_unit_test(test_dialect),
         cmocka_unit_test(test_create_schema),

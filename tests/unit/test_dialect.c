@@ -153,7 +153,7 @@ static void expect_clean_sql(const struct odbc_leader__dialect *d) {
     }
     for (i = 1; i < ODBC_LEADER__OP_COUNT; i++)
         if (i != ODBC_LEADER__OP_RELEASE && i != ODBC_LEADER__OP_WAIT &&
-            i != ODBC_LEADER__OP_HOLD)
+            i != ODBC_LEADER__OP_HOLD && i != ODBC_LEADER__OP_SESSION_ID)
             assert_true(d->ops[i].n > 0);
     /* the follower wake-up: release and wait, or neither */
     assert_int_equal(d->ops[ODBC_LEADER__OP_RELEASE].n,
@@ -407,6 +407,40 @@ static void test_err_define(void **state) {
                  6, "unknown placeholder {a}");
 }
 
+/* session_id: optional, one statement without parameters (the pooler
+ * check runs it on a second connection where nothing is bound); the
+ * built-in postgresql and mariadb dialects have it, sqlite does not. */
+static void test_session_id(void **state) {
+    static const char *const with[] = {"postgresql", "mariadb"};
+    struct odbc_leader__dialect *d;
+
+    (void)state;
+    d = parse_ok(HEADER REQUIRED_OPS "-- @statement session_id\n"
+                                     "SELECT 'x';\n");
+    assert_int_equal(d->ops[ODBC_LEADER__OP_SESSION_ID].n, 1);
+    assert_int_equal(d->ops[ODBC_LEADER__OP_SESSION_ID].v[0].nparams, 0);
+    odbc_leader__dialect_free(d);
+    expect_error(HEADER REQUIRED_OPS "-- @statement session_id\n"
+                                     "SELECT :ns;\n",
+                 22,
+                 "@statement session_id uses :ns; it takes no "
+                 "parameters");
+    expect_error(HEADER REQUIRED_OPS "-- @statement session_id\n"
+                                     "SELECT 1;\nSELECT 2;\n",
+                 23,
+                 "@statement session_id holds 2 statements; it must "
+                 "be one SELECT of one row and one column");
+    for (size_t i = 0; i < sizeof with / sizeof with[0]; i++) {
+        d = parse_builtin(with[i]);
+        assert_int_equal(d->ops[ODBC_LEADER__OP_SESSION_ID].n, 1);
+        assert_int_equal(d->ops[ODBC_LEADER__OP_SESSION_ID].v[0].nparams, 0);
+        odbc_leader__dialect_free(d);
+    }
+    d = parse_builtin("sqlite");
+    assert_int_equal(d->ops[ODBC_LEADER__OP_SESSION_ID].n, 0);
+    odbc_leader__dialect_free(d);
+}
+
 /* The follower wake-up: release and wait go together, hold is optional
  * and needs them; the messages name the missing one and the set. */
 static void test_wake_up_statements_go_together(void **state) {
@@ -595,7 +629,7 @@ static void test_err_missing_op(void **state) {
                  "@schema-version 1 needs ddl, schema_version, attempt, "
                  "renew, resign, unregister, leader, candidates and "
                  "request_resign, and may also have on_connect, release, "
-                 "wait and hold");
+                 "wait, hold and session_id");
     expect_error(HEADER, 2, "missing @statement ddl");
     expect_error("", 1, "missing @dialect");
     expect_error("-- @dialect t\n-- @schema-version 2\n" REQUIRED_OPS, 20,
@@ -603,8 +637,8 @@ static void test_err_missing_op(void **state) {
                  "@schema-version 2 needs ddl, schema_version, attempt, "
                  "renew, resign, unregister, leader, candidates, "
                  "request_resign, claim, finish, fire, fires, fire_gc and "
-                 "fence, and may also have on_connect, release, wait, hold "
-                 "and upgrade");
+                 "fence, and may also have on_connect, release, wait, hold, "
+                 "upgrade and session_id");
 }
 
 /* The operations a file of @schema-version 2 must have, written out here
@@ -701,8 +735,8 @@ static void test_err_lists_are_complete(void **state) {
                  "unknown operation \"fly\" in @statement; expected "
                  "on_connect, ddl, schema_version, attempt, renew, resign, "
                  "unregister, leader, candidates, request_resign, release, "
-                 "wait, hold, upgrade, claim, finish, fire, fires, fire_gc "
-                 "or fence");
+                 "wait, hold, upgrade, claim, finish, fire, fires, fire_gc, "
+                 "fence or session_id");
     expect_error(HEADER "-- @frobnicate yes\n" REQUIRED_OPS, 3,
                  "unknown directive @frobnicate; expected @statement or a "
                  "header directive: @dialect, @dbms, @schema-version, "
@@ -1253,6 +1287,7 @@ int main(void) {
         cmocka_unit_test(test_minimal_and_statement_text),
         cmocka_unit_test(test_define_expands_with_params_and_prefix),
         cmocka_unit_test(test_err_define),
+        cmocka_unit_test(test_session_id),
         cmocka_unit_test(test_wake_up_statements_go_together),
         cmocka_unit_test(test_err_too_many_statements),
         cmocka_unit_test(test_quotes_left_alone),
