@@ -10,9 +10,11 @@ outlives its lease, and it claims whether or not it leads) and then
 CANDIDATES ordinary claim-hosts; each claims the fires of 100 ms slots
 while it leads, catching up on the window after a takeover. Then:
 
-  rogue-stop  SIGSTOP the rogue while it leads, for TTL + 1000 ms: another
-              host takes over; on SIGCONT the rogue claims with its stale
-              term before its next tick, and the database must refuse
+  rogue-stop  SIGSTOP the rogue while it leads, for TTL + 1000 ms and
+              until another host has won a term (a loaded machine once
+              took longer: the rogue resumed undeposed, so nothing was
+              refused); on SIGCONT the rogue claims with its stale term
+              before its next tick, and the database must refuse
   kill-9      SIGKILL of the leader (twice, once right after a slot
               boundary); the host is started again
   sigstop     SIGSTOP of the leader for TTL + 1000 ms, then SIGCONT
@@ -119,6 +121,28 @@ class Run:
         time.sleep(ms / 1000.0)
         os.kill(p.pid, signal.SIGCONT)
 
+    def stop_until_taken(self, cid, ms):
+        """SIGSTOP of cid for ms, and longer until another host has won a
+        term (up to 4 TTLs more), so that cid resumes deposed however
+        slowly a loaded machine runs the takeover. Raises RuntimeError
+        when nobody takes over."""
+        p = self.procs[cid]
+
+        def others_won():
+            return sum(1 for e in self.entries()
+                       if e and e[0] == "W" and int(e[1]) != p.pid)
+        before = others_won()
+        os.kill(p.pid, signal.SIGSTOP)
+        time.sleep(ms / 1000.0)
+        deadline = time.monotonic() + 4 * TTL_MS / 1000.0
+        while others_won() == before and time.monotonic() < deadline:
+            time.sleep(0.05)
+        taken = others_won() > before
+        os.kill(p.pid, signal.SIGCONT)
+        if not taken:
+            raise RuntimeError("nobody took over within %d ms of stopping "
+                               "%s" % (ms + 4 * TTL_MS, cid))
+
     def kill(self, cid):
         p = self.procs[cid]
         os.kill(p.pid, signal.SIGKILL)
@@ -156,7 +180,7 @@ def run_db(ctx, db):
         for i in range(CANDIDATES):
             r.start("cand-%d" % i)
         r.wait_claims("the start")
-        r.stop_for("rogue", STOP_MS)
+        r.stop_until_taken("rogue", STOP_MS)
         r.wait_claims("rogue-stop")
         for fault in ("kill-9", "kill-9-boundary", "sigstop"):
             cid = r.leader()
