@@ -48,25 +48,6 @@
 #include "config.h"
 #include "dialect.h"
 
-/* The parameter names, indexed by enum odbc_leader__param, as dialect
- * files spell them (after the ':'). The library keeps its table private
- * (dialect.c); the assertion below breaks the build when the enum grows
- * without this table. Parameters not named in raw.c's list of text
- * parameters are bound as 64-bit integers, as db.c does. */
-static const char *const param_names[] = {
-    "ns",          "id",
-    "term",        "ttl_ms",
-    "cand_ttl_ms", "version",
-    "to",          "wait_ms",
-    "job",         "fire_ms",
-    "status",      "retention_ms",
-    "seen_term",   "seen_expires_ms",
-};
-_Static_assert(sizeof(param_names) / sizeof(param_names[0]) ==
-                   ODBC_LEADER__P_COUNT,
-               "bench-dialect.c: param_names does not match "
-               "enum odbc_leader__param (src/dialect.h)");
-
 /* Command-line options; strings are borrowed from argv. */
 struct options {
     const char *dialect; /* -d, may be NULL */
@@ -147,7 +128,7 @@ static int print_sql(const struct odbc_leader__stmt *st, int pgbench) {
             if (k >= st->nparams)
                 return -1;
             if (pgbench) {
-                printf(":%s", param_names[st->params[k]]);
+                printf(":%s", odbc_leader__param_name(st->params[k]));
                 /* keep a following name character out of the variable */
                 if (s[i + 1] == '_' || (s[i + 1] >= 'a' && s[i + 1] <= 'z') ||
                     (s[i + 1] >= 'A' && s[i + 1] <= 'Z') ||
@@ -186,7 +167,7 @@ static int print_qmark(const struct odbc_leader__dialect *d, int op,
 
         fputs("-- @stmt", stdout);
         for (int k = 0; k < st->nparams; k++)
-            printf(" %s", param_names[st->params[k]]);
+            printf(" %s", odbc_leader__param_name(st->params[k]));
         putchar('\n');
         if (print_sql(st, 0) < 0)
             return -1;

@@ -882,38 +882,21 @@ static int settle_bool(const struct state *st, int k, int *out, char *err,
     return ODBC_LEADER_ECONFIG;
 }
 
-/* Reads LeaderTestNoWatch (when given) into c->test_no_watch: a takeover
- * on database time alone, the rule before the watch, for the tests that
- * must show it failing; refused without --enable-test-hooks. Returns 0 or
- * ODBC_LEADER_ECONFIG. */
-static int settle_no_watch(const struct state *st,
-                           struct odbc_leader__config *c, char *err,
-                           size_t errlen) {
-    c->test_no_watch = 0;
-    if (st->v[K_TEST_NO_WATCH].text == NULL)
+/* Reads test-only boolean key k (when given) into *out, default 0;
+ * refused without --enable-test-hooks. The keys: LeaderTestNoWatch (a
+ * takeover on database time alone, the rule before the watch, for the
+ * tests that must show it failing) and LeaderTestNoPoolerCheck (no check
+ * for a transaction pooler at connect, so the tests reach the run-time
+ * detection, SQLSTATE 26000 in db.c). Returns 0 or ODBC_LEADER_ECONFIG. */
+static int settle_test_bool(const struct state *st, int k, int *out, char *err,
+                            size_t errlen) {
+    *out = 0;
+    if (st->v[k].text == NULL)
         return 0;
 #ifdef ODBC_LEADER_TEST_HOOKS
-    return settle_bool(st, K_TEST_NO_WATCH, &c->test_no_watch, err, errlen);
+    return settle_bool(st, k, out, err, errlen);
 #else
-    return refuse_test_key(st, K_TEST_NO_WATCH, err, errlen);
-#endif
-}
-
-/* Reads LeaderTestNoPoolerCheck (when given) into
- * c->test_no_pooler_check: no check for a transaction pooler at connect,
- * so the tests reach the run-time detection (SQLSTATE 26000, db.c);
- * refused without --enable-test-hooks. Returns 0 or ODBC_LEADER_ECONFIG. */
-static int settle_no_pooler_check(const struct state *st,
-                                  struct odbc_leader__config *c, char *err,
-                                  size_t errlen) {
-    c->test_no_pooler_check = 0;
-    if (st->v[K_TEST_NO_POOLER_CHECK].text == NULL)
-        return 0;
-#ifdef ODBC_LEADER_TEST_HOOKS
-    return settle_bool(st, K_TEST_NO_POOLER_CHECK, &c->test_no_pooler_check,
-                       err, errlen);
-#else
-    return refuse_test_key(st, K_TEST_NO_POOLER_CHECK, err, errlen);
+    return refuse_test_key(st, k, err, errlen);
 #endif
 }
 
@@ -1017,9 +1000,11 @@ static int settle(const struct state *st, struct odbc_leader__config *c,
     if (rc == 0)
         rc = settle_bool(st, K_CREATE_SCHEMA, &c->create_schema, err, errlen);
     if (rc == 0)
-        rc = settle_no_watch(st, c, err, errlen);
+        rc = settle_test_bool(st, K_TEST_NO_WATCH, &c->test_no_watch, err,
+                              errlen);
     if (rc == 0)
-        rc = settle_no_pooler_check(st, c, err, errlen);
+        rc = settle_test_bool(st, K_TEST_NO_POOLER_CHECK,
+                              &c->test_no_pooler_check, err, errlen);
     if (rc == 0)
         rc = settle_dialect(st, c, err, errlen);
     if (rc == 0)

@@ -1375,11 +1375,11 @@ static int find_pooler(struct odbc_leader__db *db, char *why, size_t n) {
  * level. Returns ODBC_LEADER_ECONFIG. */
 static int refused(struct odbc_leader__db *db, char *err, size_t errlen) {
     odbc_leader__errf(err, errlen, "%s", db->refusal);
-    if (err == NULL)
+    if (err == NULL) {
         odbc_leader__logf(db->log, db->refusal_logged ? LOG_DEBUG : LOG_WARNING,
                           "%s", db->refusal);
-    if (err == NULL)
         db->refusal_logged = 1;
+    }
     return ODBC_LEADER_ECONFIG;
 }
 

@@ -89,6 +89,12 @@ static const char *const param_names[ODBC_LEADER__P_COUNT] = {
     "seen_term",   "seen_expires_ms",
 };
 
+/* Returns the name of param as a dialect file spells it (after the ':');
+ * static. */
+const char *odbc_leader__param_name(enum odbc_leader__param param) {
+    return (unsigned)param < ODBC_LEADER__P_COUNT ? param_names[param] : "?";
+}
+
 /* Directive words of the code lists, indexed by enum odbc_leader__errclass. */
 static const char *const code_directives[6] = {
     NULL,

@@ -197,4 +197,8 @@ int odbc_leader__classify(const struct odbc_leader__dialect *d,
  * the parser and for messages; static, never NULL for a valid op. */
 const char *odbc_leader__op_name(enum odbc_leader__op op);
 
+/* The name of a parameter as a dialect file spells it, without the ':'
+ * ("ns", "seen_term"...); static. "?" when out of range. */
+const char *odbc_leader__param_name(enum odbc_leader__param param);
+
 #endif /* ODBC_LEADER_DIALECT_H */

@@ -108,26 +108,17 @@ if [ "$rc" != 0 ] && grep -qF "$key_error" "$OL_TMP/status.out"; then
 else
     bad "odbc-leader status with LeaderTestTrustExtra: exit $rc, without \"$key_error\""
 fi
-rc=0
-"$exe" -C "$conn;LeaderTestNoWatch=1" status >"$OL_TMP/status.out" \
-    2>&1 || rc=$?
-cat "$OL_TMP/status.out" >&2
-if [ "$rc" != 0 ] && grep -qF "${key_error/LeaderTestTrustExtra/LeaderTestNoWatch}" \
-    "$OL_TMP/status.out"; then
-    ok "odbc-leader refuses LeaderTestNoWatch (exit $rc)"
-else
-    bad "odbc-leader status with LeaderTestNoWatch: exit $rc, without the refusal"
-fi
-rc=0
-"$exe" -C "$conn;LeaderTestNoPoolerCheck=1" status >"$OL_TMP/status.out" \
-    2>&1 || rc=$?
-cat "$OL_TMP/status.out" >&2
-if [ "$rc" != 0 ] && grep -qF "${key_error/LeaderTestTrustExtra/LeaderTestNoPoolerCheck}" \
-    "$OL_TMP/status.out"; then
-    ok "odbc-leader refuses LeaderTestNoPoolerCheck (exit $rc)"
-else
-    bad "odbc-leader status with LeaderTestNoPoolerCheck: exit $rc, without the refusal"
-fi
+for key in LeaderTestNoWatch LeaderTestNoPoolerCheck; do
+    rc=0
+    "$exe" -C "$conn;$key=1" status >"$OL_TMP/status.out" 2>&1 || rc=$?
+    cat "$OL_TMP/status.out" >&2
+    if [ "$rc" != 0 ] && grep -qF "${key_error/LeaderTestTrustExtra/$key}" \
+        "$OL_TMP/status.out"; then
+        ok "odbc-leader refuses $key (exit $rc)"
+    else
+        bad "odbc-leader status with $key: exit $rc, without the refusal"
+    fi
+done
 "$exe" -C "$conn" status >/dev/null 2>"$OL_TMP/status.err" ||
     bad "odbc-leader status without the key failed: $(cat "$OL_TMP/status.err")"
 rc=0
