@@ -124,7 +124,10 @@ static void log_line(void *ctx, int level, const char *msg) {
 /* The candidate process: ticks as asked and reports; SIGTERM means
  * "shut down gracefully now", SIGUSR1 "resign now". Never returns. */
 static void candidate(const char *connect, int fd, int verbose) {
-    struct odbc_leader_callbacks cb = {sizeof(cb), NULL, log_line, NULL};
+    struct odbc_leader_callbacks cb = {.struct_size = sizeof(cb),
+                                       .ctx = NULL,
+                                       .log = log_line,
+                                       .on_change = NULL};
     sigset_t set;
     odbc_leader_t *h = NULL;
     char err[512];

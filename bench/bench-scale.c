@@ -342,7 +342,10 @@ static int cand_config(const struct bench *b, const struct cand *c, char *buf,
 /* Creates c's handle, at most o.concurrency at a time across workers.
  * Failures leave c->h NULL and are counted; the first few are printed. */
 static void cand_create(struct bench *b, struct cand *c) {
-    struct odbc_leader_callbacks cb = {sizeof(cb), c, on_log, on_change};
+    struct odbc_leader_callbacks cb = {.struct_size = sizeof(cb),
+                                       .ctx = c,
+                                       .log = on_log,
+                                       .on_change = on_change};
     char config[CONFIG_MAX], err[512] = "";
     int rc = -1;
 

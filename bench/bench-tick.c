@@ -72,7 +72,10 @@ static void on_log(void *ctx, int level, const char *msg) {
 /* Creates a handle for CONFIG with LeaderId=id appended. Returns it (owned
  * by the caller) or NULL after printing the reason. */
 static odbc_leader_t *make_handle(const char *config, const char *id) {
-    struct odbc_leader_callbacks cb = {sizeof(cb), NULL, on_log, NULL};
+    struct odbc_leader_callbacks cb = {.struct_size = sizeof(cb),
+                                       .ctx = NULL,
+                                       .log = on_log,
+                                       .on_change = NULL};
     char conf[CONFIG_MAX];
     char err[512];
     odbc_leader_t *h = NULL;

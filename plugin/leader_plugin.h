@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define LEADER_PLUGIN_ABI_MAJOR 1
-#define LEADER_PLUGIN_ABI_MINOR 2
+#define LEADER_PLUGIN_ABI_MINOR 3
 
 /* Returned by leader_plugin_entry() when the host's major is not ours. */
 #define LEADER_PLUGIN_EABI (-1000)
@@ -54,6 +54,12 @@ struct leader_host {      /* filled by the host, borrowed until shutdown */
     void (*log)(void *ctx, int syslog_level, const char *msg); /* may be NULL */
     void (*on_change)(void *ctx, int is_leader, int64_t term,
                       const char *leader_id); /* may be NULL */
+    /* ABI 1.3, groups only (shards() > 0): called from tick and shutdown,
+     * in order per shard, when this instance starts or stops leading a
+     * shard; a stop comes before the shard is handed over, so the host
+     * stops that shard's work before it returns. May be NULL. */
+    void (*on_shard_change)(void *ctx, uint32_t shard, int is_leader,
+                            int64_t term);
 };
 
 /* 1 when the host struct h (as the host built it, h->struct_size) has
@@ -107,13 +113,26 @@ struct leader_plugin {
      * message (NUL-terminated in msglen bytes, never a password). No I/O; tick's thread. */
     int (*last_error)(const void *inst, int *error_class, char *sqlstate, long *native,
                       char *msg, size_t msglen);
+    /* ---- ABI 1.3 (abi_minor >= 3): sharded groups; each may be NULL ---- */
+    /* The instance's shard count: 0 for an instance of one namespace, N for a member of a
+     * group of N shards (odbc_leader.so: LeaderShards=N). In a group, tick returns 1 while
+     * the instance leads any shard, is_leader says the same, term and leadership say 0, and
+     * claim and finish act in the shard of their job, fenced by that shard's term. Static
+     * after init; any thread. */
+    uint32_t (*shards)(const void *inst);
+    /* The shard of key (0 .. shards - 1; 0 when not a group): FNV-1a 64 of its bytes modulo
+     * the shard count, the same in every binding and version. Any thread. */
+    uint32_t (*shard_of)(const void *inst, const char *key);
+    /* The term of shard led by this instance and, in *valid_for_ms (when not NULL), how
+     * long its trust window still runs; 0 when not led. No I/O, no lock, any thread. */
+    int64_t (*shard_leadership)(const void *inst, uint32_t shard, uint32_t *valid_for_ms);
     // clang-format on
 };
 
 /* 1 when the plugin table p (as the plugin built it) has member m: a host
  * checks this before calling a member of a later minor than 1.0 (claim,
- * finish, leadership; candidate_id, error_class, last_error), since the
- * plugin may be older. */
+ * finish, leadership; candidate_id, error_class, last_error; shards,
+ * shard_of, shard_leadership), since the plugin may be older. */
 #define LEADER_PLUGIN_HAS(p, m)                                                \
     ((p) != NULL &&                                                            \
      (p)->struct_size >= offsetof(struct leader_plugin, m) + sizeof((p)->m) && \

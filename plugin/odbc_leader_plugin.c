@@ -10,13 +10,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "leader_plugin.h"
 #include "odbc_leader.h"
 
-/* One plugin instance: the library handle and the host it reports to. */
+/* One plugin instance: the library handle (of one namespace, h, or of a
+ * group member, g: exactly one is set) and the host it reports to. */
 struct instance {
     odbc_leader_t *h;
+    odbc_leader_group_t *g;
     const struct leader_host *host; /* borrowed until shutdown */
 };
 
@@ -33,6 +36,37 @@ static void forward_change(void *ctx, int is_leader, int64_t term,
 
     if (LEADER_HOST_HAS(host, on_change) && host->on_change != NULL)
         host->on_change(host->ctx, is_leader, term, leader_id);
+}
+
+static void forward_shard(void *ctx, uint32_t shard, int is_leader,
+                          int64_t term) {
+    const struct leader_host *host = ctx;
+
+    if (LEADER_HOST_HAS(host, on_shard_change) && host->on_shard_change != NULL)
+        host->on_shard_change(host->ctx, shard, is_leader, term);
+}
+
+/* 1 when config sets LeaderShards (a key of the connection string; the
+ * library itself then checks the value): the instance is a group member.
+ * A DSN's odbc.ini cannot make one. */
+static int wants_group(const char *config) {
+    static const char key[] = "leadershards";
+    const char *p = config;
+
+    while (p != NULL && *p != '\0') {
+        while (*p == ' ' || *p == ';')
+            p++;
+        if (strncasecmp(p, key, sizeof(key) - 1) == 0) {
+            const char *q = p + sizeof(key) - 1;
+
+            while (*q == ' ')
+                q++;
+            if (*q == '=')
+                return 1;
+        }
+        p = strchr(p, ';');
+    }
+    return 0;
 }
 
 /* Creates an instance; returns 0 and *inst, or a negative
@@ -55,7 +89,11 @@ static int plugin_init(const char *config, const struct leader_host *host,
     cb.ctx = (void *)host;
     cb.log = forward_log;
     cb.on_change = forward_change;
-    rc = odbc_leader_create(&in->h, config, &cb, err, errlen);
+    cb.on_shard_change = forward_shard;
+    if (config != NULL && wants_group(config))
+        rc = odbc_leader_group_create(&in->g, config, &cb, err, errlen);
+    else
+        rc = odbc_leader_create(&in->h, config, &cb, err, errlen);
     if (rc < 0) {
         free(in);
         return rc;
@@ -67,21 +105,29 @@ static int plugin_init(const char *config, const struct leader_host *host,
 static int plugin_tick(void *inst, uint32_t *next_tick_ms) {
     struct instance *in = inst;
 
+    int rc;
+
     if (in == NULL)
         return ODBC_LEADER_EINVAL;
-    return odbc_leader_tick(in->h, next_tick_ms);
+    if (in->h != NULL)
+        return odbc_leader_tick(in->h, next_tick_ms);
+    rc = odbc_leader_group_tick(in->g, next_tick_ms);
+    return rc > 0 ? 1 : rc;
 }
 
 static int plugin_is_leader(const void *inst) {
     const struct instance *in = inst;
 
-    return in != NULL && odbc_leader_is_leader(in->h);
+    if (in == NULL)
+        return 0;
+    return in->h != NULL ? odbc_leader_is_leader(in->h)
+                         : odbc_leader_group_led(in->g) > 0;
 }
 
 static int64_t plugin_term(const void *inst) {
     const struct instance *in = inst;
 
-    return in != NULL ? odbc_leader_term(in->h) : 0;
+    return in != NULL && in->h != NULL ? odbc_leader_term(in->h) : 0;
 }
 
 /* ABI 1.1: claim, mapping the library's ENOTLEADER to the ABI's code. */
@@ -91,7 +137,8 @@ static int plugin_claim(void *inst, const char *job, int64_t fire_ms) {
 
     if (in == NULL)
         return ODBC_LEADER_EINVAL;
-    rc = odbc_leader_claim(in->h, job, fire_ms);
+    rc = in->h != NULL ? odbc_leader_claim(in->h, job, fire_ms)
+                       : odbc_leader_group_claim(in->g, job, fire_ms);
     return rc == ODBC_LEADER_ENOTLEADER ? LEADER_PLUGIN_ENOTLEADER : rc;
 }
 
@@ -101,7 +148,9 @@ static int plugin_finish(void *inst, const char *job, int64_t fire_ms,
 
     if (in == NULL)
         return ODBC_LEADER_EINVAL;
-    return odbc_leader_finish(in->h, job, fire_ms, status);
+    return in->h != NULL
+               ? odbc_leader_finish(in->h, job, fire_ms, status)
+               : odbc_leader_group_finish(in->g, job, fire_ms, status);
 }
 
 static int64_t plugin_leadership(const void *inst, uint32_t *valid_for_ms) {
@@ -123,7 +172,9 @@ static const char *plugin_strerror(int rc) {
 static const char *plugin_candidate_id(const void *inst) {
     const struct instance *in = inst;
 
-    return in != NULL ? odbc_leader_id(in->h) : NULL;
+    if (in == NULL)
+        return NULL;
+    return in->h != NULL ? odbc_leader_id(in->h) : odbc_leader_group_id(in->g);
 }
 
 /* ABI 1.2: the library's classes, which the ABI's share. */
@@ -144,7 +195,10 @@ static int plugin_last_error(const void *inst, int *error_class, char *sqlstate,
 
     if (in == NULL)
         return ODBC_LEADER_EINVAL;
-    odbc_leader_last_error(in->h, &e); /* in->h is never NULL */
+    if (in->h != NULL)
+        odbc_leader_last_error(in->h, &e);
+    else
+        odbc_leader_group_last_error(in->g, &e);
     if (error_class != NULL)
         *error_class = e.error_class;
     if (sqlstate != NULL)
@@ -162,7 +216,27 @@ static void plugin_shutdown(void *inst) {
     if (in == NULL)
         return;
     odbc_leader_destroy(in->h);
+    odbc_leader_group_destroy(in->g);
     free(in);
+}
+
+/* ABI 1.3: groups. */
+static uint32_t plugin_shards(const void *inst) {
+    const struct instance *in = inst;
+
+    return in != NULL ? odbc_leader_group_shards(in->g) : 0;
+}
+
+static uint32_t plugin_shard_of(const void *inst, const char *key) {
+    return odbc_leader_shard_of(key, plugin_shards(inst));
+}
+
+static int64_t plugin_shard_leadership(const void *inst, uint32_t shard,
+                                       uint32_t *valid_for_ms) {
+    const struct instance *in = inst;
+
+    return odbc_leader_group_leadership(in != NULL ? in->g : NULL, shard,
+                                        valid_for_ms);
 }
 
 static const struct leader_plugin plugin = {
@@ -183,6 +257,9 @@ static const struct leader_plugin plugin = {
     plugin_candidate_id,
     plugin_error_class,
     plugin_last_error,
+    plugin_shards,
+    plugin_shard_of,
+    plugin_shard_leadership,
 };
 
 int leader_plugin_entry(uint16_t host_abi_major,

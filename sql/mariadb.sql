@@ -67,7 +67,7 @@
 -- server; a restart keeps it).
 -- @define epoch IF(@@wsrep_on, (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_CLUSTER_STATE_UUID'), CONCAT(@@hostname, ':', @@port, '/', @@server_id))
 -- @dbms MariaDB
--- @schema-version 4
+-- @schema-version 5
 -- @unique-violation *:1062
 -- @transient 40001 *:1213 *:1205 *:1969
 -- @connection-lost 08* *:2006 *:2013 *:2002 *:2003 *:2055 *:1927 *:1053
@@ -119,11 +119,15 @@ SELECT 1 FROM DUAL
 WHERE NOT EXISTS (SELECT 1 FROM {prefix}schema);
 
 -- @statement upgrade
--- Any earlier version to 4 (DDL commits on its own in MariaDB; every
+-- Any earlier version to 5 (DDL commits on its own in MariaDB; every
 -- statement can run again): version 2 added the fire ledger, version 3
 -- the lease's epoch (NULL: written before version 3, taken as the
 -- current one), version 4 the server's epoch in the schema row (and since
--- when, in ms; 0: since before any lease).
+-- when, in ms; 0: since before any lease), version 5 sharded groups
+-- (docs/protocol.md, "Sharded groups"): a group's shards are lease rows
+-- named GROUP/SHARD with grp and shard set, inc is the holder process's
+-- incarnation and renew_seq the number of its tick that last renewed the
+-- row.
 CREATE TABLE IF NOT EXISTS {prefix}fire (
     namespace VARCHAR(128) NOT NULL,
     job VARCHAR(128) NOT NULL,
@@ -140,7 +144,14 @@ ALTER TABLE {prefix}schema ADD COLUMN IF NOT EXISTS epoch VARCHAR(64) NULL,
     ADD COLUMN IF NOT EXISTS epoch_since_ms BIGINT NULL;
 UPDATE {prefix}schema SET epoch = {epoch}, epoch_since_ms = 0
 WHERE epoch IS NULL;
-UPDATE {prefix}schema SET version = 4 WHERE version < 4;
+ALTER TABLE {prefix}lease ADD COLUMN IF NOT EXISTS grp VARCHAR(128) NULL,
+    ADD COLUMN IF NOT EXISTS shard INTEGER NULL,
+    ADD COLUMN IF NOT EXISTS inc BIGINT NULL,
+    ADD COLUMN IF NOT EXISTS renew_seq BIGINT NULL;
+CREATE UNIQUE INDEX IF NOT EXISTS {prefix}lease_grp_shard
+    ON {prefix}lease (grp, shard);
+CREATE INDEX IF NOT EXISTS {prefix}lease_grp_inc ON {prefix}lease (grp, inc);
+UPDATE {prefix}schema SET version = 5 WHERE version < 5;
 
 -- @statement schema_version
 SELECT MAX(version) FROM {prefix}schema;
@@ -434,3 +445,160 @@ WHERE namespace = :ns
 -- server it belongs to (as in {epoch}).
 SELECT CONCAT(CONNECTION_ID(), '@', @@hostname, ':', @@port, '/',
     @@server_id);
+
+-- @statement group_init
+-- Creates the rows of group :ns's :shards shards (GROUP/0 ...) when the
+-- group has none yet, vacant, with the clock in ms as their term; an
+-- existing group keeps its size (the engine compares it with :shards). As
+-- attempt's first row: in an epoch this server has not been in for one
+-- TTL the new rows are quarantined (reserved for nobody, holder
+-- incarnation 0) for one TTL. INSERT IGNORE skips the rows a concurrent
+-- first member inserted, and rows named like a shard that belong to no
+-- group, which the result counts. Result: the group's rows, those rows.
+BEGIN NOT ATOMIC
+    DECLARE v_now BIGINT DEFAULT {now}
+    ; DECLARE v_epoch VARCHAR(64) DEFAULT {epoch}
+    ; DECLARE v_rows, v_unsettled INT DEFAULT 0
+    ; DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END
+    ; START TRANSACTION
+    ; SELECT COUNT(*) INTO v_rows FROM {prefix}lease WHERE grp = :ns
+    ; IF v_rows = 0 THEN
+          SELECT COUNT(*) INTO v_unsettled FROM {prefix}schema
+          WHERE epoch IS NULL OR epoch <> v_epoch
+             OR epoch_since_ms > v_now - :ttl_ms
+        ; UPDATE {prefix}schema SET epoch = v_epoch, epoch_since_ms = v_now
+          WHERE epoch IS NULL OR epoch <> v_epoch
+        ; INSERT IGNORE INTO {prefix}lease (namespace, leader_id, term,
+              elected_at_ms, renewed_at_ms, expires_at_ms, resign_requested,
+              handoff_to, epoch, grp, shard, inc, renew_seq)
+          WITH RECURSIVE g(s) AS (
+              SELECT 0 UNION ALL SELECT s + 1 FROM g WHERE s + 1 < :shards)
+          SELECT CONCAT(:ns, '/', g.s), NULL, v_now, NULL, v_now,
+              IF(v_unsettled = 0, v_now, v_now + :ttl_ms), 0,
+              IF(v_unsettled = 0, NULL, ''), v_epoch, :ns, g.s,
+              IF(v_unsettled = 0, NULL, 0), IF(v_unsettled = 0, NULL, 0)
+          FROM g
+    ; END IF
+    ; SELECT (SELECT COUNT(*) FROM {prefix}lease WHERE grp = :ns) AS shards,
+          (SELECT COUNT(*) FROM {prefix}lease
+           WHERE grp IS NULL
+             AND LEFT(namespace, CHAR_LENGTH(:ns) + 1) = CONCAT(:ns, '/'))
+          AS foreign_rows
+    ; COMMIT
+; END;
+
+-- @statement group_tick
+-- A member's tick, one block and one round trip (docs/protocol.md,
+-- "Sharded groups"): heartbeat; release the shards in :release (a JSON
+-- array of shard numbers; the host stopped their work first); renew every
+-- other shard this process (:id, incarnation :inc) holds while unexpired
+-- and of this epoch; quarantine the group's rows written in another
+-- epoch; take the shards in :take that are vacant and reserved for
+-- nobody, or expired and held by an incarnation the caller has watched
+-- unrenewed for one TTL on its own clock (:dead, a JSON array of
+-- [incarnation, the highest renew_seq seen of it]: a row is taken only
+-- while its holder has not renewed it since). Rows renewed or taken get
+-- renew_seq = :seq, this process's tick number. The lists are read with
+-- JSON_TABLE (MariaDB 10.6) and joined on the (grp, shard) index, so an
+-- UPDATE locks only the rows listed (10.11 runs an UPDATE ... WHERE IN
+-- (subquery) as a scan that would lock the whole group under REPEATABLE
+-- READ); an empty list runs nothing. Result rows, kind first: L shard term
+-- expires_at_ms (held after this tick), M candidate_id heartbeat_at_ms
+-- expires_at_ms (live members), H holder_id inc max(renew_seq) count
+-- (holders), V shard term expires_at_ms (vacant); now_ms last.
+BEGIN NOT ATOMIC
+    DECLARE v_now BIGINT DEFAULT {now}
+    ; DECLARE v_epoch VARCHAR(64) DEFAULT {epoch}
+    ; DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END
+    ; START TRANSACTION
+    ; INSERT INTO {prefix}candidate (namespace, candidate_id,
+          registered_at_ms, heartbeat_at_ms, expires_at_ms)
+      VALUES (:ns, :id, v_now, v_now, v_now + :cand_ttl_ms)
+      ON DUPLICATE KEY UPDATE heartbeat_at_ms = VALUES(heartbeat_at_ms),
+          expires_at_ms = VALUES(expires_at_ms)
+    ; IF EXISTS (SELECT 1 FROM {prefix}candidate
+                 WHERE namespace = :ns
+                   AND candidate_id <> :id
+                   AND expires_at_ms < v_now - :cand_ttl_ms) THEN
+          DELETE FROM {prefix}candidate
+          WHERE namespace = :ns
+            AND candidate_id <> :id
+            AND expires_at_ms < v_now - :cand_ttl_ms
+    ; END IF
+    ; IF JSON_LENGTH(:release) > 0 THEN
+          UPDATE {prefix}lease AS l
+          JOIN JSON_TABLE(:release, '$[*]' COLUMNS (s INT PATH '$')) AS j
+            ON l.grp = :ns AND l.shard = j.s
+          SET l.leader_id = NULL, l.inc = NULL, l.resign_requested = 0,
+              l.expires_at_ms = v_now
+          WHERE l.inc = :inc AND l.leader_id = :id
+            AND (l.epoch IS NULL OR l.epoch = v_epoch)
+    ; END IF
+    ; UPDATE {prefix}lease
+      SET renewed_at_ms = v_now, expires_at_ms = v_now + :ttl_ms,
+          renew_seq = :seq, epoch = v_epoch
+      WHERE grp = :ns AND inc = :inc AND leader_id = :id
+        AND expires_at_ms > v_now
+        AND (epoch IS NULL OR epoch = v_epoch)
+    ; UPDATE {prefix}lease
+      SET leader_id = NULL, inc = 0, renew_seq = 0,
+          term = GREATEST(term + 1, v_now), renewed_at_ms = v_now,
+          expires_at_ms = v_now + :ttl_ms, resign_requested = 0,
+          handoff_to = '', epoch = v_epoch
+      WHERE grp = :ns AND epoch IS NOT NULL AND epoch <> v_epoch
+    ; IF JSON_LENGTH(:take) > 0 THEN
+          UPDATE {prefix}lease AS l
+          JOIN JSON_TABLE(:take, '$[*]' COLUMNS (s INT PATH '$')) AS j
+            ON l.grp = :ns AND l.shard = j.s
+          SET l.leader_id = :id, l.inc = :inc, l.renew_seq = :seq,
+              l.term = l.term + 1, l.elected_at_ms = v_now,
+              l.renewed_at_ms = v_now, l.expires_at_ms = v_now + :ttl_ms,
+              l.resign_requested = 0, l.handoff_to = NULL, l.epoch = v_epoch
+          WHERE (l.epoch IS NULL OR l.epoch = v_epoch)
+            AND ((l.leader_id IS NULL AND l.inc IS NULL
+                  AND l.handoff_to IS NULL)
+                 OR (l.expires_at_ms <= v_now
+                     AND l.inc <> :inc
+                     AND EXISTS (SELECT 1 FROM JSON_TABLE(:dead, '$[*]'
+                                 COLUMNS (i BIGINT PATH '$[0]',
+                                          q BIGINT PATH '$[1]')) AS d
+                                 WHERE d.i = l.inc AND l.renew_seq <= d.q)))
+    ; END IF
+    ; SELECT 'L' AS kind, CAST(NULL AS CHAR(128)) AS name,
+          CAST(shard AS SIGNED) AS a, term AS b, expires_at_ms AS c,
+          0 AS won, v_now AS now_ms
+      FROM {prefix}lease
+      WHERE grp = :ns AND inc = :inc AND leader_id = :id
+        AND renew_seq = :seq
+      UNION ALL
+      SELECT 'M', candidate_id, 0, heartbeat_at_ms, expires_at_ms, 0, v_now
+      FROM {prefix}candidate
+      WHERE namespace = :ns AND expires_at_ms > v_now
+      UNION ALL
+      SELECT 'H', MAX(leader_id), inc, MAX(renew_seq), COUNT(*), 0, v_now
+      FROM {prefix}lease
+      WHERE grp = :ns AND inc IS NOT NULL
+      GROUP BY inc
+      UNION ALL
+      SELECT 'V', NULL, shard, term, expires_at_ms, 0, v_now
+      FROM {prefix}lease
+      WHERE grp = :ns AND inc IS NULL
+    ; COMMIT
+; END;
+
+-- @statement group_leave
+-- A member leaving gracefully: every shard this process holds becomes
+-- vacant at once (its host stopped their work first), and its candidate
+-- row goes, so the others take them at their next tick.
+BEGIN NOT ATOMIC
+    DECLARE v_now BIGINT DEFAULT {now}
+    ; DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END
+    ; START TRANSACTION
+    ; UPDATE {prefix}lease
+      SET leader_id = NULL, inc = NULL, resign_requested = 0,
+          expires_at_ms = v_now
+      WHERE grp = :ns AND inc = :inc AND leader_id = :id
+    ; DELETE FROM {prefix}candidate
+      WHERE namespace = :ns AND candidate_id = :id
+    ; COMMIT
+; END;

@@ -36,7 +36,7 @@
 -- before this is read (the guard keeps pg_walfile_name from running).
 -- @define epoch ((SELECT CAST(system_identifier AS TEXT) FROM pg_control_system()) || '/' || CASE WHEN pg_is_in_recovery() THEN 'recovery' ELSE SUBSTR(pg_walfile_name(pg_current_wal_insert_lsn()), 1, 8) END)
 -- @dbms PostgreSQL
--- @schema-version 4
+-- @schema-version 5
 -- @query-timeout off
 -- @unique-violation 23505
 -- @transient 40001 40P01 55P03 57014
@@ -81,7 +81,7 @@ SELECT 1
 WHERE NOT EXISTS (SELECT 1 FROM {prefix}schema);
 
 -- @statement upgrade
--- Any earlier version to 4, in one transaction (PostgreSQL DDL is
+-- Any earlier version to 5, in one transaction (PostgreSQL DDL is
 -- transactional; every statement can run again): version 2 added the fire
 -- ledger, version 3 the lease's epoch, version 4 the database's epoch in
 -- the schema row (and since when, in ms; 0: since before any lease).
@@ -105,7 +105,20 @@ ALTER TABLE {prefix}schema ADD COLUMN IF NOT EXISTS epoch VARCHAR(64) NULL;
 ALTER TABLE {prefix}schema ADD COLUMN IF NOT EXISTS epoch_since_ms BIGINT NULL;
 UPDATE {prefix}schema SET epoch = {epoch}, epoch_since_ms = 0
 WHERE epoch IS NULL;
-UPDATE {prefix}schema SET version = 4 WHERE version < 4;
+-- Version 5: sharded groups (docs/protocol.md, "Groups"). A group's
+-- shards are lease rows named GROUP/SHARD with grp and shard set; inc is
+-- the holder process's incarnation (a random number drawn at start), so
+-- a restart under the same candidate id never renews the rows the old
+-- process won; renew_seq is the number of the holder's tick that last
+-- renewed or took the row (it only grows, whatever the clocks do).
+ALTER TABLE {prefix}lease ADD COLUMN IF NOT EXISTS grp VARCHAR(128) NULL;
+ALTER TABLE {prefix}lease ADD COLUMN IF NOT EXISTS shard INTEGER NULL;
+ALTER TABLE {prefix}lease ADD COLUMN IF NOT EXISTS inc BIGINT NULL;
+ALTER TABLE {prefix}lease ADD COLUMN IF NOT EXISTS renew_seq BIGINT NULL;
+CREATE UNIQUE INDEX IF NOT EXISTS {prefix}lease_grp_shard
+    ON {prefix}lease (grp, shard);
+CREATE INDEX IF NOT EXISTS {prefix}lease_grp_inc ON {prefix}lease (grp, inc);
+UPDATE {prefix}schema SET version = 5 WHERE version < 5;
 
 -- @statement schema_version
 SELECT MAX(version) FROM {prefix}schema;
@@ -484,3 +497,220 @@ WHERE namespace = CAST(:ns AS VARCHAR(128))
 -- servers behind one address may have backends of the same pid).
 SELECT CAST(pg_backend_pid() AS TEXT) || '@'
     || CAST(EXTRACT(EPOCH FROM pg_postmaster_start_time()) AS TEXT);
+
+-- @statement group_init
+-- Creates the rows of group :ns's :shards shards (GROUP/0 ...) when the
+-- group has none yet, vacant, with the clock in ms as their term (a group
+-- whose rows were deleted starts above every term it had); an existing
+-- group keeps its size, and the engine compares it with :shards. As attempt's ins: in
+-- an epoch this database has not been in for one TTL (a promoted copy may
+-- lack rows the old primary created and someone led), the new rows are
+-- quarantined instead (reserved for nobody, holder incarnation 0) until
+-- one TTL has passed. Result: the group's rows, the lowest and highest
+-- shard, and whether a row named like a shard belongs to no group.
+WITH clock AS (
+    SELECT {now}
+        AS now_ms
+),
+settled AS (
+    SELECT CASE WHEN EXISTS (
+        SELECT 1 FROM {prefix}schema AS s, clock
+        WHERE s.epoch IS NULL OR s.epoch <> {epoch}
+           OR s.epoch_since_ms > clock.now_ms - CAST(:ttl_ms AS BIGINT))
+        THEN 0 ELSE 1 END AS yes
+),
+ins AS (
+    INSERT INTO {prefix}lease (namespace, leader_id, term, elected_at_ms,
+        renewed_at_ms, expires_at_ms, resign_requested, handoff_to, epoch,
+        grp, shard, inc, renew_seq)
+    SELECT CAST(:ns AS VARCHAR(128)) || '/' || CAST(g.s AS VARCHAR(12)),
+        NULL, clock.now_ms, NULL, clock.now_ms,
+        CASE WHEN settled.yes = 1 THEN clock.now_ms
+             ELSE clock.now_ms + CAST(:ttl_ms AS BIGINT) END,
+        0, CASE WHEN settled.yes = 1 THEN NULL ELSE '' END, {epoch},
+        CAST(:ns AS VARCHAR(128)), g.s,
+        CASE WHEN settled.yes = 1 THEN NULL ELSE 0 END,
+        CASE WHEN settled.yes = 1 THEN NULL ELSE 0 END
+    FROM generate_series(0, CAST(:shards AS INTEGER) - 1) AS g(s), clock,
+        settled
+    WHERE NOT EXISTS (SELECT 1 FROM {prefix}lease
+                      WHERE grp = CAST(:ns AS VARCHAR(128)))
+    ON CONFLICT DO NOTHING
+    RETURNING shard
+)
+SELECT (SELECT COUNT(*) FROM {prefix}lease
+        WHERE grp = CAST(:ns AS VARCHAR(128)))
+       + (SELECT COUNT(*) FROM ins) AS shards,
+    (SELECT COUNT(*) FROM {prefix}lease
+     WHERE grp IS NULL
+       AND SUBSTR(namespace, 1, LENGTH(CAST(:ns AS VARCHAR(128))) + 1)
+           = CAST(:ns AS VARCHAR(128)) || '/') AS foreign_rows;
+
+-- @statement group_tick
+-- One round trip per tick for a member of group :ns (docs/protocol.md,
+-- "Groups"): heartbeat the member's candidate row; renew every shard this
+-- process (:id, incarnation :inc) holds, unexpired and of this epoch,
+-- except those in :release (a JSON array of shard numbers), which are
+-- released (vacant at once; the host stopped their work before this
+-- statement); take the shards in :take that are vacant and reserved for
+-- nobody, or expired and held by an incarnation the caller has watched
+-- unrenewed for one TTL on its own clock (:dead, a JSON array of
+-- [incarnation, the highest renew_seq seen of it] pairs: a row is taken
+-- only while its holder has not renewed it since). Rows renewed or taken
+-- get renew_seq = :seq, this process's tick number. Quarantine the
+-- group's rows written in another epoch. The CTEs touch disjoint rows.
+-- Result, one row per line, kind first: L shard term expires_at_ms won
+-- (the shards held after this statement), M candidate_id heartbeat_at_ms
+-- expires_at_ms (live members), H holder_id inc max(renew_seq) count
+-- (holders, as before this statement), V shard term expires_at_ms (vacant
+-- shards, as before); now_ms last.
+WITH clock AS (
+    SELECT {now}
+        AS now_ms
+),
+heartbeat AS (
+    INSERT INTO {prefix}candidate AS c (namespace, candidate_id,
+        registered_at_ms, heartbeat_at_ms, expires_at_ms)
+    SELECT CAST(:ns AS VARCHAR(128)), CAST(:id AS VARCHAR(128)),
+        clock.now_ms, clock.now_ms,
+        clock.now_ms + CAST(:cand_ttl_ms AS BIGINT)
+    FROM clock
+    ON CONFLICT (namespace, candidate_id) DO UPDATE
+    SET heartbeat_at_ms = EXCLUDED.heartbeat_at_ms,
+        expires_at_ms = EXCLUDED.expires_at_ms
+    RETURNING c.candidate_id
+),
+gc AS (
+    DELETE FROM {prefix}candidate
+    WHERE namespace = CAST(:ns AS VARCHAR(128))
+      AND candidate_id <> CAST(:id AS VARCHAR(128))
+      AND expires_at_ms < (SELECT now_ms FROM clock)
+                          - CAST(:cand_ttl_ms AS BIGINT)
+),
+rel_list AS (
+    SELECT CAST(x AS INTEGER) AS shard
+    FROM jsonb_array_elements_text(CAST(:release AS JSONB)) AS x
+),
+take_list AS (
+    SELECT CAST(x AS INTEGER) AS shard
+    FROM jsonb_array_elements_text(CAST(:take AS JSONB)) AS x
+),
+dead_list AS (
+    SELECT CAST(d ->> 0 AS BIGINT) AS inc, CAST(d ->> 1 AS BIGINT) AS seen
+    FROM jsonb_array_elements(CAST(:dead AS JSONB)) AS d
+),
+ren AS (
+    UPDATE {prefix}lease AS l
+    SET renewed_at_ms = clock.now_ms,
+        expires_at_ms = clock.now_ms + CAST(:ttl_ms AS BIGINT),
+        renew_seq = CAST(:seq AS BIGINT),
+        epoch = {epoch}
+    FROM clock
+    WHERE l.grp = CAST(:ns AS VARCHAR(128))
+      AND l.inc = CAST(:inc AS BIGINT)
+      AND l.leader_id = CAST(:id AS VARCHAR(128))
+      AND l.expires_at_ms > clock.now_ms
+      AND (l.epoch IS NULL OR l.epoch = {epoch})
+      AND l.shard NOT IN (SELECT shard FROM rel_list)
+    RETURNING l.shard, l.term, l.expires_at_ms
+),
+rel AS (
+    UPDATE {prefix}lease AS l
+    SET leader_id = NULL,
+        inc = NULL,
+        resign_requested = 0,
+        expires_at_ms = clock.now_ms
+    FROM clock
+    WHERE l.grp = CAST(:ns AS VARCHAR(128))
+      AND l.inc = CAST(:inc AS BIGINT)
+      AND l.leader_id = CAST(:id AS VARCHAR(128))
+      AND (l.epoch IS NULL OR l.epoch = {epoch})
+      AND l.shard IN (SELECT shard FROM rel_list)
+    RETURNING l.shard
+),
+tak AS (
+    UPDATE {prefix}lease AS l
+    SET leader_id = CAST(:id AS VARCHAR(128)),
+        inc = CAST(:inc AS BIGINT),
+        renew_seq = CAST(:seq AS BIGINT),
+        term = l.term + 1,
+        elected_at_ms = clock.now_ms,
+        renewed_at_ms = clock.now_ms,
+        expires_at_ms = clock.now_ms + CAST(:ttl_ms AS BIGINT),
+        resign_requested = 0,
+        handoff_to = NULL,
+        epoch = {epoch}
+    FROM clock, take_list AS t
+    WHERE l.grp = CAST(:ns AS VARCHAR(128))
+      AND l.shard = t.shard
+      AND (l.epoch IS NULL OR l.epoch = {epoch})
+      AND ((l.leader_id IS NULL AND l.inc IS NULL
+            AND l.handoff_to IS NULL)
+           OR (l.expires_at_ms <= clock.now_ms
+               AND l.inc <> CAST(:inc AS BIGINT)
+               AND EXISTS (SELECT 1 FROM dead_list AS d
+                           WHERE d.inc = l.inc
+                             AND l.renew_seq <= d.seen)))
+    RETURNING l.shard, l.term, l.expires_at_ms
+),
+quar AS (
+    UPDATE {prefix}lease AS l
+    SET leader_id = NULL,
+        inc = 0,
+        renew_seq = 0,
+        term = GREATEST(l.term + 1, clock.now_ms),
+        renewed_at_ms = clock.now_ms,
+        expires_at_ms = clock.now_ms + CAST(:ttl_ms AS BIGINT),
+        resign_requested = 0,
+        handoff_to = '',
+        epoch = {epoch}
+    FROM clock
+    WHERE l.grp = CAST(:ns AS VARCHAR(128))
+      AND l.epoch IS NOT NULL
+      AND l.epoch <> {epoch}
+    RETURNING l.shard
+)
+SELECT 'L' AS kind, CAST(NULL AS VARCHAR(128)) AS name,
+    CAST(shard AS BIGINT) AS a, term AS b, expires_at_ms AS c, 0 AS won,
+    clock.now_ms
+FROM ren, clock
+UNION ALL
+SELECT 'L', NULL, shard, term, expires_at_ms, 1, clock.now_ms
+FROM tak, clock
+UNION ALL
+SELECT 'M', c.candidate_id, 0, c.heartbeat_at_ms, c.expires_at_ms, 0,
+    clock.now_ms
+FROM {prefix}candidate AS c, clock
+WHERE c.namespace = CAST(:ns AS VARCHAR(128))
+  AND c.expires_at_ms > clock.now_ms
+UNION ALL
+SELECT 'H', MAX(l.leader_id), l.inc, MAX(l.renew_seq), COUNT(*), 0,
+    MAX(clock.now_ms)
+FROM {prefix}lease AS l, clock
+WHERE l.grp = CAST(:ns AS VARCHAR(128))
+  AND l.inc IS NOT NULL
+GROUP BY l.inc
+UNION ALL
+SELECT 'V', NULL, l.shard, l.term, l.expires_at_ms, 0, clock.now_ms
+FROM {prefix}lease AS l, clock
+WHERE l.grp = CAST(:ns AS VARCHAR(128))
+  AND l.inc IS NULL;
+
+-- @statement group_leave
+-- A member leaving gracefully: every shard this process holds becomes
+-- vacant at once (its host stopped their work first), and its candidate
+-- row goes, so the others take them at their next tick.
+WITH rel AS (
+    UPDATE {prefix}lease
+    SET leader_id = NULL,
+        inc = NULL,
+        resign_requested = 0,
+        expires_at_ms = {now}
+    WHERE grp = CAST(:ns AS VARCHAR(128))
+      AND inc = CAST(:inc AS BIGINT)
+      AND leader_id = CAST(:id AS VARCHAR(128))
+    RETURNING shard
+)
+DELETE FROM {prefix}candidate
+WHERE namespace = CAST(:ns AS VARCHAR(128))
+  AND candidate_id = CAST(:id AS VARCHAR(128));

@@ -22,7 +22,7 @@
 -- @dialect sqlite
 -- @define now CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)
 -- @dbms SQLite
--- @schema-version 2
+-- @schema-version 3
 -- sqliteodbc waits on a busy file twice: SQLite's busy handler
 -- (busy_timeout) and then the driver's own retry loop, bounded by its
 -- Timeout key (default 100000 ms, which used to make a tick block for up
@@ -75,7 +75,13 @@ SELECT 1
 WHERE NOT EXISTS (SELECT 1 FROM {prefix}schema);
 
 -- @statement upgrade
--- Version 1 to 2: the fire ledger, in one BEGIN IMMEDIATE transaction.
+-- Any earlier version to 3, in one BEGIN IMMEDIATE transaction: version 2
+-- added the fire ledger, version 3 sharded groups (docs/protocol.md,
+-- "Groups"): a group's shards are lease rows named GROUP/SHARD with grp
+-- and shard set, inc is the holder process's incarnation and renew_seq
+-- the number of the holder's tick that last renewed or took the row.
+-- SQLite cannot add a column only when it is missing: a second upgrader
+-- fails here, rolls back, and the engine reads the version it finds.
 CREATE TABLE IF NOT EXISTS {prefix}fire (
     namespace VARCHAR(128) NOT NULL,
     job VARCHAR(128) NOT NULL,
@@ -87,7 +93,14 @@ CREATE TABLE IF NOT EXISTS {prefix}fire (
     status INTEGER NULL,
     PRIMARY KEY (namespace, job, fire_ms)
 );
-UPDATE {prefix}schema SET version = 2 WHERE version = 1;
+ALTER TABLE {prefix}lease ADD COLUMN grp VARCHAR(128) NULL;
+ALTER TABLE {prefix}lease ADD COLUMN shard INTEGER NULL;
+ALTER TABLE {prefix}lease ADD COLUMN inc BIGINT NULL;
+ALTER TABLE {prefix}lease ADD COLUMN renew_seq BIGINT NULL;
+CREATE UNIQUE INDEX IF NOT EXISTS {prefix}lease_grp_shard
+    ON {prefix}lease (grp, shard);
+CREATE INDEX IF NOT EXISTS {prefix}lease_grp_inc ON {prefix}lease (grp, inc);
+UPDATE {prefix}schema SET version = 3 WHERE version < 3;
 
 -- @statement schema_version
 SELECT MAX(version) FROM {prefix}schema;
@@ -279,3 +292,129 @@ WHERE namespace = :ns
   AND term = :term
   AND leader_id IS NOT NULL
   AND expires_at_ms > {now};
+
+-- @statement group_init
+-- Creates the rows of group :ns's :shards shards (GROUP/0 ...) when the
+-- group has none yet, vacant, with the clock in ms as their term; an
+-- existing group keeps its size. Result: the group's rows, and the rows
+-- named like a shard that belong to no group.
+WITH RECURSIVE g(s) AS (
+    SELECT 0
+    UNION ALL
+    SELECT s + 1 FROM g WHERE s + 1 < :shards
+)
+INSERT INTO {prefix}lease (namespace, leader_id, term, elected_at_ms,
+    renewed_at_ms, expires_at_ms, resign_requested, handoff_to, grp, shard,
+    inc, renew_seq)
+SELECT :ns || '/' || s, NULL, {now}, NULL,
+    {now}, {now}, 0, NULL, :ns, s, NULL, NULL
+FROM g
+WHERE NOT EXISTS (SELECT 1 FROM {prefix}lease WHERE grp = :ns)
+ON CONFLICT (namespace) DO NOTHING;
+SELECT (SELECT COUNT(*) FROM {prefix}lease WHERE grp = :ns),
+    (SELECT COUNT(*) FROM {prefix}lease
+     WHERE grp IS NULL
+       AND SUBSTR(namespace, 1, LENGTH(:ns) + 1) = :ns || '/');
+
+-- @statement group_tick
+-- A member's tick in one transaction (docs/protocol.md, "Groups"):
+-- heartbeat; release the shards in :release (a JSON array of shard
+-- numbers; the host stopped their work first); renew every other shard
+-- this process (:id, incarnation :inc) holds while unexpired; take the
+-- shards in :take that are vacant and reserved for nobody, or expired and
+-- held by an incarnation the caller has watched unrenewed for one TTL on
+-- its own clock (:dead, a JSON array of [incarnation, the highest
+-- renew_seq seen of it]: a row is taken only while its holder has not
+-- renewed it since). Rows renewed or taken get renew_seq = :seq, this
+-- process's tick number. Result rows, kind first: L shard term
+-- expires_at_ms (held after this tick), M candidate_id heartbeat_at_ms
+-- expires_at_ms (live members), H holder_id inc max(renew_seq) count
+-- (holders), V shard term expires_at_ms (vacant); now_ms last.
+INSERT INTO {prefix}candidate (namespace, candidate_id, registered_at_ms,
+    heartbeat_at_ms, expires_at_ms)
+VALUES (:ns, :id,
+    {now},
+    {now},
+    {now} + :cand_ttl_ms)
+ON CONFLICT (namespace, candidate_id) DO UPDATE
+SET heartbeat_at_ms = excluded.heartbeat_at_ms,
+    expires_at_ms = excluded.expires_at_ms;
+DELETE FROM {prefix}candidate
+WHERE namespace = :ns
+  AND candidate_id <> :id
+  AND expires_at_ms < {now}
+                      - :cand_ttl_ms;
+UPDATE {prefix}lease
+SET leader_id = NULL,
+    inc = NULL,
+    resign_requested = 0,
+    expires_at_ms = {now}
+WHERE grp = :ns
+  AND inc = :inc
+  AND leader_id = :id
+  AND shard IN (SELECT value FROM json_each(:release));
+UPDATE {prefix}lease
+SET renewed_at_ms = {now},
+    expires_at_ms =
+        {now} + :ttl_ms,
+    renew_seq = :seq
+WHERE grp = :ns
+  AND inc = :inc
+  AND leader_id = :id
+  AND expires_at_ms > {now};
+UPDATE {prefix}lease
+SET leader_id = :id,
+    inc = :inc,
+    renew_seq = :seq,
+    term = term + 1,
+    elected_at_ms = {now},
+    renewed_at_ms = {now},
+    expires_at_ms =
+        {now} + :ttl_ms,
+    resign_requested = 0,
+    handoff_to = NULL
+WHERE grp = :ns
+  AND shard IN (SELECT value FROM json_each(:take))
+  AND ((leader_id IS NULL AND inc IS NULL AND handoff_to IS NULL)
+       OR (expires_at_ms <= {now}
+           AND inc <> :inc
+           AND EXISTS (SELECT 1 FROM json_each(:dead) AS d
+                       WHERE json_extract(d.value, '$[0]') = inc
+                         AND renew_seq <= json_extract(d.value, '$[1]'))));
+SELECT 'L', NULL, shard, term, expires_at_ms, 0,
+    {now}
+FROM {prefix}lease
+WHERE grp = :ns AND inc = :inc AND leader_id = :id AND renew_seq = :seq
+UNION ALL
+SELECT 'M', candidate_id, 0, heartbeat_at_ms, expires_at_ms, 0,
+    {now}
+FROM {prefix}candidate
+WHERE namespace = :ns
+  AND expires_at_ms > {now}
+UNION ALL
+SELECT 'H', MAX(leader_id), inc, MAX(renew_seq), COUNT(*), 0,
+    {now}
+FROM {prefix}lease
+WHERE grp = :ns AND inc IS NOT NULL
+GROUP BY inc
+UNION ALL
+SELECT 'V', NULL, shard, term, expires_at_ms, 0,
+    {now}
+FROM {prefix}lease
+WHERE grp = :ns AND inc IS NULL;
+
+-- @statement group_leave
+-- A member leaving gracefully: every shard this process holds becomes
+-- vacant at once (its host stopped their work first), and its candidate
+-- row goes, so the others take them at their next tick.
+UPDATE {prefix}lease
+SET leader_id = NULL,
+    inc = NULL,
+    resign_requested = 0,
+    expires_at_ms = {now}
+WHERE grp = :ns
+  AND inc = :inc
+  AND leader_id = :id;
+DELETE FROM {prefix}candidate
+WHERE namespace = :ns
+  AND candidate_id = :id;

@@ -9,6 +9,7 @@
  */
 #include <build_config.h>
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include "buf.h"
 #include "config.h"
 #include "log.h"
+#include "shard.h"
 
 /* iODBC's headers (iodbcunix.h, through odbcinst.h) include <unistd.h>,
  * whose F_OK macro would replace this file's enumerator F_OK. Nothing here
@@ -71,6 +73,7 @@ enum key {
     K_POOLER,
     K_TEST_NO_WATCH,
     K_TEST_NO_POOLER_CHECK,
+    K_SHARDS,
     K_COUNT
 };
 
@@ -91,6 +94,7 @@ static const char *const key_names[K_COUNT] = {
     "LeaderPooler",
     "LeaderTestNoWatch",
     "LeaderTestNoPoolerCheck",
+    "LeaderShards",
 };
 
 /* The keys a user may set; the test-only keys, known in every build so
@@ -106,7 +110,8 @@ static const char *const key_names[K_COUNT] = {
     "LeaderNamespace, LeaderId, LeaderTTL, LeaderRenewInterval, "              \
     "LeaderSafetyMargin, LeaderStatementTimeout, LeaderDialect, "              \
     "LeaderTablePrefix, LeaderCreateSchema, LeaderFollowerWait, "              \
-    "LeaderResignRequests, LeaderFireRetention, LeaderPooler" TEST_KEYS
+    "LeaderResignRequests, LeaderFireRetention, LeaderPooler, "                \
+    "LeaderShards" TEST_KEYS
 
 /* Why a name or prefix is rejected. */
 enum fault { F_OK, F_EMPTY, F_LONG, F_CHAR, F_DIGIT };
@@ -963,6 +968,45 @@ static int settle_pooler(const struct state *st, struct odbc_leader__config *c,
     return ODBC_LEADER_ECONFIG;
 }
 
+/* Reads LeaderShards (when given): the shard count of a group, 1 to
+ * ODBC_LEADER__SHARDS_MAX, whose name is LeaderNamespace; every shard's
+ * namespace NAME/SHARD must fit in ODBC_LEADER__NAME_MAX bytes. Returns 0
+ * or ODBC_LEADER_ECONFIG. */
+static int settle_shards(const struct state *st, struct odbc_leader__config *c,
+                         char *err, size_t errlen) {
+    const char *s = st->v[K_SHARDS].text;
+    char vbuf[SHOW_BUF], *end = NULL;
+    long long v;
+    int digits = 1;
+
+    c->shards = 0;
+    if (s == NULL)
+        return 0;
+    errno = 0;
+    v = strtoll(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || s[0] == '+' ||
+        v < 1 || v > ODBC_LEADER__SHARDS_MAX) {
+        odbc_leader__errf(err, errlen,
+                          "LeaderShards: \"%s\" is not a whole number from 1 "
+                          "to %d%s",
+                          show_str(vbuf, s), ODBC_LEADER__SHARDS_MAX,
+                          origin(st, K_SHARDS));
+        return ODBC_LEADER_ECONFIG;
+    }
+    for (long long x = v - 1; x >= 10; x /= 10)
+        digits++;
+    if (strlen(c->ns) + 1 + (size_t)digits > ODBC_LEADER__NAME_MAX) {
+        odbc_leader__errf(err, errlen,
+                          "LeaderNamespace: a group of %lld shards needs a "
+                          "name of at most %d bytes (its shards are NAME/0 "
+                          "to NAME/%lld)",
+                          v, ODBC_LEADER__NAME_MAX - 1 - digits, v - 1);
+        return ODBC_LEADER_ECONFIG;
+    }
+    c->shards = (int)v;
+    return 0;
+}
+
 /* Checks LeaderDialect and copies it (or "auto") into c->dialect. Returns
  * 0, ODBC_LEADER_ECONFIG or ENOMEM. */
 static int settle_dialect(const struct state *st, struct odbc_leader__config *c,
@@ -1011,6 +1055,8 @@ static int settle(const struct state *st, struct odbc_leader__config *c,
         rc = settle_resign_requests(st, c, err, errlen);
     if (rc == 0)
         rc = settle_pooler(st, c, err, errlen);
+    if (rc == 0)
+        rc = settle_shards(st, c, err, errlen);
     return rc;
 }
 

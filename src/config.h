@@ -67,6 +67,10 @@ struct odbc_leader__config {
      * transaction, as pgbouncer's pool_mode=transaction): no session state
      * is kept. db.c does the checking. */
     int pooler;
+    /* LeaderShards, default 0: a group of this many shards named
+     * LeaderNamespace (odbc_leader_group_create() needs it, and
+     * odbc_leader_create() refuses it). */
+    int shards;
 };
 
 /* The values of LeaderPooler. NONE stays the lowest and TRANSACTION the

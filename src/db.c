@@ -86,6 +86,9 @@ struct odbc_leader__db {
     SQLBIGINT p_term, p_ttl_ms, p_cand_ttl_ms, p_version, p_wait_ms;
     SQLBIGINT p_fire_ms, p_status, p_retention_ms;
     SQLBIGINT p_seen_term, p_seen_expires_ms; /* attempt's watched row */
+    SQLBIGINT p_inc, p_seq, p_shards;         /* sharded groups */
+    const char *p_list[3]; /* borrowed per call: :take, :release, :dead */
+    SQLLEN p_list_len[3];
     SQLLEN nts;  /* SQL_NTS, the indicator of both strings */
     SQLLEN zero; /* 0, the indicator of every integer */
 
@@ -437,6 +440,29 @@ static void param_slot(struct odbc_leader__db *db, int p, SQLPOINTER *ptr,
     case ODBC_LEADER__P_SEEN_EXPIRES_MS:
         *ptr = &db->p_seen_expires_ms;
         return;
+    case ODBC_LEADER__P_INC:
+        *ptr = &db->p_inc;
+        return;
+    case ODBC_LEADER__P_SEQ:
+        *ptr = &db->p_seq;
+        return;
+    case ODBC_LEADER__P_SHARDS:
+        *ptr = &db->p_shards;
+        return;
+    case ODBC_LEADER__P_TAKE:
+    case ODBC_LEADER__P_RELEASE:
+    case ODBC_LEADER__P_DEAD: {
+        int k = p - ODBC_LEADER__P_TAKE;
+
+        *ptr = (SQLPOINTER)(db->p_list[k] != NULL ? db->p_list[k] : "[]");
+        db->p_list_len[k] = (SQLLEN)strlen((const char *)*ptr);
+        *ctype = SQL_C_CHAR;
+        *sqltype = SQL_LONGVARCHAR;
+        *size = (SQLULEN)db->p_list_len[k] + 1;
+        *buflen = db->p_list_len[k] + 1;
+        *ind = &db->p_list_len[k];
+        return;
+    }
     case ODBC_LEADER__P_COUNT:
         break;
     }
@@ -2021,3 +2047,60 @@ const struct odbc_leader__port_ops odbc_leader__db_ops = {
     port_connect,    port_disconnect, port_attempt, port_renew, port_resign,
     port_unregister, port_release,    port_wait,    port_hold,  port_read,
 };
+
+/* ---- sharded groups: the statements db_group.c runs ---- */
+
+const struct odbc_leader__config *
+odbc_leader__db_config(const struct odbc_leader__db *db) {
+    return db->cfg;
+}
+
+int odbc_leader__db_has_group(const struct odbc_leader__db *db) {
+    return db->dialect != NULL &&
+           db->dialect->ops[ODBC_LEADER__OP_GROUP_TICK].n > 0;
+}
+
+void odbc_leader__db_set_ns(struct odbc_leader__db *db, const char *ns) {
+    snprintf((char *)db->p_ns, sizeof(db->p_ns), "%s", ns);
+}
+
+/* Hands each row to the caller's callback with the statement handle as an
+ * opaque pointer (odbc_leader__db_col_*() read it). */
+struct group_rows {
+    odbc_leader__db_row_fn fn;
+    void *ctx;
+};
+
+static int group_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx) {
+    const struct group_rows *g = ctx;
+
+    (void)db;
+    return g->fn(g->ctx, (void *)h);
+}
+
+int odbc_leader__db_group_op(struct odbc_leader__db *db, int op,
+                             const struct odbc_leader__group_args *a,
+                             odbc_leader__db_row_fn fn, void *ctx) {
+    struct group_rows g = {fn, ctx};
+    int cls, rc;
+
+    if (!odbc_leader__db_has_group(db))
+        return ODBC_LEADER_EDIALECT;
+    db->p_inc = a->inc;
+    db->p_seq = a->seq;
+    db->p_shards = a->shards;
+    db->p_list[0] = a->take;
+    db->p_list[1] = a->release;
+    db->p_list[2] = a->dead;
+    rc = run_op(db, op, fn != NULL ? group_row : NULL, &g, &cls);
+    db->p_list[0] = db->p_list[1] = db->p_list[2] = NULL;
+    return rc;
+}
+
+int odbc_leader__db_col_int(void *stmt, int col, int64_t *v) {
+    return get_int((SQLHSTMT)stmt, col, v);
+}
+
+int odbc_leader__db_col_text(void *stmt, int col, char *buf, size_t len) {
+    return get_text((SQLHSTMT)stmt, col, buf, len);
+}

@@ -105,6 +105,41 @@ int odbc_leader__db_fires(struct odbc_leader__db *db, const char *job,
  * rows deleted (0 without a ledger) or a negative error. */
 int odbc_leader__db_fire_gc(struct odbc_leader__db *db);
 
+/* ---- sharded groups (db_group.c runs these) ---- */
+
+/* The configuration db was created with; borrowed. */
+const struct odbc_leader__config *
+odbc_leader__db_config(const struct odbc_leader__db *db);
+/* 1 when the dialect has the group statements. */
+int odbc_leader__db_has_group(const struct odbc_leader__db *db);
+/* Sets :ns for the statements that follow (a group's name, or one of its
+ * shards' namespaces for claim and finish); ns is copied. */
+void odbc_leader__db_set_ns(struct odbc_leader__db *db, const char *ns);
+
+/* The parameters of a group statement; the lists are borrowed for the
+ * call (NULL: "[]"). */
+struct odbc_leader__group_args {
+    int64_t inc, seq, shards;
+    const char *take, *release, *dead;
+};
+
+/* Called for each row of a group statement's result; stmt is opaque and
+ * valid for the call (read it with odbc_leader__db_col_*()). Returns 0 or
+ * a negative error, which stops the fetch. */
+typedef int (*odbc_leader__db_row_fn)(void *ctx, void *stmt);
+
+/* Runs group operation op (ODBC_LEADER__OP_GROUP_*) with the arguments
+ * in a and hands its rows to fn (may be NULL). Returns the rows fetched
+ * or affected, ODBC_LEADER_EDIALECT without group statements, or a
+ * negative error. */
+int odbc_leader__db_group_op(struct odbc_leader__db *db, int op,
+                             const struct odbc_leader__group_args *a,
+                             odbc_leader__db_row_fn fn, void *ctx);
+/* Column col (1-based) of a row as a 64-bit integer (0 for NULL) or as
+ * text ("" for NULL). Return 0 or ODBC_LEADER_EDB. */
+int odbc_leader__db_col_int(void *stmt, int col, int64_t *v);
+int odbc_leader__db_col_text(void *stmt, int col, char *buf, size_t len);
+
 /* The dialect in use after the first connect, else NULL; borrowed. */
 const struct odbc_leader__dialect *
 odbc_leader__db_dialect(const struct odbc_leader__db *db);

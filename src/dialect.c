@@ -39,6 +39,7 @@
 #define OPF_V2 2u
 #define OPF_WAKEUP 4u
 #define OPF_WAKEUP_CORE 8u
+#define OPF_GROUP 16u /* sharded groups: all of them or none */
 
 /* One operation: its name in "@statement NAME" and its OPF_* flags. The
  * parser's checks and every message that lists operations come from this
@@ -72,6 +73,9 @@ static const struct op_info op_names[ODBC_LEADER__OP_COUNT] = {
     [ODBC_LEADER__OP_FIRE_GC] = {"fire_gc", OPF_V2},
     [ODBC_LEADER__OP_FENCE] = {"fence", OPF_V2},
     [ODBC_LEADER__OP_SESSION_ID] = {"session_id", OPF_OPTIONAL},
+    [ODBC_LEADER__OP_GROUP_INIT] = {"group_init", OPF_OPTIONAL | OPF_GROUP},
+    [ODBC_LEADER__OP_GROUP_TICK] = {"group_tick", OPF_OPTIONAL | OPF_GROUP},
+    [ODBC_LEADER__OP_GROUP_LEAVE] = {"group_leave", OPF_OPTIONAL | OPF_GROUP},
 };
 
 /* Returns the name of op as a dialect file spells it; static. */
@@ -87,6 +91,9 @@ static const char *const param_names[ODBC_LEADER__P_COUNT] = {
     "job",         "fire_ms",
     "status",      "retention_ms",
     "seen_term",   "seen_expires_ms",
+    "inc",         "seq",
+    "shards",      "take",
+    "release",     "dead",
 };
 
 /* Returns the name of param as a dialect file spells it (after the ':');
@@ -1117,6 +1124,26 @@ static int check_wakeup(struct parser *p) {
     return 0;
 }
 
+/* Checks sharded groups: once any of their statements is there, all must
+ * be. Returns 0 or an error code with the message set. */
+static int check_group(struct parser *p) {
+    int first = -1;
+
+    for (int op = 0; op < ODBC_LEADER__OP_COUNT && first < 0; op++) {
+        if ((op_names[op].flags & OPF_GROUP) && p->op_line[op])
+            first = op;
+    }
+    for (int op = 0; first >= 0 && op < ODBC_LEADER__OP_COUNT; op++) {
+        if (!(op_names[op].flags & OPF_GROUP) || p->op_line[op])
+            continue;
+        return fail(p, p->op_line[first],
+                    "missing @statement %s; sharded groups (@statement %s "
+                    "here) need group_init, group_tick and group_leave",
+                    op_names[op].name, op_names[first].name);
+    }
+    return 0;
+}
+
 /* 1 when some statement of op uses parameter k. */
 static int op_uses(const struct odbc_leader__dialect *d, int op, int k) {
     const struct odbc_leader__stmt_list *l = &d->ops[op];
@@ -1201,6 +1228,8 @@ static int parse_text(struct parser *p, const char *text) {
         rc = check_watch(p);
     if (rc == 0)
         rc = check_session_id(p);
+    if (rc == 0)
+        rc = check_group(p);
     return rc;
 }
 

@@ -56,6 +56,12 @@ enum odbc_leader__op {
      * naming the server session, which no other session open at the same
      * time has (db.c looks for a transaction pooler with it). */
     ODBC_LEADER__OP_SESSION_ID,
+    /* Optional, all three or none: sharded groups (group.c). */
+    ODBC_LEADER__OP_GROUP_INIT,  /* create a group's missing shard rows;
+                                    -> shards, foreign_rows */
+    ODBC_LEADER__OP_GROUP_TICK,  /* a member's tick: kind, name, a, b, c,
+                                    won, now_ms rows (db_group.c) */
+    ODBC_LEADER__OP_GROUP_LEAVE, /* DML only: release all, unregister */
     ODBC_LEADER__OP_COUNT
 };
 
@@ -78,11 +84,18 @@ enum odbc_leader__param {
                                        one TTL, 0 = none, BIGINT */
     ODBC_LEADER__P_SEEN_EXPIRES_MS, /* :seen_expires_ms ... and its
                                        expires_at_ms, BIGINT */
+    ODBC_LEADER__P_INC,             /* :inc the process's incarnation, BIGINT */
+    ODBC_LEADER__P_SEQ,             /* :seq its tick number, BIGINT */
+    ODBC_LEADER__P_SHARDS,          /* :shards a group's shard count, BIGINT */
+    ODBC_LEADER__P_TAKE,            /* :take shards to take, JSON array, text */
+    ODBC_LEADER__P_RELEASE,         /* :release shards to release, JSON array */
+    ODBC_LEADER__P_DEAD,            /* :dead watched holders, JSON array of
+                                       [inc, renew_seq] pairs */
     ODBC_LEADER__P_COUNT
 };
 
-#define ODBC_LEADER__MAX_PARAMS 32 /* per statement */
-#define ODBC_LEADER__MAX_STMTS 8   /* per operation */
+#define ODBC_LEADER__MAX_PARAMS 64 /* per statement */
+#define ODBC_LEADER__MAX_STMTS 16  /* per operation */
 
 struct odbc_leader__stmt {
     char *sql; /* owned: ? placeholders, {prefix} and {timeout_ms} expanded */

@@ -18,6 +18,7 @@
 #include "db.h"
 #include "elector.h"
 #include "error.h"
+#include "handle.h"
 #include "log.h"
 
 struct odbc_leader {
@@ -62,39 +63,6 @@ static int64_t follower_wait_ms(const odbc_leader_t *h) {
     return ms;
 }
 
-/* The size of the callbacks struct up to and including member m. */
-#define CB_END(m)                                                              \
-    (offsetof(struct odbc_leader_callbacks, m) +                               \
-     sizeof(((struct odbc_leader_callbacks *)0)->m))
-
-/* Copies the host's callbacks (cb, borrowed; may be NULL) into *dst at this
- * library's size: members past cb->struct_size (a host built against an
- * older, shorter struct) stay NULL, members past this library's struct (a
- * newer host) are ignored; only whole members are read. Returns 0, or
- * ODBC_LEADER_EINVAL with a message in err when struct_size does not even cover
- * ctx. */
-static int copy_callbacks(struct odbc_leader_callbacks *dst,
-                          const struct odbc_leader_callbacks *cb, char *err,
-                          size_t errlen) {
-    memset(dst, 0, sizeof(*dst));
-    dst->struct_size = sizeof(*dst);
-    if (cb == NULL)
-        return 0;
-    if (cb->struct_size < CB_END(ctx)) {
-        odbc_leader__errf(err, errlen,
-                          "struct odbc_leader_callbacks: struct_size is %u; "
-                          "set it to sizeof(struct odbc_leader_callbacks)",
-                          (unsigned)cb->struct_size);
-        return ODBC_LEADER_EINVAL;
-    }
-    dst->ctx = cb->ctx;
-    if (cb->struct_size >= CB_END(log))
-        dst->log = cb->log;
-    if (cb->struct_size >= CB_END(on_change))
-        dst->on_change = cb->on_change;
-    return 0;
-}
-
 int odbc_leader_create(odbc_leader_t **out, const char *config,
                        const struct odbc_leader_callbacks *cb, char *err,
                        size_t errlen) {
@@ -112,7 +80,7 @@ int odbc_leader_create(odbc_leader_t **out, const char *config,
         odbc_leader__errf(err, errlen, "out of memory");
         return ODBC_LEADER_ENOMEM;
     }
-    rc = copy_callbacks(&h->cb, cb, err, errlen);
+    rc = odbc_leader__copy_callbacks(&h->cb, cb, err, errlen);
     if (rc < 0)
         goto fail;
     h->log.fn = h->cb.log;
@@ -120,6 +88,14 @@ int odbc_leader_create(odbc_leader_t **out, const char *config,
     rc = odbc_leader__config_parse(config, &h->cfg, err, errlen);
     if (rc < 0)
         goto fail;
+    if (h->cfg.shards > 0) {
+        odbc_leader__errf(err, errlen,
+                          "LeaderShards: a group of shards needs "
+                          "odbc_leader_group_create(), not "
+                          "odbc_leader_create()");
+        rc = ODBC_LEADER_ECONFIG;
+        goto fail;
+    }
     if (h->cfg.id[0] != '\0') {
         memcpy(h->id, h->cfg.id, sizeof(h->id));
     } else {
@@ -442,26 +418,9 @@ static int list_fires_call(odbc_leader_t *h, const char *job,
 
 /* ---- the public calls that can fail: each records its failure ---- */
 
-/* Records a failed call's rc in h->last, with the driver's diagnostic when
- * the failure came from the driver. EBACKOFF keeps the failure it waits
- * after. Returns rc. */
+/* Records a failed call's rc in h->last (handle.c). Returns rc. */
 static int noted(odbc_leader_t *h, int rc) {
-    struct odbc_leader__diag d;
-
-    if (rc >= 0 || rc == ODBC_LEADER_EBACKOFF)
-        return rc;
-    odbc_leader__db_diag(h->db, &d);
-    memset(&h->last, 0, sizeof(h->last));
-    h->last.code = rc;
-    h->last.native = d.native;
-    memcpy(h->last.sqlstate, d.sqlstate, sizeof(h->last.sqlstate));
-    snprintf(h->last.message, sizeof(h->last.message), "%s",
-             d.sqlstate[0] != '\0' ? d.message : odbc_leader_strerror(rc));
-    h->last.error_class =
-        d.errclass == ODBC_LEADER__ERR_TRANSIENT
-            ? ODBC_LEADER_CLASS_TRANSIENT
-            : odbc_leader__error_class_refined(rc, d.sqlstate);
-    return rc;
+    return odbc_leader__note_error(h->db, &h->last, rc);
 }
 
 int odbc_leader_tick(odbc_leader_t *h, uint32_t *next_tick_ms) {

@@ -124,6 +124,13 @@ struct odbc_leader_callbacks {
      * call. */
     void (*on_change)(void *ctx, int is_leader, int64_t term,
                       const char *leader_id);
+    /* Groups only (odbc_leader_group_create()): called from
+     * odbc_leader_group_tick() and odbc_leader_group_destroy(), in order
+     * per shard, whenever this instance starts or stops leading a shard.
+     * A stop is reported before the shard is handed to anyone: the host
+     * stops that shard's work before it returns. */
+    void (*on_shard_change)(void *ctx, uint32_t shard, int is_leader,
+                            int64_t term);
 };
 
 /* The last error of a handle (odbc_leader_last_error()). */
@@ -347,6 +354,94 @@ odbc_leader_last_error(const odbc_leader_t *h,
  * Owns: takes h. Thread: tick (no other thread may use h any more).
  * Blocks: yes: up to two round trips. */
 ODBC_LEADER_EXTERN void odbc_leader_destroy(odbc_leader_t *h);
+
+/*
+ * Sharded groups (docs/protocol.md, "Groups"): one handle, one connection
+ * and one round trip per tick lead a share of a group's shards. The group
+ * is LeaderNamespace, its size LeaderShards (required; every member of a
+ * group must give the same); shard s is the namespace "GROUP/s", with its
+ * own lease, term, fences and fire ledger. The live members spread the
+ * shards evenly among themselves; a shard moves from one to another only
+ * after the first has stopped its work and released it.
+ */
+typedef struct odbc_leader_group odbc_leader_group_t;
+
+/*
+ * Parses config as odbc_leader_create() does (LeaderShards required),
+ * connects and creates the group's shard rows that are missing. A group
+ * found in the database with another shard count is refused
+ * (ODBC_LEADER_ECONFIG). cb->on_shard_change reports each shard's
+ * transitions; on_change is not used.
+ * Owns: as odbc_leader_create(). Thread: any. Blocks: yes: connect,
+ * schema check, the group's rows.
+ */
+ODBC_LEADER_EXTERN int
+odbc_leader_group_create(odbc_leader_group_t **out, const char *config,
+                         const struct odbc_leader_callbacks *cb, char *err,
+                         size_t errlen);
+
+/*
+ * One step of the member: one statement heartbeats it, renews every shard
+ * it leads, releases the shards it hands over (their stop was reported
+ * before) and takes the shards the assignment gives it that are free.
+ * Returns the number of shards led after the step, or a negative error
+ * (leadership of each shard then survives until its trust window ends).
+ * *next_tick_ms (when not NULL) is the delay until the next useful tick.
+ * Owns: nothing. Thread: tick. Blocks: yes: one round trip, or a
+ * reconnect.
+ */
+ODBC_LEADER_EXTERN int odbc_leader_group_tick(odbc_leader_group_t *g,
+                                              uint32_t *next_tick_ms);
+
+/* The group's shard count (LeaderShards); 0 for NULL.
+ * Thread: any. Blocks: no. */
+ODBC_LEADER_EXTERN uint32_t
+odbc_leader_group_shards(const odbc_leader_group_t *g);
+
+/* The shard of key in a group of shards shards (>= 1): FNV-1a 64 of the
+ * key's bytes modulo shards (docs/abi.md has test vectors). Every member
+ * and every binding maps a job to the same shard. 0 when key is NULL or
+ * shards is 0. Thread: any. Blocks: no. */
+ODBC_LEADER_EXTERN uint32_t odbc_leader_shard_of(const char *key,
+                                                 uint32_t shards);
+
+/* The term of shard s led by this member and, in *valid_for_ms (when not
+ * NULL), how long its trust window still runs; 0 (and 0) when not led or
+ * s is out of range. Thread: any (no I/O, no lock). Blocks: no. */
+ODBC_LEADER_EXTERN int64_t odbc_leader_group_leadership(
+    const odbc_leader_group_t *g, uint32_t shard, uint32_t *valid_for_ms);
+
+/* The number of shards this member leads now (inside their windows).
+ * Thread: any. Blocks: no. */
+ODBC_LEADER_EXTERN uint32_t odbc_leader_group_led(const odbc_leader_group_t *g);
+
+/* This member's candidate id; borrowed from g until destroy.
+ * Thread: any. Blocks: no. */
+ODBC_LEADER_EXTERN const char *
+odbc_leader_group_id(const odbc_leader_group_t *g);
+
+/* odbc_leader_claim() for the shard of job (odbc_leader_shard_of()):
+ * fenced by that shard's term. ODBC_LEADER_ENOTLEADER when this member
+ * does not lead it. Thread: tick. Blocks: yes: one round trip. */
+ODBC_LEADER_EXTERN int odbc_leader_group_claim(odbc_leader_group_t *g,
+                                               const char *job,
+                                               int64_t fire_ms);
+
+/* odbc_leader_finish() for a fire this member claimed in job's shard.
+ * Thread: tick. Blocks: yes: one round trip. */
+ODBC_LEADER_EXTERN int odbc_leader_group_finish(odbc_leader_group_t *g,
+                                                const char *job,
+                                                int64_t fire_ms, int status);
+
+/* As odbc_leader_last_error(). Thread: tick. Blocks: no. */
+ODBC_LEADER_EXTERN int
+odbc_leader_group_last_error(const odbc_leader_group_t *g,
+                             struct odbc_leader_error_info *out);
+
+/* Leaves the group: reports every led shard stopped, releases them all
+ * and unregisters in one round trip, disconnects and frees. NULL is a
+ * no-op. Owns: takes g. Thread: tick. Blocks: yes: one round trip. */
+ODBC_LEADER_EXTERN void odbc_leader_group_destroy(odbc_leader_group_t *g);
 
 /* A static message for an error code; never NULL.
  * Thread: any. Blocks: no. */

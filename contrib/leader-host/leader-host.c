@@ -159,7 +159,10 @@ int main(int argc, char **argv) {
     const char *path = PKGLIBDIR "/odbc_leader.so";
     char name[32], err[512] = "";
     struct host h = {name, 0, 0};
-    struct leader_host lh = {sizeof(lh), &h, on_log, on_change};
+    struct leader_host lh = {.struct_size = sizeof(lh),
+                             .ctx = &h,
+                             .log = on_log,
+                             .on_change = on_change};
     const struct leader_plugin *p;
     void *dl = NULL, *inst = NULL;
     sigset_t sigs;

@@ -1113,7 +1113,10 @@ static void announce(struct minicron *mc, const struct options *o) {
 int main(int argc, char **argv) {
     struct options o;
     struct minicron mc = {0};
-    struct leader_host host = {sizeof(host), &mc, on_log, on_change};
+    struct leader_host host = {.struct_size = sizeof(host),
+                               .ctx = &mc,
+                               .log = on_log,
+                               .on_change = on_change};
     char err[ERR_MAX] = "";
     void *dl = NULL;
     sigset_t sigs;

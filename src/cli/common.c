@@ -371,8 +371,10 @@ int odbc_leader__cli_exit_code(int rc) {
 int odbc_leader__cli_open(struct odbc_leader__cli *c, const char *extra,
                           const struct odbc_leader_callbacks *cb,
                           odbc_leader_t **out) {
-    struct odbc_leader_callbacks own = {sizeof(own), c, odbc_leader__cli_log,
-                                        NULL};
+    struct odbc_leader_callbacks own = {.struct_size = sizeof(own),
+                                        .ctx = c,
+                                        .log = odbc_leader__cli_log,
+                                        .on_change = NULL};
     char err[1024] = "";
     char *conf = NULL;
     int rc = odbc_leader__cli_config(c, extra, &conf);

@@ -508,8 +508,10 @@ static int setup(struct demo *d) {
 /* Opens the observer handle in namespace demo (it creates the tables
  * before the candidates start). Returns 0 or an exit code. */
 static int open_observer(struct demo *d) {
-    struct odbc_leader_callbacks cb = {sizeof(cb), d->cli,
-                                       odbc_leader__cli_log, NULL};
+    struct odbc_leader_callbacks cb = {.struct_size = sizeof(cb),
+                                       .ctx = d->cli,
+                                       .log = odbc_leader__cli_log,
+                                       .on_change = NULL};
     char *conf = strdup(d->conn);
     char err[1024] = "";
     int rc;

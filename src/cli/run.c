@@ -136,7 +136,8 @@ static const char run_help[] =
     "\n"
     "Examples:\n"
     "  # the same crontab line on every host: the report runs once an hour\n"
-    "  odbc-leader run -d sched -n report --once-per 1h -- /usr/local/bin/report\n"
+    "  odbc-leader run -d sched -n report --once-per 1h -- "
+    "/usr/local/bin/report\n"
     "  # a service that runs on one host at a time, handed over on failure\n"
     "  odbc-leader run -d sched -n indexer -- /usr/local/bin/indexer\n";
 
@@ -300,7 +301,10 @@ static int scrub_connect_env(struct run *r) {
 /* Opens the handle with the run's Leader* extras. Returns 0 or an exit
  * code. */
 static int open_run(struct run *r) {
-    struct odbc_leader_callbacks cb = {sizeof(cb), r, run_log, run_on_change};
+    struct odbc_leader_callbacks cb = {.struct_size = sizeof(cb),
+                                       .ctx = r,
+                                       .log = run_log,
+                                       .on_change = run_on_change};
     char ttl[32];
     char *extra = NULL;
     int rc = 0;

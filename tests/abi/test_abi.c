@@ -320,7 +320,10 @@ static void test_bad_config(void **state) {
     const struct plugin_case *pc = *state;
     const struct leader_plugin *p = NULL;
     struct recorder r = {0};
-    struct leader_host host = {sizeof(host), &r, record_log, record_change};
+    struct leader_host host = {.struct_size = sizeof(host),
+                               .ctx = &r,
+                               .log = record_log,
+                               .on_change = record_change};
     void *dl = load(pc, &p);
     void *inst = &r; /* must be reset to NULL */
     char config[4096], err[512] = "";
@@ -347,7 +350,10 @@ static void test_elect(void **state) {
     const struct plugin_case *pc = *state;
     const struct leader_plugin *p = NULL;
     struct recorder r = {0};
-    struct leader_host host = {sizeof(host), &r, record_log, record_change};
+    struct leader_host host = {.struct_size = sizeof(host),
+                               .ctx = &r,
+                               .log = record_log,
+                               .on_change = record_change};
     void *dl = load(pc, &p);
     void *inst = NULL;
     char err[512] = "";
@@ -381,7 +387,10 @@ static void test_elect(void **state) {
 static void test_claims(void **state) {
     const struct plugin_case *pc = *state;
     const struct leader_plugin *p = NULL;
-    struct leader_host host = {sizeof(host), NULL, NULL, NULL};
+    struct leader_host host = {.struct_size = sizeof(host),
+                               .ctx = NULL,
+                               .log = NULL,
+                               .on_change = NULL};
     void *dl = load(pc, &p);
     void *inst = NULL;
     char err[512] = "";
@@ -420,7 +429,10 @@ static void test_claims(void **state) {
 static void elect_with_host_size(const struct plugin_case *pc, size_t size) {
     const struct leader_plugin *p = NULL;
     struct recorder r = {0};
-    struct leader_host host = {(uint32_t)size, &r, record_log, record_change};
+    struct leader_host host = {.struct_size = (uint32_t)size,
+                               .ctx = &r,
+                               .log = record_log,
+                               .on_change = record_change};
     void *dl = load(pc, &p);
     void *inst = NULL;
     char err[512] = "";

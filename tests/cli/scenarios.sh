@@ -368,7 +368,7 @@ SQL
         -n upgrade --once U -- true
     olc schema --upgrade-sql --dialect sqlite >"$OL_TMP/upgrade.sql" ||
         ol_fail "schema --upgrade-sql failed"
-    grep -q 'SET version = 2 WHERE version = 1' "$OL_TMP/upgrade.sql" ||
+    grep -q 'SET version = 3 WHERE version < 3' "$OL_TMP/upgrade.sql" ||
         ol_fail "schema --upgrade-sql: $(cat "$OL_TMP/upgrade.sql")"
 }
 

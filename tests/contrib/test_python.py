@@ -108,6 +108,66 @@ class OdbcLeaderTest(unittest.TestCase):
                          lp.ctypes.sizeof(lp._LeaderPlugin))
         self.assertTrue(self.plugin.version)
 
+    def test_shard_of_vectors(self):
+        # docs/abi.md's table: the same in C, Python and every binding
+        self.assertEqual(lp.shard_of("backup", 64), 63)
+        self.assertEqual(lp.shard_of("nightly-report", 64), 43)
+        self.assertEqual(lp.shard_of("job:42", 1000), 480)
+        self.assertEqual(lp.shard_of("caf\u00e9", 16384), 3465)
+        self.assertEqual(lp.shard_of("", 1000), 37)
+        self.assertEqual(lp.shard_of("x", 0), 0)
+
+    def test_group_spreads_shards_and_claims_by_shard(self):
+        # two members of a group of 16 shards: first ticks only look,
+        # then one takes all; once the other has been seen alive for two
+        # renew intervals, its share is stopped (reported) and released,
+        # and it takes it
+        changes = {"a": [], "b": []}
+
+        def member(cid):
+            conf = self.config(cid, ttl=3000, ns="grp") + ";LeaderShards=16"
+            inst = self.plugin.init(
+                conf, on_shard_change=lambda s, led, t, c=cid:
+                changes[c].append((s, led, t)))
+            self.insts.append(inst)
+            return inst
+
+        a = member("a")
+        self.assertEqual(a.shards(), 16)
+        self.assertEqual(a.shard_of("job:42"), lp.shard_of("job:42", 16))
+        self.assertFalse(a.tick().leader)  # the first tick only looks
+        time.sleep(0.05)
+        self.assertTrue(a.tick().leader)
+        self.assertEqual(sum(a.shard_leadership(s)[0] != 0
+                             for s in range(16)), 16)
+        b = member("b")
+        deadline = time.monotonic() + LIVENESS_S
+        while True:
+            a.tick()
+            b.tick()
+            led_a = [s for s in range(16) if a.shard_leadership(s)[0]]
+            led_b = [s for s in range(16) if b.shard_leadership(s)[0]]
+            if led_a and led_b and len(led_a) + len(led_b) == 16:
+                break
+            self.assertLess(time.monotonic(), deadline, (led_a, led_b))
+            time.sleep(0.1)
+        self.assertFalse(set(led_a) & set(led_b))
+        # every shard b leads was reported stopped by a before b took it
+        for s in led_b:
+            self.assertIn((s, False), [(x, led) for x, led, _ in changes["a"]])
+            self.assertIn((s, True), [(x, led) for x, led, _ in changes["b"]])
+        # a claim goes to the job's shard, fenced by its term
+        job = next(j for j in ("j%d" % i for i in range(100))
+                   if lp.shard_of(j, 16) in led_b)
+        fire = int(time.time()) * 1000
+        self.assertTrue(b.claim(job, fire))
+        self.assertFalse(b.claim(job, fire))
+        self.assertTrue(b.leads_job(job))
+        self.assertFalse(a.leads_job(job))
+        with self.assertRaises(lp.NotLeaderError):
+            a.claim(job, fire + 1000)
+        b.finish(job, fire, 0)
+
     def test_one_leads_the_other_follows(self):
         a, ra = self.candidate("alpha")
         b, rb = self.candidate("bravo")

@@ -253,7 +253,8 @@ static void usage(void) {
 
 int main(int argc, char **argv) {
     struct host h = {0};
-    struct leader_host lh = {sizeof(lh), &h, on_log, NULL};
+    struct leader_host lh = {
+        .struct_size = sizeof(lh), .ctx = &h, .log = on_log, .on_change = NULL};
     const char *plugin = NULL, *dir = NULL;
     char name[32], err[512] = "";
     pthread_t spinner;

@@ -184,6 +184,221 @@ static int table_exists(const char *table) {
     return ok;
 }
 
+/* 1 when the dialect under test has the group statements (all but the
+ * generic dialect). */
+static int has_groups(void) {
+    const char *extra = getenv("OL_LEADER_EXTRA");
+
+    return extra == NULL || strstr(extra, "generic") == NULL;
+}
+
+/* Creates a group member (LeaderShards in extra) or fails the test. */
+static odbc_leader_group_t *make_member(const char *grp, const char *id,
+                                        const char *extra) {
+    char *cfg = config("LeaderNamespace=%s;LeaderId=%s;%s", grp, id, extra);
+    char err[512] = "";
+    odbc_leader_group_t *g = NULL;
+    int rc = odbc_leader_group_create(&g, cfg, NULL, err, sizeof(err));
+
+    if (rc != 0)
+        fail_msg("odbc_leader_group_create: %s (%s)", err,
+                 odbc_leader_strerror(rc));
+    test_free(cfg);
+    return g;
+}
+
+/* Shards of g led now. */
+static uint32_t led_by(const odbc_leader_group_t *g) {
+    return odbc_leader_group_led(g);
+}
+
+/* Ticks every member every step_ms until done(ctx) or timeout_ms. Returns
+ * 1 when done. */
+static int tick_members(odbc_leader_group_t **m, int n, int64_t step_ms,
+                        int64_t timeout_ms,
+                        int (*done)(odbc_leader_group_t **m, int n)) {
+    int64_t end = mono_ms() + timeout_ms;
+
+    while (mono_ms() < end) {
+        for (int i = 0; i < n; i++) {
+            if (m[i] != NULL)
+                odbc_leader_group_tick(m[i], NULL);
+        }
+        if (done(m, n))
+            return 1;
+        sleep_ms(step_ms);
+    }
+    return 0;
+}
+
+/* Every shard led by exactly one of the members, and each leads some. */
+static int split_evenly(odbc_leader_group_t **m, int n) {
+    uint32_t shards = odbc_leader_group_shards(m[0]), total = 0;
+
+    for (uint32_t s = 0; s < shards; s++) {
+        int leaders = 0;
+
+        for (int i = 0; i < n; i++)
+            leaders += odbc_leader_group_leadership(m[i], s, NULL) != 0;
+        if (leaders != 1)
+            return 0;
+    }
+    for (int i = 0; i < n; i++) {
+        if (led_by(m[i]) == 0)
+            return 0;
+        total += led_by(m[i]);
+    }
+    return total == shards;
+}
+
+/* The second member leads every shard. */
+static int second_leads_all(odbc_leader_group_t **m, int n) {
+    (void)n;
+    return led_by(m[1]) == odbc_leader_group_shards(m[1]);
+}
+
+/* Two members split a group's shards; a job's fire is claimed in its
+ * shard by the member that leads it only; the lease rows agree. A dialect
+ * without group statements refuses the group with a message naming them. */
+static void group_members_split_and_claim(void **state) {
+    char grp[64], sql[256], err[512] = "";
+    odbc_leader_group_t *m[2] = {NULL, NULL};
+    const char *extra = "LeaderShards=24;LeaderTTL=3000;"
+                        "LeaderRenewInterval=200;LeaderSafetyMargin=600";
+    int64_t fire = (int64_t)time(NULL) * 1000, rows = -1;
+    uint32_t s;
+    struct raw r;
+    char job[32];
+    int owner = -1;
+
+    (void)state;
+    ns_name(grp, sizeof(grp), "grp");
+    if (!has_groups()) {
+        char *cfg = config("LeaderNamespace=%s;%s", grp, extra);
+        int rc = odbc_leader_group_create(&m[0], cfg, NULL, err, sizeof(err));
+
+        assert_int_equal(rc, ODBC_LEADER_EDIALECT);
+        assert_null(m[0]);
+        assert_non_null(strstr(err, "no group statements"));
+        test_free(cfg);
+        return;
+    }
+    m[0] = make_member(grp, "member-a", extra);
+    m[1] = make_member(grp, "member-b", extra);
+    assert_int_equal(odbc_leader_group_shards(m[0]), 24);
+    assert_true(tick_members(m, 2, 100, 20000, split_evenly));
+    /* a job whose shard member b leads: b claims it, a cannot */
+    for (int i = 0; owner != 1 && i < 1000; i++) {
+        snprintf(job, sizeof(job), "job-%d", i);
+        s = odbc_leader_shard_of(job, 24);
+        owner = odbc_leader_group_leadership(m[1], s, NULL) != 0 ? 1 : 0;
+    }
+    assert_int_equal(owner, 1);
+    assert_int_equal(odbc_leader_group_claim(m[0], job, fire),
+                     ODBC_LEADER_ENOTLEADER);
+    assert_int_equal(odbc_leader_group_claim(m[1], job, fire), 1);
+    assert_int_equal(odbc_leader_group_claim(m[1], job, fire), 0);
+    assert_int_equal(odbc_leader_group_finish(m[1], job, fire, 0), 0);
+    /* the database agrees: every shard row held, by one of the two */
+    raw_open(&r);
+    snprintf(sql, sizeof(sql),
+             "SELECT COUNT(*) FROM odbc_leader_lease WHERE grp = '%s' AND "
+             "leader_id IN ('member-a', 'member-b')",
+             grp);
+    assert_true(raw_exec(&r, sql, &rows));
+    assert_int_equal(rows, 24);
+    snprintf(sql, sizeof(sql),
+             "SELECT COUNT(*) FROM odbc_leader_fire WHERE namespace = '%s/%u' "
+             "AND job = '%s'",
+             grp, (unsigned)s, job);
+    assert_true(raw_exec(&r, sql, &rows));
+    assert_int_equal(rows, 1);
+    raw_close(&r);
+    /* a graceful leave hands everything over at once, well inside a TTL */
+    odbc_leader_group_destroy(m[0]);
+    m[0] = NULL;
+    assert_true(tick_members(m, 2, 100, 2000, second_leads_all));
+    odbc_leader_group_destroy(m[1]);
+}
+
+/* A member that stops ticking (a crash) keeps its shards until their
+ * leases expire and its renewals were watched standing still for one TTL:
+ * the other takes none of them sooner. */
+static void group_crashed_member_is_replaced_after_the_watch(void **state) {
+    char grp[64];
+    odbc_leader_group_t *m[2] = {NULL, NULL};
+    const char *extra = "LeaderShards=8;LeaderTTL=2000;"
+                        "LeaderRenewInterval=200;LeaderSafetyMargin=600";
+    int64_t t0;
+    uint32_t b_before;
+
+    (void)state;
+    if (!has_groups())
+        skip();
+    ns_name(grp, sizeof(grp), "grpcrash");
+    m[0] = make_member(grp, "member-a", extra);
+    m[1] = make_member(grp, "member-b", extra);
+    assert_true(tick_members(m, 2, 100, 20000, split_evenly));
+    b_before = led_by(m[1]);
+    /* a stops ticking: its windows end by themselves */
+    t0 = mono_ms();
+    while (mono_ms() - t0 < 1500) {
+        odbc_leader_group_tick(m[1], NULL);
+        assert_int_equal(led_by(m[1]), b_before); /* nothing taken early */
+        sleep_ms(100);
+    }
+    assert_int_equal(led_by(m[0]), 0); /* a's windows ended */
+    {
+        odbc_leader_group_t *only_b[2] = {NULL, m[1]};
+
+        assert_true(tick_members(only_b, 2, 100, 8000, second_leads_all));
+    }
+    assert_true(mono_ms() - t0 >= 1800); /* about one TTL after a's last */
+    odbc_leader_group_destroy(m[0]);     /* its leave releases nothing */
+    odbc_leader_group_tick(m[1], NULL);
+    assert_int_equal(led_by(m[1]), 8);
+    odbc_leader_group_destroy(m[1]);
+}
+
+/* A group of another size, shard names taken by single handles, and
+ * LeaderShards on a single handle are refused with messages naming them. */
+static void group_bad_settings_are_refused(void **state) {
+    char grp[64], ns[80], err[512] = "";
+    odbc_leader_group_t *g = NULL, *other = NULL;
+    odbc_leader_t *h = NULL;
+    char *cfg;
+    int rc;
+
+    (void)state;
+    if (!has_groups())
+        skip();
+    ns_name(grp, sizeof(grp), "grpbad");
+    g = make_member(grp, "member-a", "LeaderShards=8");
+    cfg = config("LeaderNamespace=%s;LeaderShards=9", grp);
+    rc = odbc_leader_group_create(&other, cfg, NULL, err, sizeof(err));
+    assert_int_equal(rc, ODBC_LEADER_ECONFIG);
+    assert_null(other);
+    assert_non_null(strstr(err, "has 8 shards"));
+    test_free(cfg);
+    cfg = config("LeaderNamespace=%s;LeaderShards=8", grp);
+    rc = odbc_leader_create(&h, cfg, NULL, err, sizeof(err));
+    assert_int_equal(rc, ODBC_LEADER_ECONFIG);
+    assert_non_null(strstr(err, "odbc_leader_group_create"));
+    test_free(cfg);
+    odbc_leader_group_destroy(g);
+    /* a single handle leads GRP2/0; a group named GRP2 is refused */
+    ns_name(grp, sizeof(grp), "grpforeign");
+    snprintf(ns, sizeof(ns), "%s/0", grp);
+    h = make_ns(ns, "");
+    assert_int_equal(odbc_leader_tick(h, NULL), ODBC_LEADER_LEADER);
+    cfg = config("LeaderNamespace=%s;LeaderShards=4", grp);
+    rc = odbc_leader_group_create(&other, cfg, NULL, err, sizeof(err));
+    assert_int_equal(rc, ODBC_LEADER_ECONFIG);
+    assert_non_null(strstr(err, "single handles"));
+    test_free(cfg);
+    odbc_leader_destroy(h);
+}
+
 /* ---- scenarios ---------------------------------------------------------- */
 
 static void one_candidate_becomes_leader(void **state) {
@@ -764,15 +979,15 @@ static int first_row_waits(const struct odbc_leader__db *db) {
 }
 #endif
 
-/* The schema version of the dialect under test: 4 (the epochs of the
- * lease and of the database) on PostgreSQL and MariaDB, 2 on SQLite and
- * with the generic dialect. */
+/* The schema version of the dialect under test: 5 (epochs, then groups)
+ * on PostgreSQL and MariaDB, 3 (groups, no epochs) on SQLite, 2 with the
+ * generic dialect. */
 static int64_t current_schema_version(void) {
     const char *extra = getenv("OL_LEADER_EXTRA");
 
-    if (is_kind("sqlite") || (extra != NULL && strstr(extra, "generic")))
+    if (extra != NULL && strstr(extra, "generic"))
         return 2;
-    return 4;
+    return is_kind("sqlite") ? 3 : 5;
 }
 
 /* The statement that counts sessions waiting on a row or key lock, or
@@ -1731,6 +1946,9 @@ int main(void) {
         cmocka_unit_test(version_1_tables_are_upgraded),
         cmocka_unit_test(rows_of_another_epoch_are_quarantined),
         cmocka_unit_test(fenced_write_is_refused_after_takeover),
+        cmocka_unit_test(group_members_split_and_claim),
+        cmocka_unit_test(group_crashed_member_is_replaced_after_the_watch),
+        cmocka_unit_test(group_bad_settings_are_refused),
     };
 
     if (getenv("OL_CONNECT") == NULL) {

@@ -153,8 +153,15 @@ static void expect_clean_sql(const struct odbc_leader__dialect *d) {
     }
     for (i = 1; i < ODBC_LEADER__OP_COUNT; i++)
         if (i != ODBC_LEADER__OP_RELEASE && i != ODBC_LEADER__OP_WAIT &&
-            i != ODBC_LEADER__OP_HOLD && i != ODBC_LEADER__OP_SESSION_ID)
+            i != ODBC_LEADER__OP_HOLD && i != ODBC_LEADER__OP_SESSION_ID &&
+            i != ODBC_LEADER__OP_GROUP_INIT &&
+            i != ODBC_LEADER__OP_GROUP_TICK && i != ODBC_LEADER__OP_GROUP_LEAVE)
             assert_true(d->ops[i].n > 0);
+    /* sharded groups: all three statements, or none */
+    assert_int_equal(d->ops[ODBC_LEADER__OP_GROUP_INIT].n > 0,
+                     d->ops[ODBC_LEADER__OP_GROUP_TICK].n > 0);
+    assert_int_equal(d->ops[ODBC_LEADER__OP_GROUP_LEAVE].n > 0,
+                     d->ops[ODBC_LEADER__OP_GROUP_TICK].n > 0);
     /* the follower wake-up: release and wait, or neither */
     assert_int_equal(d->ops[ODBC_LEADER__OP_RELEASE].n,
                      d->ops[ODBC_LEADER__OP_WAIT].n);
@@ -216,13 +223,17 @@ static void expect_ledger(const struct odbc_leader__dialect *d) {
     const struct odbc_leader__stmt_list *up = &d->ops[ODBC_LEADER__OP_UPGRADE];
     char set_version[64];
 
-    /* version 2: the ledger; versions 3 and 4 (where there are): the
-     * lease's epoch, then the database's in the schema row */
+    /* version 2: the ledger; on the server dialects versions 3 and 4: the
+     * lease's epoch, then the database's in the schema row; then groups
+     * (SQLite's 3, PostgreSQL's 5) */
     assert_non_null(strstr(up->v[0].sql, "CREATE TABLE"));
     assert_non_null(strstr(up->v[0].sql, "pfx_fire"));
     if (d->schema_version == 2)
         assert_int_equal(up->n, 2);
-    if (d->schema_version >= 3) {
+    if (strcmp(d->name, "sqlite") == 0) {
+        assert_int_equal(d->schema_version, 3);
+        assert_non_null(strstr(up->v[1].sql, "pfx_lease ADD COLUMN grp"));
+    } else if (d->schema_version >= 3) {
         assert_true(up->n >= 4);
         assert_non_null(strstr(up->v[1].sql, "pfx_lease ADD COLUMN IF NOT "
                                              "EXISTS epoch"));
@@ -257,7 +268,8 @@ static void test_builtin_sqlite(void **state) {
     (void)state;
     assert_string_equal(d->name, "sqlite");
     assert_string_equal(d->dbms, "SQLite");
-    assert_int_equal(d->schema_version, 2);
+    assert_int_equal(d->schema_version, 3);
+    assert_true(d->ops[ODBC_LEADER__OP_GROUP_TICK].n > 0);
     assert_string_equal(d->begin, "BEGIN IMMEDIATE");
     assert_string_equal(d->commit, "COMMIT");
     assert_string_equal(d->rollback, "ROLLBACK");
@@ -327,7 +339,9 @@ static void test_builtin_postgresql(void **state) {
     (void)state;
     assert_string_equal(d->name, "postgresql");
     assert_string_equal(d->dbms, "PostgreSQL");
-    assert_int_equal(d->schema_version, 4);
+    assert_int_equal(d->schema_version, 5);
+    /* a group's tick is one statement: one round trip */
+    assert_int_equal(d->ops[ODBC_LEADER__OP_GROUP_TICK].n, 1);
     assert_null(d->begin);
     assert_null(d->commit);
     assert_null(d->rollback);
@@ -483,8 +497,10 @@ static void test_err_too_many_statements(void **state) {
     expect_error(HEADER "-- @statement on_connect\n"
                         "SELECT 1;\nSELECT 2;\nSELECT 3;\nSELECT 4;\n"
                         "SELECT 5;\nSELECT 6;\nSELECT 7;\nSELECT 8;\n"
-                        "SELECT 9;\n" REQUIRED_OPS,
-                 12, "more than 8 statements in @statement on_connect");
+                        "SELECT 9;\nSELECT 10;\nSELECT 11;\nSELECT 12;\n"
+                        "SELECT 13;\nSELECT 14;\nSELECT 15;\nSELECT 16;\n"
+                        "SELECT 17;\n" REQUIRED_OPS,
+                 20, "more than 16 statements in @statement on_connect");
 }
 
 static void test_minimal_and_statement_text(void **state) {
@@ -616,6 +632,16 @@ static void test_err_unknown_op(void **state) {
                  "unknown operation \"\"");
 }
 
+/* Sharded groups: group_init, group_tick and group_leave come together. */
+static void test_err_group_ops_together(void **state) {
+    (void)state;
+    expect_error(HEADER REQUIRED_OPS "-- @statement group_tick\nSELECT 1;\n",
+                 21,
+                 "missing @statement group_init; sharded groups (@statement "
+                 "group_tick here) need group_init, group_tick and "
+                 "group_leave");
+}
+
 static void test_err_duplicate_op(void **state) {
     (void)state;
     expect_error(HEADER REQUIRED_OPS "-- @statement leader\nSELECT 8;\n", 21,
@@ -629,7 +655,8 @@ static void test_err_missing_op(void **state) {
                  "@schema-version 1 needs ddl, schema_version, attempt, "
                  "renew, resign, unregister, leader, candidates and "
                  "request_resign, and may also have on_connect, release, "
-                 "wait, hold and session_id");
+                 "wait, hold, session_id, group_init, group_tick and "
+                 "group_leave");
     expect_error(HEADER, 2, "missing @statement ddl");
     expect_error("", 1, "missing @dialect");
     expect_error("-- @dialect t\n-- @schema-version 2\n" REQUIRED_OPS, 20,
@@ -638,7 +665,8 @@ static void test_err_missing_op(void **state) {
                  "renew, resign, unregister, leader, candidates, "
                  "request_resign, claim, finish, fire, fires, fire_gc and "
                  "fence, and may also have on_connect, release, wait, hold, "
-                 "upgrade and session_id");
+                 "upgrade, session_id, group_init, group_tick and "
+                 "group_leave");
 }
 
 /* The operations a file of @schema-version 2 must have, written out here
@@ -736,7 +764,7 @@ static void test_err_lists_are_complete(void **state) {
                  "on_connect, ddl, schema_version, attempt, renew, resign, "
                  "unregister, leader, candidates, request_resign, release, "
                  "wait, hold, upgrade, claim, finish, fire, fires, fire_gc, "
-                 "fence or session_id");
+                 "fence, session_id, group_init, group_tick or group_leave");
     expect_error(HEADER "-- @frobnicate yes\n" REQUIRED_OPS, 3,
                  "unknown directive @frobnicate; expected @statement or a "
                  "header directive: @dialect, @dbms, @schema-version, "
@@ -747,8 +775,9 @@ static void test_err_lists_are_complete(void **state) {
     expect_error(HEADER "-- @statement on_connect\nSELECT :nss;\n", 4,
                  "unknown parameter :nss; expected :ns, :id, :term, "
                  ":ttl_ms, :cand_ttl_ms, :version, :to, :wait_ms, :job, "
-                 ":fire_ms, :status, :retention_ms, :seen_term or "
-                 ":seen_expires_ms");
+                 ":fire_ms, :status, :retention_ms, :seen_term, "
+                 ":seen_expires_ms, :inc, :seq, :shards, :take, :release or "
+                 ":dead");
     expect_error(HEADER REQUIRED_OPS LEDGER_OPS, 21,
                  "@statement claim needs @schema-version 2 or later (the "
                  "fire ledger's table); a file of @schema-version 1 has no "
@@ -835,7 +864,7 @@ static void test_err_too_many_params(void **state) {
     for (i = 0; i <= ODBC_LEADER__MAX_PARAMS; i++)
         n += snprintf(text + n, sizeof text - (size_t)n, " :ns,");
     snprintf(text + n, sizeof text - (size_t)n, " 1;\n" REQUIRED_OPS);
-    expect_error(text, 4, "more than 32 parameters");
+    expect_error(text, 4, "more than 64 parameters");
 }
 
 static void test_err_unknown_placeholder(void **state) {
@@ -990,7 +1019,7 @@ static void test_builtin_mariadb(void **state) {
     (void)state;
     assert_string_equal(d->name, "mariadb");
     assert_string_equal(d->dbms, "MariaDB");
-    assert_int_equal(d->schema_version, 4);
+    assert_int_equal(d->schema_version, 5);
     assert_null(d->begin);
     expect_clean_sql(d);
     assert_int_equal(d->ops[ODBC_LEADER__OP_ON_CONNECT].n, 3);
@@ -1298,6 +1327,7 @@ int main(void) {
         cmocka_unit_test(test_err_missing_op),
         cmocka_unit_test(test_err_each_required_op_is_named),
         cmocka_unit_test(test_err_lists_are_complete),
+        cmocka_unit_test(test_err_group_ops_together),
         cmocka_unit_test(test_err_attempt_without_watch),
         cmocka_unit_test(test_ledger_ops_by_version),
         cmocka_unit_test(test_err_missing_header),

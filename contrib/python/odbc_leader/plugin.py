@@ -65,10 +65,11 @@ __all__ = [
     "CLASS_CONFIG",
     "CLASS_FATAL",
     "logging_callback",
+    "shard_of",
 ]
 
 ABI_MAJOR = 1  # LEADER_PLUGIN_ABI_MAJOR
-ABI_MINOR = 2  # LEADER_PLUGIN_ABI_MINOR
+ABI_MINOR = 3  # LEADER_PLUGIN_ABI_MINOR
 EABI = -1000  # LEADER_PLUGIN_EABI
 ENOTLEADER = -1001  # LEADER_PLUGIN_ENOTLEADER (ABI 1.1): claim, not leader
 RESIGN_REQUESTED = 2  # LEADER_PLUGIN_RESIGN_REQUESTED: tick, when enabled
@@ -79,15 +80,20 @@ CLASS_FATAL = 3  # a bug or resource exhaustion
 
 _ERRLEN = 1024  # size of the buffer init writes its message into
 
-# The callbacks: log(level, message), on_change(is_leader, term, leader_id).
+# The callbacks: log(level, message), on_change(is_leader, term, leader_id),
+# on_shard_change(shard, is_leader, term) (ABI 1.3, groups).
 LogFn = Callable[[int, str], None]
 ChangeFn = Callable[[bool, int, Optional[str]], None]
+ShardChangeFn = Callable[[int, bool, int], None]
 
 # ---- the C structures, member for member as in leader_plugin.h ----------
 
 _LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p)
 _ON_CHANGE_FN = ctypes.CFUNCTYPE(
     None, ctypes.c_void_p, ctypes.c_int, ctypes.c_int64, ctypes.c_char_p
+)
+_ON_SHARD_FN = ctypes.CFUNCTYPE(
+    None, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_int64
 )
 
 
@@ -99,6 +105,7 @@ class _LeaderHost(ctypes.Structure):
         ("ctx", ctypes.c_void_p),
         ("log", _LOG_FN),
         ("on_change", _ON_CHANGE_FN),
+        ("on_shard_change", _ON_SHARD_FN),  # ABI 1.3
     ]
 
 
@@ -135,6 +142,14 @@ _LAST_ERROR_FN = ctypes.CFUNCTYPE(
     ctypes.c_char_p, ctypes.POINTER(ctypes.c_long), ctypes.c_char_p,
     ctypes.c_size_t
 )
+# ABI 1.3
+_SHARDS_FN = ctypes.CFUNCTYPE(ctypes.c_uint32, ctypes.c_void_p)
+_SHARD_OF_FN = ctypes.CFUNCTYPE(ctypes.c_uint32, ctypes.c_void_p,
+                                ctypes.c_char_p)
+_SHARD_LEADERSHIP_FN = ctypes.CFUNCTYPE(
+    ctypes.c_int64, ctypes.c_void_p, ctypes.c_uint32,
+    ctypes.POINTER(ctypes.c_uint32)
+)
 
 _FIELDS_1_0 = [
     ("struct_size", ctypes.c_uint32),
@@ -159,6 +174,11 @@ _FIELDS_1_2 = [
     ("error_class", _ERROR_CLASS_FN),
     ("last_error", _LAST_ERROR_FN),
 ]
+_FIELDS_1_3 = [
+    ("shards", _SHARDS_FN),
+    ("shard_of", _SHARD_OF_FN),
+    ("shard_leadership", _SHARD_LEADERSHIP_FN),
+]
 
 
 class _LeaderPlugin10(ctypes.Structure):
@@ -169,10 +189,10 @@ class _LeaderPlugin10(ctypes.Structure):
 
 class _LeaderPlugin(ctypes.Structure):
     """struct leader_plugin: the plugin's static function table. Members
-    after strerror (ABI 1.1, 1.2) exist only when struct_size covers them:
-    read them only after Plugin.has()."""
+    after strerror (ABI 1.1, 1.2, 1.3) exist only when struct_size covers
+    them: read them only after Plugin.has()."""
 
-    _fields_ = _FIELDS_1_0 + _FIELDS_1_1 + _FIELDS_1_2
+    _fields_ = _FIELDS_1_0 + _FIELDS_1_1 + _FIELDS_1_2 + _FIELDS_1_3
 
 
 _FIELD_NAMES = frozenset(name for name, _ in _LeaderPlugin._fields_)
@@ -234,6 +254,18 @@ def _text(raw):
     if raw is None:
         return None
     return raw.decode("utf-8", errors="replace")
+
+
+def shard_of(key: str, shards: int) -> int:
+    """The shard of key in a group of shards shards: FNV-1a 64 of its
+    UTF-8 bytes modulo shards, as every binding computes it (docs/abi.md
+    has test vectors). 0 when shards is 0."""
+    if shards <= 0:
+        return 0
+    h = 0xCBF29CE484222325
+    for b in key.encode("utf-8"):
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h % shards
 
 
 # ---- the plugin ---------------------------------------------------------
@@ -303,17 +335,22 @@ class Plugin:
         return getattr(self._table, member)
 
     def init(self, config: str, log: Optional[LogFn] = None,
-             on_change: Optional[ChangeFn] = None) -> "Instance":
+             on_change: Optional[ChangeFn] = None,
+             on_shard_change: Optional[ShardChangeFn] = None
+             ) -> "Instance":
         """Creates an instance from config (str), an Instance.
 
         log(level, message) gets the plugin's log lines, level being a
         syslog level (3 error .. 7 debug); on_change(is_leader, term,
         leader_id) each change of leadership, in order (for a follower,
         term and leader_id describe the leader it knows of: 0 and None
-        when none). Either may be None. Raises LeaderPluginError with the
-        plugin's message when init fails.
+        when none); on_shard_change(shard, is_leader, term) each change of
+        a shard's leadership in a group (config with LeaderShards), in
+        order per shard, a stop before the shard is handed over. Each may
+        be None. Raises LeaderPluginError with the plugin's message when
+        init fails.
         """
-        return Instance(self, config, log, on_change)
+        return Instance(self, config, log, on_change, on_shard_change)
 
 
 # ---- callbacks ----------------------------------------------------------
@@ -325,16 +362,22 @@ class _Callbacks:
     since the plugin borrows the host struct and calls into it. Never
     refers to the Instance, so an Instance can be collected."""
 
-    def __init__(self, log, on_change):
+    def __init__(self, log, on_change, on_shard_change=None):
         self.log = log
         self.on_change = on_change
+        self.on_shard_change = on_shard_change
         self.error = None  # first exception a callback raised, pending
         self.c_log = _LOG_FN(self._log) if log is not None else _LOG_FN()
         self.c_on_change = (
             _ON_CHANGE_FN(self._on_change) if on_change is not None else _ON_CHANGE_FN()
         )
+        self.c_on_shard = (
+            _ON_SHARD_FN(self._on_shard) if on_shard_change is not None
+            else _ON_SHARD_FN()
+        )
         self.host = _LeaderHost(
-            ctypes.sizeof(_LeaderHost), None, self.c_log, self.c_on_change
+            ctypes.sizeof(_LeaderHost), None, self.c_log, self.c_on_change,
+            self.c_on_shard
         )
 
     def _keep(self, exc):
@@ -350,6 +393,12 @@ class _Callbacks:
     def _on_change(self, _ctx, is_leader, term, leader_id):
         try:
             self.on_change(bool(is_leader), term, _text(leader_id))
+        except BaseException as exc:
+            self._keep(exc)
+
+    def _on_shard(self, _ctx, shard, is_leader, term):
+        try:
+            self.on_shard_change(shard, bool(is_leader), term)
         except BaseException as exc:
             self._keep(exc)
 
@@ -375,10 +424,11 @@ class Instance:
     interpreter exit, is shut down then.
     """
 
-    def __init__(self, plugin, config, log=None, on_change=None):
+    def __init__(self, plugin, config, log=None, on_change=None,
+                 on_shard_change=None):
         self.plugin = plugin
         self._t = plugin._table
-        self._cb = _Callbacks(log, on_change)
+        self._cb = _Callbacks(log, on_change, on_shard_change)
         inst = ctypes.c_void_p()
         err = ctypes.create_string_buffer(_ERRLEN)
         rc = self._t.init(
@@ -486,6 +536,36 @@ class Instance:
                   msg, len(msg))
         return LastError(code, cls.value, _text(state.value),
                          native.value, _text(msg.value))
+
+    # ---- ABI 1.3: groups -------------------------------------------------
+
+    def shards(self) -> int:
+        """The shard count of a group member (LeaderShards), 0 for an
+        instance of one namespace or a plugin before ABI 1.3."""
+        if not self.plugin.has("shards") or not self._finalizer.alive:
+            return 0
+        return self._t.shards(self._inst)
+
+    def shard_of(self, key: str) -> int:
+        """The shard of key in this instance's group (shard_of())."""
+        return shard_of(key, self.shards())
+
+    def shard_leadership(self, shard: int) -> Tuple[int, int]:
+        """(term, valid_for_ms) of shard as this member leads it; (0, 0)
+        when not led. No I/O, any thread."""
+        fn = self.plugin._member("shard_leadership")
+        if not self._finalizer.alive:
+            return (0, 0)
+        valid = ctypes.c_uint32(0)
+        term = fn(self._inst, int(shard), ctypes.byref(valid))
+        return (term, valid.value if term != 0 else 0)
+
+    def leads_job(self, job: str) -> bool:
+        """True while this member leads the shard of job (a group), or
+        leads at all (one namespace). No I/O, any thread."""
+        if self.shards() == 0:
+            return self.is_leader()
+        return self.shard_leadership(self.shard_of(job))[0] != 0
 
     def shutdown(self) -> None:
         """Resigns if leader, leaves the election, frees the instance.

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * db_group.c: the ODBC port of a group member (group.h): connect and
+ * create the group's rows (group_init), one tick (group_tick) read into
+ * struct odbc_leader__group_row, and the graceful leave (group_leave).
+ * The statements come from the dialect; db.c runs them.
+ */
+#include <build_config.h>
+
+#include <stdio.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "db.h"
+#include "dialect.h"
+#include "group.h"
+#include "log.h"
+
+/* What group_init answered. */
+struct init_answer {
+    int64_t rows;    /* the group's shard rows */
+    int64_t foreign; /* rows named like a shard that belong to no group */
+};
+
+static int init_row(void *ctx, void *stmt) {
+    struct init_answer *a = ctx;
+    int rc = odbc_leader__db_col_int(stmt, 1, &a->rows);
+
+    return rc < 0 ? rc : odbc_leader__db_col_int(stmt, 2, &a->foreign);
+}
+
+/* Creates the group's missing rows and checks that the group has the
+ * configured size. Returns 0, ODBC_LEADER_ECONFIG (another size, or
+ * shard namespaces used by single handles) with a message in err, or a
+ * negative error. */
+static int init_group(struct odbc_leader__db *db,
+                      const struct odbc_leader__config *cfg, char *err,
+                      size_t errlen) {
+    struct odbc_leader__group_args a;
+    struct init_answer ans = {-1, 0};
+    int rc;
+
+    memset(&a, 0, sizeof(a));
+    a.shards = cfg->shards;
+    rc = odbc_leader__db_group_op(db, ODBC_LEADER__OP_GROUP_INIT, &a, init_row,
+                                  &ans);
+    if (rc < 0) {
+        odbc_leader__errf(err, errlen, "creating the rows of group %s failed",
+                          cfg->ns);
+        return rc;
+    }
+    if (ans.foreign > 0) {
+        odbc_leader__errf(err, errlen,
+                          "group %s: %lld namespaces named %s/... are led "
+                          "by single handles; choose another LeaderNamespace "
+                          "for the group",
+                          cfg->ns, (long long)ans.foreign, cfg->ns);
+        return ODBC_LEADER_ECONFIG;
+    }
+    if (ans.rows != cfg->shards) {
+        odbc_leader__errf(err, errlen,
+                          "group %s has %lld shards in table %slease and "
+                          "LeaderShards says %d; every member of a group "
+                          "must give the same count",
+                          cfg->ns, (long long)ans.rows, cfg->prefix,
+                          cfg->shards);
+        return ODBC_LEADER_ECONFIG;
+    }
+    return 0;
+}
+
+int odbc_leader__db_group_connect(struct odbc_leader__db *db, char *err,
+                                  size_t errlen) {
+    const struct odbc_leader__config *cfg = odbc_leader__db_config(db);
+    const struct odbc_leader__dialect *d;
+    int rc = odbc_leader__db_connect(db, err, errlen);
+
+    if (rc < 0)
+        return rc;
+    d = odbc_leader__db_dialect(db);
+    if (!odbc_leader__db_has_group(db)) {
+        odbc_leader__errf(err, errlen,
+                          "dialect %s has no group statements (group_init, "
+                          "group_tick, group_leave): sharded groups need "
+                          "the sqlite, postgresql or mariadb dialect",
+                          d != NULL ? d->name : "?");
+        odbc_leader__db_disconnect(db);
+        return ODBC_LEADER_EDIALECT;
+    }
+    rc = init_group(db, cfg, err, errlen);
+    if (rc < 0)
+        odbc_leader__db_disconnect(db);
+    return rc;
+}
+
+/* Reads one group_tick row into a struct odbc_leader__group_row. */
+struct tick_ctx {
+    odbc_leader__group_row_fn fn;
+    void *ctx;
+};
+
+static int tick_row(void *ctx, void *stmt) {
+    const struct tick_ctx *t = ctx;
+    struct odbc_leader__group_row r;
+    char kind[4];
+    int rc;
+
+    memset(&r, 0, sizeof(r));
+    rc = odbc_leader__db_col_text(stmt, 1, kind, sizeof(kind));
+    if (rc == 0)
+        rc = odbc_leader__db_col_text(stmt, 2, r.name, sizeof(r.name));
+    if (rc == 0)
+        rc = odbc_leader__db_col_int(stmt, 3, &r.a);
+    if (rc == 0)
+        rc = odbc_leader__db_col_int(stmt, 4, &r.b);
+    if (rc == 0)
+        rc = odbc_leader__db_col_int(stmt, 5, &r.c);
+    if (rc == 0)
+        rc = odbc_leader__db_col_int(stmt, 7, &r.now_ms);
+    if (rc < 0)
+        return rc;
+    r.kind = kind[0];
+    return t->fn(t->ctx, &r);
+}
+
+static int port_connect(void *port, char *err, size_t errlen) {
+    char buf[512];
+
+    if (err == NULL) {
+        err = buf;
+        errlen = sizeof(buf);
+    }
+    return odbc_leader__db_group_connect(port, err, errlen);
+}
+
+static void port_disconnect(void *port) { odbc_leader__db_disconnect(port); }
+
+static int port_tick(void *port, const struct odbc_leader__group_args *a,
+                     odbc_leader__group_row_fn fn, void *ctx) {
+    struct tick_ctx t = {fn, ctx};
+
+    return odbc_leader__db_group_op(port, ODBC_LEADER__OP_GROUP_TICK, a,
+                                    tick_row, &t);
+}
+
+static int port_leave(void *port, int64_t inc) {
+    struct odbc_leader__group_args a;
+
+    memset(&a, 0, sizeof(a));
+    a.inc = inc;
+    return odbc_leader__db_group_op(port, ODBC_LEADER__OP_GROUP_LEAVE, &a, NULL,
+                                    NULL);
+}
+
+const struct odbc_leader__group_port_ops odbc_leader__db_group_ops = {
+    port_connect,
+    port_disconnect,
+    port_tick,
+    port_leave,
+};

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * group.h: the member of a sharded group (group.c), independent of ODBC:
+ * what a tick asks of the database, how its answer changes the shards
+ * this member leads, and the trust window of each. A "port" runs the
+ * statements: db_group.c over ODBC, a fake one in the unit tests.
+ * Internal: every name has the odbc_leader__ prefix and hidden visibility.
+ */
+#ifndef ODBC_LEADER_GROUP_H
+#define ODBC_LEADER_GROUP_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "config.h"
+#include "db.h"
+#include "log.h"
+
+/* One row of a group tick's answer (the dialect's group_tick). */
+struct odbc_leader__group_row {
+    char kind; /* 'L' held shard, 'M' member, 'H' holder, 'V' vacant */
+    char name[ODBC_LEADER__NAME_MAX + 1]; /* M: member id; H: holder id */
+    int64_t a;                            /* L, V: shard; H: incarnation */
+    int64_t b;      /* L, V: term; M: heartbeat_at_ms; H: max renew_seq */
+    int64_t c;      /* L, V: expires_at_ms; M: expires_at_ms; H: rows */
+    int64_t now_ms; /* the database clock */
+};
+
+typedef int (*odbc_leader__group_row_fn)(
+    void *ctx, const struct odbc_leader__group_row *row);
+
+/* The statements a member needs. Each returns 0 (or rows) or a negative
+ * odbc_leader_error; ECONNLOST, ECONNECT and EUNKNOWN leave the port
+ * disconnected. */
+struct odbc_leader__group_port_ops {
+    /* Connects (no-op when connected) and creates the group's missing
+     * rows; a group of another size is ECONFIG with a message in err. */
+    int (*connect)(void *port, char *err, size_t errlen);
+    void (*disconnect)(void *port);
+    /* One tick (struct odbc_leader__group_args); rows go to fn. */
+    int (*tick)(void *port, const struct odbc_leader__group_args *a,
+                odbc_leader__group_row_fn fn, void *ctx);
+    /* Releases every shard of incarnation inc and unregisters. */
+    int (*leave)(void *port, int64_t inc);
+};
+
+/* A live member as this member sees it. */
+struct odbc_leader__group_member {
+    char id[ODBC_LEADER__NAME_MAX + 1];
+    int64_t beat_ms;      /* its heartbeat_at_ms as last read */
+    int64_t beat_seen_ns; /* local time that heartbeat was first read */
+    int64_t since_ns;     /* local time it was first seen alive */
+    int live; /* in the database and its heartbeat moved within one TTL */
+};
+
+/* A holder incarnation of shards, watched: taken from only after its
+ * renew_seq has not grown for one TTL on this member's clock. */
+struct odbc_leader__group_holder {
+    int64_t inc;
+    int64_t seq;         /* the highest renew_seq of its rows */
+    int64_t seq_seen_ns; /* local time that seq was first read */
+    int64_t rows;
+    char id[ODBC_LEADER__NAME_MAX + 1];
+};
+
+struct odbc_leader__group_member_conf {
+    const struct odbc_leader__group_port_ops *ops;
+    void *port;
+    int64_t (*now_ns)(void *clock_ctx); /* NULL: odbc_leader__now_ns */
+    void *clock_ctx;
+    const struct odbc_leader__log *log;     /* copied */
+    const struct odbc_leader_callbacks *cb; /* copied; may be NULL */
+    const char *id;                         /* borrowed */
+    uint32_t shards;
+    int64_t inc; /* this process's incarnation, not 0 */
+    int64_t ttl_ms, renew_ms, margin_ms;
+    int64_t test_trust_extra_ms; /* test only, see config.h */
+    int connected;               /* the port is already connected */
+};
+
+struct odbc_leader__group_member_state {
+    /* wiring */
+    const struct odbc_leader__group_port_ops *ops;
+    void *port;
+    int64_t (*now_ns)(void *clock_ctx);
+    void *clock_ctx;
+    struct odbc_leader__log log;
+    struct odbc_leader_callbacks cb;
+    const char *id;
+    uint32_t shards;
+    int64_t inc;
+    int64_t ttl_ns, renew_ns, margin_ns, trust_extra_ns;
+
+    /* tick thread */
+    int connected;
+    int64_t seq;        /* the tick number written into renewed rows */
+    int64_t answers;    /* ticks answered since create */
+    int64_t backoff_ns; /* reconnect delay, 0 after a success */
+    int64_t reconnect_at_ns;
+    int64_t next_ns;        /* next useful tick */
+    int64_t *held;          /* per shard: the term held in the database as
+                               far as known, 0 none */
+    int64_t *vacant_ns;     /* per shard: first seen vacant, 0 not vacant */
+    unsigned char *release; /* per shard: stopped here, release it */
+    unsigned char *rep;     /* per shard: reported as led */
+    uint32_t *owner;        /* per shard: index into members */
+    struct odbc_leader__group_member *members; /* sorted by id, live or
+                                                  not (the watch) */
+    size_t n_members, cap_members;
+    int self; /* index of this member in members, -1 before the first */
+    struct odbc_leader__group_holder *holders;
+    size_t n_holders, cap_holders;
+    uint32_t *load; /* n_members scratch for the assignment */
+    uint64_t *hid;  /* likewise */
+    int assigned;   /* owner[] matches members[] */
+    struct odbc_leader__buf take, rel, dead; /* the lists sent */
+
+    /* any thread */
+    _Atomic int64_t *until; /* per shard: trusted until, 0 = not led */
+    _Atomic int64_t *term;  /* per shard: the term led */
+};
+
+/* The ODBC port (db_group.c); port is a struct odbc_leader__db. */
+extern const struct odbc_leader__group_port_ops odbc_leader__db_group_ops;
+
+/* Connects db (odbc_leader__db_connect()), checks that the dialect has
+ * the group statements and creates the group's missing rows. Returns 0 or
+ * a negative error with a message in err; disconnected on failure. */
+int odbc_leader__db_group_connect(struct odbc_leader__db *db, char *err,
+                                  size_t errlen);
+
+/* Initialises m; allocates the per-shard arrays. Returns 0 or
+ * ODBC_LEADER_ENOMEM. Free with odbc_leader__group_member_free(). */
+int odbc_leader__group_member_init(
+    struct odbc_leader__group_member_state *m,
+    const struct odbc_leader__group_member_conf *c);
+
+/* Frees what m owns (not the port); safe after a failed init. */
+void odbc_leader__group_member_free(struct odbc_leader__group_member_state *m);
+
+/* One step; see odbc_leader_group_tick(). */
+int odbc_leader__group_member_tick(struct odbc_leader__group_member_state *m,
+                                   uint32_t *next_tick_ms);
+
+/* The term of shard s while inside its window, else 0; *valid_for_ms as
+ * odbc_leader_group_leadership(). Any thread. */
+int64_t odbc_leader__group_member_leadership(
+    const struct odbc_leader__group_member_state *m, uint32_t s,
+    uint32_t *valid_for_ms);
+
+/* Reports every led shard stopped, then leaves (one statement). */
+void odbc_leader__group_member_leave(struct odbc_leader__group_member_state *m);
+
+#endif /* ODBC_LEADER_GROUP_H */

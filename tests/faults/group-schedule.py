@@ -1,0 +1,273 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""group-schedule.py: the fault schedule of sharded groups.
+
+    group-schedule.py --db sqlite,postgresql,mariadb --host GROUP_HOST
+        --proxy PROXY
+        --checker GROUPCHECK --lib LIB.SH --work DIR [--shards N]
+        [--procs N] [--rounds N] [--negative]
+
+Per database, PROCS group-host processes (each behind its own fault-proxy
+on a server database) start at once as members of one group of SHARDS
+shards, then go through, ROUNDS times: kill -9 of a member, a join, a
+SIGSTOP past the TTL, a graceful leave (SIGTERM), a restart under the
+same id, a stall of one member's tick thread past the TTL (its worker
+goes on asking), and on a server database a network stall of one member
+and a restart of the database. After each fault the schedule waits until every
+shard is led again. groupcheck then reads every process's records: no
+shard led in two windows at once, no term going back, no shard unled
+longer than 2 TTL + 4 renew intervals (plus the database's restart).
+
+--negative gives every member LeaderTestTrustExtra (trust windows that
+outlive their leases) and runs the tick-thread stall only: the checker
+must find overlaps, or the schedule fails.
+Exit status: 0 as expected, 1 not.
+"""
+import argparse
+import importlib.machinery
+import importlib.util
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+TTL_MS = 2000
+RENEW_MS = 500
+MARGIN_MS = 600
+
+
+def load_module(path, name):
+    """Loads a Python file that has no .py suffix (or is no package)."""
+    loader = importlib.machinery.SourceFileLoader(name, path)
+    spec = importlib.util.spec_from_loader(name, loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+def now_ns():
+    return time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+
+
+class Group:
+    """The members of one group, their proxies and their records."""
+
+    def __init__(self, ctx, db, name, extra_ms=0):
+        self.ctx, self.db = ctx, db
+        self.dir = os.path.join(ctx.work, db + ("-negative" if extra_ms
+                                                else ""))
+        os.makedirs(self.dir)
+        self.proxied = db != "sqlite"
+        self.config = "%s;LeaderNamespace=%s;LeaderShards=%d;LeaderTTL=%d;" \
+            "LeaderRenewInterval=%d;LeaderSafetyMargin=%d" % (
+                ctx.connect[db], name, ctx.shards, TTL_MS, RENEW_MS,
+                MARGIN_MS)
+        if extra_ms:
+            self.config += ";LeaderTestTrustExtra=%d" % extra_ms
+        self.hosts = {}  # member id -> Popen
+        self.proxy_of = {}  # member id -> proxy Popen
+        self.next_id = 1
+        self.log = open(os.path.join(self.dir, "hosts.log"), "ab")
+        self.events = []
+
+    def note(self, what):
+        self.events.append((now_ns(), what))
+        print("  %s: %s" % (self.db, what), file=sys.stderr, flush=True)
+
+    def spawn(self, mid=None):
+        """Starts member mid (a new id when None); returns its id."""
+        if mid is None:
+            mid = "m%d" % self.next_id
+            self.next_id += 1
+        config = "%s;LeaderId=%s" % (self.config, mid)
+        if self.proxied:
+            proxy = subprocess.Popen(
+                [self.ctx.proxy, "-t", str(self.ctx.port[self.db])],
+                stdout=subprocess.PIPE, stderr=self.log)
+            port = int(proxy.stdout.readline())
+            config = re.sub(r"Port=\d+", "Port=%d" % port, config)
+            self.proxy_of[mid] = proxy
+        cmd = [self.ctx.host, "-d", self.dir, "-S",
+               str(int(TTL_MS * 2.5)), config]
+        if os.environ.get("OL_FAULTS_VERBOSE", "0") != "1":
+            cmd.insert(1, "-q")
+        self.hosts[mid] = subprocess.Popen(cmd, stdout=self.log,
+                                           stderr=self.log)
+        return mid
+
+    def kill(self, mid, sig=signal.SIGKILL):
+        p = self.hosts.pop(mid)
+        p.send_signal(sig)
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+        proxy = self.proxy_of.pop(mid, None)
+        if proxy is not None:
+            proxy.terminate()
+            proxy.wait()
+
+    def all_led(self, after_ns):
+        """True when every shard has a record whose last "yes" is recent
+        and later than after_ns."""
+        _, recs = self.ctx.checker.load_run(self.dir)
+        t = max(now_ns() - 300 * 1000000, after_ns)
+        led = {r["shard"] for r in recs if r["last_before"] > t}
+        return len(led) == self.ctx.shards
+
+    def wait_led(self, timeout_s, after_ns=0):
+        """Waits until every shard is led past after_ns (a fault's time +
+        one TTL: past the window any member that stopped could still
+        trust)."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.all_led(after_ns):
+                return True
+            time.sleep(0.1)
+        return False
+
+    def stop_all(self):
+        for mid in list(self.hosts):
+            self.kill(mid, signal.SIGTERM)
+
+
+def restart_db(ctx, db):
+    func = "ol_restart_pg fast" if db == "postgresql" else \
+        "ol_restart_mariadb fast"
+    subprocess.run(["bash", "-c", '. "$1"; %s' % func, "lib", ctx.lib],
+                   check=True, stdout=subprocess.DEVNULL)
+
+
+def faults(ctx, g, rounds):
+    """The schedule of one database. Raises RuntimeError when the group
+    does not recover."""
+    pause = TTL_MS / 1000.0 * 1.5
+
+    def settle(what):
+        g.note(what)
+        if not g.wait_led(4 * TTL_MS / 1000.0 + 10,
+                          now_ns() + TTL_MS * 1000000):
+            raise RuntimeError("%s: not every shard led again" % what)
+        time.sleep(RENEW_MS / 1000.0 * 4)  # moves after the fault, too
+
+    for r in range(rounds):
+        members = sorted(g.hosts)
+        g.kill(members[0])
+        settle("kill -9 %s" % members[0])
+        settle("join %s" % g.spawn())
+        victim = sorted(g.hosts)[0]
+        g.hosts[victim].send_signal(signal.SIGSTOP)
+        time.sleep(pause)
+        g.hosts[victim].send_signal(signal.SIGCONT)
+        settle("SIGSTOP %s for %.1f s" % (victim, pause))
+        leaver = sorted(g.hosts)[1]
+        g.kill(leaver, signal.SIGTERM)
+        settle("graceful leave of %s" % leaver)
+        again = sorted(g.hosts)[-1]
+        g.kill(again)
+        g.spawn(again)
+        settle("restart of %s under its id" % again)
+        stuck = sorted(g.hosts)[0]
+        g.hosts[stuck].send_signal(signal.SIGUSR1)
+        time.sleep(TTL_MS / 1000.0 * 2.5)
+        settle("tick thread of %s stalled for %.1f s" % (stuck,
+                                                          TTL_MS * 2.5e-3))
+        if g.proxied:
+            stalled = sorted(g.hosts)[0]
+            g.proxy_of[stalled].send_signal(signal.SIGUSR1)
+            time.sleep(pause)
+            g.proxy_of[stalled].send_signal(signal.SIGUSR2)
+            settle("network stall of %s for %.1f s" % (stalled, pause))
+            restart_db(ctx, g.db)
+            settle("restart of the database")
+        settle("join %s" % g.spawn())
+
+
+def run_db(ctx, db, negative):
+    name = "grp-%s-%d%s" % (db, os.getpid(), "-neg" if negative else "")
+    g = Group(ctx, db, name, extra_ms=3 * TTL_MS if negative else 0)
+    t0 = now_ns()
+    for _ in range(ctx.procs):
+        g.spawn()
+    g.note("cold start of %d members over %d shards" % (ctx.procs,
+                                                         ctx.shards))
+    try:
+        if not g.wait_led(30):
+            raise RuntimeError("cold start: not every shard led")
+        start = now_ns()
+        time.sleep(RENEW_MS / 1000.0 * 6)
+        if negative:
+            for victim in sorted(g.hosts)[:2]:
+                g.hosts[victim].send_signal(signal.SIGUSR1)
+                time.sleep(TTL_MS / 1000.0 * 2.5)
+                g.note("tick thread of %s stalled" % victim)
+                time.sleep(TTL_MS / 1000.0 * 2)
+        else:
+            faults(ctx, g, ctx.rounds)
+        end = now_ns()
+    finally:
+        g.stop_all()
+    bound_ms = 2 * TTL_MS + 4 * RENEW_MS + (4000 if g.proxied else 0)
+    res = ctx.checker.check(ctx.checker.load_run(g.dir)[1], ctx.shards,
+                            bound_ms * 1000000, start, end)
+    res["db"] = db
+    res["seconds"] = round((end - t0) / 1e9, 1)
+    res["bound_ms"] = bound_ms
+    with open(os.path.join(g.dir, "events.json"), "w") as f:
+        json.dump({"events": g.events, "result": res}, f)
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--db", default="sqlite,postgresql,mariadb")
+    ap.add_argument("--host", required=True)
+    ap.add_argument("--proxy", required=True)
+    ap.add_argument("--checker", required=True)
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--shards", type=int, default=1000)
+    ap.add_argument("--procs", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--negative", action="store_true")
+    ctx = ap.parse_args()
+    ctx.checker = load_module(ctx.checker, "groupcheck")
+    # the connection strings of the single-namespace schedule (one
+    # source for the MariaDB client timeouts a stalled network outlasts)
+    os.makedirs(ctx.work, exist_ok=True)
+    sched = load_module(os.path.join(os.path.dirname(
+        os.path.abspath(__file__)), "schedule.py"), "schedule")
+    sched.db_connects(ctx, os.path.join(ctx.work, "group.db"))
+    failed = 0
+    print("| database | shards | members | terms | moves | max unled ms "
+          "| p99 unled ms | bound ms | violations |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for db in ctx.db.split(","):
+        try:
+            res = run_db(ctx, db, ctx.negative)
+        except (RuntimeError, subprocess.CalledProcessError) as e:
+            print("FAIL %s: %s" % (db, e))
+            failed += 1
+            continue
+        print("| %s | %d | %d | %d | %d | %s | %s | %d | %d |" % (
+            db, res["shards"], ctx.procs, res["terms"], res["moves"],
+            res["max_unled_ms"], res["p99_unled_ms"], res["bound_ms"],
+            len(res["violations"])), flush=True)
+        overlaps = [v for v in res["violations"] if "overlap" in v]
+        for v in res["violations"][:20]:
+            print("  " + v)
+        if ctx.negative and not overlaps:
+            print("FAIL %s: the broken variant showed no overlap" % db)
+            failed += 1
+        elif not ctx.negative and res["violations"]:
+            print("FAIL %s: %d violations" % (db, len(res["violations"])))
+            failed += 1
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

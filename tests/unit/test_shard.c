@@ -1,0 +1,456 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_shard.c: unit tests of sharded groups' pure logic: the key-to-shard
+ * function's test vectors (docs/abi.md lists the same), the assignment's
+ * balance and moves, and the group member (group.c) against a fake port
+ * and a fake clock: trust windows, the watch of a holder, the first tick
+ * that takes nothing, and the stop reported before a release.
+ */
+#include <build_config.h>
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "group.h"
+#include "shard.h"
+
+#define MS INT64_C(1000000)
+
+/* ---- the key-to-shard function ---- */
+
+static void test_fnv_vectors(void **state) {
+    (void)state;
+    /* the published FNV-1a 64 test vectors */
+    assert_true(odbc_leader__fnv1a64("", 0) == UINT64_C(0xcbf29ce484222325));
+    assert_true(odbc_leader__fnv1a64("a", 1) == UINT64_C(0xaf63dc4c8601ec8c));
+    assert_true(odbc_leader__fnv1a64("foobar", 6) ==
+                UINT64_C(0x85944171f73967e8));
+    /* docs/abi.md's table */
+    assert_int_equal(odbc_leader__shard_of("backup", 64), 63);
+    assert_int_equal(odbc_leader__shard_of("nightly-report", 64), 43);
+    assert_int_equal(odbc_leader__shard_of("job:42", 1000), 480);
+    assert_int_equal(odbc_leader__shard_of("caf\xc3\xa9", 16384), 3465);
+    assert_int_equal(odbc_leader__shard_of("", 1000), 37);
+}
+
+/* ---- the assignment ---- */
+
+/* ids "host-0" ... into a static table. */
+static const char **ids_of(size_t n) {
+    static char names[64][16];
+    static const char *ids[64];
+
+    for (size_t i = 0; i < n; i++) {
+        snprintf(names[i], sizeof(names[i]), "host-%zu", i);
+        ids[i] = names[i];
+    }
+    return ids;
+}
+
+/* Assigns shards over ids; returns the owner by id (pointers into ids). */
+static const char **assign_ids(const char **ids, size_t n, uint32_t shards,
+                               uint32_t *load) {
+    uint32_t *out = calloc(shards, sizeof(*out));
+    uint64_t *hid = calloc(n, sizeof(*hid));
+    const char **own = calloc(shards, sizeof(*own));
+
+    assert_int_equal(odbc_leader__assign(ids, n, shards, out, load, hid), 0);
+    for (uint32_t s = 0; s < shards; s++)
+        own[s] = ids[out[s]];
+    free(out);
+    free(hid);
+    return own;
+}
+
+static void test_balance_and_order(void **state) {
+    const char **ids = ids_of(10);
+    const char *rev[10];
+    uint32_t load[10], load2[10], max = 0;
+    const char **a, **b;
+
+    (void)state;
+    for (int i = 0; i < 10; i++)
+        rev[i] = ids[9 - i];
+    a = assign_ids(ids, 10, 10000, load);
+    b = assign_ids(rev, 10, 10000, load2);
+    for (uint32_t s = 0; s < 10000; s++)
+        assert_string_equal(a[s], b[s]); /* the order of ids is irrelevant */
+    for (int i = 0; i < 10; i++)
+        max = load[i] > max ? load[i] : max;
+    assert_true(max <= odbc_leader__shard_cap(10000, 10));
+    assert_true(max * 100 <= 105 * 1000 + 100); /* max/mean <= 1.05 */
+    assert_int_equal(odbc_leader__shard_cap(100, 3), 35);
+    assert_int_equal(odbc_leader__assign(ids, 0, 10, NULL, NULL, NULL), -1);
+    free(a);
+    free(b);
+}
+
+/* Share of shards whose owner differs between a and b. */
+static double moved(const char **a, const char **b, uint32_t shards) {
+    uint32_t n = 0;
+
+    for (uint32_t s = 0; s < shards; s++)
+        n += strcmp(a[s], b[s]) != 0;
+    return (double)n / shards;
+}
+
+static void check_join_leave(size_t n, uint32_t shards) {
+    const char **ids = ids_of(n + 1);
+    uint32_t load[64];
+    const char **before = assign_ids(ids, n, shards, load);
+    const char **join = assign_ids(ids, n + 1, shards, load);
+    const char **leave = assign_ids(ids + 1, n - 1, shards, load);
+    uint32_t others = 0;
+    double j = moved(before, join, shards);
+
+    print_message("%zu members, %u shards: a join moves %.4f (1/(N+1) = "
+                  "%.4f)\n",
+                  n, (unsigned)shards, j, 1.0 / (double)(n + 1));
+    assert_true(j <= 1.25 / (double)(n + 1));
+    for (uint32_t s = 0; s < shards; s++)
+        others +=
+            strcmp(before[s], ids[0]) != 0 && strcmp(before[s], leave[s]) != 0;
+    print_message("... a leave moves %u shards of the others\n", others);
+    assert_true(others * 100 <= shards); /* at most 1% of the others' */
+    free(before);
+    free(join);
+    free(leave);
+}
+
+static void test_moves(void **state) {
+    (void)state;
+    check_join_leave(10, 10000);
+    check_join_leave(5, 1000);
+    check_join_leave(3, 64);
+}
+
+/* ---- the group member against a fake port ---- */
+
+#define SHARDS 8
+
+struct row {
+    char holder[32];
+    int64_t inc, seq, term, expires_ms;
+};
+
+struct fake {
+    int64_t now_ns;
+    struct row rows[SHARDS];
+    int64_t other_beat_ms; /* the other member "b"'s heartbeat, 0 none */
+    int ticks;
+    char last_take[256], last_release[256], last_dead[256];
+    int stopped_before_release; /* every released shard was reported */
+    int reported[SHARDS];       /* last report per shard: 1 led, 0 not */
+    int fail_next;
+    int64_t answer_cost_ns;
+};
+
+static int64_t fake_now(void *ctx) { return ((struct fake *)ctx)->now_ns; }
+
+static int64_t db_ms(const struct fake *f) { return f->now_ns / MS; }
+
+static int fake_connect(void *port, char *err, size_t errlen) {
+    (void)port;
+    (void)err;
+    (void)errlen;
+    return 0;
+}
+
+static void fake_disconnect(void *port) { (void)port; }
+
+/* 1 when the JSON list text holds the number s as an element. */
+static int in_list(const char *text, int s) {
+    char want[16];
+    const char *p = text;
+
+    snprintf(want, sizeof(want), "%d", s);
+    while ((p = strstr(p, want)) != NULL) {
+        char before = p == text ? '[' : p[-1];
+        char after = p[strlen(want)];
+
+        if ((before == '[' || before == ',') && (after == ']' || after == ','))
+            return 1;
+        p++;
+    }
+    return 0;
+}
+
+/* The fake tick: this member is "a"; rows follow the dialect's rules. */
+static int fake_tick(void *port, const struct odbc_leader__group_args *a,
+                     odbc_leader__group_row_fn fn, void *ctx) {
+    struct fake *f = port;
+    int64_t now = db_ms(f);
+    struct odbc_leader__group_row r;
+
+    f->ticks++;
+    snprintf(f->last_take, sizeof(f->last_take), "%s", a->take);
+    snprintf(f->last_release, sizeof(f->last_release), "%s", a->release);
+    snprintf(f->last_dead, sizeof(f->last_dead), "%s", a->dead);
+    if (f->fail_next) {
+        f->fail_next = 0;
+        return ODBC_LEADER_ECONNLOST;
+    }
+    for (int s = 0; s < SHARDS; s++) {
+        struct row *w = &f->rows[s];
+        int mine = strcmp(w->holder, "a") == 0 && w->inc == a->inc;
+
+        if (mine && in_list(a->release, s)) {
+            if (f->reported[s])
+                f->stopped_before_release = 0;
+            memset(w, 0, sizeof(*w));
+            w->expires_ms = now;
+        } else if (mine && w->expires_ms > now) {
+            w->expires_ms = now + 1000;
+            w->seq = a->seq;
+        } else if (!mine && in_list(a->take, s) &&
+                   (w->holder[0] == '\0' ||
+                    (w->expires_ms <= now && strstr(a->dead, "[77,") &&
+                     w->inc == 77))) {
+            snprintf(w->holder, sizeof(w->holder), "a");
+            w->inc = a->inc;
+            w->seq = a->seq;
+            w->term++;
+            w->expires_ms = now + 1000;
+        }
+    }
+    f->now_ns += f->answer_cost_ns;
+    for (int s = 0; s < SHARDS; s++) {
+        const struct row *w = &f->rows[s];
+
+        memset(&r, 0, sizeof(r));
+        r.a = s;
+        r.b = w->term;
+        r.c = w->expires_ms;
+        r.now_ms = now;
+        if (strcmp(w->holder, "a") == 0 && w->seq == a->seq)
+            r.kind = 'L';
+        else if (w->holder[0] == '\0')
+            r.kind = 'V';
+        else
+            continue;
+        assert_int_equal(fn(ctx, &r), 0);
+    }
+    memset(&r, 0, sizeof(r));
+    r.kind = 'M';
+    snprintf(r.name, sizeof(r.name), "a");
+    r.b = now;
+    assert_int_equal(fn(ctx, &r), 0);
+    if (f->other_beat_ms != 0) {
+        snprintf(r.name, sizeof(r.name), "b");
+        r.b = f->other_beat_ms;
+        assert_int_equal(fn(ctx, &r), 0);
+        memset(&r, 0, sizeof(r));
+        r.kind = 'H';
+        snprintf(r.name, sizeof(r.name), "b");
+        r.a = 77;
+        r.b = 5; /* b's renew_seq never grows in these tests */
+        r.c = 1;
+        assert_int_equal(fn(ctx, &r), 0);
+    }
+    return 0;
+}
+
+static int fake_leave(void *port, int64_t inc) {
+    (void)port;
+    (void)inc;
+    return 0;
+}
+
+static const struct odbc_leader__group_port_ops fake_ops = {
+    fake_connect, fake_disconnect, fake_tick, fake_leave};
+
+static void on_shard(void *ctx, uint32_t s, int is_leader, int64_t term) {
+    struct fake *f = ctx;
+
+    (void)term;
+    f->reported[s] = is_leader;
+}
+
+static void start(struct odbc_leader__group_member_state *m, struct fake *f) {
+    struct odbc_leader__group_member_conf c;
+    struct odbc_leader_callbacks cb;
+    struct odbc_leader__log log = {NULL, NULL};
+
+    memset(f, 0, sizeof(*f));
+    f->now_ns = 1000 * MS;
+    f->stopped_before_release = 1;
+    memset(&cb, 0, sizeof(cb));
+    cb.struct_size = sizeof(cb);
+    cb.ctx = f;
+    cb.on_shard_change = on_shard;
+    memset(&c, 0, sizeof(c));
+    c.ops = &fake_ops;
+    c.port = f;
+    c.now_ns = fake_now;
+    c.clock_ctx = f;
+    c.log = &log;
+    c.cb = &cb;
+    c.id = "a";
+    c.shards = SHARDS;
+    c.inc = 42;
+    c.ttl_ms = 1000;
+    c.renew_ms = 300;
+    c.margin_ms = 200;
+    c.connected = 1;
+    assert_int_equal(odbc_leader__group_member_init(m, &c), 0);
+}
+
+static int led(const struct odbc_leader__group_member_state *m) {
+    int n = 0;
+
+    for (uint32_t s = 0; s < SHARDS; s++)
+        n += odbc_leader__group_member_leadership(m, s, NULL) != 0;
+    return n;
+}
+
+/* Alone: the first tick only looks, the second takes every shard; the
+ * windows end by themselves when nobody ticks. */
+static void test_alone_takes_all_then_windows_end(void **state) {
+    struct odbc_leader__group_member_state m;
+    struct fake f;
+    uint32_t valid = 0;
+
+    (void)state;
+    start(&m, &f);
+    assert_int_equal(odbc_leader__group_member_tick(&m, NULL), 0);
+    assert_string_equal(f.last_take, "[]");
+    f.now_ns += 300 * MS;
+    assert_int_equal(odbc_leader__group_member_tick(&m, NULL), SHARDS);
+    assert_string_equal(f.last_take, "[0,1,2,3,4,5,6,7]");
+    assert_int_equal(led(&m), SHARDS);
+    assert_true(odbc_leader__group_member_leadership(&m, 3, &valid) == 1);
+    assert_int_equal(valid, 800); /* TTL - margin from the tick's start */
+    f.now_ns += 799 * MS;
+    assert_int_equal(led(&m), SHARDS);
+    f.now_ns += 1 * MS;
+    assert_int_equal(led(&m), 0); /* no I/O, no tick: the windows ended */
+    assert_true(odbc_leader__group_member_leadership(&m, SHARDS, NULL) == 0);
+    odbc_leader__group_member_free(&m);
+}
+
+/* A late answer (after the window it would open) is not trusted. */
+static void test_late_answer_not_trusted(void **state) {
+    struct odbc_leader__group_member_state m;
+    struct fake f;
+
+    (void)state;
+    start(&m, &f);
+    odbc_leader__group_member_tick(&m, NULL);
+    f.now_ns += 300 * MS;
+    f.answer_cost_ns = 900 * MS;
+    assert_int_equal(odbc_leader__group_member_tick(&m, NULL), 0);
+    assert_int_equal(led(&m), 0);
+    f.answer_cost_ns = 0;
+    assert_int_equal(odbc_leader__group_member_tick(&m, NULL), SHARDS);
+    odbc_leader__group_member_free(&m);
+}
+
+/* A second member appears: after it has been seen alive for two renew
+ * intervals, the shards the assignment gives it are reported stopped and
+ * then released in the next statement (never the other way round). */
+static void test_stop_then_release(void **state) {
+    struct odbc_leader__group_member_state m;
+    struct fake f;
+    int n;
+
+    (void)state;
+    start(&m, &f);
+    odbc_leader__group_member_tick(&m, NULL);
+    f.now_ns += 300 * MS;
+    odbc_leader__group_member_tick(&m, NULL);
+    for (int i = 0; i < 2; i++) {
+        f.now_ns += 300 * MS;
+        f.other_beat_ms = db_ms(&f);
+        n = odbc_leader__group_member_tick(&m, NULL);
+        assert_int_equal(n, SHARDS); /* b not settled yet */
+        assert_string_equal(f.last_release, "[]");
+    }
+    f.now_ns += 300 * MS;
+    f.other_beat_ms = db_ms(&f);
+    n = odbc_leader__group_member_tick(&m, NULL);
+    assert_true(n > 0 && n < SHARDS);
+    assert_string_not_equal(f.last_release, "[]");
+    assert_true(f.stopped_before_release);
+    for (uint32_t s = 0; s < SHARDS; s++)
+        assert_int_equal(f.reported[s], odbc_leader__group_member_leadership(
+                                            &m, s, NULL) != 0);
+    odbc_leader__group_member_free(&m);
+}
+
+/* A holder whose renew_seq stays the same is offered as dead only after
+ * one TTL on this member's clock. */
+static void test_watch_of_a_holder(void **state) {
+    struct odbc_leader__group_member_state m;
+    struct fake f;
+
+    (void)state;
+    start(&m, &f);
+    f.other_beat_ms = 1; /* b's heartbeat never moves */
+    strcpy(f.rows[0].holder, "b");
+    f.rows[0].inc = 77;
+    f.rows[0].seq = 5;
+    f.rows[0].term = 9;
+    f.rows[0].expires_ms = db_ms(&f) + 1000;
+    odbc_leader__group_member_tick(&m, NULL);
+    assert_string_equal(f.last_dead, "[]");
+    for (int i = 0; i < 3; i++) {
+        f.now_ns += 300 * MS;
+        odbc_leader__group_member_tick(&m, NULL);
+        assert_string_equal(f.last_dead, "[]"); /* < 1 TTL watched */
+    }
+    f.now_ns += 300 * MS;
+    odbc_leader__group_member_tick(&m, NULL);
+    assert_string_equal(f.last_dead, "[[77,5]]");
+    f.now_ns += 300 * MS;
+    assert_int_equal(odbc_leader__group_member_tick(&m, NULL), SHARDS);
+    assert_true(odbc_leader__group_member_leadership(&m, 0, NULL) == 10);
+    odbc_leader__group_member_free(&m);
+}
+
+/* A lost connection keeps each window until it ends, then reconnects. */
+static void test_error_keeps_windows(void **state) {
+    struct odbc_leader__group_member_state m;
+    struct fake f;
+    uint32_t next = 0;
+
+    (void)state;
+    start(&m, &f);
+    odbc_leader__group_member_tick(&m, NULL);
+    f.now_ns += 300 * MS;
+    odbc_leader__group_member_tick(&m, NULL);
+    f.now_ns += 300 * MS;
+    f.fail_next = 1;
+    assert_int_equal(odbc_leader__group_member_tick(&m, &next),
+                     ODBC_LEADER_ECONNLOST);
+    assert_int_equal(led(&m), SHARDS); /* still inside the windows */
+    assert_true(next <= 100);
+    f.now_ns += 50 * MS;
+    assert_int_equal(odbc_leader__group_member_tick(&m, NULL),
+                     ODBC_LEADER_EBACKOFF);
+    f.now_ns += 60 * MS;
+    assert_int_equal(odbc_leader__group_member_tick(&m, NULL), SHARDS);
+    odbc_leader__group_member_free(&m);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fnv_vectors),
+        cmocka_unit_test(test_balance_and_order),
+        cmocka_unit_test(test_moves),
+        cmocka_unit_test(test_alone_takes_all_then_windows_end),
+        cmocka_unit_test(test_late_answer_not_trusted),
+        cmocka_unit_test(test_stop_then_release),
+        cmocka_unit_test(test_watch_of_a_holder),
+        cmocka_unit_test(test_error_keeps_windows),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
