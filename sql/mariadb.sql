@@ -602,3 +602,12 @@ BEGIN NOT ATOMIC
       WHERE namespace = :ns AND candidate_id = :id
     ; COMMIT
 ; END;
+
+-- @statement group_shards
+-- Every shard of group :ns as the database holds it now, for status.
+-- Result: shard, leader_id, term, expires_at_ms, now_ms.
+SELECT shard, leader_id, term, expires_at_ms,
+    {now}
+FROM {prefix}lease
+WHERE grp = :ns
+ORDER BY shard;

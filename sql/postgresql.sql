@@ -714,3 +714,15 @@ WITH rel AS (
 DELETE FROM {prefix}candidate
 WHERE namespace = CAST(:ns AS VARCHAR(128))
   AND candidate_id = CAST(:id AS VARCHAR(128));
+
+-- @statement group_shards
+-- Every shard of group :ns as the database holds it now, for status.
+-- Result: shard, leader_id, term, expires_at_ms, now_ms.
+WITH clock AS (
+    SELECT {now}
+        AS now_ms
+)
+SELECT l.shard, l.leader_id, l.term, l.expires_at_ms, clock.now_ms
+FROM {prefix}lease AS l, clock
+WHERE l.grp = CAST(:ns AS VARCHAR(128))
+ORDER BY l.shard;

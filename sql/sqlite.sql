@@ -418,3 +418,12 @@ WHERE grp = :ns
 DELETE FROM {prefix}candidate
 WHERE namespace = :ns
   AND candidate_id = :id;
+
+-- @statement group_shards
+-- Every shard of group :ns as the database holds it now, for status.
+-- Result: shard, leader_id, term, expires_at_ms, now_ms.
+SELECT shard, leader_id, term, expires_at_ms,
+    {now}
+FROM {prefix}lease
+WHERE grp = :ns
+ORDER BY shard;

@@ -123,6 +123,49 @@ static int tick_row(void *ctx, void *stmt) {
     return t->fn(t->ctx, &r);
 }
 
+/* Reads one group_shards row and hands it to the caller's callback. */
+struct shards_ctx {
+    odbc_leader_shard_fn fn;
+    void *ctx;
+};
+
+static int shard_row(void *ctx, void *stmt) {
+    const struct shards_ctx *c = ctx;
+    struct odbc_leader_shard sh;
+    int64_t shard = 0;
+    int rc;
+
+    memset(&sh, 0, sizeof(sh));
+    rc = odbc_leader__db_col_int(stmt, 1, &shard);
+    if (rc == 0)
+        rc = odbc_leader__db_col_text(stmt, 2, sh.leader_id,
+                                      sizeof(sh.leader_id));
+    if (rc == 0)
+        rc = odbc_leader__db_col_int(stmt, 3, &sh.term);
+    if (rc == 0)
+        rc = odbc_leader__db_col_int(stmt, 4, &sh.expires_at_ms);
+    if (rc == 0)
+        rc = odbc_leader__db_col_int(stmt, 5, &sh.db_now_ms);
+    if (rc < 0)
+        return rc;
+    sh.shard = (uint32_t)shard;
+    if (c->fn != NULL)
+        c->fn(c->ctx, &sh);
+    return 0;
+}
+
+int odbc_leader__db_group_shards(struct odbc_leader__db *db,
+                                 odbc_leader_shard_fn fn, void *ctx) {
+    struct odbc_leader__group_args a;
+    struct shards_ctx c = {fn, ctx};
+
+    if (!odbc_leader__db_has_group(db))
+        return 0;
+    memset(&a, 0, sizeof(a));
+    return odbc_leader__db_group_op(db, ODBC_LEADER__OP_GROUP_SHARDS, &a,
+                                    shard_row, &c);
+}
+
 static int port_connect(void *port, char *err, size_t errlen) {
     char buf[512];
 

@@ -76,6 +76,7 @@ static const struct op_info op_names[ODBC_LEADER__OP_COUNT] = {
     [ODBC_LEADER__OP_GROUP_INIT] = {"group_init", OPF_OPTIONAL | OPF_GROUP},
     [ODBC_LEADER__OP_GROUP_TICK] = {"group_tick", OPF_OPTIONAL | OPF_GROUP},
     [ODBC_LEADER__OP_GROUP_LEAVE] = {"group_leave", OPF_OPTIONAL | OPF_GROUP},
+    [ODBC_LEADER__OP_GROUP_SHARDS] = {"group_shards", OPF_OPTIONAL | OPF_GROUP},
 };
 
 /* Returns the name of op as a dialect file spells it; static. */
@@ -1138,7 +1139,8 @@ static int check_group(struct parser *p) {
             continue;
         return fail(p, p->op_line[first],
                     "missing @statement %s; sharded groups (@statement %s "
-                    "here) need group_init, group_tick and group_leave",
+                    "here) need group_init, group_tick, group_leave and "
+                    "group_shards",
                     op_names[op].name, op_names[first].name);
     }
     return 0;

@@ -56,12 +56,14 @@ enum odbc_leader__op {
      * naming the server session, which no other session open at the same
      * time has (db.c looks for a transaction pooler with it). */
     ODBC_LEADER__OP_SESSION_ID,
-    /* Optional, all three or none: sharded groups (group.c). */
-    ODBC_LEADER__OP_GROUP_INIT,  /* create a group's missing shard rows;
-                                    -> shards, foreign_rows */
-    ODBC_LEADER__OP_GROUP_TICK,  /* a member's tick: kind, name, a, b, c,
-                                    won, now_ms rows (db_group.c) */
-    ODBC_LEADER__OP_GROUP_LEAVE, /* DML only: release all, unregister */
+    /* Optional, all four or none: sharded groups (group.c). */
+    ODBC_LEADER__OP_GROUP_INIT,   /* create a group's missing shard rows;
+                                     -> shards, foreign_rows */
+    ODBC_LEADER__OP_GROUP_TICK,   /* a member's tick: kind, name, a, b, c,
+                                     won, now_ms rows (db_group.c) */
+    ODBC_LEADER__OP_GROUP_LEAVE,  /* DML only: release all, unregister */
+    ODBC_LEADER__OP_GROUP_SHARDS, /* read only: -> shard, leader_id, term,
+                                     expires_at_ms, now_ms per shard */
     ODBC_LEADER__OP_COUNT
 };
 

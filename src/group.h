@@ -130,6 +130,11 @@ extern const struct odbc_leader__group_port_ops odbc_leader__db_group_ops;
 int odbc_leader__db_group_connect(struct odbc_leader__db *db, char *err,
                                   size_t errlen);
 
+/* Calls fn for each shard row of the group named by db's namespace.
+ * Returns the rows (0 without group statements) or a negative error. */
+int odbc_leader__db_group_shards(struct odbc_leader__db *db,
+                                 odbc_leader_shard_fn fn, void *ctx);
+
 /* Initialises m; allocates the per-shard arrays. Returns 0 or
  * ODBC_LEADER_ENOMEM. Free with odbc_leader__group_member_free(). */
 int odbc_leader__group_member_init(

@@ -18,6 +18,7 @@
 #include "db.h"
 #include "elector.h"
 #include "error.h"
+#include "group.h"
 #include "handle.h"
 #include "log.h"
 
@@ -304,6 +305,21 @@ static int list_candidates_call(odbc_leader_t *h, odbc_leader_candidate_fn fn,
     return rc;
 }
 
+/* odbc_leader_list_shards() without the last-error bookkeeping. */
+static int list_shards_call(odbc_leader_t *h, odbc_leader_shard_fn fn,
+                            void *ctx) {
+    int rc;
+
+    if (h == NULL)
+        return ODBC_LEADER_EINVAL;
+    rc = connected(h);
+    if (rc == 0)
+        rc = odbc_leader__db_group_shards(h->db, fn, ctx);
+    if (rc < 0 && rc != ODBC_LEADER_EDB)
+        h->el.connected = 0;
+    return rc;
+}
+
 struct wanted {
     const char *id; /* borrowed */
     int alive;
@@ -457,6 +473,14 @@ int odbc_leader_list_candidates(odbc_leader_t *h, odbc_leader_candidate_fn fn,
         return ODBC_LEADER_EINVAL;
     odbc_leader__db_clear_diag(h->db);
     return noted(h, list_candidates_call(h, fn, ctx));
+}
+
+int odbc_leader_list_shards(odbc_leader_t *h, odbc_leader_shard_fn fn,
+                            void *ctx) {
+    if (h == NULL)
+        return ODBC_LEADER_EINVAL;
+    odbc_leader__db_clear_diag(h->db);
+    return noted(h, list_shards_call(h, fn, ctx));
 }
 
 int odbc_leader_claim(odbc_leader_t *h, const char *job, int64_t fire_ms) {

@@ -163,6 +163,18 @@ struct odbc_leader_candidate {
 typedef void (*odbc_leader_candidate_fn)(
     void *ctx, const struct odbc_leader_candidate *candidate);
 
+/* A shard of a group, in database time (odbc_leader_list_shards()). */
+struct odbc_leader_shard {
+    uint32_t shard;
+    char leader_id[129]; /* empty when vacant */
+    int64_t term;
+    int64_t expires_at_ms;
+    int64_t db_now_ms; /* database clock when read */
+};
+
+typedef void (*odbc_leader_shard_fn)(void *ctx,
+                                     const struct odbc_leader_shard *shard);
+
 /* A row of the fire ledger, in database time (docs/fencing.md). */
 struct odbc_leader_fire {
     char job[129];
@@ -285,6 +297,16 @@ ODBC_LEADER_EXTERN int odbc_leader_read_lease(odbc_leader_t *h,
 ODBC_LEADER_EXTERN int odbc_leader_list_candidates(odbc_leader_t *h,
                                                    odbc_leader_candidate_fn fn,
                                                    void *ctx);
+
+/* Calls fn(ctx, shard) for each shard of the group named by this handle's
+ * namespace (a group's member rows, odbc_leader_group_create()), in shard
+ * order; the shard is borrowed for the call. The handle needs no
+ * LeaderShards: "odbc-leader status" reads a group this way. Returns the
+ * number of shards (0: the namespace is no group, or the dialect has no
+ * group statements) or a negative error.
+ * Thread: tick (fn runs on it). Blocks: yes: one round trip. */
+ODBC_LEADER_EXTERN int
+odbc_leader_list_shards(odbc_leader_t *h, odbc_leader_shard_fn fn, void *ctx);
 
 /*
  * Claims fire fire_ms of job for the term this handle leads, checked by the

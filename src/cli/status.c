@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * status.c: "odbc-leader status": the leader, term, lease and live
- * candidates of one namespace, as a table, JSON or Prometheus text. It
+ * candidates of one namespace (and of a sharded group, the shards each
+ * member leads), as a table, JSON or Prometheus text. It
  * does not register as a candidate: the handle never ticks, and its
  * unregister at destroy matches no row.
  */
@@ -29,13 +30,22 @@ struct snapshot {
     struct odbc_leader_candidate *cands; /* owned */
     size_t n, cap;
     int oom;
+    /* a group (the namespace names one): its shards, and per candidate
+     * (same order as cands) how many it leads; unled counts the shards
+     * vacant or expired, foreign those led by no live candidate */
+    uint32_t shards, unled, foreign;
+    uint32_t *leads;                /* owned, n entries, when shards > 0 */
+    struct odbc_leader_shard *rows; /* owned, shards entries */
+    size_t rows_cap;
 };
 
 static const char status_help[] =
     "Usage: odbc-leader status [OPTIONS]\n"
     "Show the namespace's leader, term (fencing token), lease remaining and\n"
     "the live candidates with the age of their last heartbeat, all in\n"
-    "database time. Does not take part in the election.\n"
+    "database time; for a sharded group (-n GROUP), its shards led and\n"
+    "unled and how many each member leads. Does not take part in the\n"
+    "election.\n"
     "\n"
     "  --json                one JSON object\n"
     "  --format FORMAT       table (default), json or prometheus (text\n"
@@ -69,8 +79,57 @@ static void collect(void *ctx, const struct odbc_leader_candidate *c) {
     s->cands[s->n++] = *c;
 }
 
-/* Reads the lease and the candidates into *s (which owns the candidate
- * array afterwards). Returns 0 or a negative library error. */
+/* odbc_leader_list_shards callback: appends a copy to the snapshot. */
+static void collect_shard(void *ctx, const struct odbc_leader_shard *r) {
+    struct snapshot *s = ctx;
+
+    if (s->oom)
+        return;
+    if (s->shards == s->rows_cap) {
+        size_t cap = s->rows_cap != 0 ? s->rows_cap * 2 : 64;
+        struct odbc_leader_shard *v = realloc(s->rows, cap * sizeof(*v));
+
+        if (v == NULL) {
+            s->oom = 1;
+            return;
+        }
+        s->rows = v;
+        s->rows_cap = cap;
+    }
+    s->rows[s->shards++] = *r;
+}
+
+/* Counts, after the shards were read, the shards each candidate leads and
+ * the unled ones. Returns 0 or ODBC_LEADER_ENOMEM. */
+static int count_shards(struct snapshot *s) {
+    if (s->shards == 0)
+        return 0;
+    s->leads = calloc(s->n != 0 ? s->n : 1, sizeof(*s->leads));
+    if (s->leads == NULL)
+        return ODBC_LEADER_ENOMEM;
+    for (uint32_t i = 0; i < s->shards; i++) {
+        const struct odbc_leader_shard *r = &s->rows[i];
+        size_t j;
+
+        if (r->leader_id[0] == '\0' || r->expires_at_ms <= r->db_now_ms) {
+            s->unled++;
+            continue;
+        }
+        for (j = 0; j < s->n; j++) {
+            if (strcmp(s->cands[j].id, r->leader_id) == 0) {
+                s->leads[j]++;
+                break;
+            }
+        }
+        if (j == s->n)
+            s->foreign++;
+    }
+    return 0;
+}
+
+/* Reads the lease, the candidates and (for a group) its shards into *s
+ * (which owns the arrays afterwards). Returns 0 or a negative library
+ * error. */
 static int read_snapshot(odbc_leader_t *h, struct snapshot *s) {
     int rc;
 
@@ -87,8 +146,16 @@ static int read_snapshot(odbc_leader_t *h, struct snapshot *s) {
     if (s->present)
         s->remaining_ms = s->lease.expires_at_ms - s->lease.db_now_ms;
     rc = odbc_leader_list_candidates(h, collect, s);
+    if (rc >= 0 && !s->oom)
+        rc = odbc_leader_list_shards(h, collect_shard, s);
     if (rc >= 0 && s->oom)
         rc = ODBC_LEADER_ENOMEM;
+    if (rc >= 0)
+        rc = count_shards(s);
+    if (rc >= 0 && !s->have_clock && s->shards > 0) {
+        s->have_clock = 1; /* a group: its rows carry the clock */
+        s->offset_ms = s->rows[0].db_now_ms - odbc_leader__wall_ms();
+    }
     return rc < 0 ? rc : 0;
 }
 
@@ -102,7 +169,9 @@ static void print_table(const struct snapshot *s, const char *conn) {
 
     printf("database:   %s\n", conn);
     printf("namespace:  %s\n", s->ns);
-    if (s->present)
+    if (s->shards > 0 && l->term == 0)
+        ; /* a group: no lease of its own, its shards follow */
+    else if (s->present)
         printf("leader:     %s (term %lld, lease %.1f s left)\n", l->leader_id,
                (long long)l->term, secs(s->remaining_ms));
     else if (l->leader_id[0] != '\0')
@@ -119,16 +188,28 @@ static void print_table(const struct snapshot *s, const char *conn) {
                secs(s->offset_ms));
     else
         printf("db clock:   not read (no lease row yet)\n");
+    if (s->shards > 0)
+        printf("group:      %u shards, %u led, %u unled%s\n",
+               (unsigned)s->shards, (unsigned)(s->shards - s->unled),
+               (unsigned)s->unled,
+               s->foreign > 0 ? " (some led by members not alive)" : "");
     printf("candidates: %zu alive\n", s->n);
-    if (s->n > 0)
+    if (s->n > 0 && s->shards > 0)
+        printf("  %-36s  %-16s  %s\n", "ID", "LAST HEARTBEAT", "SHARDS LED");
+    else if (s->n > 0)
         printf("  %-36s  %s\n", "ID", "LAST HEARTBEAT");
     for (size_t i = 0; i < s->n; i++) {
         const struct odbc_leader_candidate *c = &s->cands[i];
+        char beat[32];
 
-        printf("  %-36s  %.1f s ago%s\n", c->id,
-               secs(c->db_now_ms - c->heartbeat_at_ms),
-               s->present && strcmp(c->id, l->leader_id) == 0 ? "  (leader)"
-                                                              : "");
+        snprintf(beat, sizeof(beat), "%.1f s ago",
+                 secs(c->db_now_ms - c->heartbeat_at_ms));
+        if (s->shards > 0)
+            printf("  %-36s  %-16s  %u\n", c->id, beat, (unsigned)s->leads[i]);
+        else
+            printf("  %-36s  %s%s\n", c->id, beat,
+                   s->present && strcmp(c->id, l->leader_id) == 0 ? "  (leader)"
+                                                                  : "");
     }
 }
 
@@ -157,12 +238,20 @@ static void print_json(const struct snapshot *s) {
 
         fputs(i > 0 ? ",{\"id\":" : "{\"id\":", stdout);
         odbc_leader__cli_json_string(stdout, c->id);
-        printf(",\"heartbeat_age_ms\":%lld,\"leader\":%s}",
+        printf(",\"heartbeat_age_ms\":%lld,\"leader\":%s",
                (long long)(c->db_now_ms - c->heartbeat_at_ms),
                s->present && strcmp(c->id, l->leader_id) == 0 ? "true"
                                                               : "false");
+        if (s->shards > 0)
+            printf(",\"shards_led\":%u", (unsigned)s->leads[i]);
+        fputs("}", stdout);
     }
-    fputs("]}\n", stdout);
+    fputs("]", stdout);
+    if (s->shards > 0)
+        printf(",\"group\":{\"shards\":%u,\"led\":%u,\"unled\":%u}",
+               (unsigned)s->shards, (unsigned)(s->shards - s->unled),
+               (unsigned)s->unled);
+    fputs("}\n", stdout);
 }
 
 /* HELP and TYPE lines of one gauge. */
@@ -206,6 +295,25 @@ static void print_prometheus(const struct snapshot *s) {
     snprintf(v, sizeof(v), "%.3f", secs(s->offset_ms));
     if (s->have_clock)
         prom_sample(s, "odbc_leader_db_clock_offset_seconds", v);
+    if (s->shards > 0) {
+        prom_head("odbc_leader_group_shards",
+                  "Shards of the group the namespace names.");
+        snprintf(v, sizeof(v), "%u", (unsigned)s->shards);
+        prom_sample(s, "odbc_leader_group_shards", v);
+        prom_head("odbc_leader_group_shards_unled",
+                  "Shards of the group with no unexpired lease.");
+        snprintf(v, sizeof(v), "%u", (unsigned)s->unled);
+        prom_sample(s, "odbc_leader_group_shards_unled", v);
+        prom_head("odbc_leader_group_shards_led",
+                  "Shards of the group each live candidate leads.");
+        for (size_t i = 0; i < s->n; i++) {
+            printf("odbc_leader_group_shards_led{namespace=\"");
+            odbc_leader__cli_prom_label(stdout, s->ns);
+            printf("\",candidate_id=\"");
+            odbc_leader__cli_prom_label(stdout, s->cands[i].id);
+            printf("\"} %u\n", (unsigned)s->leads[i]);
+        }
+    }
     prom_head("odbc_leader_leader_info",
               "Always 1; the leader_id label names the current leader.");
     if (s->present) {
@@ -293,6 +401,8 @@ int odbc_leader__cli_status(struct odbc_leader__cli *c, int argc, char **argv) {
         print_table(&s, conn);
 out:
     free(s.cands);
+    free(s.leads);
+    free(s.rows);
     odbc_leader_destroy(h);
     return rc;
 }

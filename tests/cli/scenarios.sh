@@ -372,7 +372,66 @@ SQL
         ol_fail "schema --upgrade-sql: $(cat "$OL_TMP/upgrade.sql")"
 }
 
+# A sharded group's assignment in status: two members (tests/faults/
+# group-host, through the library) split 16 shards; status shows the
+# shards each leads, in a table, JSON and Prometheus text; after one
+# leaves gracefully the other leads all 16; after both left, all unled.
+sc_group_status() {
+    local host=${top_builddir:-.}/tests/faults/group-host grp=grp-$$ p1 p2
+    local conf
+    ol_log "status of a sharded group"
+    [ -x "$host" ] || ol_fail "not built: $host"
+    conf="$OLC_CONN;LeaderNamespace=$grp;LeaderShards=16;LeaderTTL=3000"
+    "$host" -q -d "$OL_TMP" "$conf;LeaderId=member-a" &
+    p1=$!
+    ol_track_pid "$p1"
+    "$host" -q -d "$OL_TMP" "$conf;LeaderId=member-b" &
+    p2=$!
+    ol_track_pid "$p2"
+    group_split() {
+        olc status -C "$OLC_CONN" -n "$grp" --json | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+led = sorted(c["shards_led"] for c in s["candidates"])
+ok = s["group"] == {"shards": 16, "led": 16, "unled": 0} and \
+    len(led) == 2 and led[0] > 0 and sum(led) == 16
+sys.exit(0 if ok else 1)'
+    }
+    for ((i = 0; i < 200; i++)); do
+        group_split && break
+        sleep 0.1
+    done
+    group_split || ol_fail "group $grp not split: $(olc status -C "$OLC_CONN" -n "$grp" --json)"
+    olc status -C "$OLC_CONN" -n "$grp" >"$OL_TMP/group.txt"
+    grep -q '^group: *16 shards, 16 led, 0 unled' "$OL_TMP/group.txt" ||
+        ol_fail "status table: $(cat "$OL_TMP/group.txt")"
+    grep -Eq '^  member-a +[0-9.]+ s ago +[0-9]+$' "$OL_TMP/group.txt" ||
+        ol_fail "status table: $(cat "$OL_TMP/group.txt")"
+    olc status -C "$OLC_CONN" -n "$grp" --format=prometheus >"$OL_TMP/group.prom"
+    python3 "$srcdir/tests/cli/promcheck.py" \
+        "odbc_leader_group_shards{namespace=\"$grp\"}=16" \
+        "odbc_leader_group_shards_unled{namespace=\"$grp\"}=0" \
+        <"$OL_TMP/group.prom" ||
+        ol_fail "prometheus: $(cat "$OL_TMP/group.prom")"
+    kill -TERM "$p1"
+    olc_wait_pid "$p1"
+    for ((i = 0; i < 100; i++)); do
+        [ "$(olc status -C "$OLC_CONN" -n "$grp" --json | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+print([c["shards_led"] for c in s["candidates"]])')" = "[16]" ] && break
+        sleep 0.1
+    done
+    [ "$i" -lt 100 ] || ol_fail "member-b did not take member-a's shards"
+    kill -TERM "$p2"
+    olc_wait_pid "$p2"
+    olc status -C "$OLC_CONN" -n "$grp" >"$OL_TMP/group.txt"
+    grep -q '^group: *16 shards, 0 led, 16 unled' "$OL_TMP/group.txt" ||
+        ol_fail "status after both left: $(cat "$OL_TMP/group.txt")"
+}
+
 olc_scenarios() {
+    sc_group_status
     sc_exit_codes
     sc_exactly_once
     sc_min_hold

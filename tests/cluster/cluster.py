@@ -1737,16 +1737,17 @@ def pgb_auto(el, r, switch, nocheck):
 
 
 LOST_RENEWAL = re.compile(r"renewing term \d+ failed \(connection to the "
-                          r"database lost\)")
+                          r"database lost\)|deleting old fires failed: "
+                          r"connection to the database lost")
 
 
 def pgb_excused(el, t0, t1):
     """Error/warning lines in [t0, t1) that an auto election through a
     transaction pooler may log: the warning that it switches (at connect,
     or instead of the statement that failed with 26000; any other line
-    with 26000 counts) and, for each switch, one renewal that failed with
-    it (a leader's renew that met the 26000 reconnects, as after a lost
-    connection)."""
+    with 26000 counts) and, for each switch, one renewal (or the leader's
+    retention of the fire ledger, whichever statement met the 26000) that
+    failed with it (it reconnects, as after a lost connection)."""
     n = el.logs.count(t0, t1, POOLER_SWITCH)
     return n + min(n, el.logs.count(t0, t1, LOST_RENEWAL))
 

@@ -162,6 +162,8 @@ static void expect_clean_sql(const struct odbc_leader__dialect *d) {
                      d->ops[ODBC_LEADER__OP_GROUP_TICK].n > 0);
     assert_int_equal(d->ops[ODBC_LEADER__OP_GROUP_LEAVE].n > 0,
                      d->ops[ODBC_LEADER__OP_GROUP_TICK].n > 0);
+    assert_int_equal(d->ops[ODBC_LEADER__OP_GROUP_SHARDS].n > 0,
+                     d->ops[ODBC_LEADER__OP_GROUP_TICK].n > 0);
     /* the follower wake-up: release and wait, or neither */
     assert_int_equal(d->ops[ODBC_LEADER__OP_RELEASE].n,
                      d->ops[ODBC_LEADER__OP_WAIT].n);
@@ -638,8 +640,8 @@ static void test_err_group_ops_together(void **state) {
     expect_error(HEADER REQUIRED_OPS "-- @statement group_tick\nSELECT 1;\n",
                  21,
                  "missing @statement group_init; sharded groups (@statement "
-                 "group_tick here) need group_init, group_tick and "
-                 "group_leave");
+                 "group_tick here) need group_init, group_tick, group_leave "
+                 "and group_shards");
 }
 
 static void test_err_duplicate_op(void **state) {
@@ -655,8 +657,8 @@ static void test_err_missing_op(void **state) {
                  "@schema-version 1 needs ddl, schema_version, attempt, "
                  "renew, resign, unregister, leader, candidates and "
                  "request_resign, and may also have on_connect, release, "
-                 "wait, hold, session_id, group_init, group_tick and "
-                 "group_leave");
+                 "wait, hold, session_id, group_init, group_tick, "
+                 "group_leave and group_shards");
     expect_error(HEADER, 2, "missing @statement ddl");
     expect_error("", 1, "missing @dialect");
     expect_error("-- @dialect t\n-- @schema-version 2\n" REQUIRED_OPS, 20,
@@ -665,8 +667,8 @@ static void test_err_missing_op(void **state) {
                  "renew, resign, unregister, leader, candidates, "
                  "request_resign, claim, finish, fire, fires, fire_gc and "
                  "fence, and may also have on_connect, release, wait, hold, "
-                 "upgrade, session_id, group_init, group_tick and "
-                 "group_leave");
+                 "upgrade, session_id, group_init, group_tick, group_leave "
+                 "and group_shards");
 }
 
 /* The operations a file of @schema-version 2 must have, written out here
@@ -764,7 +766,8 @@ static void test_err_lists_are_complete(void **state) {
                  "on_connect, ddl, schema_version, attempt, renew, resign, "
                  "unregister, leader, candidates, request_resign, release, "
                  "wait, hold, upgrade, claim, finish, fire, fires, fire_gc, "
-                 "fence, session_id, group_init, group_tick or group_leave");
+                 "fence, session_id, group_init, group_tick, group_leave or "
+                 "group_shards");
     expect_error(HEADER "-- @frobnicate yes\n" REQUIRED_OPS, 3,
                  "unknown directive @frobnicate; expected @statement or a "
                  "header directive: @dialect, @dbms, @schema-version, "
