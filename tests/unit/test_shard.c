@@ -45,11 +45,11 @@ static void test_fnv_vectors(void **state) {
 
 /* ids "host-0" ... into a static table. */
 static const char **ids_of(size_t n) {
-    static char names[64][16];
+    static char names[64][32];
     static const char *ids[64];
 
     for (size_t i = 0; i < n; i++) {
-        snprintf(names[i], sizeof(names[i]), "host-%zu", i);
+        snprintf(names[i], sizeof(names[i]), "host-%u", (unsigned)i);
         ids[i] = names[i];
     }
     return ids;
