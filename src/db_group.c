@@ -29,21 +29,34 @@ static int init_row(void *ctx, void *stmt) {
     return rc < 0 ? rc : odbc_leader__db_col_int(stmt, 2, &a->foreign);
 }
 
-/* Creates the group's missing rows and checks that the group has the
+/*
+ * Creates the group's missing rows and checks that the group has the
  * configured size. Returns 0, ODBC_LEADER_ECONFIG (another size, or
  * shard namespaces used by single handles) with a message in err, or a
- * negative error. */
+ * negative error.
+ *
+ * An answer of no rows at all means another first member created the
+ * group while this statement ran: the statement waited on that member's
+ * uncommitted keys, skipped them, and counted from a snapshot taken
+ * before they were committed (PostgreSQL's statement snapshot, InnoDB's
+ * transaction snapshot). The rows are committed by then, so it runs once
+ * more, as the integrity-error retry path does for a single lease.
+ */
 static int init_group(struct odbc_leader__db *db,
                       const struct odbc_leader__config *cfg, char *err,
                       size_t errlen) {
     struct odbc_leader__group_args a;
-    struct init_answer ans = {-1, 0};
-    int rc;
+    struct init_answer ans = {0, 0};
+    int rc = 0;
 
     memset(&a, 0, sizeof(a));
     a.shards = cfg->shards;
-    rc = odbc_leader__db_group_op(db, ODBC_LEADER__OP_GROUP_INIT, &a, init_row,
-                                  &ans);
+    for (int run = 0; rc >= 0 && ans.rows == 0 && run < 2; run++) {
+        ans.rows = -1;
+        ans.foreign = 0;
+        rc = odbc_leader__db_group_op(db, ODBC_LEADER__OP_GROUP_INIT, &a,
+                                      init_row, &ans);
+    }
     if (rc < 0) {
         odbc_leader__errf(err, errlen, "creating the rows of group %s failed",
                           cfg->ns);

@@ -13,7 +13,8 @@
 #   conn=$OL_PG_CONNECT          # or: conn=$(ol_sqlite_connect "$OL_TMP/x.db")
 #
 # Exit codes follow automake: 0 pass, 1 fail, 77 skip. Skip only when a
-# required program or driver is really absent (CI installs everything).
+# required program or driver is really absent (CI installs everything),
+# or in the sanitizer pass (ol_c_paths_only_skip).
 # ol_setup owns the EXIT/INT/TERM traps: add cleanup with ol_on_exit and
 # background processes with ol_track_pid instead of calling trap yourself.
 # Works with or without `set -eu` in the calling script. ol_stop_pg,
@@ -27,6 +28,15 @@ OL_PG_DB=leader
 ol_skip() {
     echo "SKIP: $*" >&2
     exit 77
+}
+
+# Exits 77 (SKIP) in the sanitizer pass of ./dev (OL_C_PATHS_ONLY=1),
+# which repeats only the tests of C code paths: a Python binding, a
+# checker's broken variant or a guide ran in the plain pass against the
+# same library. $* says what the test is.
+ol_c_paths_only_skip() {
+    [ -z "${OL_C_PATHS_ONLY:-}" ] ||
+        ol_skip "$*: the sanitizer pass (OL_C_PATHS_ONLY) repeats C code paths only"
 }
 
 # Prints a message on stderr and exits 1 (automake FAIL).

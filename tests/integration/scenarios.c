@@ -362,6 +362,102 @@ static void group_crashed_member_is_replaced_after_the_watch(void **state) {
 
 /* A group of another size, shard names taken by single handles, and
  * LeaderShards on a single handle are refused with messages naming them. */
+static const char *lock_wait_probe(void);
+
+struct group_racer {
+    char *cfg;
+    odbc_leader_group_t *g;
+    char err[512];
+    int rc;
+    atomic_int done; /* set when odbc_leader_group_create returned */
+};
+
+static void *race_group_create(void *arg) {
+    struct group_racer *r = arg;
+
+    r->rc =
+        odbc_leader_group_create(&r->g, r->cfg, NULL, r->err, sizeof(r->err));
+    atomic_store(&r->done, 1);
+    return NULL;
+}
+
+/*
+ * Two first members of a group at once, driven as first_row_race drives
+ * two candidates: a blocker session inserts the group's rows and keeps
+ * its transaction open; a member's create starts, and once the server
+ * shows it waiting (MariaDB: running its insert; SQLite: after a
+ * pause), the blocker commits. The member's group_init skipped the
+ * blocker's rows and counted from a snapshot without them; it must run
+ * once more and join the group of the right size, not refuse it as a
+ * group of 0 shards.
+ */
+static void group_first_members_race(void **state) {
+    /* MariaDB: the member's INSERT IGNORE, once it runs, has read the
+     * group's row count; it does not always show as an InnoDB lock wait */
+    const char *probe_sql =
+        is_kind("mariadb")
+            ? "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE "
+              "ID <> CONNECTION_ID() AND INFO LIKE "
+              "'INSERT IGNORE INTO odbc_leader_lease%'"
+            : lock_wait_probe();
+    char grp[64], sql[512];
+    struct raw blocker, probe;
+    struct group_racer r;
+    odbc_leader_group_t *warm;
+    pthread_t t;
+    int64_t waiting = 0;
+
+    (void)state;
+    if (!has_groups())
+        skip();
+    /* the tables exist before the blocker writes to them */
+    ns_name(grp, sizeof(grp), "grpwarm");
+    warm = make_member(grp, "member-w", "LeaderShards=1");
+    odbc_leader_group_destroy(warm);
+    ns_name(grp, sizeof(grp), "grprace");
+    raw_open(&blocker);
+    raw_open(&probe);
+    SQLSetConnectAttr(blocker.dbc, SQL_ATTR_AUTOCOMMIT,
+                      (SQLPOINTER)SQL_AUTOCOMMIT_OFF, 0);
+    for (int i = 0; i < 4; i++) {
+        snprintf(sql, sizeof(sql),
+                 "INSERT INTO odbc_leader_lease (namespace, leader_id, term, "
+                 "elected_at_ms, renewed_at_ms, expires_at_ms, grp, shard) "
+                 "VALUES ('%s/%d', NULL, 1, NULL, 0, 0, '%s', %d)",
+                 grp, i, grp, i);
+        assert_true(raw_exec(&blocker, sql, NULL));
+    }
+    memset(&r, 0, sizeof(r));
+    atomic_init(&r.done, 0);
+    r.cfg = config("LeaderNamespace=%s;LeaderId=member-a;LeaderShards=4", grp);
+    assert_int_equal(pthread_create(&t, NULL, race_group_create, &r), 0);
+    if (probe_sql != NULL) {
+        /* a liveness bound only, as in first_row_race */
+        for (int i = 0; i < 6000 && waiting == 0 && !atomic_load(&r.done);
+             i++) {
+            sleep_ms(10);
+            raw_exec(&probe, probe_sql, &waiting);
+        }
+        if (waiting == 0 && atomic_load(&r.done))
+            fail_msg("the create did not wait for the blocker: %d %s", r.rc,
+                     r.err);
+        assert_true(waiting > 0);
+    } else {
+        sleep_ms(300);
+    }
+    assert_true(
+        SQL_SUCCEEDED(SQLEndTran(SQL_HANDLE_DBC, blocker.dbc, SQL_COMMIT)));
+    pthread_join(t, NULL);
+    if (r.rc != 0)
+        fail_msg("odbc_leader_group_create: %s (%s)", r.err,
+                 odbc_leader_strerror(r.rc));
+    assert_int_equal(odbc_leader_group_shards(r.g), 4);
+    odbc_leader_group_destroy(r.g);
+    test_free(r.cfg);
+    raw_close(&blocker);
+    raw_close(&probe);
+}
+
 static void group_bad_settings_are_refused(void **state) {
     char grp[64], ns[80], err[512] = "";
     odbc_leader_group_t *g = NULL, *other = NULL;
@@ -1949,6 +2045,7 @@ int main(void) {
         cmocka_unit_test(group_members_split_and_claim),
         cmocka_unit_test(group_crashed_member_is_replaced_after_the_watch),
         cmocka_unit_test(group_bad_settings_are_refused),
+        cmocka_unit_test(group_first_members_race),
     };
 
     if (getenv("OL_CONNECT") == NULL) {
