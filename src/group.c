@@ -255,6 +255,21 @@ static int grow(void **v, size_t *cap, size_t n, size_t sz) {
     return 0;
 }
 
+/* Makes the answer's array (av, acap, n elements) the member's (mv,
+ * mcap, mn) and hands the member's old array to the answer, which frees
+ * it. A macro: the arrays have different element types. */
+#define SWAP_IN(mv, mcap, mn, av, acap, n)                                     \
+    do {                                                                       \
+        void *old_v_ = (mv);                                                   \
+        size_t old_cap_ = (mcap);                                              \
+                                                                               \
+        (mv) = (av);                                                           \
+        (mcap) = (acap);                                                       \
+        (mn) = (n);                                                            \
+        (av) = old_v_;                                                         \
+        (acap) = old_cap_;                                                     \
+    } while (0)
+
 static int answer_row(void *ctx, const struct odbc_leader__group_row *r) {
     struct answer *a = ctx;
     uint32_t shards = a->m->shards;
@@ -359,16 +374,8 @@ static int take_members(struct odbc_leader__group_member_state *m,
     }
     qsort(a->members, a->n_members, sizeof(*a->members), by_id);
     changed = live_differs(a->members, a->n_members, m->members, m->n_members);
-    {
-        struct odbc_leader__group_member *t = m->members;
-        size_t tc = m->cap_members;
-
-        m->members = a->members;
-        m->cap_members = a->cap_members;
-        m->n_members = a->n_members;
-        a->members = t;
-        a->cap_members = tc;
-    }
+    SWAP_IN(m->members, m->cap_members, m->n_members, a->members,
+            a->cap_members, a->n_members);
     m->self = -1;
     for (size_t i = 0; i < m->n_members; i++) {
         if (strcmp(m->members[i].id, m->id) == 0)
@@ -435,16 +442,8 @@ static void take_holders(struct odbc_leader__group_member_state *m,
             }
         }
     }
-    {
-        struct odbc_leader__group_holder *t = m->holders;
-        size_t tc = m->cap_holders;
-
-        m->holders = a->holders;
-        m->cap_holders = a->cap_holders;
-        m->n_holders = a->n_holders;
-        a->holders = t;
-        a->cap_holders = tc;
-    }
+    SWAP_IN(m->holders, m->cap_holders, m->n_holders, a->holders,
+            a->cap_holders, a->n_holders);
 }
 
 /* Applies the shards held after a tick that started at start and was

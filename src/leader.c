@@ -290,34 +290,37 @@ static int read_lease_call(odbc_leader_t *h, struct odbc_leader_lease *out) {
     return 0;
 }
 
+/* Connects h for a read of the tables. Returns 0 or a negative error. */
+static int read_begin(odbc_leader_t *h) {
+    return h == NULL ? ODBC_LEADER_EINVAL : connected(h);
+}
+
+/* After a read of the tables that returned rc: anything but a failed
+ * statement makes the elector reconnect at its next tick. Returns rc. */
+static int read_end(odbc_leader_t *h, int rc) {
+    if (rc < 0 && rc != ODBC_LEADER_EDB && h != NULL)
+        h->el.connected = 0;
+    return rc;
+}
+
 /* odbc_leader_list_candidates() without the last-error bookkeeping. */
 static int list_candidates_call(odbc_leader_t *h, odbc_leader_candidate_fn fn,
                                 void *ctx) {
-    int rc;
+    int rc = read_begin(h);
 
-    if (h == NULL)
-        return ODBC_LEADER_EINVAL;
-    rc = connected(h);
     if (rc == 0)
         rc = odbc_leader__db_candidates(h->db, fn, ctx);
-    if (rc < 0 && rc != ODBC_LEADER_EDB)
-        h->el.connected = 0;
-    return rc;
+    return read_end(h, rc);
 }
 
 /* odbc_leader_list_shards() without the last-error bookkeeping. */
 static int list_shards_call(odbc_leader_t *h, odbc_leader_shard_fn fn,
                             void *ctx) {
-    int rc;
+    int rc = read_begin(h);
 
-    if (h == NULL)
-        return ODBC_LEADER_EINVAL;
-    rc = connected(h);
     if (rc == 0)
         rc = odbc_leader__db_group_shards(h->db, fn, ctx);
-    if (rc < 0 && rc != ODBC_LEADER_EDB)
-        h->el.connected = 0;
-    return rc;
+    return read_end(h, rc);
 }
 
 struct wanted {

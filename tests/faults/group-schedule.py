@@ -24,8 +24,6 @@ must find overlaps, or the schedule fails.
 Exit status: 0 as expected, 1 not.
 """
 import argparse
-import importlib.machinery
-import importlib.util
 import json
 import os
 import re
@@ -34,22 +32,16 @@ import subprocess
 import sys
 import time
 
+# the single-namespace schedule's helpers: its checker loader, its clock
+# and its connection strings (one source for the MariaDB client timeouts
+# a stalled network outlasts)
+sys.dont_write_bytecode = True  # the source tree may be read-only
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from schedule import db_connects, load_checker, now_ns  # noqa: E402
+
 TTL_MS = 2000
 RENEW_MS = 500
 MARGIN_MS = 600
-
-
-def load_module(path, name):
-    """Loads a Python file that has no .py suffix (or is no package)."""
-    loader = importlib.machinery.SourceFileLoader(name, path)
-    spec = importlib.util.spec_from_loader(name, loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
-
-
-def now_ns():
-    return time.clock_gettime_ns(time.CLOCK_MONOTONIC)
 
 
 class Group:
@@ -235,13 +227,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--negative", action="store_true")
     ctx = ap.parse_args()
-    ctx.checker = load_module(ctx.checker, "groupcheck")
-    # the connection strings of the single-namespace schedule (one
-    # source for the MariaDB client timeouts a stalled network outlasts)
+    ctx.checker = load_checker(ctx.checker, "groupcheck")
     os.makedirs(ctx.work, exist_ok=True)
-    sched = load_module(os.path.join(os.path.dirname(
-        os.path.abspath(__file__)), "schedule.py"), "schedule")
-    sched.db_connects(ctx, os.path.join(ctx.work, "group.db"))
+    db_connects(ctx, os.path.join(ctx.work, "group.db"))
     failed = 0
     print("| database | shards | members | terms | moves | max unled ms "
           "| p99 unled ms | bound ms | violations |")

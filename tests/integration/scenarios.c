@@ -364,6 +364,29 @@ static void group_crashed_member_is_replaced_after_the_watch(void **state) {
  * LeaderShards on a single handle are refused with messages naming them. */
 static const char *lock_wait_probe(void);
 
+/*
+ * Waits, after a racer thread started, until probe_sql (a count of
+ * sessions waiting on a lock) shows it waiting, or its done flag is set
+ * (it returned without waiting); where the database cannot show waits
+ * (probe_sql NULL, SQLite), pauses 300 ms instead. Returns the count
+ * seen, 1 after the pause. The loop's bound is a liveness bound only
+ * (valgrind on a loaded machine is slow).
+ */
+static int64_t await_waiter(struct raw *probe, const char *probe_sql,
+                            atomic_int *done) {
+    int64_t waiting = 0;
+
+    if (probe_sql == NULL) {
+        sleep_ms(300);
+        return 1;
+    }
+    for (int i = 0; i < 6000 && waiting == 0 && !atomic_load(done); i++) {
+        sleep_ms(10);
+        raw_exec(probe, probe_sql, &waiting);
+    }
+    return waiting;
+}
+
 struct group_racer {
     char *cfg;
     odbc_leader_group_t *g;
@@ -431,20 +454,10 @@ static void group_first_members_race(void **state) {
     atomic_init(&r.done, 0);
     r.cfg = config("LeaderNamespace=%s;LeaderId=member-a;LeaderShards=4", grp);
     assert_int_equal(pthread_create(&t, NULL, race_group_create, &r), 0);
-    if (probe_sql != NULL) {
-        /* a liveness bound only, as in first_row_race */
-        for (int i = 0; i < 6000 && waiting == 0 && !atomic_load(&r.done);
-             i++) {
-            sleep_ms(10);
-            raw_exec(&probe, probe_sql, &waiting);
-        }
-        if (waiting == 0 && atomic_load(&r.done))
-            fail_msg("the create did not wait for the blocker: %d %s", r.rc,
-                     r.err);
-        assert_true(waiting > 0);
-    } else {
-        sleep_ms(300);
-    }
+    waiting = await_waiter(&probe, probe_sql, &r.done);
+    if (waiting == 0 && atomic_load(&r.done))
+        fail_msg("the create did not wait for the blocker: %d %s", r.rc, r.err);
+    assert_true(waiting > 0);
     assert_true(
         SQL_SUCCEEDED(SQLEndTran(SQL_HANDLE_DBC, blocker.dbc, SQL_COMMIT)));
     pthread_join(t, NULL);
@@ -1132,7 +1145,6 @@ static void first_row_race(void **state) {
     struct racer r;
     pthread_t t;
     char *s;
-    int64_t waiting = 0;
 
     (void)state;
     ns_name(ns, sizeof(ns), "race");
@@ -1158,18 +1170,7 @@ static void first_row_race(void **state) {
     atomic_init(&r.done, 0);
     r.db = db;
     assert_int_equal(pthread_create(&t, NULL, race_attempt, &r), 0);
-    if (probe_sql != NULL) {
-        /* a liveness bound only (valgrind on a loaded machine is slow);
-         * an attempt that ends without waiting ends the loop at once */
-        for (int i = 0; i < 6000 && waiting == 0 && !atomic_load(&r.done);
-             i++) {
-            sleep_ms(10);
-            raw_exec(&probe, probe_sql, &waiting);
-        }
-        assert_true(waiting > 0);
-    } else {
-        sleep_ms(300);
-    }
+    assert_true(await_waiter(&probe, probe_sql, &r.done) > 0);
     assert_true(
         SQL_SUCCEEDED(SQLEndTran(SQL_HANDLE_DBC, blocker.dbc, SQL_COMMIT)));
     pthread_join(t, NULL);
