@@ -4,6 +4,7 @@
     python3 scheduler_fires.py --kind apscheduler|celery --python PY
         --pkg DIR --plugin SO --connect CONN --odbc-leader BIN
         --checker CHECK_FIRES --work DIR [--broker URL] [--kills N]
+        [--jobs N --shards N]
 
 Runs three scheduler processes, each with LeaderId=mc-PID so that the
 fire ledger names the process, on one namespace with a 1-second job and
@@ -31,9 +32,18 @@ that fell due during a failover runs only through the new leader's
 catch-up, so "no gap" checks the catch-up. Then the checker must fail on
 the same log with one line repeated and with one line removed. Exits 0
 when all of that holds.
+
+With --jobs N --shards N (apscheduler only) the three processes run N
+1-second jobs as members of a sharded group (Leader(shards=N)): the
+process killed is one that fired last, each job's runs go to
+WORK/runs-JOB.log, its ledger rows (from the namespace of its shard,
+NAMESPACE/shard) to WORK/ledger-JOB.json and check_fires.py checks each
+job. The jobs must also be spread: in the last seconds before the stop,
+at least two processes ran fires.
 """
 
 import argparse
+import importlib
 import json
 import os
 import re
@@ -64,9 +74,10 @@ class Procs:
         self.procs = {}  # pid -> Popen
         self.last_fire = {}  # pid -> arrival ms of its last fire
         self.killed = []
-        self.runs = open(os.path.join(args.work, "runs.log"), "a")
+        self.runs = {}  # job -> its runs file
         self.err = open(os.path.join(args.work, "stderr.log"), "ab")
-        self.first_slot = None
+        self.first_slot = {}  # job -> the slot of its first run
+        self.fired_by = []  # (arrival ms, pid) of every run
         self.env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1",
                         PYTHONFAULTHANDLER="1",
                         PYTHONPATH=args.pkg,
@@ -83,9 +94,11 @@ class Procs:
         if a.kind == "apscheduler":
             cmd = ('exec "$0" -m odbc_leader.examples.apscheduler --plugin '
                    '"$1" --connect "$2;LeaderId=mc-$$;%s" --namespace "$3" '
-                   '--every "$4" --ttl "$5"' % TIMING)
+                   '--every "$4" --ttl "$5" "${@:6}"' % TIMING)
             argv = ["bash", "-c", cmd, a.python, a.plugin, a.connect,
                     NAMESPACE, str(EVERY_S), str(TTL_MS)]
+            if a.shards:
+                argv += ["--jobs", str(a.jobs), "--shards", str(a.shards)]
             p = subprocess.Popen(argv, stdout=subprocess.PIPE,
                                  stderr=self.err, env=self.env, text=True)
             stream = p.stdout
@@ -134,21 +147,23 @@ class Procs:
                 if len(f) != 4 or f[0] != "FIRE":
                     print("unexpected output of %d: %r" % (p.pid, line))
                     continue
-                self._ran(int(f[2]), p.pid, int(f[3]), t)
+                self._ran(f[1], int(f[2]), p.pid, int(f[3]), t)
             else:
                 self.err.write(("%d: %s" % (p.pid, line)).encode())
                 if SENT.search(line):
                     with self.lock:
                         self.last_fire[p.pid] = t
 
-    def _ran(self, fire_ms, pid, term, t):
+    def _ran(self, job, fire_ms, pid, term, t):
         slot_s = fire_ms // 1000
         with self.lock:
-            self.runs.write("%d %d %d %d\n" % (slot_s, pid, term, t))
-            self.runs.flush()
+            if job not in self.runs:
+                self.runs[job] = open(runs_path(self.args, job), "a")
+            self.runs[job].write("%d %d %d %d\n" % (slot_s, pid, term, t))
+            self.runs[job].flush()
             self.last_fire[pid] = t
-            if self.first_slot is None:
-                self.first_slot = slot_s
+            self.fired_by.append((t, pid))
+            self.first_slot.setdefault(job, slot_s)
 
     def leader(self, since_ms):
         """The live pid that fired last after since_ms, or None."""
@@ -197,7 +212,59 @@ class Procs:
             row = by_fire.get(fire_ms)
             who = row["claimed_by"] if row else ""
             pid = int(who[3:]) if who.startswith("mc-") else 0
-            self._ran(fire_ms, pid, term, t)
+            self._ran("every", fire_ms, pid, term, t)
+
+    def spread(self, since_ms):
+        """The pids that ran fires after since_ms."""
+        with self.lock:
+            return {pid for t, pid in self.fired_by if t > since_ms}
+
+
+def jobs_of(args):
+    """The job names the processes run."""
+    if not args.shards:
+        return ["every"]
+    return ["every-%d" % i for i in range(args.jobs)]
+
+
+def runs_path(args, job):
+    name = "runs.log" if not args.shards else "runs-%s.log" % job
+    return os.path.join(args.work, name)
+
+
+def ledger_path(args, job):
+    name = "ledger.json" if not args.shards else "ledger-%s.json" % job
+    return os.path.join(args.work, name)
+
+
+def write_ledgers(args):
+    """Writes each job's ledger rows (odbc-leader fires --json) to its
+    ledger file: the namespace's, or in a group its shard's. Returns the
+    list of failures."""
+    shard_of = None
+    if args.shards:
+        sys.path.insert(0, args.pkg)
+        shard_of = importlib.import_module("odbc_leader.plugin").shard_of
+    namespaces = {}
+    for job in jobs_of(args):
+        ns = NAMESPACE if shard_of is None else \
+            "%s/%d" % (NAMESPACE, shard_of(job, args.shards))
+        namespaces.setdefault(ns, []).append(job)
+    failures = []
+    for ns, jobs in sorted(namespaces.items()):
+        out = subprocess.run(
+            [args.odbc_leader, "fires", "-C", args.connect, "-n", ns,
+             "--json", "--limit", "0"], capture_output=True, text=True)
+        if out.returncode != 0:
+            failures.append("odbc-leader fires -n %s: %s"
+                            % (ns, out.stderr.strip()))
+        rows = [json.loads(x) for x in out.stdout.splitlines() if x.strip()]
+        for job in jobs:
+            with open(ledger_path(args, job), "w") as f:
+                for r in rows:
+                    if r["job"] == job:
+                        f.write(json.dumps(r) + "\n")
+    return failures
 
 
 def run_checker(args, runs, ledger, first, last, killed):
@@ -226,7 +293,9 @@ def scenario(ps, kills):
         ps.start()
         ps.wait_leader(since + 1)  # the next leader fires (and catches up)
         since = now_ms()
-    time.sleep(TTL_MS / 1000.0 + 2)
+    # a group's member killed last: its shards are taken after about two
+    # TTLs (the watch), then caught up
+    time.sleep((3 if ps.args.shards else 1) * TTL_MS / 1000.0 + 2)
     return now_ms() // 1000 - 2  # due, fired and run by now
 
 
@@ -239,7 +308,11 @@ def main():
         ap.add_argument("--" + a, required=True)
     ap.add_argument("--broker")
     ap.add_argument("--kills", type=int, default=2)
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--shards", type=int, default=0)
     args = ap.parse_args()
+    if args.shards and args.kind != "apscheduler":
+        ap.error("--shards: apscheduler only")
     os.makedirs(args.work, exist_ok=True)
     ps = Procs(args)
     failures = []
@@ -250,6 +323,10 @@ def main():
     except RuntimeError as e:
         failures.append(str(e))
         last = now_ms() // 1000
+    spread = ps.spread(now_ms() - 4000)
+    if args.shards and len(spread) < 2:
+        failures.append("the jobs are not spread: in the last 4 s only %s "
+                        "ran fires" % sorted(spread))
     failures += ps.stop_all()
     if ps.worker is not None:
         time.sleep(1)  # the last tasks sent reach the worker
@@ -259,29 +336,31 @@ def main():
         except subprocess.TimeoutExpired:
             ps.worker.kill()
             failures.append("the worker did not stop on SIGTERM")
-    ledger = os.path.join(args.work, "ledger.json")
-    with open(ledger, "w") as f:
-        out = subprocess.run(
-            [args.odbc_leader, "fires", "-C", args.connect, "-n", NAMESPACE,
-             "--json", "--limit", "0"], stdout=f, stderr=subprocess.PIPE,
-            text=True)
-    if out.returncode != 0:
-        failures.append("odbc-leader fires: %s" % out.stderr.strip())
+    failures += write_ledgers(args)
     if args.kind == "celery":
-        with open(ledger) as f:
+        with open(ledger_path(args, "every")) as f:
             ps.task_runs([json.loads(x) for x in f if x.strip()])
-    ps.runs.close()
-    runs = os.path.join(args.work, "runs.log")
-    first = ps.first_slot if ps.first_slot is not None else last
-    res = run_checker(args, runs, ledger, first, last, ps.killed)
-    print(res.stdout, end="")
-    if res.returncode != 0:
-        failures.append("check_fires: exactly once broken")
-    with open(runs) as f:
-        lines = f.readlines()
-    if len(lines) < 5:
-        failures.append("only %d fires ran" % len(lines))
-    else:
+    for f in ps.runs.values():
+        f.close()
+    total = 0
+    for job in jobs_of(args):
+        runs, ledger = runs_path(args, job), ledger_path(args, job)
+        if not os.path.exists(runs):
+            failures.append("%s: never ran" % job)
+            continue
+        first = ps.first_slot.get(job, last)
+        res = run_checker(args, runs, ledger, first, last, ps.killed)
+        print("%s: %s" % (job, res.stdout), end="")
+        if res.returncode != 0:
+            failures.append("check_fires: exactly once broken for %s" % job)
+        with open(runs) as f:
+            lines = f.readlines()
+        total += len(lines)
+        if len(lines) < 5:
+            failures.append("%s: only %d fires ran" % (job, len(lines)))
+            continue
+        if job != jobs_of(args)[0]:
+            continue  # the checker's own test, on the first job
         mid = len(lines) // 2
         for name, bad_lines in (("duplicate", lines + [lines[mid]]),
                                 ("gap", lines[:mid] + lines[mid + 1:])):
@@ -293,9 +372,12 @@ def main():
                 failures.append("check_fires passed a log with a %s" % name)
     for f in failures:
         print("FAIL: %s" % f)
-    print("%s: slots %d..%d, %d fires, %d kills: %s" % (
-        args.kind, first, last, len(lines), len(ps.killed),
-        "FAIL" if failures else "ok"))
+    print("%s: %d jobs%s, up to slot %d, %d fires, %d kills, %d processes "
+          "fired in the last 4 s: %s" % (
+              args.kind, len(jobs_of(args)),
+              " in %d shards" % args.shards if args.shards else "", last,
+              total, len(ps.killed), len(spread),
+              "FAIL" if failures else "ok"))
     return 1 if failures else 0
 
 

@@ -471,6 +471,48 @@ class LeaderTest(unittest.TestCase):
         self.wait(lambda: changes and changes[-1][0])
         self.assertEqual(changes[-1], (True, b.term()))
 
+    def test_group_members_split_jobs_and_claim_in_the_shards_term(self):
+        # two Leaders of a group of 8 shards: each leads some shards, and
+        # a job is claimed by the one that leads its shard, under that
+        # shard's term; a stop hands its shards to the other
+        t = int(time.time()) * 1000
+        shard_events = []
+
+        def member(cid):
+            leader = ol.Leader(
+                "Driver=SQLite3;Database=%s;LeaderId=%s;"
+                "LeaderRenewInterval=200" % (self.db, cid),
+                namespace="fleet", ttl_ms=3000, plugin=ODBC_SO, shards=8)
+            leader.add_shard_listener(
+                lambda s, led, term: shard_events.append((cid, s, led, term)))
+            self.leaders.append(leader)
+            return leader.start()
+
+        a, b = member("a"), member("b")
+        self.assertEqual((a.shards, b.shards), (8, 8))
+        jobs = ["job-%d" % i for i in range(40)]
+        self.wait(lambda: all(a.leads(j) != b.leads(j) for j in jobs) and
+                  any(a.leads(j) for j in jobs) and
+                  any(b.leads(j) for j in jobs))
+        ja = next(j for j in jobs if a.leads(j))
+        jb = next(j for j in jobs if b.leads(j))
+        self.assertIsNone(a.claim(jb, t))  # not its shard: b's fire
+        fire = b.claim(jb, t)
+        self.assertIsNotNone(fire)
+        self.assertEqual(fire.term, b.term_of(jb))
+        self.assertEqual(fire.term, lp.Instance.shard_leadership(
+            b._inst, b.shard_of(jb))[0])
+        self.assertIsNone(b.claim(jb, t))
+        b.finish(fire)
+        with a.claimed(ja, t) as f:
+            self.assertEqual(f, ol.Fire(ja, t, a.term_of(ja)))
+        self.assertEqual(a.shard_of(ja), lp.shard_of(ja, 8))
+        self.assertIn(("a", a.shard_of(ja), True, a.term_of(ja)),
+                      shard_events)
+        b.stop()  # leaves the group: a takes b's shards at once
+        self.wait(lambda: all(a.leads(j) for j in jobs))
+        self.assertIsNotNone(a.claim(jb, t + 1000))
+
     def test_stop_from_a_frame_that_holds_the_lock(self):
         # celery beat stops the scheduler in its SIGTERM handler, which may
         # interrupt the thread inside claim() or finish(), lock held

@@ -5,7 +5,8 @@ A ctypes binding of odbc-leader's scheduler plugin (odbc_leader.so, ABI
 1.1) and integrations for schedulers that must fire each job on one host:
 
 - Leader: a candidate that campaigns in a thread of its own; is_leader(),
-  term() (the fencing token), claim()/claimed() for each fire.
+  term() (the fencing token), claim()/claimed() for each fire; with
+  shards=N a member of a sharded group, leads(job) and term_of(job).
 - odbc_leader.apscheduler: LeaderExecutor for APScheduler 3.
 - odbc_leader.celery: LeaderScheduler for celery beat (5.x).
 - odbc_leader.fencing: Fence, the fenced write for DB-API cursors.

@@ -22,8 +22,13 @@ exceed the takeover time (the lease's TTL plus a few seconds).
     sched.add_job(report, "cron", minute=0, misfire_grace_time=60)
     sched.start()
 
+With a Leader of a sharded group (Leader(..., shards=N)), each job id
+belongs to one shard: the host that leads a job's shard claims and runs
+its fires, so the jobs are spread over the hosts, and a host that gains
+a shard catches up that shard's jobs as above.
+
 Inside a job, current_fire() returns the Fire it runs (job id, fire_ms,
-term: the fencing token). The fire's time is the run time APScheduler
+term: the fencing token; in a group, the term of the job's shard). The fire's time is the run time APScheduler
 computed, so triggers must give the same times on every host: cron and
 date triggers do; give interval triggers a fixed start_date.
 """
@@ -75,7 +80,10 @@ class LeaderExecutor(BaseExecutor):
     def start(self, scheduler: Any, alias: str) -> None:
         super().start(scheduler, alias)
         self._alias = alias
-        self.leader.add_listener(self._on_leadership)
+        if self.leader.shards:
+            self.leader.add_shard_listener(self._on_shard)
+        else:
+            self.leader.add_listener(self._on_leadership)
 
     def shutdown(self, wait: bool = True) -> None:
         self._pool.shutdown(wait)
@@ -106,7 +114,7 @@ class LeaderExecutor(BaseExecutor):
                 events.append(JobExecutionEvent(
                     EVENT_JOB_MISSED, job.id, job._jobstore_alias, run_time))
                 continue
-            if not self.leader.is_leader():
+            if not self.leader.leads(job.id):
                 continue
             try:
                 fire = self.leader.claim(job.id, fire_ms)
@@ -151,14 +159,23 @@ class LeaderExecutor(BaseExecutor):
         if is_leader:
             self._pool.submit(self._catch_up, term)
 
-    def _catch_up(self, term: int) -> None:
+    def _on_shard(self, shard: int, is_leader: bool, term: int) -> None:
+        """A group: on gaining shard, catches up the jobs of that shard."""
+        if is_leader:
+            self._pool.submit(self._catch_up, term, shard)
+
+    def _catch_up(self, term: int, shard: Optional[int] = None) -> None:
+        """Claims and runs the fires nobody ran of every job of this
+        executor (of shard's jobs only, when given) while it leads them."""
         now = datetime.now(timezone.utc)
         for job in self._scheduler.get_jobs():
             if job.executor != self._alias:
                 continue
+            if shard is not None and self.leader.shard_of(job.id) != shard:
+                continue
             for run_time in fire_times(job, now):
-                if not self.leader.is_leader():
-                    return
+                if not self.leader.leads(job.id):
+                    break
                 events = self._run_fires(job, [run_time])
                 if events:
                     self._logger.info("caught up %s at %s (term %d)", job.id,

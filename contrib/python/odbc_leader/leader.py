@@ -18,6 +18,19 @@ thread.
 
 Leaving the with block (or stop()) resigns, so another host takes over at
 once.
+
+With shards=N the candidate is a member of a sharded group
+(docs/groups.md): each job belongs to one of N shards (shard_of), each
+shard is led by one member of the group, fenced by a term of its own, and
+the members share the shards between them. leads(job) says whether this
+host leads the job's shard (no I/O), and claim(job, fire_ms) claims the
+fire in that shard's term, so each job runs on one host and the jobs are
+spread over the hosts:
+
+    with Leader("DSN=sched", namespace="fleet", shards=64) as leader:
+        with leader.claimed("report", fire_ms) as fire:
+            if fire:                       # this host leads report's shard
+                write_report(fire.term)    # that shard's fencing token
 """
 
 import os
@@ -25,7 +38,7 @@ import shutil
 import subprocess
 import threading
 from contextlib import contextmanager
-from typing import Callable, Iterator, List, NamedTuple, Optional
+from typing import Callable, Iterator, List, NamedTuple, Optional, Tuple
 
 from . import plugin as _plugin
 
@@ -85,7 +98,7 @@ def find_plugin(path: Optional[str] = None) -> str:
 
 
 def _config(connect: str, namespace: Optional[str], ttl_ms: Optional[int],
-            extra: Optional[str]) -> str:
+            extra: Optional[str], shards: Optional[int] = None) -> str:
     """The plugin's configuration string: the ODBC connection string (or
     DSN=...) with the Leader* keys added."""
     parts = [connect.rstrip(";")]
@@ -93,6 +106,8 @@ def _config(connect: str, namespace: Optional[str], ttl_ms: Optional[int],
         parts.append("LeaderNamespace=%s" % namespace)
     if ttl_ms is not None:
         parts.append("LeaderTTL=%d" % int(ttl_ms))
+    if shards is not None:
+        parts.append("LeaderShards=%d" % int(shards))
     if extra:
         parts.append(extra.strip(";"))
     return ";".join(p for p in parts if p)
@@ -106,6 +121,7 @@ class Fire(NamedTuple):
 
 
 Listener = Callable[[bool, int], None]
+ShardListener = Callable[[int, bool, int], None]
 
 
 class Leader:
@@ -113,8 +129,10 @@ class Leader:
 
     connect is an ODBC connection string or "DSN=name" (the Leader* keys of
     odbc_leader(7) may be in it or in the odbc.ini section); namespace and
-    ttl_ms, when given, set LeaderNamespace and LeaderTTL; extra adds more
-    Leader* keys. plugin is the .so (see find_plugin). log(level, msg) gets
+    ttl_ms, when given, set LeaderNamespace and LeaderTTL; shards, when
+    given, LeaderShards: the candidate is then a member of the sharded
+    group namespace (every member must give the same count); extra adds
+    more Leader* keys. plugin is the .so (see find_plugin). log(level, msg) gets
     the plugin's log lines (syslog levels); by default they go to the
     "odbc_leader" logger. Raises odbc_leader.LeaderPluginError when the
     configuration or the database is refused (the message names the
@@ -124,7 +142,8 @@ class Leader:
     def __init__(self, connect: str, namespace: Optional[str] = None,
                  ttl_ms: Optional[int] = None, plugin: Optional[str] = None,
                  log: Optional[Callable[[int, str], None]] = None,
-                 extra: Optional[str] = None) -> None:
+                 extra: Optional[str] = None,
+                 shards: Optional[int] = None) -> None:
         import logging
         self.plugin_path = find_plugin(plugin)
         self.namespace = namespace
@@ -135,10 +154,13 @@ class Leader:
         # SIGTERM) that interrupted this thread inside claim or finish.
         self._lock = threading.RLock()
         self._listeners: List[Listener] = []
+        self._shard_listeners: List[ShardListener] = []
         self._changes: List[bool] = []
+        self._shard_changes: List[Tuple[int, bool, int]] = []
         self._inst = self._plugin.init(
-            _config(connect, namespace, ttl_ms, extra), log=log,
-            on_change=self._on_change)
+            _config(connect, namespace, ttl_ms, extra, shards), log=log,
+            on_change=self._on_change, on_shard_change=self._on_shard_change)
+        self.shards = self._inst.shards()
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
         self.last_error: Optional[BaseException] = None
@@ -149,6 +171,11 @@ class Leader:
         """The plugin's on_change, called inside tick (lock held): only
         noted here; listeners run after the lock is released."""
         self._changes.append(is_leader)
+
+    def _on_shard_change(self, shard: int, is_leader: bool, term: int) -> None:
+        """The plugin's on_shard_change (a group), inside tick: noted,
+        as _on_change."""
+        self._shard_changes.append((shard, is_leader, term))
 
     def _run(self) -> None:
         delay_ms = 0
@@ -165,11 +192,15 @@ class Leader:
                 delay_ms = e.next_tick_ms
             finally:
                 changes, self._changes = self._changes, []
+                shard_changes, self._shard_changes = self._shard_changes, []
                 self._lock.release()
             if changes:
                 leading, term = self._inst.is_leader(), self._inst.term()
                 for fn in list(self._listeners):
                     fn(leading, term)
+            for shard, leading, term in shard_changes:
+                for sfn in list(self._shard_listeners):
+                    sfn(shard, leading, term)
 
     def start(self) -> "Leader":
         """Starts campaigning (the ticking thread). Returns self."""
@@ -202,6 +233,12 @@ class Leader:
         of leadership (it may call claim; it must not block for long)."""
         self._listeners.append(fn)
 
+    def add_shard_listener(self, fn: ShardListener) -> None:
+        """fn(shard, is_leader, term) runs in the ticking thread after each
+        change of a shard's leadership in a group, in order per shard (a
+        shard stops here before another member takes it)."""
+        self._shard_listeners.append(fn)
+
     # ---- state, no I/O ----
 
     def is_leader(self) -> bool:
@@ -210,7 +247,24 @@ class Leader:
         return self._inst.is_leader()
 
     def term(self) -> int:
-        """The term led (the fencing token), 0 when not leader."""
+        """The term led (the fencing token), 0 when not leader (and for a
+        group, whose shards have terms of their own: term_of)."""
+        return self._inst.term()
+
+    def shard_of(self, job: str) -> int:
+        """The shard of job in the group (0 without shards)."""
+        return self._inst.shard_of(job) if self.shards else 0
+
+    def leads(self, job: str) -> bool:
+        """True while this host may run job: it leads the job's shard (a
+        group) or leads (one namespace). No I/O."""
+        return self._inst.leads_job(job)
+
+    def term_of(self, job: str) -> int:
+        """The term under which this host runs job: its shard's term in a
+        group, else term(); 0 when it does not lead it."""
+        if self.shards:
+            return self._inst.shard_leadership(self.shard_of(job))[0]
         return self._inst.term()
 
     # ---- fires ----
@@ -221,10 +275,10 @@ class Leader:
         None when it is not this host's to run: claimed before (by anyone,
         in any term) or this host does not lead. Raises LeaderPluginError
         when the claim failed and its outcome is unknown (do not run it)."""
-        if not self._inst.is_leader():
+        if not self.leads(job):
             return None  # no lock: a follower's tick may be in its wait
         with self._lock:
-            term = self._inst.term()
+            term = self.term_of(job)
             try:
                 claimed = self._inst.claim(job, fire_ms)
             except _plugin.NotLeaderError:

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
-"""odbc_leader.examples.apscheduler: one APScheduler job, run on one host.
+"""odbc_leader.examples.apscheduler: APScheduler jobs, each fire run on one host.
 
     python3 -m odbc_leader.examples.apscheduler --plugin SO --connect STR \\
         --namespace NS --every SECONDS [--ttl MS] [--job NAME]
+        [--jobs N --shards N]
 
 Run the same command on several hosts. The job fires at every multiple of
 SECONDS since the epoch (like cron), on every host; LeaderExecutor runs
@@ -13,9 +14,16 @@ plus SECONDS). Each fire run prints one line on stdout, flushed:
     FIRE <job> <fire_ms> <term>
 
 fire_ms is the fire's time in epoch ms, term the fencing token it ran
-under. Leadership changes go to stderr. SIGTERM or SIGINT stops the
-scheduler, waits for a running fire and resigns, so another host takes
-over at once; the exit status is then 0.
+under. With --jobs N the scheduler has N such jobs, NAME-0 .. NAME-N-1;
+with --shards N the hosts form a sharded group of N shards named NS
+(docs/groups.md): each job runs on the host that leads its shard, under
+that shard's term, so the jobs are spread over the hosts; a crashed
+host's shards are taken over after about two TTLs (the watch), so the
+grace is then three TTLs plus SECONDS.
+
+Leadership changes go to stderr. SIGTERM or SIGINT stops the scheduler,
+waits for a running fire and resigns, so another host takes over at
+once; the exit status is then 0.
 """
 
 import argparse
@@ -51,6 +59,12 @@ def on_change(is_leader: bool, term: int) -> None:
           file=sys.stderr, flush=True)
 
 
+def on_shard_change(shard: int, is_leader: bool, term: int) -> None:
+    """A group's shard changes, on stderr."""
+    print("shard %d: %s" % (shard, "leader term %d" % term if is_leader
+                            else "stopped"), file=sys.stderr, flush=True)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python3 -m odbc_leader.examples.apscheduler",
@@ -64,26 +78,41 @@ def main(argv: Optional[List[str]] = None) -> int:
                     help="fire at every multiple of this many seconds")
     ap.add_argument("--ttl", type=int, default=None, help="LeaderTTL (ms)")
     ap.add_argument("--job", default="every")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="this many jobs, JOB-0 .. JOB-N-1 (default 1: JOB)")
+    ap.add_argument("--shards", type=int, default=None,
+                    help="a sharded group of this many shards (LeaderShards)")
     args = ap.parse_args(argv)
     if args.every <= 0:
         ap.error("--every must be positive")
+    if args.jobs < 1:
+        ap.error("--jobs must be at least 1")
 
     stop = {signal.SIGTERM, signal.SIGINT}
     signal.pthread_sigmask(signal.SIG_BLOCK, stop)  # threads inherit it
     try:
         leader = Leader(args.connect, namespace=args.namespace,
-                        ttl_ms=args.ttl, plugin=args.plugin)
+                        ttl_ms=args.ttl, plugin=args.plugin,
+                        shards=args.shards)
     except (LeaderPluginError, FileNotFoundError) as e:
         print("odbc_leader.examples.apscheduler: %s" % e, file=sys.stderr)
         return 1
-    leader.add_listener(on_change)
+    if leader.shards:
+        leader.add_shard_listener(on_shard_change)
+    else:
+        leader.add_listener(on_change)
     ttl_s = (args.ttl or DEFAULT_TTL_MS) / 1000.0
+    grace = int((3 if leader.shards else 2) * ttl_s + args.every + 1)
     sched = BackgroundScheduler(
         executors={"default": LeaderExecutor(leader)}, timezone=timezone.utc)
-    sched.add_job(fire, IntervalTrigger(seconds=args.every, start_date=EPOCH,
-                                        timezone=timezone.utc),
-                  id=args.job, coalesce=False, max_instances=100,
-                  misfire_grace_time=int(2 * ttl_s + args.every + 1))
+    names = [args.job] if args.jobs == 1 else \
+        ["%s-%d" % (args.job, i) for i in range(args.jobs)]
+    for name in names:
+        sched.add_job(fire, IntervalTrigger(seconds=args.every,
+                                            start_date=EPOCH,
+                                            timezone=timezone.utc),
+                      id=name, coalesce=False, max_instances=100,
+                      misfire_grace_time=grace)
     leader.start()
     sched.start()
     signal.sigwait(stop)
