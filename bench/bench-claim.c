@@ -26,22 +26,9 @@
 #include <unistd.h>
 
 #include "odbc_leader.h"
+#include "tickstats.h"
 
 #define CONFIG_MAX 4096
-
-/* Nanoseconds on CLOCK_MONOTONIC. */
-static int64_t mono_ns(void) {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-    return (x > y) - (x < y);
-}
 
 /* Runs "HOOK EVENT-ROLE" when hook is set. Returns 0 or -1. */
 static int run_hook(const char *hook, const char *event, const char *role) {
@@ -62,6 +49,7 @@ static int run_hook(const char *hook, const char *event, const char *role) {
 static long run_role(odbc_leader_t *h, const char *hook, const char *role,
                      int64_t base, long n, int want) {
     int64_t *t = calloc((size_t)n, sizeof(*t));
+    double median, p99;
     long errors = 0;
 
     if (t == NULL || run_hook(hook, "before", role) < 0) {
@@ -69,20 +57,19 @@ static long run_role(odbc_leader_t *h, const char *hook, const char *role,
         return -1;
     }
     for (long i = 0; i < n; i++) {
-        int64_t start = mono_ns();
+        int64_t start = tickstats_mono_ns();
         int rc = odbc_leader_claim(h, "bench", base + i);
 
-        t[i] = mono_ns() - start;
+        t[i] = tickstats_mono_ns() - start;
         if (rc != want && errors++ == 0)
             fprintf(stderr, "bench-claim: %s %ld answered %d (%s)\n", role, i,
                     rc, rc < 0 ? odbc_leader_strerror(rc) : "");
     }
     if (run_hook(hook, "after", role) < 0)
         errors = -1;
-    qsort(t, (size_t)n, sizeof(*t), cmp_i64);
+    tickstats_summary(t, n, &median, &p99);
     printf("role=%s n=%ld median_us=%.1f p99_us=%.1f errors=%ld\n", role, n,
-           (double)t[n / 2] / 1000.0, (double)t[(n * 99) / 100] / 1000.0,
-           errors);
+           median, p99, errors);
     free(t);
     return errors;
 }

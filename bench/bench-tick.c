@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "odbc_leader.h"
+#include "tickstats.h"
 
 #define CONFIG_MAX 4096
 
@@ -53,14 +54,6 @@ struct options {
     int memory;         /* -m */
     const char *config;
 };
-
-/* Nanoseconds on CLOCK_MONOTONIC. */
-static int64_t mono_ns(void) {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* Log callback: warnings and worse on stderr. */
 static void on_log(void *ctx, int level, const char *msg) {
@@ -147,13 +140,6 @@ static void print_memory(const char *at) {
     fflush(stdout);
 }
 
-/* qsort() comparator of int64_t values. */
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-    return (x > y) - (x < y);
-}
-
 /* Writes the n durations (ns) as microseconds to PREFIX.role. Returns 0
  * or -1. */
 static int write_times(const char *prefix, const char *role, const int64_t *t,
@@ -177,12 +163,11 @@ static int write_times(const char *prefix, const char *role, const int64_t *t,
 
 /* Prints the summary line of one role; sorts t (n > 0). */
 static void summarize(const char *role, int64_t *t, long n, long errors) {
-    long p99 = (n * 99 + 99) / 100; /* nearest rank, 1-based */
+    double median, p99;
 
-    qsort(t, (size_t)n, sizeof(*t), cmp_i64);
+    tickstats_summary(t, n, &median, &p99);
     printf("role=%s ticks=%ld median_us=%.1f p99_us=%.1f errors=%ld\n", role, n,
-           (double)t[(n + 1) / 2 - 1] / 1000.0, (double)t[p99 - 1] / 1000.0,
-           errors);
+           median, p99, errors);
     fflush(stdout);
 }
 
@@ -204,10 +189,10 @@ static int run_role(const struct options *o, odbc_leader_t *h, const char *role,
     if (run_hook(o, "before", role) < 0)
         goto out;
     for (long i = 0; i < o->ticks; i++) {
-        int64_t start = mono_ns();
+        int64_t start = tickstats_mono_ns();
         int r = odbc_leader_tick(h, NULL);
 
-        t[i] = mono_ns() - start;
+        t[i] = tickstats_mono_ns() - start;
         if (r != want) {
             if (errors == 0)
                 fprintf(stderr, "bench-tick: %s tick %ld returned %d (%s)\n",

@@ -4,6 +4,7 @@
  * shared by the raw clients of make bench (see raw.h).
  */
 #include "raw.h"
+#include "tickstats.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -118,22 +119,10 @@ int raw_param_is_int(const char *name) {
            strcmp(name, "to") != 0 && strcmp(name, "job") != 0;
 }
 
-int64_t raw_now_ns(void) {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* qsort() comparator of int64_t values. */
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-    return (x > y) - (x < y);
-}
+int64_t raw_now_ns(void) { return tickstats_mono_ns(); }
 
 int raw_report(int64_t *t, long n, long rows, const char *path) {
-    long p99 = (n * 99 + 99) / 100; /* nearest rank, 1-based */
+    double median, p99;
     FILE *f;
     int rc = 0;
 
@@ -148,10 +137,9 @@ int raw_report(int64_t *t, long n, long rows, const char *path) {
         if (fclose(f) != 0)
             rc = -1;
     }
-    qsort(t, (size_t)n, sizeof(*t), cmp_i64);
-    printf("executions=%ld median_us=%.1f p99_us=%.1f rows=%ld\n", n,
-           (double)t[(n + 1) / 2 - 1] / 1000.0, (double)t[p99 - 1] / 1000.0,
-           rows);
+    tickstats_summary(t, n, &median, &p99);
+    printf("executions=%ld median_us=%.1f p99_us=%.1f rows=%ld\n", n, median,
+           p99, rows);
     return rc;
 }
 

@@ -1,0 +1,101 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# part-groups.sh: make bench part "groups" (interface: bench/run.sh). What a
+# member of a sharded group (docs/groups.md) costs per tick, and how fast
+# its shards move, for groups of BENCH_GROUP_SIZES shards (default "10 100
+# 1000") on each database, with bench/bench-groups (TTL 3 s, renew every
+# 0.5 s):
+# - the tick of a member alone leading every shard: median and p99 over
+#   BENCH_GROUP_TICKS ticks (default 200), and on PostgreSQL and MariaDB
+#   the statements each tick costs, counted by the server around exactly
+#   those ticks (part-roundtrips.sh's hooks; target 1 whatever the size);
+# - cold start: one member, created, until it leads every shard;
+# - join: a second member, created, until each leads its share (the
+#   handover waits until the newcomer has been live for two renew
+#   intervals), the shards it took and the larger share over the mean;
+# - graceful leave: the second member destroyed, until the first leads
+#   every shard again.
+# A crashed member's shards (kill -9) are re-led after the watch: the
+# figures come from tests/faults/group.test's table (docs/performance.md).
+# Short mode (BENCH_SHORT=1): sizes 10 and 100, 20 ticks.
+set -eu
+. "$srcdir/tests/integration/lib.sh"
+
+if [ "${BENCH_SHORT:-0}" = 1 ]; then
+    : "${BENCH_GROUP_SIZES:=10 100}" "${BENCH_GROUP_TICKS:=20}"
+fi
+sizes=${BENCH_GROUP_SIZES:-10 100 1000}
+ticks=${BENCH_GROUP_TICKS:-200}
+out=$BENCH_DIR/groups.json
+prog=$top_builddir/bench/bench-groups
+hooks=$srcdir/bench/part-roundtrips.sh
+timing="LeaderTTL=3000;LeaderRenewInterval=500;LeaderSafetyMargin=600"
+
+# Adds a row: metric $1, dialect $2, value $3, unit $4, target $5, note $6.
+row() {
+    $BENCH_PY add "$out" "metric=$1" "dialect=$2" "value=$3" "unit=$4" \
+        "target=$5" "note=$6"
+}
+
+# Prints field $2 (key=value) of bench-groups' output line $1.
+field() {
+    tr ' ' '\n' <<<"$1" | awk -F= -v k="$2" '$1 == k { print $2 }'
+}
+
+# Prints the statements per timed tick the server counted for dialect $1
+# (files the hooks wrote), or nothing where it is not counted.
+per_tick() {
+    case $1 in
+    postgresql)
+        awk -F'|' -v n="$ticks" '{ s += $1 } END { printf "%.3f", s / n }' \
+            "$BENCH_WORK/pg-after-group.txt"
+        ;;
+    mariadb)
+        local b a
+        b=$(awk '$1 == "Questions" { print $2 }' "$BENCH_WORK/my-before-group.txt")
+        a=$(awk '$1 == "Questions" { print $2 }' "$BENCH_WORK/my-after-group.txt")
+        # the SHOW of the before hook is counted once
+        awk -v a="$a" -v b="$b" -v n="$ticks" \
+            'BEGIN { printf "%.3f", (a - b - 1) / n }'
+        ;;
+    esac
+}
+
+# Measures groups of every size on dialect $1 through connection $2.
+measure() {
+    local dialect=$1 conn=$2 s line hook=
+    case $dialect in
+    postgresql | mariadb) hook="bash $(printf '%q' "$hooks") --hook $dialect" ;;
+    esac
+    for s in $sizes; do
+        ol_log "groups: $dialect, $s shards"
+        line=$("$prog" -n "$ticks" -w 5 ${hook:+-H "$hook"} \
+            "$conn;LeaderNamespace=bench-groups-$s-$$;LeaderShards=$s;$timing") ||
+            ol_fail "bench-groups failed on $dialect with $s shards"
+        row "group tick, one member leading all $s shards, median" "$dialect" \
+            "$(field "$line" median_us)" us - \
+            "p99 $(field "$line" p99_us) us over $ticks ticks, 2 ms apart"
+        if [ -n "$hook" ]; then
+            row "statements per group tick, $s shards" "$dialect" \
+                "$(per_tick "$dialect")" statements/tick 1 \
+                "counted by the server around the timed ticks"
+        fi
+        row "cold start: one member leads all $s shards after" "$dialect" \
+            "$(field "$line" cold_ms)" ms - \
+            "from its creation; the first tick only looks"
+        row "join: the second member leads its share of $s after" "$dialect" \
+            "$(field "$line" join_ms)" ms - \
+            "it took $(field "$line" moved) of $s; larger share / mean $(field "$line" max_share); handover after 2 renew intervals (0.5 s) of liveness"
+        row "graceful leave: the other leads all $s shards after" "$dialect" \
+            "$(field "$line" leave_ms)" ms - \
+            "the leaver stops and releases its shards in one statement"
+    done
+}
+
+rm -f "$out"
+[ "$BENCH_HAVE_SQLITE" = 1 ] &&
+    measure sqlite "Driver=SQLite3;Database=$BENCH_WORK/groups.db"
+[ "$BENCH_HAVE_PG" = 1 ] && measure postgresql "$OL_PG_CONNECT"
+[ "$BENCH_HAVE_MARIADB" = 1 ] && measure mariadb "$OL_MARIADB_CONNECT"
+[ -s "$out" ] || exit 77
+$BENCH_PY show "$out"

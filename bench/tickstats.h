@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tickstats.h: the clock and the order statistics of the bench programs
+ * that time ticks one by one (bench-tick, bench-groups).
+ */
+#ifndef ODBC_LEADER_BENCH_TICKSTATS_H
+#define ODBC_LEADER_BENCH_TICKSTATS_H
+
+#include <stdint.h>
+
+/* Nanoseconds on CLOCK_MONOTONIC. */
+int64_t tickstats_mono_ns(void);
+
+/* Sorts the n > 0 durations t (ns) and sets the median and the 99th
+ * percentile (nearest rank), in microseconds. */
+void tickstats_summary(int64_t *t, long n, double *median_us, double *p99_us);
+
+#endif
