@@ -1,8 +1,9 @@
-#!/bin/sh
+#!/bin/bash
 # SPDX-License-Identifier: MIT
 # check.sh: model-checks the election, its fire claims, the promotion of a
-# stale replica and forward steps of the database clock (model/leader.pml)
-# with spin, for `make model`. The base model, with and without claims,
+# stale replica and forward steps of the database clock (model/leader.pml),
+# and the handover and rebalance of sharded groups (model/group.pml), with
+# spin, for `make model`. The base models, with and without claims,
 # promotions and clock steps, must verify with no error in a full,
 # untruncated search;
 # each broken variant must give a counterexample, whose trail is printed.
@@ -10,15 +11,16 @@
 #
 # Usage: model/check.sh [MODEL_DIR]   (default: the directory of this script)
 # Environment: CC (default gcc), SPIN (default spin), OL_KEEP=1 keeps the
-# work directory. The "depth" of a variant is the length of the shortest
-# counterexample its iterative search found.
+# work directory, MODEL_JOBS (default: the number of processors) runs that
+# many configurations at once. The "depth" of a variant is the length of
+# the shortest counterexample its iterative search found.
 
 # Flags held in one variable are split into words on purpose.
 # shellcheck disable=SC2086
 set -u
 
 dir=${1:-$(dirname "$0")}
-model="$dir/leader.pml"
+jobs=${MODEL_JOBS:-$(nproc 2>/dev/null || echo 1)}
 spin=${SPIN:-spin}
 cc=${CC:-gcc}
 
@@ -31,10 +33,12 @@ if ! command -v "${cc%% *}" >/dev/null 2>&1; then
     echo "check.sh: C compiler '$cc' not found" >&2
     exit 1
 fi
-if [ ! -r "$model" ]; then
-    echo "check.sh: $model not found" >&2
-    exit 1
-fi
+for model in leader.pml group.pml; do
+    if [ ! -r "$dir/$model" ]; then
+        echo "check.sh: $dir/$model not found" >&2
+        exit 1
+    fi
+done
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/ol-model.XXXXXX") || exit 1
 if [ "${OL_KEEP:-0}" = 1 ]; then
@@ -44,8 +48,7 @@ else
 fi
 trap 'exit 1' HUP INT TERM
 
-failures=0
-rows=""
+names=""
 
 # now: prints the time in seconds with centiseconds.
 now() {
@@ -57,20 +60,23 @@ field() {
     grep -E "$2" "$1" | head -n 1 | grep -oE '[0-9][0-9.e+]*' | head -n 1
 }
 
-# run NAME EXPECT FLAGS: generates, compiles and runs pan for one
-# configuration. EXPECT is "verify" (no error, full search) or "violate"
-# (at least one error; its trail is printed).
-run() {
+# one NAME EXPECT FLAGS MODEL: generates, compiles and runs pan for one
+# configuration of MODEL (leader.pml or group.pml) in $work/NAME, printing
+# what it has to say; its table row goes to $work/NAME/row and a failed
+# expectation leaves $work/NAME/failed. EXPECT is "verify" (no error, full
+# search) or "violate" (at least one error; its trail is printed).
+one() {
     name=$1
     expect=$2
     flags=$3
+    model=$4
     d="$work/$name"
-    mkdir -p "$d" && cp "$model" "$d/leader.pml" || exit 1
+    mkdir -p "$d" && cp "$dir/$model" "$d/$model" || exit 1
     t0=$(now)
-    if ! (cd "$d" && "$spin" -a $flags leader.pml >spin.log 2>&1); then
+    if ! (cd "$d" && "$spin" -a $flags "$model" >spin.log 2>&1); then
         cat "$d/spin.log"
         echo "check.sh: $name: spin -a failed" >&2
-        failures=$((failures + 1))
+        : >"$d/failed"
         return
     fi
     if [ "$expect" = verify ]; then
@@ -86,7 +92,7 @@ run() {
     if ! (cd "$d" && $cc $ccflags -o pan pan.c >cc.log 2>&1); then
         cat "$d/cc.log"
         echo "check.sh: $name: compiling pan failed" >&2
-        failures=$((failures + 1))
+        : >"$d/failed"
         return
     fi
     (cd "$d" && ./pan $panflags >pan.log 2>&1)
@@ -109,7 +115,7 @@ run() {
             echo "check.sh: $name: expected no error, pan found $errors:" >&2
             grep -E 'violated|error' "$log" >&2
             echo "---- $name: the trail's last steps"
-            (cd "$d" && "$spin" -t $flags leader.pml 2>&1 |
+            (cd "$d" && "$spin" -t $flags "$model" 2>&1 |
                 grep -E '^ *\||Error|text of failed' |
                 sed 's/^ *//; s/   */ /g' | tail -n 40)
         elif grep -q 'max search depth too small' "$log" ||
@@ -118,7 +124,7 @@ run() {
             echo "check.sh: $name: the search was not complete" >&2
         fi
     else
-        if [ "$errors" -eq 0 ] || [ ! -f "$d/leader.pml.trail" ]; then
+        if [ "$errors" -eq 0 ] || [ ! -f "$d/$model.trail" ]; then
             result=FAILED
             echo "check.sh: $name: expected a counterexample, found none" \
                 "within 30 steps" >&2
@@ -126,16 +132,26 @@ run() {
             depth=$(grep 'reducing search depth' "$log" | tail -n 1 |
                 grep -oE '[0-9]+$')
             echo "---- $name: counterexample, $depth steps"
-            (cd "$d" && "$spin" -t $flags leader.pml 2>&1 |
+            (cd "$d" && "$spin" -t $flags "$model" 2>&1 |
                 grep -E '^ *\||Error|text of failed' |
                 sed 's/^ *//; s/   */ /g')
         fi
     fi
-    [ "$result" = ok ] || failures=$((failures + 1))
-    rows="$rows$(printf '| %-22s | %-7s | %-6s | %9s | %11s | %5s | %6s |' \
+    [ "$result" = ok ] || : >"$d/failed"
+    printf '| %-22s | %-7s | %-6s | %9s | %11s | %5s | %6s |\n' \
         "$name" "$expect" "$result" "${stored:--}" "${trans:--}" \
-        "${depth:--}" "$secs")
-"
+        "${depth:--}" "$secs" >"$d/row"
+}
+
+# run NAME EXPECT FLAGS [MODEL]: runs one configuration (MODEL defaults to
+# leader.pml) in the background once fewer than $jobs run; its output is
+# printed, in the order of the runs, when all are done.
+run() {
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do
+        wait -n
+    done
+    names="$names $1"
+    one "$1" "$2" "$3" "${4:-leader.pml}" >"$work/$1.out" 2>&1 &
 }
 
 echo "check.sh: $("$spin" -V)"
@@ -204,11 +220,43 @@ run watch-short violate \
 run no-watch violate "-DN=2 -DS=2 -DT=2 -DMAXTERM=2 -DSTEPS -DNO_WATCH"
 run old-rule violate "-DN=2 -DS=2 -DT=2 -DMAXTERM=2 -DSTEPS -DOLD_RULE"
 
+# Sharded groups (model/group.pml): two members, one or two shards, every
+# choice of takes and releases, statements given up on that still run
+# (orphans), crashes under the same id, up to MAXSEQ ticks per member.
+# The searches of two shards, of a crash and of clock steps leave orphans
+# out (-DNO_ORPHAN: the one-shard search covers them).
+run group-k1 verify "-DK=1 -DT=1 -DMAXTERM=2 -DMAXINC=1 -DMAXSEQ=4" group.pml
+run group-k2 verify \
+    "-DK=2 -DT=1 -DMAXTERM=2 -DMAXINC=1 -DMAXSEQ=3 -DNO_ORPHAN" group.pml
+run group-crash verify \
+    "-DK=1 -DT=1 -DMAXTERM=2 -DMAXINC=2 -DCRASH_ONE -DNO_ORPHAN" group.pml
+run group-steps verify \
+    "-DK=1 -DT=2 -DMAXTERM=2 -DMAXINC=1 -DSTEPS -DNO_ORPHAN" group.pml
+# Broken group variants: each must yield two windows on one shard.
+run group-release-early violate \
+    "-DK=1 -DT=1 -DMAXTERM=2 -DMAXINC=1 -DRELEASE_BEFORE_STOP" group.pml
+run group-revive-stale violate \
+    "-DK=1 -DT=1 -DMAXTERM=2 -DMAXINC=1 -DREVIVE_STALE" group.pml
+run group-rel-unfenced violate \
+    "-DK=1 -DT=1 -DMAXTERM=3 -DMAXINC=1 -DRELEASE_UNFENCED" group.pml
+run group-no-watch violate \
+    "-DK=1 -DT=2 -DMAXTERM=2 -DMAXINC=1 -DSTEPS -DNO_WATCH -DNO_ORPHAN" \
+    group.pml
+
+wait
+failures=0
+for name in $names; do
+    cat "$work/$name.out"
+    [ -f "$work/$name/failed" ] && failures=$((failures + 1))
+done
 t_end=$(now)
 echo
 echo "| configuration          | expect  | result | states    | transitions | depth | secs   |"
 echo "|------------------------|---------|--------|-----------|-------------|-------|--------|"
-printf '%s' "$rows"
+for name in $names; do
+    cat "$work/$name/row" 2>/dev/null ||
+        printf '| %-22s | %-7s | %-6s |\n' "$name" - FAILED
+done
 echo
 echo "total $(awk -v a="$t_all" -v b="$t_end" 'BEGIN {printf "%.0f", b - a}') s;" \
     "configurations failing their expectation: $failures"

@@ -490,7 +490,9 @@ BEGIN NOT ATOMIC
 -- @statement group_tick
 -- A member's tick, one block and one round trip (docs/protocol.md,
 -- "Sharded groups"): heartbeat; release the shards in :release (a JSON
--- array of shard numbers; the host stopped their work first); renew every
+-- array of [shard, term] pairs: a row is released only in the term named,
+-- so an old tick still running on a lost connection cannot release a
+-- later term; the host stopped their work first); renew every
 -- other shard this process (:id, incarnation :inc) holds while unexpired
 -- and of this epoch; quarantine the group's rows written in another
 -- epoch; take the shards in :take that are vacant and reserved for
@@ -498,7 +500,9 @@ BEGIN NOT ATOMIC
 -- unrenewed for one TTL on its own clock (:dead, a JSON array of
 -- [incarnation, the highest renew_seq seen of it]: a row is taken only
 -- while its holder has not renewed it since). Rows renewed or taken get
--- renew_seq = :seq, this process's tick number. The lists are read with
+-- renew_seq = :seq, this process's tick number (a renewal never lowers it:
+-- an old tick still running on a lost connection must not hide a later
+-- renewal from a watcher). The lists are read with
 -- JSON_TABLE (MariaDB 10.6) and joined on the (grp, shard) index, so an
 -- UPDATE locks only the rows listed (10.11 runs an UPDATE ... WHERE IN
 -- (subquery) as a scan that would lock the whole group under REPEATABLE
@@ -527,8 +531,9 @@ BEGIN NOT ATOMIC
     ; END IF
     ; IF JSON_LENGTH(:release) > 0 THEN
           UPDATE {prefix}lease AS l
-          JOIN JSON_TABLE(:release, '$[*]' COLUMNS (s INT PATH '$')) AS j
-            ON l.grp = :ns AND l.shard = j.s
+          JOIN JSON_TABLE(:release, '$[*]'
+                          COLUMNS (s INT PATH '$[0]', t BIGINT PATH '$[1]')) AS j
+            ON l.grp = :ns AND l.shard = j.s AND l.term = j.t
           SET l.leader_id = NULL, l.inc = NULL, l.resign_requested = 0,
               l.expires_at_ms = v_now
           WHERE l.inc = :inc AND l.leader_id = :id
@@ -536,7 +541,8 @@ BEGIN NOT ATOMIC
     ; END IF
     ; UPDATE {prefix}lease
       SET renewed_at_ms = v_now, expires_at_ms = v_now + :ttl_ms,
-          renew_seq = :seq, epoch = v_epoch
+          renew_seq = GREATEST(COALESCE(renew_seq, 0), :seq),
+          epoch = v_epoch
       WHERE grp = :ns AND inc = :inc AND leader_id = :id
         AND expires_at_ms > v_now
         AND (epoch IS NULL OR epoch = v_epoch)

@@ -550,14 +550,17 @@ SELECT (SELECT COUNT(*) FROM {prefix}lease
 -- One round trip per tick for a member of group :ns (docs/protocol.md,
 -- "Groups"): heartbeat the member's candidate row; renew every shard this
 -- process (:id, incarnation :inc) holds, unexpired and of this epoch,
--- except those in :release (a JSON array of shard numbers), which are
--- released (vacant at once; the host stopped their work before this
--- statement); take the shards in :take that are vacant and reserved for
+-- except those in :release (a JSON array of [shard, term] pairs), which
+-- are released in the term named only (vacant at once; the host stopped
+-- their work before this statement; an old tick still running on a lost
+-- connection cannot release a later term); take the shards in :take that are vacant and reserved for
 -- nobody, or expired and held by an incarnation the caller has watched
 -- unrenewed for one TTL on its own clock (:dead, a JSON array of
 -- [incarnation, the highest renew_seq seen of it] pairs: a row is taken
 -- only while its holder has not renewed it since). Rows renewed or taken
--- get renew_seq = :seq, this process's tick number. Quarantine the
+-- get renew_seq = :seq, this process's tick number (a renewal never lowers
+-- it: an old tick still running on a lost connection must not hide a
+-- later renewal from a watcher). Quarantine the
 -- group's rows written in another epoch. The CTEs touch disjoint rows.
 -- Result, one row per line, kind first: L shard term expires_at_ms won
 -- (the shards held after this statement), M candidate_id heartbeat_at_ms
@@ -588,8 +591,8 @@ gc AS (
                           - CAST(:cand_ttl_ms AS BIGINT)
 ),
 rel_list AS (
-    SELECT CAST(x AS INTEGER) AS shard
-    FROM jsonb_array_elements_text(CAST(:release AS JSONB)) AS x
+    SELECT CAST(r ->> 0 AS INTEGER) AS shard, CAST(r ->> 1 AS BIGINT) AS term
+    FROM jsonb_array_elements(CAST(:release AS JSONB)) AS r
 ),
 take_list AS (
     SELECT CAST(x AS INTEGER) AS shard
@@ -603,7 +606,7 @@ ren AS (
     UPDATE {prefix}lease AS l
     SET renewed_at_ms = clock.now_ms,
         expires_at_ms = clock.now_ms + CAST(:ttl_ms AS BIGINT),
-        renew_seq = CAST(:seq AS BIGINT),
+        renew_seq = GREATEST(COALESCE(l.renew_seq, 0), CAST(:seq AS BIGINT)),
         epoch = {epoch}
     FROM clock
     WHERE l.grp = CAST(:ns AS VARCHAR(128))
@@ -625,7 +628,7 @@ rel AS (
       AND l.inc = CAST(:inc AS BIGINT)
       AND l.leader_id = CAST(:id AS VARCHAR(128))
       AND (l.epoch IS NULL OR l.epoch = {epoch})
-      AND l.shard IN (SELECT shard FROM rel_list)
+      AND (l.shard, l.term) IN (SELECT shard, term FROM rel_list)
     RETURNING l.shard
 ),
 tak AS (

@@ -318,14 +318,18 @@ SELECT (SELECT COUNT(*) FROM {prefix}lease WHERE grp = :ns),
 
 -- @statement group_tick
 -- A member's tick in one transaction (docs/protocol.md, "Groups"):
--- heartbeat; release the shards in :release (a JSON array of shard
--- numbers; the host stopped their work first); renew every other shard
+-- heartbeat; release the shards in :release (a JSON array of [shard,
+-- term] pairs: a row is released only in the term named, so a late copy
+-- of an old tick cannot release a later term; the host stopped their
+-- work first); renew every other shard
 -- this process (:id, incarnation :inc) holds while unexpired; take the
 -- shards in :take that are vacant and reserved for nobody, or expired and
 -- held by an incarnation the caller has watched unrenewed for one TTL on
 -- its own clock (:dead, a JSON array of [incarnation, the highest
 -- renew_seq seen of it]: a row is taken only while its holder has not
--- renewed it since). Rows renewed or taken get renew_seq = :seq, this
+-- renewed it since). Rows renewed or taken get renew_seq = :seq (a
+-- renewal never lowers it: a late copy of an older tick must not hide a
+-- later renewal from a watcher), this
 -- process's tick number. Result rows, kind first: L shard term
 -- expires_at_ms (held after this tick), M candidate_id heartbeat_at_ms
 -- expires_at_ms (live members), H holder_id inc max(renew_seq) count
@@ -352,12 +356,14 @@ SET leader_id = NULL,
 WHERE grp = :ns
   AND inc = :inc
   AND leader_id = :id
-  AND shard IN (SELECT value FROM json_each(:release));
+  AND EXISTS (SELECT 1 FROM json_each(:release) AS r
+              WHERE json_extract(r.value, '$[0]') = shard
+                AND json_extract(r.value, '$[1]') = term);
 UPDATE {prefix}lease
 SET renewed_at_ms = {now},
     expires_at_ms =
         {now} + :ttl_ms,
-    renew_seq = :seq
+    renew_seq = MAX(COALESCE(renew_seq, 0), :seq)
 WHERE grp = :ns
   AND inc = :inc
   AND leader_id = :id

@@ -90,7 +90,7 @@ enum odbc_leader__param {
     ODBC_LEADER__P_SEQ,             /* :seq its tick number, BIGINT */
     ODBC_LEADER__P_SHARDS,          /* :shards a group's shard count, BIGINT */
     ODBC_LEADER__P_TAKE,            /* :take shards to take, JSON array, text */
-    ODBC_LEADER__P_RELEASE,         /* :release shards to release, JSON array */
+    ODBC_LEADER__P_RELEASE,         /* :release [shard, term] pairs, JSON */
     ODBC_LEADER__P_DEAD,            /* :dead watched holders, JSON array of
                                        [inc, renew_seq] pairs */
     ODBC_LEADER__P_COUNT

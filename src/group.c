@@ -154,6 +154,17 @@ static int add_num(struct odbc_leader__buf *b, int64_t n) {
                                                          : 0;
 }
 
+/* Appends ",[x,y]" (or "[x,y]" first) to b. Returns 0 or
+ * ODBC_LEADER_ENOMEM. */
+static int add_pair(struct odbc_leader__buf *b, int64_t x, int64_t y) {
+    char pair[64];
+    int len = snprintf(pair, sizeof(pair), "%s[%lld,%lld]",
+                       b->len > 1 ? "," : "", (long long)x, (long long)y);
+
+    return odbc_leader__buf_add(b, pair, (size_t)len) < 0 ? ODBC_LEADER_ENOMEM
+                                                          : 0;
+}
+
 /* Starts a JSON array in b. */
 static int list_open(struct odbc_leader__buf *b) {
     b->len = 0;
@@ -204,22 +215,15 @@ static int build_lists(struct odbc_leader__group_member_state *m, int64_t now) {
                      now - m->vacant_ns[s] >= ORPHAN_TTLS * m->ttl_ns;
 
         if (m->release[s])
-            rc = add_num(&m->rel, s);
+            rc = add_pair(&m->rel, s, m->held[s]); /* fenced by its term */
         else if (m->held[s] == 0 && m->answers > 0 && (mine || orphan))
             rc = add_num(&m->take, s);
     }
     for (size_t i = 0; rc == 0 && i < m->n_holders; i++) {
         const struct odbc_leader__group_holder *h = &m->holders[i];
-        char pair[64];
-        int len;
 
-        if (h->inc == m->inc || now - h->seq_seen_ns < m->ttl_ns)
-            continue;
-        len = snprintf(pair, sizeof(pair), "%s[%lld,%lld]",
-                       m->dead.len > 1 ? "," : "", (long long)h->inc,
-                       (long long)h->seq);
-        if (odbc_leader__buf_add(&m->dead, pair, (size_t)len) < 0)
-            rc = ODBC_LEADER_ENOMEM;
+        if (h->inc != m->inc && now - h->seq_seen_ns >= m->ttl_ns)
+            rc = add_pair(&m->dead, h->inc, h->seq);
     }
     rc = rc < 0 ? rc : list_close(&m->take);
     rc = rc < 0 ? rc : list_close(&m->rel);

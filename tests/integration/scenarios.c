@@ -749,6 +749,102 @@ static void port_close(struct odbc_leader__db *db,
     odbc_leader__config_free(cfg);
 }
 
+/* A row of group_shards: shard 0's holder and term. */
+struct shard0 {
+    char leader[128];
+    int64_t term;
+};
+
+static int shard0_row(void *ctx, void *stmt) {
+    struct shard0 *r = ctx;
+    int64_t shard = -1;
+
+    if (odbc_leader__db_col_int(stmt, 1, &shard) < 0 || shard != 0)
+        return 0;
+    if (odbc_leader__db_col_text(stmt, 2, r->leader, sizeof(r->leader)) < 0)
+        return ODBC_LEADER_EDB;
+    return odbc_leader__db_col_int(stmt, 3, &r->term);
+}
+
+/* Runs one group_tick of incarnation 7 with the given lists and reads
+ * shard 0 back; fails the test on an error. */
+static struct shard0 group_tick0(struct odbc_leader__db *db, int64_t seq,
+                                 const char *take, const char *release) {
+    struct odbc_leader__group_args a;
+    struct shard0 r;
+
+    memset(&a, 0, sizeof(a));
+    memset(&r, 0, sizeof(r));
+    a.inc = 7;
+    a.seq = seq;
+    a.shards = 2;
+    a.take = take;
+    a.release = release;
+    assert_true(odbc_leader__db_group_op(db, ODBC_LEADER__OP_GROUP_TICK, &a,
+                                         NULL, NULL) >= 0);
+    assert_true(odbc_leader__db_group_op(db, ODBC_LEADER__OP_GROUP_SHARDS, &a,
+                                         shard0_row, &r) >= 0);
+    return r;
+}
+
+/*
+ * A group's release names the term it releases: a late copy of an old
+ * tick (left running on a lost connection) that releases shard 0 in an
+ * earlier term leaves the later term the same incarnation took since
+ * held; the release naming the current term empties the row. And a late
+ * copy of an old tick that renews does not lower the row's renew_seq,
+ * which would hide the later renewal from a member watching the holder.
+ */
+static void group_late_ticks_are_fenced(void **state) {
+    struct odbc_leader__config cfg;
+    struct odbc_leader__db *db;
+    struct odbc_leader__group_args a;
+    struct shard0 r;
+    struct raw raw;
+    char grp[64], rel[96], sql[256];
+    int64_t t1, seq = 0;
+
+    (void)state;
+    if (!has_groups())
+        skip();
+    ns_name(grp, sizeof(grp), "grpfence");
+    raw_open(&raw);
+    db = port_open(&cfg, grp, "member-a", "LeaderShards=2");
+    memset(&a, 0, sizeof(a));
+    a.shards = 2;
+    assert_true(odbc_leader__db_group_op(db, ODBC_LEADER__OP_GROUP_INIT, &a,
+                                         NULL, NULL) >= 0);
+    r = group_tick0(db, 1, "[0]", "[]");
+    assert_string_equal(r.leader, "member-a");
+    t1 = r.term;
+    snprintf(rel, sizeof(rel), "[[0,%lld]]", (long long)t1);
+    r = group_tick0(db, 2, "[]", rel);
+    assert_string_equal(r.leader, ""); /* released in t1 */
+    r = group_tick0(db, 3, "[0]", "[]");
+    assert_string_equal(r.leader, "member-a");
+    assert_int_equal(r.term, t1 + 1);
+    r = group_tick0(db, 4, "[]", rel); /* the late copy: t1 */
+    assert_string_equal(r.leader, "member-a");
+    assert_int_equal(r.term, t1 + 1);
+    r = group_tick0(db, 5, "[]", "[]"); /* renews: renew_seq 5 */
+    snprintf(sql, sizeof(sql),
+             "SELECT renew_seq FROM odbc_leader_lease WHERE grp = '%s' "
+             "AND shard = 0",
+             grp);
+    assert_true(raw_exec(&raw, sql, &seq));
+    assert_int_equal(seq, 5);
+    r = group_tick0(db, 2, "[]", "[]"); /* a late tick numbered 2 renews */
+    assert_string_equal(r.leader, "member-a");
+    assert_true(raw_exec(&raw, sql, &seq));
+    assert_int_equal(seq, 5);
+    snprintf(rel, sizeof(rel), "[[0,%lld]]", (long long)(t1 + 1));
+    r = group_tick0(db, 6, "[]", rel);
+    assert_string_equal(r.leader, "");
+    assert_int_equal(r.term, t1 + 1);
+    raw_close(&raw);
+    port_close(db, &cfg);
+}
+
 /*
  * A lease that expired while nobody took it cannot be renewed, even by
  * its holder with the exact term; and an attempt never takes an unexpired
@@ -2047,6 +2143,7 @@ int main(void) {
         cmocka_unit_test(group_crashed_member_is_replaced_after_the_watch),
         cmocka_unit_test(group_bad_settings_are_refused),
         cmocka_unit_test(group_first_members_race),
+        cmocka_unit_test(group_late_ticks_are_fenced),
     };
 
     if (getenv("OL_CONNECT") == NULL) {

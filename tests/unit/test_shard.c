@@ -183,6 +183,14 @@ static int in_list(const char *text, int s) {
     return 0;
 }
 
+/* 1 when the JSON list of pairs text holds [s,term]. */
+static int in_pairs(const char *text, int s, int64_t term) {
+    char want[48];
+
+    snprintf(want, sizeof(want), "[%d,%lld]", s, (long long)term);
+    return strstr(text, want) != NULL;
+}
+
 /* The fake tick: this member is "a"; rows follow the dialect's rules. */
 static int fake_tick(void *port, const struct odbc_leader__group_args *a,
                      odbc_leader__group_row_fn fn, void *ctx) {
@@ -202,7 +210,7 @@ static int fake_tick(void *port, const struct odbc_leader__group_args *a,
         struct row *w = &f->rows[s];
         int mine = strcmp(w->holder, "a") == 0 && w->inc == a->inc;
 
-        if (mine && in_list(a->release, s)) {
+        if (mine && in_pairs(a->release, s, w->term)) {
             if (f->reported[s])
                 f->stopped_before_release = 0;
             memset(w, 0, sizeof(*w));
@@ -385,6 +393,55 @@ static void test_stop_then_release(void **state) {
     odbc_leader__group_member_free(&m);
 }
 
+/* A release whose tick failed is sent again, naming the same term, by
+ * every tick until an answer shows the shard gone; the shard stays
+ * stopped meanwhile (a failed tick is not a renewal of it). */
+static void test_failed_release_is_resent(void **state) {
+    struct odbc_leader__group_member_state m;
+    struct fake f;
+    char first[256];
+    int n, stopped = 0;
+
+    (void)state;
+    start(&m, &f);
+    odbc_leader__group_member_tick(&m, NULL);
+    for (int i = 0; i < 2; i++) { /* takes all; b seen, not settled */
+        f.now_ns += 300 * MS;
+        f.other_beat_ms = db_ms(&f);
+        odbc_leader__group_member_tick(&m, NULL);
+        assert_string_equal(f.last_release, "[]");
+    }
+    f.now_ns += 300 * MS;
+    f.other_beat_ms = db_ms(&f);
+    f.fail_next = 1;
+    assert_int_equal(odbc_leader__group_member_tick(&m, NULL),
+                     ODBC_LEADER_ECONNLOST);
+    assert_string_not_equal(f.last_release, "[]");
+    assert_non_null(strstr(f.last_release, ",1]")); /* every term is 1 */
+    snprintf(first, sizeof(first), "%s", f.last_release);
+    for (int s = 0; s < SHARDS; s++)
+        if (in_pairs(first, s, 1)) {
+            stopped++;
+            assert_int_equal(f.reported[s], 0);
+            assert_true(odbc_leader__group_member_leadership(&m, s, NULL) == 0);
+            assert_string_equal(f.rows[s].holder, "a"); /* not run */
+        }
+    assert_true(stopped > 0 && stopped < SHARDS);
+    f.now_ns += 110 * MS;
+    f.other_beat_ms = db_ms(&f);
+    n = odbc_leader__group_member_tick(&m, NULL);
+    assert_string_equal(f.last_release, first);
+    assert_int_equal(n, SHARDS - stopped);
+    for (int s = 0; s < SHARDS; s++)
+        if (in_pairs(first, s, 1))
+            assert_string_equal(f.rows[s].holder, "");
+    f.now_ns += 300 * MS;
+    f.other_beat_ms = db_ms(&f);
+    odbc_leader__group_member_tick(&m, NULL);
+    assert_string_equal(f.last_release, "[]");
+    odbc_leader__group_member_free(&m);
+}
+
 /* A holder whose renew_seq stays the same is offered as dead only after
  * one TTL on this member's clock. */
 static void test_watch_of_a_holder(void **state) {
@@ -448,6 +505,7 @@ int main(void) {
         cmocka_unit_test(test_alone_takes_all_then_windows_end),
         cmocka_unit_test(test_late_answer_not_trusted),
         cmocka_unit_test(test_stop_then_release),
+        cmocka_unit_test(test_failed_release_is_resent),
         cmocka_unit_test(test_watch_of_a_holder),
         cmocka_unit_test(test_error_keeps_windows),
     };
