@@ -30,20 +30,6 @@
 
 #define CONFIG_MAX 4096
 
-/* Runs "HOOK EVENT-ROLE" when hook is set. Returns 0 or -1. */
-static int run_hook(const char *hook, const char *event, const char *role) {
-    char cmd[CONFIG_MAX];
-
-    if (hook == NULL)
-        return 0;
-    snprintf(cmd, sizeof(cmd), "%s %s-%s", hook, event, role);
-    if (system(cmd) != 0) {
-        fprintf(stderr, "bench-claim: hook \"%s\" failed\n", cmd);
-        return -1;
-    }
-    return 0;
-}
-
 /* Times n claims of fires base .. base + n - 1, each of which must answer
  * want. Returns the number of wrong answers, or -1 when a hook failed. */
 static long run_role(odbc_leader_t *h, const char *hook, const char *role,
@@ -52,7 +38,7 @@ static long run_role(odbc_leader_t *h, const char *hook, const char *role,
     double median, p99;
     long errors = 0;
 
-    if (t == NULL || run_hook(hook, "before", role) < 0) {
+    if (t == NULL || tickstats_hook("bench-claim", hook, "before", role) < 0) {
         free(t);
         return -1;
     }
@@ -65,7 +51,7 @@ static long run_role(odbc_leader_t *h, const char *hook, const char *role,
             fprintf(stderr, "bench-claim: %s %ld answered %d (%s)\n", role, i,
                     rc, rc < 0 ? odbc_leader_strerror(rc) : "");
     }
-    if (run_hook(hook, "after", role) < 0)
+    if (tickstats_hook("bench-claim", hook, "after", role) < 0)
         errors = -1;
     tickstats_summary(t, n, &median, &p99);
     printf("role=%s n=%ld median_us=%.1f p99_us=%.1f errors=%ld\n", role, n,

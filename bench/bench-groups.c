@@ -118,19 +118,6 @@ static long step(odbc_leader_group_t **m, int n,
 }
 
 /* Runs "HOOK EVENT-group" when a hook is set. Returns 0 or -1. */
-static int run_hook(const struct options *o, const char *event) {
-    char cmd[CONFIG_MAX];
-
-    if (o->hook == NULL)
-        return 0;
-    snprintf(cmd, sizeof(cmd), "%s %s-group", o->hook, event);
-    if (system(cmd) != 0) {
-        fprintf(stderr, "bench-groups: hook \"%s\" failed\n", cmd);
-        return -1;
-    }
-    return 0;
-}
-
 /* The steady state of member g, alone: warm-up, hook, timed ticks, hook.
  * Sets the median and p99 (us). Returns the number of ticks that failed
  * or did not lead every shard, or -1 when a hook failed or memory ran out. */
@@ -144,7 +131,7 @@ static long timed_ticks(const struct options *o, odbc_leader_group_t *g,
         return -1;
     for (long i = 0; i < o->warmup; i++)
         errors += odbc_leader_group_tick(g, NULL) != (int)all;
-    if (run_hook(o, "before") < 0) {
+    if (tickstats_hook("bench-groups", o->hook, "before", "group") < 0) {
         free(t);
         return -1;
     }
@@ -157,7 +144,7 @@ static long timed_ticks(const struct options *o, odbc_leader_group_t *g,
         if (o->pause_us > 0)
             usleep((useconds_t)o->pause_us);
     }
-    if (run_hook(o, "after") < 0)
+    if (tickstats_hook("bench-groups", o->hook, "after", "group") < 0)
         errors = -1;
     tickstats_summary(t, o->ticks, median, p99);
     free(t);

@@ -104,23 +104,6 @@ static int reach(odbc_leader_t *h, int want) {
     return -1;
 }
 
-/* Runs "HOOK EVENT-ROLE" when a hook is set. Returns 0 or -1. */
-static int run_hook(const struct options *o, const char *event,
-                    const char *role) {
-    char cmd[CONFIG_MAX];
-    int rc;
-
-    if (o->hook == NULL)
-        return 0;
-    snprintf(cmd, sizeof(cmd), "%s %s-%s", o->hook, event, role);
-    rc = system(cmd);
-    if (rc != 0) {
-        fprintf(stderr, "bench-tick: hook \"%s\" failed (%d)\n", cmd, rc);
-        return -1;
-    }
-    return 0;
-}
-
 /* Prints VmRSS and VmHWM of this process, tagged with at. */
 static void print_memory(const char *at) {
     FILE *f = fopen("/proc/self/status", "r");
@@ -186,7 +169,7 @@ static int run_role(const struct options *o, odbc_leader_t *h, const char *role,
     for (long i = 0; i < o->warmup; i++)
         if (odbc_leader_tick(h, NULL) != want)
             errors++;
-    if (run_hook(o, "before", role) < 0)
+    if (tickstats_hook("bench-tick", o->hook, "before", role) < 0)
         goto out;
     for (long i = 0; i < o->ticks; i++) {
         int64_t start = tickstats_mono_ns();
@@ -205,7 +188,7 @@ static int run_role(const struct options *o, odbc_leader_t *h, const char *role,
         if (o->memory && want == ODBC_LEADER_LEADER && i == o->ticks / 2)
             print_memory("half-ticks");
     }
-    if (run_hook(o, "after", role) < 0)
+    if (tickstats_hook("bench-tick", o->hook, "after", role) < 0)
         goto out;
     if (o->prefix != NULL && write_times(o->prefix, role, t, o->ticks) < 0)
         goto out;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tickstats.c: the clock and the order statistics of the bench programs
- * that time ticks one by one (tickstats.h).
+ * tickstats.c: the clock, the order statistics and the hook runner of the
+ * bench programs that time ticks one by one (tickstats.h).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -28,4 +29,20 @@ void tickstats_summary(int64_t *t, long n, double *median_us, double *p99_us) {
     qsort(t, (size_t)n, sizeof(*t), cmp_i64);
     *median_us = (double)t[(n + 1) / 2 - 1] / 1000.0;
     *p99_us = (double)t[p99 - 1] / 1000.0;
+}
+
+int tickstats_hook(const char *prog, const char *hook, const char *event,
+                   const char *role) {
+    char cmd[4096];
+    int rc;
+
+    if (hook == NULL)
+        return 0;
+    snprintf(cmd, sizeof(cmd), "%s %s-%s", hook, event, role);
+    rc = system(cmd);
+    if (rc != 0) {
+        fprintf(stderr, "%s: hook \"%s\" failed (%d)\n", prog, cmd, rc);
+        return -1;
+    }
+    return 0;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tickstats.h: the clock and the order statistics of the bench programs
- * that time ticks one by one (bench-tick, bench-groups).
+ * tickstats.h: the clock, the order statistics and the hook runner of the
+ * bench programs that time ticks one by one (bench-tick, bench-groups,
+ * bench-claim).
  */
 #ifndef ODBC_LEADER_BENCH_TICKSTATS_H
 #define ODBC_LEADER_BENCH_TICKSTATS_H
@@ -14,5 +15,11 @@ int64_t tickstats_mono_ns(void);
 /* Sorts the n > 0 durations t (ns) and sets the median and the 99th
  * percentile (nearest rank), in microseconds. */
 void tickstats_summary(int64_t *t, long n, double *median_us, double *p99_us);
+
+/* Runs "HOOK EVENT-ROLE" with system() when hook is not NULL (the bench
+ * scripts count server statements between "before" and "after").
+ * Returns 0, or -1 after saying on stderr, as prog, which command failed. */
+int tickstats_hook(const char *prog, const char *hook, const char *event,
+                   const char *role);
 
 #endif

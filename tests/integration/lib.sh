@@ -39,6 +39,21 @@ ol_c_paths_only_skip() {
         ol_skip "$*: the sanitizer pass (OL_C_PATHS_ONLY) repeats C code paths only"
 }
 
+# Prints the databases a fault schedule runs on by default: $1, or in the
+# sanitizer pass (OL_C_PATHS_ONLY) $2 alone. The plain pass ran the
+# schedule on every database; the C code paths a schedule drives (the
+# elector, reconnects, the ports) are the same on each, and the sanitizer
+# pass spreads the schedules over the databases (tests/faults: the group
+# schedule on PostgreSQL, the command's on MariaDB, the claims' on SQLite)
+# while the integration tests still run every dialect under it.
+ol_c_paths_dbs() {
+    if [ -n "${OL_C_PATHS_ONLY:-}" ]; then
+        printf '%s\n' "$2"
+    else
+        printf '%s\n' "$1"
+    fi
+}
+
 # Prints a message on stderr and exits 1 (automake FAIL).
 ol_fail() {
     echo "FAIL: $*" >&2
