@@ -44,6 +44,14 @@
  * with "-K" added for the K-th line (K >= 2) with the same command; so
  * editing other lines (comments, line numbers) keeps a job's identity.
  *
+ * In a sharded group (a plugin of ABI 1.3 whose shards() is N > 0, e.g.
+ * LeaderShards=N in the configuration), each job belongs to the shard of
+ * its name (shard_of) and runs on the process that leads that shard, under
+ * that shard's term: the processes share the jobs. Each job is claimed,
+ * started and killed by its own shard's term as above; a process that
+ * gains a shard catches up its jobs' due fires within the window (--misfire
+ * once or all; skip, which needs one term to date from, is refused).
+ *
  * With an ABI 1.0 plugin (no claim), the old rule holds: when the process
  * crosses into a new slot it fires the slot's jobs only when it leads with
  * a term it already led before the slot began. A slot whose boundary falls
@@ -185,6 +193,7 @@ struct minicron {
     struct job_state *jobs;        /* owned, one per tab.jobs[] */
     int slot_s;
     int claims;            /* the plugin has claim and finish */
+    uint32_t shards;       /* a group's shard count, 0 for one namespace */
     int misfire;           /* an enum misfire */
     int64_t window_ns;     /* --misfire-window */
     int64_t cur_slot;      /* the newest slot this process has entered */
@@ -279,6 +288,16 @@ static int64_t led_term(const struct minicron *mc) {
         return mc->p->leadership(mc->inst, &valid_for_ms);
     term = mc->p->term(mc->inst);
     return mc->p->is_leader(mc->inst) && term > 0 ? term : 0;
+}
+
+/* The term under which this process may run the job named name
+ * (borrowed): in a group, the term of the job's shard; else the term led.
+ * 0 when it may not. */
+static int64_t job_term(const struct minicron *mc, const char *name) {
+    if (mc->shards == 0)
+        return led_term(mc);
+    return mc->p->shard_leadership(mc->inst, mc->p->shard_of(mc->inst, name),
+                                   NULL);
 }
 
 /* 1 when the "NAME=VALUE" strings a and b (borrowed) name the same
@@ -553,7 +572,7 @@ static int claim_fire(struct minicron *mc, size_t i, int64_t slot,
             (long long)slot, mc->tab.jobs[i].line, name);
         return 1;
     }
-    if (led_term(mc) != term) {
+    if (job_term(mc, name) != term) {
         say(mc, LOG_NOTICE,
             "slot %lld: line %u (%s): term %lld ended after the claim, "
             "not started",
@@ -608,30 +627,35 @@ static int64_t window_start(const struct minicron *mc, int64_t now_ns) {
 }
 
 /*
- * With claims, on every wake-up: when this process leads, claims the due
- * fires of every job not settled yet, by the --misfire policy, within the
- * misfire window (skip: only slots begun after this term was first seen),
- * and starts those it claims.
+ * With claims, on every wake-up: when this process leads (in a group: for
+ * each job whose shard it leads), claims the due fires of every job not
+ * settled yet, by the --misfire policy, within the misfire window (skip:
+ * only slots begun after this term was first seen), and starts those it
+ * claims.
  */
 static void fire_due(struct minicron *mc) {
     int64_t term = led_term(mc), now = clock_ns(CLOCK_REALTIME);
     int64_t now_slot = slot_at(mc, now), lo = window_start(mc, now);
 
-    if (term == 0 || term != mc->held_term)
+    if (mc->shards == 0 && (term == 0 || term != mc->held_term))
         return;
     if (mc->misfire == MISFIRE_SKIP && lo <= mc->held_since)
         lo = mc->held_since + 1;
     for (size_t i = 0; i < mc->tab.n_jobs; i++) {
         int64_t from = mc->jobs[i].settled + 1;
+        int64_t t = mc->shards ? job_term(mc, mc->jobs[i].name) : term;
         int go;
 
+        if (t == 0)
+            continue; /* a group: another process leads its shard */
         if (from < lo)
             from = lo;
         if (mc->misfire == MISFIRE_ONCE)
-            go = settle_newest(mc, i, from, now_slot, term);
+            go = settle_newest(mc, i, from, now_slot, t);
         else
-            go = settle_all(mc, i, from, now_slot, term);
-        if (!go)
+            go = settle_all(mc, i, from, now_slot, t);
+        /* one namespace: the round stops; a group: only this job's */
+        if (!go && (mc->shards == 0 || mc->n_runs == MAX_RUNS))
             break;
     }
 }
@@ -705,15 +729,17 @@ static void signal_run(const struct minicron *mc, const struct job_run *run,
 /*
  * Kills, at once, the group of every job started under a term this process
  * no longer leads: the plugin says it does not lead, or leads another
- * term. Called on every wake-up and after every tick.
+ * term (in a group: of the job's shard). Called on every wake-up and after
+ * every tick.
  */
 static void enforce(struct minicron *mc) {
     int64_t term = led_term(mc);
 
     for (size_t i = 0; i < mc->n_runs; i++) {
         struct job_run *run = &mc->runs[i];
+        int64_t t = mc->shards && run->job ? job_term(mc, run->job) : term;
 
-        if (run->killed || (term != 0 && run->term == term))
+        if (run->killed || (t != 0 && run->term == t))
             continue;
         signal_run(mc, run, SIGKILL, "leadership of its term ended");
         run->killed = 1;
@@ -965,7 +991,9 @@ static void usage(FILE *to) {
             "Jobs run only while the plugin says this process leads, with\n"
             "ODBC_LEADER_TERM, MINICRON_SLOT and MINICRON_JOB in their\n"
             "environment; a job is killed when the term it was started under\n"
-            "ends here. With claims, each (job, slot) runs at most once.\n");
+            "ends here. With claims, each (job, slot) runs at most once.\n"
+            "With LeaderShards=N in the configuration (a group), each job\n"
+            "runs where its shard is led, so the processes share the jobs.\n");
 }
 
 /* Reads optarg s as an integer lo..hi into *out. Returns 0, or EX_USAGE
@@ -1103,6 +1131,11 @@ static void announce(struct minicron *mc, const struct options *o) {
     if (mc->claims)
         say(mc, LOG_INFO, "fires claimed: misfire %s, window %d s",
             misfire_names[mc->misfire], o->window_s);
+    if (mc->shards > 0)
+        say(mc, LOG_INFO,
+            "a member of a group of %u shards: each job runs "
+            "where its shard is led",
+            (unsigned)mc->shards);
     else
         say(mc, LOG_NOTICE,
             "plugin %s cannot claim fires: each slot is fired only by a "
@@ -1146,6 +1179,18 @@ int main(int argc, char **argv) {
     status = EX_CONFIG;
     if (mc.p->init(o.config, &host, &mc.inst, err, sizeof(err)) < 0) {
         say(&mc, LOG_ERR, "%s: init failed: %s", mc.p->name, err);
+        goto out;
+    }
+    mc.shards = LEADER_PLUGIN_HAS(mc.p, shards) &&
+                        LEADER_PLUGIN_HAS(mc.p, shard_of) &&
+                        LEADER_PLUGIN_HAS(mc.p, shard_leadership)
+                    ? mc.p->shards(mc.inst)
+                    : 0;
+    if (mc.shards > 0 && mc.misfire == MISFIRE_SKIP) {
+        say(&mc, LOG_ERR,
+            "--misfire skip: in a group of shards (LeaderShards) "
+            "use once or all; skip dates from one term");
+        mc.p->shutdown(mc.inst);
         goto out;
     }
     announce(&mc, &o);

@@ -33,13 +33,14 @@ catch-up, so "no gap" checks the catch-up. Then the checker must fail on
 the same log with one line repeated and with one line removed. Exits 0
 when all of that holds.
 
-With --jobs N --shards N (apscheduler only) the three processes run N
-1-second jobs as members of a sharded group (Leader(shards=N)): the
-process killed is one that fired last, each job's runs go to
+With --jobs N --shards N the three processes run N 1-second jobs as
+members of a sharded group (Leader(shards=N); celery: N beat entries and
+odbc_leader_shards): the process killed is one that fired (celery: sent)
+last, each job's runs go to
 WORK/runs-JOB.log, its ledger rows (from the namespace of its shard,
 NAMESPACE/shard) to WORK/ledger-JOB.json and check_fires.py checks each
 job. The jobs must also be spread: in the last seconds before the stop,
-at least two processes ran fires.
+at least two processes ran (celery: sent) fires.
 """
 
 import argparse
@@ -58,7 +59,7 @@ EVERY_S = 1
 NAMESPACE = "sched"
 LIVENESS_S = 30
 TIMING = "LeaderRenewInterval=250;LeaderSafetyMargin=150"
-SENT = re.compile(r"sent every fire (\d+) term (\d+)")
+SENT = re.compile(r"sent (\S+) fire (\d+) term (\d+)")
 
 
 def now_ms():
@@ -86,8 +87,11 @@ class Procs:
                         ODBC_LEADER_PLUGIN=args.plugin,
                         ODBC_LEADER_TTL_MS=str(TTL_MS),
                         ODBC_LEADER_EVERY=str(EVERY_S))
+        if args.shards:
+            self.env.update(ODBC_LEADER_JOBS=str(args.jobs),
+                            ODBC_LEADER_SHARDS=str(args.shards))
         self.worker = None
-        self.task_lines = []  # (fire_ms, term, arrival ms) from the worker
+        self.task_lines = []  # (job, fire_ms, term, arrival ms), the worker's
 
     def start(self):
         a = self.args
@@ -136,7 +140,7 @@ class Procs:
             f = line.split()
             if len(f) == 4 and f[0] == "FIRE":  # else its banner
                 with self.lock:
-                    self.task_lines.append((int(f[2]), int(f[3]), t))
+                    self.task_lines.append((f[1], int(f[2]), int(f[3]), t))
 
     def _read(self, p, stream):
         kind = self.args.kind
@@ -153,6 +157,7 @@ class Procs:
                 if SENT.search(line):
                     with self.lock:
                         self.last_fire[p.pid] = t
+                        self.fired_by.append((t, p.pid))
 
     def _ran(self, job, fire_ms, pid, term, t):
         slot_s = fire_ms // 1000
@@ -203,19 +208,21 @@ class Procs:
         return bad
 
     def task_runs(self, ledger_rows):
-        """celery: the worker's task runs as runs.log lines; the pid is
-        the ledger's claimant of the fire (the beat that sent it)."""
-        by_fire = {r["fire_ms"]: r for r in ledger_rows}
+        """celery: the worker's task runs as the runs logs' lines; the
+        pid is the ledger's claimant of the fire (the beat that sent it).
+        ledger_rows: each job's ledger rows."""
+        by_fire = {job: {r["fire_ms"]: r for r in rows}
+                   for job, rows in ledger_rows.items()}
         with self.lock:
             lines = list(self.task_lines)
-        for fire_ms, term, t in lines:
-            row = by_fire.get(fire_ms)
+        for job, fire_ms, term, t in lines:
+            row = by_fire.get(job, {}).get(fire_ms)
             who = row["claimed_by"] if row else ""
             pid = int(who[3:]) if who.startswith("mc-") else 0
-            self._ran("every", fire_ms, pid, term, t)
+            self._ran(job, fire_ms, pid, term, t)
 
     def spread(self, since_ms):
-        """The pids that ran fires after since_ms."""
+        """The pids that ran fires (celery: sent them) after since_ms."""
         with self.lock:
             return {pid for t, pid in self.fired_by if t > since_ms}
 
@@ -311,8 +318,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--shards", type=int, default=0)
     args = ap.parse_args()
-    if args.shards and args.kind != "apscheduler":
-        ap.error("--shards: apscheduler only")
+    if args.shards and args.jobs < 2:
+        ap.error("--shards: give --jobs 2 or more")
     os.makedirs(args.work, exist_ok=True)
     ps = Procs(args)
     failures = []
@@ -338,8 +345,11 @@ def main():
             failures.append("the worker did not stop on SIGTERM")
     failures += write_ledgers(args)
     if args.kind == "celery":
-        with open(ledger_path(args, "every")) as f:
-            ps.task_runs([json.loads(x) for x in f if x.strip()])
+        rows = {}
+        for job in jobs_of(args):
+            with open(ledger_path(args, job)) as f:
+                rows[job] = [json.loads(x) for x in f if x.strip()]
+        ps.task_runs(rows)
     for f in ps.runs.values():
         f.close()
     total = 0

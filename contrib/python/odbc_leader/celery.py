@@ -16,6 +16,12 @@ becomes leader walks back over each entry's nominal times within
 odbc_leader_misfire_grace_time and sends those that nobody sent (the ones
 due while the old leader was dead, even if this beat started after them).
 
+With odbc_leader_shards = N the beats are members of a sharded group
+(docs/groups.md): each entry belongs to one of N shards (by its name), the
+beats share the shards, and each entry is sent by the beat that leads its
+shard, so a fleet spreads its entries. A beat that gains a shard catches
+up that shard's entries as above.
+
 Settings (app.conf, or CELERY_ODBC_LEADER_... in a Django-style config):
 
     odbc_leader_connect             ODBC connection string or "DSN=name"
@@ -23,13 +29,17 @@ Settings (app.conf, or CELERY_ODBC_LEADER_... in a Django-style config):
     odbc_leader_namespace           election namespace (default
                                     "celery-beat")
     odbc_leader_ttl_ms              LeaderTTL (default: the library's, 15 s)
+    odbc_leader_shards              LeaderShards: a sharded group of this
+                                    many shards (default: none, one leader
+                                    sends every entry)
     odbc_leader_plugin              odbc_leader.so (default: find_plugin())
     odbc_leader_misfire_grace_time  seconds a late entry is still sent
                                     (default 60; make it exceed the
                                     takeover time, TTL plus a few seconds)
 
 The task gets headers odbc_leader_fire_ms and odbc_leader_term (its
-fencing token): self.request.odbc_leader_term in a bound task.
+fencing token; in a group, the term of the entry's shard):
+self.request.odbc_leader_term in a bound task.
 Schedules other than interval (celery.schedules.schedule, timedelta) and
 crontab are refused at start: their times cannot be made the same on
 every host.
@@ -96,12 +106,18 @@ class LeaderScheduler(Scheduler):
         self.grace_s = float(conf.get("odbc_leader_misfire_grace_time",
                                       DEFAULT_GRACE_S))
         self._caught_up = threading.Event()
+        self._gained_lock = threading.Lock()
+        self._gained: Optional[set] = set()  # None: every entry
         self.leader = Leader(
             connect, namespace=conf.get("odbc_leader_namespace",
                                         "celery-beat"),
             ttl_ms=conf.get("odbc_leader_ttl_ms"),
-            plugin=conf.get("odbc_leader_plugin"))
-        self.leader.add_listener(self._on_leadership)
+            plugin=conf.get("odbc_leader_plugin"),
+            shards=conf.get("odbc_leader_shards"))
+        if self.leader.shards:
+            self.leader.add_shard_listener(self._on_shard)
+        else:
+            self.leader.add_listener(self._on_leadership)
         super().setup_schedule()
         now = datetime.now(timezone.utc)
         for entry in self.schedule.values():
@@ -141,7 +157,9 @@ class LeaderScheduler(Scheduler):
     def tick(self, *args: Any, **kwargs: Any) -> float:
         if self._caught_up.is_set():
             self._caught_up.clear()
-            self._catch_up()
+            with self._gained_lock:
+                shards, self._gained = self._gained, set()
+            self._catch_up(shards)
         return min(super().tick(*args, **kwargs), CATCH_UP_INTERVAL_S)
 
     def apply_entry(self, entry: Any, producer: Any = None) -> None:
@@ -160,7 +178,7 @@ class LeaderScheduler(Scheduler):
             logger.warning("%s at %s: %.1f s late, past the grace; not sent",
                            entry.name, nominal.isoformat(), late)
             return
-        if not self.leader.is_leader():
+        if not self.leader.leads(entry.name):
             return
         try:
             fire = self.leader.claim(entry.name, _ms(nominal))
@@ -195,19 +213,34 @@ class LeaderScheduler(Scheduler):
         """In the ticking thread: the catch-up runs in beat's own loop
         (the producer is not thread-safe)."""
         if is_leader:
+            with self._gained_lock:
+                self._gained = None
             self._caught_up.set()
 
-    def _catch_up(self) -> None:
-        """Claims and sends, for every entry, each nominal time within the
-        grace that nobody sent (a claim of one sent before answers None):
-        the entries due while the old leader was dead, even if this beat
-        started after them."""
+    def _on_shard(self, shard: int, is_leader: bool, term: int) -> None:
+        """A group, in the ticking thread: the shards gained since the
+        last catch-up, which beat's loop runs."""
+        if is_leader:
+            with self._gained_lock:
+                if self._gained is not None:
+                    self._gained.add(shard)
+            self._caught_up.set()
+
+    def _catch_up(self, shards: Optional[set] = None) -> None:
+        """Claims and sends, for every entry (of the given shards only,
+        when not None), each nominal time within the grace that nobody
+        sent (a claim of one sent before answers None): the entries due
+        while the old leader was dead, even if this beat started after
+        them."""
         now = datetime.now(timezone.utc)
         for entry in list(self.schedule.values()):
+            if (shards is not None and
+                    self.leader.shard_of(entry.name) not in shards):
+                continue
             for nominal in nominal_times(entry, now - timedelta(
                     seconds=self.grace_s), now):
-                if not self.leader.is_leader():
-                    return
+                if not self.leader.leads(entry.name):
+                    break
                 self._claim_and_send(entry, nominal, self.producer)
 
 

@@ -13,10 +13,17 @@ leader sends an entry, once, and after a failover the new leader sends
 the ones nobody sent within the grace (two TTLs plus the period). The
 worker prints one line per run, flushed: FIRE <entry> <fire_ms> <term>.
 
+With ODBC_LEADER_JOBS=N (N > 1) there are N entries, every-0 .. every-N-1,
+on the same schedule; with ODBC_LEADER_SHARDS=N as well the beats are
+members of a sharded group of N shards and each entry is sent by the beat
+that leads its shard (the grace becomes three TTLs plus the period: a
+crashed member's shards come back after about two).
+
 Environment: ODBC_LEADER_CONNECT (required: an ODBC connection string or
 DSN=name), ODBC_LEADER_NAMESPACE (default celery-beat), ODBC_LEADER_TTL_MS
 (default: the library's, 15000), ODBC_LEADER_PLUGIN (default: the
-installed odbc_leader.so), ODBC_LEADER_EVERY, CELERY_BROKER_URL (default
+installed odbc_leader.so), ODBC_LEADER_EVERY, ODBC_LEADER_JOBS (default 1),
+ODBC_LEADER_SHARDS (default: no group), CELERY_BROKER_URL (default
 redis://127.0.0.1:6379/0).
 """
 
@@ -28,6 +35,10 @@ from celery import Celery
 EVERY_S = float(os.environ.get("ODBC_LEADER_EVERY", "10"))
 _ttl = os.environ.get("ODBC_LEADER_TTL_MS")
 TTL_S = int(_ttl) / 1000.0 if _ttl else 15.0
+JOBS = int(os.environ.get("ODBC_LEADER_JOBS", "1"))
+_shards = os.environ.get("ODBC_LEADER_SHARDS")
+SHARDS = int(_shards) if _shards else None
+NAMES = ["every"] if JOBS <= 1 else ["every-%d" % i for i in range(JOBS)]
 
 app = Celery("odbc_leader_example", broker=os.environ.get(
     "CELERY_BROKER_URL", "redis://127.0.0.1:6379/0"))
@@ -37,9 +48,11 @@ app.conf.update(
                                          "celery-beat"),
     odbc_leader_ttl_ms=int(_ttl) if _ttl else None,
     odbc_leader_plugin=os.environ.get("ODBC_LEADER_PLUGIN"),
-    odbc_leader_misfire_grace_time=2 * TTL_S + EVERY_S,
-    beat_schedule={"every": {"task": "odbc_leader.examples.fire",
-                             "schedule": EVERY_S}},
+    odbc_leader_shards=SHARDS,
+    odbc_leader_misfire_grace_time=(3 if SHARDS else 2) * TTL_S + EVERY_S,
+    beat_schedule={name: {"task": "odbc_leader.examples.fire",
+                          "schedule": EVERY_S, "args": (name,)}
+                   for name in NAMES},
     beat_max_loop_interval=1,
     task_ignore_result=True,
     worker_redirect_stdouts=False,
@@ -48,8 +61,9 @@ app.conf.update(
 
 
 @app.task(bind=True, name="odbc_leader.examples.fire")
-def fire(self) -> None:
+def fire(self, entry: str = "every") -> None:
     """Prints the fire this run belongs to (from the beat's headers)."""
-    sys.stdout.write("FIRE every %d %d\n" % (self.request.odbc_leader_fire_ms,
-                                             self.request.odbc_leader_term))
+    sys.stdout.write("FIRE %s %d %d\n" % (entry,
+                                          self.request.odbc_leader_fire_ms,
+                                          self.request.odbc_leader_term))
     sys.stdout.flush()
