@@ -47,6 +47,7 @@ every host.
 
 import copy
 import logging
+import signal
 import threading
 from datetime import datetime, timedelta, timezone
 from typing import Any, Optional
@@ -190,6 +191,18 @@ class LeaderScheduler(Scheduler):
             self._send(entry, fire, producer)
 
     def _send(self, entry: Any, fire: Fire, producer: Any) -> None:
+        """Sends the claimed fire and records its outcome. SIGTERM and
+        SIGINT wait until both are done: beat stops by raising SystemExit
+        from its handler, which would otherwise leave a task sent and its
+        fire unfinished in the ledger."""
+        held = signal.pthread_sigmask(signal.SIG_BLOCK,
+                                      {signal.SIGTERM, signal.SIGINT})
+        try:
+            self._send_and_finish(entry, fire, producer)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+    def _send_and_finish(self, entry: Any, fire: Fire, producer: Any) -> None:
         status = 1
         sent = copy.copy(entry)  # the same entry, with the fire's headers
         sent.options = dict(entry.options, headers=dict(
@@ -233,14 +246,16 @@ class LeaderScheduler(Scheduler):
         while the old leader was dead, even if this beat started after
         them."""
         now = datetime.now(timezone.utc)
+        due = []
         for entry in list(self.schedule.values()):
             if (shards is not None and
                     self.leader.shard_of(entry.name) not in shards):
                 continue
-            for nominal in nominal_times(entry, now - timedelta(
-                    seconds=self.grace_s), now):
-                if not self.leader.leads(entry.name):
-                    break
+            due += [(nominal, entry.name, entry) for nominal in nominal_times(
+                entry, now - timedelta(seconds=self.grace_s), now)]
+        # oldest first across entries: the closest to their grace go first
+        for nominal, name, entry in sorted(due, key=lambda d: d[:2]):
+            if self.leader.leads(name):
                 self._claim_and_send(entry, nominal, self.producer)
 
 

@@ -16,8 +16,9 @@ worker prints one line per run, flushed: FIRE <entry> <fire_ms> <term>.
 With ODBC_LEADER_JOBS=N (N > 1) there are N entries, every-0 .. every-N-1,
 on the same schedule; with ODBC_LEADER_SHARDS=N as well the beats are
 members of a sharded group of N shards and each entry is sent by the beat
-that leads its shard (the grace becomes three TTLs plus the period: a
-crashed member's shards come back after about two).
+that leads its shard (the grace becomes five TTLs plus the period: a
+crashed member's shards come back after about two TTLs, and a member
+that starts or gains many shards catches up the entries of all of them).
 
 Environment: ODBC_LEADER_CONNECT (required: an ODBC connection string or
 DSN=name), ODBC_LEADER_NAMESPACE (default celery-beat), ODBC_LEADER_TTL_MS
@@ -49,7 +50,7 @@ app.conf.update(
     odbc_leader_ttl_ms=int(_ttl) if _ttl else None,
     odbc_leader_plugin=os.environ.get("ODBC_LEADER_PLUGIN"),
     odbc_leader_shards=SHARDS,
-    odbc_leader_misfire_grace_time=(3 if SHARDS else 2) * TTL_S + EVERY_S,
+    odbc_leader_misfire_grace_time=(5 if SHARDS else 2) * TTL_S + EVERY_S,
     beat_schedule={name: {"task": "odbc_leader.examples.fire",
                           "schedule": EVERY_S, "args": (name,)}
                    for name in NAMES},
