@@ -1131,16 +1131,16 @@ static void announce(struct minicron *mc, const struct options *o) {
     if (mc->claims)
         say(mc, LOG_INFO, "fires claimed: misfire %s, window %d s",
             misfire_names[mc->misfire], o->window_s);
-    if (mc->shards > 0)
-        say(mc, LOG_INFO,
-            "a member of a group of %u shards: each job runs "
-            "where its shard is led",
-            (unsigned)mc->shards);
     else
         say(mc, LOG_NOTICE,
             "plugin %s cannot claim fires: each slot is fired only by a "
             "process leading since before it began, --misfire ignored",
             mc->p->name);
+    if (mc->shards > 0)
+        say(mc, LOG_INFO,
+            "a member of a group of %u shards: each job runs "
+            "where its shard is led",
+            (unsigned)mc->shards);
 }
 
 int main(int argc, char **argv) {

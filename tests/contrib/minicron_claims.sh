@@ -198,6 +198,8 @@ EOF
     ol_log "claims ($label): $(wc -l <"$CL_RUNS") runs," \
         "$(wc -l <"$CL_DIR/ledger.json") ledger rows," \
         "$(awk '{ print $3 }' "$CL_RUNS" | sort -u | wc -l) terms"
+    ! grep -q "cannot claim fires" "$CL_DIR/minicron.err" ||
+        ol_fail "claims ($label): minicron said the plugin cannot claim fires"
     out=$CL_DIR/check.out
     if ! cl_check "$CL_RUNS" "$CL_DIR/ledger.json" "$first" "$last" "$out"; then
         cat "$out" >&2
