@@ -265,12 +265,13 @@ BEGIN NOT ATOMIC
 -- counts changed rows, and a renew in the same millisecond changes
 -- nothing): a row holding our id, our term and renewed_at_ms = v_now is
 -- unexpired at v_now, so the UPDATE matched it. The DELETE runs only
--- when a plain read finds such rows: it locks every candidate row it
--- scans, and on Galera a follower's heartbeat replicated from another
+-- when a plain read (SELECT ... INTO; IF EXISTS (SELECT ...) would lock)
+-- finds such rows: it locks every candidate row it scans, and on Galera a follower's heartbeat replicated from another
 -- node aborts a local transaction holding such a lock (1213).
 BEGIN NOT ATOMIC
     DECLARE v_now BIGINT DEFAULT {now}
     ; DECLARE v_epoch VARCHAR(64) DEFAULT {epoch}
+    ; DECLARE v_gone INT DEFAULT 0
     ; DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END
     ; START TRANSACTION
     ; INSERT INTO {prefix}candidate (namespace, candidate_id,
@@ -278,10 +279,11 @@ BEGIN NOT ATOMIC
       VALUES (:ns, :id, v_now, v_now, v_now + :cand_ttl_ms)
       ON DUPLICATE KEY UPDATE heartbeat_at_ms = VALUES(heartbeat_at_ms),
           expires_at_ms = VALUES(expires_at_ms)
-    ; IF EXISTS (SELECT 1 FROM {prefix}candidate
-                 WHERE namespace = :ns
-                   AND candidate_id <> :id
-                   AND expires_at_ms < v_now - :cand_ttl_ms) THEN
+    ; SELECT COUNT(*) INTO v_gone FROM {prefix}candidate
+      WHERE namespace = :ns
+        AND candidate_id <> :id
+        AND expires_at_ms < v_now - :cand_ttl_ms
+    ; IF v_gone > 0 THEN
           DELETE FROM {prefix}candidate
           WHERE namespace = :ns
             AND candidate_id <> :id
@@ -454,7 +456,10 @@ SELECT CONCAT(CONNECTION_ID(), '@', @@hostname, ':', @@port, '/',
 -- TTL the new rows are quarantined (reserved for nobody, holder
 -- incarnation 0) for one TTL. INSERT IGNORE skips the rows a concurrent
 -- first member inserted, and rows named like a shard that belong to no
--- group, which the result counts. Result: the group's rows, those rows.
+-- group, which the result counts. The shard numbers come from two
+-- copies of 0..255 (a recursion of 1,000 steps or more stops silently at
+-- max_recursive_iterations, 1,000 by default; up to 65,536 shards).
+-- Result: the group's rows, those rows.
 BEGIN NOT ATOMIC
     DECLARE v_now BIGINT DEFAULT {now}
     ; DECLARE v_epoch VARCHAR(64) DEFAULT {epoch}
@@ -471,8 +476,11 @@ BEGIN NOT ATOMIC
         ; INSERT IGNORE INTO {prefix}lease (namespace, leader_id, term,
               elected_at_ms, renewed_at_ms, expires_at_ms, resign_requested,
               handoff_to, epoch, grp, shard, inc, renew_seq)
-          WITH RECURSIVE g(s) AS (
-              SELECT 0 UNION ALL SELECT s + 1 FROM g WHERE s + 1 < :shards)
+          WITH RECURSIVE d(x) AS (
+              SELECT 0 UNION ALL SELECT x + 1 FROM d WHERE x < 255),
+          g(s) AS (
+              SELECT a.x * 256 + b.x FROM d AS a, d AS b
+              WHERE a.x * 256 + b.x < :shards)
           SELECT CONCAT(:ns, '/', g.s), NULL, v_now, NULL, v_now,
               IF(v_unsettled = 0, v_now, v_now + :ttl_ms), 0,
               IF(v_unsettled = 0, NULL, ''), v_epoch, :ns, g.s,
@@ -502,17 +510,32 @@ BEGIN NOT ATOMIC
 -- while its holder has not renewed it since). Rows renewed or taken get
 -- renew_seq = :seq, this process's tick number (a renewal never lowers it:
 -- an old tick still running on a lost connection must not hide a later
--- renewal from a watcher). The lists are read with
--- JSON_TABLE (MariaDB 10.6) and joined on the (grp, shard) index, so an
--- UPDATE locks only the rows listed (10.11 runs an UPDATE ... WHERE IN
--- (subquery) as a scan that would lock the whole group under REPEATABLE
--- READ); an empty list runs nothing. Result rows, kind first: L shard term
--- expires_at_ms (held after this tick), M candidate_id heartbeat_at_ms
--- expires_at_ms (live members), H holder_id inc max(renew_seq) count
--- (holders), V shard term expires_at_ms (vacant); now_ms last.
+-- renewal from a watcher).
+--
+-- Locks: under REPEATABLE READ an InnoDB UPDATE locks every row it reads
+-- (and the gaps of a range it scans), whether it matches or not. So each
+-- UPDATE here is given its rows as a JSON list, read with JSON_TABLE
+-- (MariaDB 10.6) and joined on the unique (grp, shard) index: one record
+-- lock per row listed, no gap locks. The renewal's and the take's lists
+-- come from a consistent read (SELECT ... INTO, which locks nothing) of
+-- the rows that qualify, and the UPDATE checks the same conditions again
+-- on the rows as they are now. A whole-group UPDATE (10.11 runs UPDATE
+-- ... WHERE IN (subquery) as one too) made ten members of a 10,000-shard
+-- group deadlock on each other at every tick; the quarantine still is
+-- one, run only when a consistent read finds a row to quarantine (after
+-- a failover). Likewise the candidates' garbage collection: IF EXISTS
+-- (SELECT ...) is a locking read here, whose shared locks on the other
+-- members' candidate rows deadlocked with their heartbeats. An empty list
+-- runs nothing. Result rows, kind first: L
+-- shard term expires_at_ms (held after this tick), M candidate_id
+-- heartbeat_at_ms expires_at_ms (live members), H holder_id inc
+-- max(renew_seq) count (holders), V shard term expires_at_ms (vacant);
+-- now_ms last.
 BEGIN NOT ATOMIC
     DECLARE v_now BIGINT DEFAULT {now}
     ; DECLARE v_epoch VARCHAR(64) DEFAULT {epoch}
+    ; DECLARE v_stale, v_gone INT DEFAULT 0
+    ; DECLARE v_mine, v_take LONGTEXT DEFAULT NULL
     ; DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END
     ; START TRANSACTION
     ; INSERT INTO {prefix}candidate (namespace, candidate_id,
@@ -520,10 +543,11 @@ BEGIN NOT ATOMIC
       VALUES (:ns, :id, v_now, v_now, v_now + :cand_ttl_ms)
       ON DUPLICATE KEY UPDATE heartbeat_at_ms = VALUES(heartbeat_at_ms),
           expires_at_ms = VALUES(expires_at_ms)
-    ; IF EXISTS (SELECT 1 FROM {prefix}candidate
-                 WHERE namespace = :ns
-                   AND candidate_id <> :id
-                   AND expires_at_ms < v_now - :cand_ttl_ms) THEN
+    ; SELECT COUNT(*) INTO v_gone FROM {prefix}candidate
+      WHERE namespace = :ns
+        AND candidate_id <> :id
+        AND expires_at_ms < v_now - :cand_ttl_ms
+    ; IF v_gone > 0 THEN
           DELETE FROM {prefix}candidate
           WHERE namespace = :ns
             AND candidate_id <> :id
@@ -539,22 +563,49 @@ BEGIN NOT ATOMIC
           WHERE l.inc = :inc AND l.leader_id = :id
             AND (l.epoch IS NULL OR l.epoch = v_epoch)
     ; END IF
-    ; UPDATE {prefix}lease
-      SET renewed_at_ms = v_now, expires_at_ms = v_now + :ttl_ms,
-          renew_seq = GREATEST(COALESCE(renew_seq, 0), :seq),
-          epoch = v_epoch
+    ; SELECT JSON_ARRAYAGG(shard) INTO v_mine FROM {prefix}lease
       WHERE grp = :ns AND inc = :inc AND leader_id = :id
         AND expires_at_ms > v_now
         AND (epoch IS NULL OR epoch = v_epoch)
-    ; UPDATE {prefix}lease
-      SET leader_id = NULL, inc = 0, renew_seq = 0,
-          term = GREATEST(term + 1, v_now), renewed_at_ms = v_now,
-          expires_at_ms = v_now + :ttl_ms, resign_requested = 0,
-          handoff_to = '', epoch = v_epoch
-      WHERE grp = :ns AND epoch IS NOT NULL AND epoch <> v_epoch
-    ; IF JSON_LENGTH(:take) > 0 THEN
+    ; IF v_mine IS NOT NULL THEN
           UPDATE {prefix}lease AS l
+          JOIN JSON_TABLE(v_mine, '$[*]' COLUMNS (s INT PATH '$')) AS j
+            ON l.grp = :ns AND l.shard = j.s
+          SET l.renewed_at_ms = v_now, l.expires_at_ms = v_now + :ttl_ms,
+              l.renew_seq = GREATEST(COALESCE(l.renew_seq, 0), :seq),
+              l.epoch = v_epoch
+          WHERE l.inc = :inc AND l.leader_id = :id
+            AND l.expires_at_ms > v_now
+            AND (l.epoch IS NULL OR l.epoch = v_epoch)
+    ; END IF
+    ; SELECT COUNT(*) INTO v_stale FROM {prefix}lease
+      WHERE grp = :ns AND epoch IS NOT NULL AND epoch <> v_epoch
+    ; IF v_stale > 0 THEN
+          UPDATE {prefix}lease
+          SET leader_id = NULL, inc = 0, renew_seq = 0,
+              term = GREATEST(term + 1, v_now), renewed_at_ms = v_now,
+              expires_at_ms = v_now + :ttl_ms, resign_requested = 0,
+              handoff_to = '', epoch = v_epoch
+          WHERE grp = :ns AND epoch IS NOT NULL AND epoch <> v_epoch
+    ; END IF
+    ; IF JSON_LENGTH(:take) > 0 THEN
+          SELECT JSON_ARRAYAGG(l.shard) INTO v_take
+          FROM {prefix}lease AS l
           JOIN JSON_TABLE(:take, '$[*]' COLUMNS (s INT PATH '$')) AS j
+            ON l.grp = :ns AND l.shard = j.s
+          WHERE (l.epoch IS NULL OR l.epoch = v_epoch)
+            AND ((l.leader_id IS NULL AND l.inc IS NULL
+                  AND l.handoff_to IS NULL)
+                 OR (l.expires_at_ms <= v_now
+                     AND l.inc <> :inc
+                     AND EXISTS (SELECT 1 FROM JSON_TABLE(:dead, '$[*]'
+                                 COLUMNS (i BIGINT PATH '$[0]',
+                                          q BIGINT PATH '$[1]')) AS d
+                                 WHERE d.i = l.inc AND l.renew_seq <= d.q)))
+    ; END IF
+    ; IF v_take IS NOT NULL THEN
+          UPDATE {prefix}lease AS l
+          JOIN JSON_TABLE(v_take, '$[*]' COLUMNS (s INT PATH '$')) AS j
             ON l.grp = :ns AND l.shard = j.s
           SET l.leader_id = :id, l.inc = :inc, l.renew_seq = :seq,
               l.term = l.term + 1, l.elected_at_ms = v_now,

@@ -330,7 +330,11 @@ SELECT (SELECT COUNT(*) FROM {prefix}lease WHERE grp = :ns),
 -- renewed it since). Rows renewed or taken get renew_seq = :seq (a
 -- renewal never lowers it: a late copy of an older tick must not hide a
 -- later renewal from a watcher), this
--- process's tick number. Result rows, kind first: L shard term
+-- process's tick number. The lists are read as uncorrelated IN
+-- subqueries, which SQLite builds into a temporary index once per
+-- statement (a correlated EXISTS would read the list again for every row:
+-- a member releasing 9,000 of 10,000 shards held the write lock for
+-- seconds). Result rows, kind first: L shard term
 -- expires_at_ms (held after this tick), M candidate_id heartbeat_at_ms
 -- expires_at_ms (live members), H holder_id inc max(renew_seq) count
 -- (holders), V shard term expires_at_ms (vacant); now_ms last.
@@ -356,9 +360,9 @@ SET leader_id = NULL,
 WHERE grp = :ns
   AND inc = :inc
   AND leader_id = :id
-  AND EXISTS (SELECT 1 FROM json_each(:release) AS r
-              WHERE json_extract(r.value, '$[0]') = shard
-                AND json_extract(r.value, '$[1]') = term);
+  AND (shard, term) IN (SELECT json_extract(r.value, '$[0]'),
+                               json_extract(r.value, '$[1]')
+                        FROM json_each(:release) AS r);
 UPDATE {prefix}lease
 SET renewed_at_ms = {now},
     expires_at_ms =

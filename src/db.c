@@ -2055,6 +2055,11 @@ odbc_leader__db_config(const struct odbc_leader__db *db) {
     return db->cfg;
 }
 
+const struct odbc_leader__log *
+odbc_leader__db_log(const struct odbc_leader__db *db) {
+    return db->log;
+}
+
 int odbc_leader__db_has_group(const struct odbc_leader__db *db) {
     return db->dialect != NULL &&
            db->dialect->ops[ODBC_LEADER__OP_GROUP_TICK].n > 0;

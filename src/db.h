@@ -110,6 +110,10 @@ int odbc_leader__db_fire_gc(struct odbc_leader__db *db);
 /* The configuration db was created with; borrowed. */
 const struct odbc_leader__config *
 odbc_leader__db_config(const struct odbc_leader__db *db);
+
+/* The log db writes to; borrowed. */
+const struct odbc_leader__log *
+odbc_leader__db_log(const struct odbc_leader__db *db);
 /* 1 when the dialect has the group statements. */
 int odbc_leader__db_has_group(const struct odbc_leader__db *db);
 /* Sets :ns for the statements that follow (a group's name, or one of its

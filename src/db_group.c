@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <syslog.h>
+#include <time.h>
 
 #include "db.h"
 #include "dialect.h"
@@ -29,6 +30,15 @@ static int init_row(void *ctx, void *stmt) {
     return rc < 0 ? rc : odbc_leader__db_col_int(stmt, 2, &a->foreign);
 }
 
+/* 1 when the port's last failure was transient in the dialect's terms (a
+ * deadlock, a lock wait or statement timeout). */
+static int transient(const struct odbc_leader__db *db) {
+    struct odbc_leader__diag d;
+
+    odbc_leader__db_diag(db, &d);
+    return d.errclass == ODBC_LEADER__ERR_TRANSIENT;
+}
+
 /*
  * Creates the group's missing rows and checks that the group has the
  * configured size. Returns 0, ODBC_LEADER_ECONFIG (another size, or
@@ -41,7 +51,12 @@ static int init_row(void *ctx, void *stmt) {
  * before they were committed (PostgreSQL's statement snapshot, InnoDB's
  * transaction snapshot). The rows are committed by then, so it runs once
  * more, as the integrity-error retry path does for a single lease.
+ * A transient failure is retried too, up to INIT_RUNS runs in all after
+ * a growing pause: when a fleet starts at once, every member but one
+ * waits on the first member's uncommitted rows, and inserting 10,000 of
+ * them can outlast the statement timeout (the renew interval).
  */
+#define INIT_RUNS 6
 static int init_group(struct odbc_leader__db *db,
                       const struct odbc_leader__config *cfg, char *err,
                       size_t errlen) {
@@ -51,11 +66,24 @@ static int init_group(struct odbc_leader__db *db,
 
     memset(&a, 0, sizeof(a));
     a.shards = cfg->shards;
-    for (int run = 0; rc >= 0 && ans.rows == 0 && run < 2; run++) {
+    for (int run = 0; ans.rows == 0 && run < INIT_RUNS; run++) {
+        if (rc < 0) {
+            struct timespec pause = {0, (50L << run) * 1000000L};
+
+            if (!transient(db))
+                break;
+            odbc_leader__logf(odbc_leader__db_log(db), LOG_INFO,
+                              "creating the rows of group %s: retrying "
+                              "after a transient failure",
+                              cfg->ns);
+            nanosleep(&pause, NULL);
+        }
         ans.rows = -1;
         ans.foreign = 0;
         rc = odbc_leader__db_group_op(db, ODBC_LEADER__OP_GROUP_INIT, &a,
                                       init_row, &ans);
+        if (rc < 0)
+            ans.rows = 0;
     }
     if (rc < 0) {
         odbc_leader__errf(err, errlen, "creating the rows of group %s failed",

@@ -17,6 +17,9 @@
  * SIGUSR1 stalls the ticking thread for STALL_MS (default 5000) while the
  * worker goes on asking, as a host whose tick thread hangs (a blocked
  * call, a long pause of that thread): its shards must stop on their own.
+ * SIGUSR2 prints on stdout how long the ticks since the previous SIGUSR2
+ * (or the start) took, "ticks N failed F median_us M p99_us P max_us X",
+ * and starts counting again (bench/fleet.py).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -61,8 +64,17 @@ struct rec {
     int64_t last_before, last_after;   /* bounds of its last "yes" */
 };
 
+#define TICK_SAMPLES 4096
+
+/* Tick durations since the last report. */
+struct tick_stats {
+    int64_t us[TICK_SAMPLES];
+    int64_t n, failed;
+};
+
 struct host {
     odbc_leader_group_t *g;
+    struct tick_stats ts;
     struct rec_header *hdr;
     struct rec *recs;
     int64_t *open; /* per shard: index of its current record, -1 none */
@@ -72,7 +84,7 @@ struct host {
     long sweep_us; /* pause between two sweeps over the shards */
 };
 
-static volatile sig_atomic_t got_term, got_stall;
+static volatile sig_atomic_t got_term, got_stall, got_report;
 
 static void on_term(int sig) {
     (void)sig;
@@ -82,6 +94,33 @@ static void on_term(int sig) {
 static void on_stall(int sig) {
     (void)sig;
     got_stall = 1;
+}
+
+static void on_report(int sig) {
+    (void)sig;
+    got_report = 1;
+}
+
+static int by_value(const void *x, const void *y) {
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+
+    return (a > b) - (a < b);
+}
+
+/* Prints the tick durations kept in t (at most the last TICK_SAMPLES) and
+ * forgets them. */
+static void report_ticks(struct tick_stats *t) {
+    int64_t n = t->n < TICK_SAMPLES ? t->n : TICK_SAMPLES;
+
+    qsort(t->us, (size_t)n, sizeof(t->us[0]), by_value);
+    printf("ticks %lld failed %lld median_us %lld p99_us %lld max_us %lld\n",
+           (long long)t->n, (long long)t->failed,
+           (long long)(n ? t->us[n / 2] : 0),
+           (long long)(n ? t->us[(n * 99) / 100] : 0),
+           (long long)(n ? t->us[n - 1] : 0));
+    fflush(stdout);
+    t->n = 0;
+    t->failed = 0;
 }
 
 static int64_t mono_ns(void) {
@@ -219,6 +258,8 @@ int main(int argc, char **argv) {
     sigaction(SIGINT, &sa, NULL);
     sa.sa_handler = on_stall;
     sigaction(SIGUSR1, &sa, NULL);
+    sa.sa_handler = on_report;
+    sigaction(SIGUSR2, &sa, NULL);
     if (open_records(&h, dir) < 0)
         return 70;
     memset(&cb, 0, sizeof(cb));
@@ -243,6 +284,7 @@ int main(int argc, char **argv) {
     while (!got_term) {
         uint32_t next = MAX_TICK_MS;
         struct timespec ts;
+        int64_t t0;
 
         if (got_stall) {
             struct timespec st = {stall_ms / 1000, (stall_ms % 1000) * 1000000};
@@ -251,7 +293,14 @@ int main(int argc, char **argv) {
             while (nanosleep(&st, &st) != 0 && !got_term)
                 ;
         }
+        if (got_report) {
+            got_report = 0;
+            report_ticks(&h.ts);
+        }
+        t0 = mono_ns();
         rc = odbc_leader_group_tick(h.g, &next);
+        h.ts.us[h.ts.n++ % TICK_SAMPLES] = (mono_ns() - t0) / 1000;
+        h.ts.failed += rc < 0;
         put(&h.hdr->last_led, rc);
         put(&h.hdr->ticks, h.hdr->ticks + 1);
         put(&h.hdr->last_tick_ns, mono_ns());
