@@ -194,13 +194,25 @@ class LeaderScheduler(Scheduler):
         """Sends the claimed fire and records its outcome. SIGTERM and
         SIGINT wait until both are done: beat stops by raising SystemExit
         from its handler, which would otherwise leave a task sent and its
-        fire unfinished in the ledger."""
-        held = signal.pthread_sigmask(signal.SIG_BLOCK,
-                                      {signal.SIGTERM, signal.SIGINT})
+        fire unfinished in the ledger. Their handlers are swapped for ones
+        that note the signal, and the noted signals go to beat's handlers
+        afterwards. (Blocking them with pthread_sigmask is not enough: the
+        kernel then hands the signal to another thread, and Python runs the
+        handler in the main thread all the same.) Only the main thread can
+        swap handlers; beat embedded in a worker's thread sends as is."""
+        if threading.current_thread() is not threading.main_thread():
+            self._send_and_finish(entry, fire, producer)
+            return
+        noted: list = []
+        held = {sig: signal.signal(sig, lambda n, f: noted.append((n, f)))
+                for sig in (signal.SIGTERM, signal.SIGINT)}
         try:
             self._send_and_finish(entry, fire, producer)
         finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+            for sig, handler in held.items():
+                signal.signal(sig, handler)
+            for sig, frame in noted:
+                _deliver(held[sig], sig, frame)
 
     def _send_and_finish(self, entry: Any, fire: Fire, producer: Any) -> None:
         status = 1
@@ -257,6 +269,14 @@ class LeaderScheduler(Scheduler):
         for nominal, name, entry in sorted(due, key=lambda d: d[:2]):
             if self.leader.leads(name):
                 self._claim_and_send(entry, nominal, self.producer)
+
+
+def _deliver(handler: Any, sig: int, frame: Any) -> None:
+    """Runs the handler that was in place for sig when it arrived."""
+    if callable(handler):
+        handler(sig, frame)
+    elif handler == signal.SIG_DFL:
+        signal.raise_signal(sig)  # the default handler is back in place
 
 
 def nominal_times(entry: Any, since: datetime, until: datetime) -> list:
