@@ -66,7 +66,9 @@ class Db:
                     if kv.lower().startswith("database=")][0]
             self.path = path
 
-    def query(self, sql):
+    def query(self, sql, dbname=None):
+        """Rows of sql as tuples of text; dbname: another PostgreSQL
+        database than the group's."""
         if self.kind == "sqlite":
             for _ in range(50):
                 try:
@@ -86,7 +88,8 @@ class Db:
             cmd = [os.environ["OL_PG_BIN"] + "/psql", "-X", "-A", "-t", "-q",
                    "-F", "\t", "-h", "127.0.0.1", "-p",
                    os.environ["OL_PG_PORT"], "-U", os.environ["OL_PG_USER"],
-                   "-d", os.environ.get("OL_PG_DB", "leader"), "-c", sql]
+                   "-d", dbname or os.environ.get("OL_PG_DB", "leader"),
+                   "-c", sql]
         else:
             cmd = [os.environ.get("OL_MARIADB_CLIENT", "mariadb"),
                    "--no-defaults", "-uroot",
@@ -124,7 +127,7 @@ class Db:
                    "'%s' AND s.query NOT LIKE '%%fleetmark%%' AND s.query "
                    "NOT LIKE '%%odbc_leader_lease WHERE grp =%%'"
                    % os.environ.get("OL_PG_DB", "leader"))
-            return int(self.query_in("postgres", cmd)[0][0])
+            return int(self.query(cmd, "postgres")[0][0])
         if self.kind == "mariadb":
             rows = self.query("SHOW GLOBAL STATUS LIKE 'Questions'")
             return int(rows[0][1])
@@ -132,18 +135,7 @@ class Db:
 
     def reset(self):
         if self.kind == "postgresql":
-            self.query_in("postgres", "SELECT pg_stat_statements_reset()")
-
-    def query_in(self, dbname, sql):
-        saved = os.environ.get("OL_PG_DB")
-        os.environ["OL_PG_DB"] = dbname
-        try:
-            return self.query(sql)
-        finally:
-            if saved is None:
-                del os.environ["OL_PG_DB"]
-            else:
-                os.environ["OL_PG_DB"] = saved
+            self.query("SELECT pg_stat_statements_reset()", "postgres")
 
 
 class Fleet:
@@ -314,9 +306,7 @@ def run(args):
     rows = Rows(kind, label)
     tick = RENEW_MS / 1000.0
 
-    # baseline: the same fleet over groups of one shard each... one group of
-    # 1 shard per member would not be a fleet; a group of n shards (one per
-    # member) is the smallest balanced fleet
+    # the baseline: the same processes over a group of n shards, one each
     overhead = calibrate(Db(kind, args.connect, "bench-fleet-none"))
     base_group = "bench-fleet-base-%d" % os.getpid()
     base = Fleet(args, base_group, n)

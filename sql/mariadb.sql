@@ -266,8 +266,9 @@ BEGIN NOT ATOMIC
 -- nothing): a row holding our id, our term and renewed_at_ms = v_now is
 -- unexpired at v_now, so the UPDATE matched it. The DELETE runs only
 -- when a plain read (SELECT ... INTO; IF EXISTS (SELECT ...) would lock)
--- finds such rows: it locks every candidate row it scans, and on Galera a follower's heartbeat replicated from another
--- node aborts a local transaction holding such a lock (1213).
+-- finds such rows: it locks every candidate row it scans, and on Galera
+-- a follower's heartbeat replicated from another node aborts a local
+-- transaction holding such a lock (1213).
 BEGIN NOT ATOMIC
     DECLARE v_now BIGINT DEFAULT {now}
     ; DECLARE v_epoch VARCHAR(64) DEFAULT {epoch}
