@@ -58,7 +58,7 @@
 -- counts as a missing table too).
 
 -- @dialect generic
--- @schema-version 2
+-- @schema-version 3
 -- @unique-violation 23505 23000 HY000:19
 -- @transient 40001 40P01 55P03 57014 HY018:1969 HY000:1205 HY000:5 HY000:6
 -- @connection-lost 08* 57P01 57P02 57P03
@@ -83,6 +83,12 @@
 -- Until it is replaced, preparing attempt fails with an error naming the
 -- placeholder.
 -- @define now edit_the_now_line_of_generic_sql
+-- The numbers 0 to 15, a table without a table of numbers: four of them
+-- make a group's shard numbers, 0 to 65,535 (group_init). Each comes from
+-- an aggregate, one row that a planner knows to be one row (PostgreSQL
+-- guesses thousands for the never-analyzed {prefix}schema, and JIT-
+-- compiled the cross join of four for 400 ms, past the statement timeout).
+-- @define hex (SELECT 0 AS d FROM (SELECT COUNT(*) AS n FROM {prefix}schema) z UNION ALL SELECT 1 FROM (SELECT COUNT(*) AS n FROM {prefix}schema) z UNION ALL SELECT 2 FROM (SELECT COUNT(*) AS n FROM {prefix}schema) z UNION ALL SELECT 3 FROM (SELECT COUNT(*) AS n FROM {prefix}schema) z UNION ALL SELECT 4 FROM (SELECT COUNT(*) AS n FROM {prefix}schema) z UNION ALL SELECT 5 FROM (SELECT COUNT(*) AS n FROM {prefix}schema) z UNION ALL SELECT 6 FROM (SELECT COUNT(*) AS n FROM {prefix}schema) z UNION ALL SELECT 7 FROM (SELECT COUNT(*) AS n FROM {prefix}schema) z UNION ALL SELECT 8 FROM (SELECT COUNT(*) AS n FROM {prefix}schema) z UNION ALL SELECT 9 FROM (SELECT COUNT(*) AS n FROM {prefix}schema) z UNION ALL SELECT 10 FROM (SELECT COUNT(*) AS n FROM {prefix}schema) z UNION ALL SELECT 11 FROM (SELECT COUNT(*) AS n FROM {prefix}schema) z UNION ALL SELECT 12 FROM (SELECT COUNT(*) AS n FROM {prefix}schema) z UNION ALL SELECT 13 FROM (SELECT COUNT(*) AS n FROM {prefix}schema) z UNION ALL SELECT 14 FROM (SELECT COUNT(*) AS n FROM {prefix}schema) z UNION ALL SELECT 15 FROM (SELECT COUNT(*) AS n FROM {prefix}schema) z)
 
 -- @statement ddl
 -- Plain CREATE TABLE (IF NOT EXISTS is not portable): the engine runs this
@@ -118,9 +124,13 @@ CREATE TABLE {prefix}schema (
 INSERT INTO {prefix}schema (version) VALUES (1);
 
 -- @statement upgrade
--- Version 1 to 2: the fire ledger. Where DDL is not transactional and two
--- candidates upgrade at once, one CREATE TABLE fails; the engine then
--- reads the version the other one wrote.
+-- Each "@step N" takes the tables from version N - 1 to N: the engine runs
+-- a step only on tables of a version below N, all the steps due in one
+-- transaction. Where DDL is not transactional and two candidates upgrade
+-- at once, one CREATE or ALTER fails; the engine then reads the version
+-- the other one wrote.
+-- @step 2
+-- Version 1 to 2: the fire ledger.
 CREATE TABLE {prefix}fire (
     namespace VARCHAR(128) NOT NULL,
     job VARCHAR(128) NOT NULL,
@@ -133,6 +143,20 @@ CREATE TABLE {prefix}fire (
     PRIMARY KEY (namespace, job, fire_ms)
 );
 UPDATE {prefix}schema SET version = 2 WHERE version = 1;
+-- @step 3
+-- Version 2 to 3: sharded groups (docs/protocol.md, "Groups"). A group's
+-- shards are lease rows named GROUP/SHARD with grp and shard set; inc is
+-- the holder process's incarnation and renew_seq the number of the
+-- holder's tick that last renewed or took the row. Single leases leave
+-- the four NULL (a unique index where NULLs count as equal, as on SQL
+-- Server, needs a filtered index instead: WHERE grp IS NOT NULL).
+ALTER TABLE {prefix}lease ADD COLUMN grp VARCHAR(128);
+ALTER TABLE {prefix}lease ADD COLUMN shard INTEGER;
+ALTER TABLE {prefix}lease ADD COLUMN inc BIGINT;
+ALTER TABLE {prefix}lease ADD COLUMN renew_seq BIGINT;
+CREATE UNIQUE INDEX {prefix}lease_grp_shard ON {prefix}lease (grp, shard);
+CREATE INDEX {prefix}lease_grp_inc ON {prefix}lease (grp, inc);
+UPDATE {prefix}schema SET version = 3 WHERE version = 2;
 
 -- @statement schema_version
 SELECT MAX(version) FROM {prefix}schema;
@@ -331,3 +355,155 @@ WHERE namespace = :ns
   AND term = :term
   AND leader_id IS NOT NULL
   AND expires_at_ms > {now};
+
+-- @statement group_init
+-- Creates the rows of group :ns's :shards shards (GROUP/0 ...) when the
+-- group has none yet, vacant, with the clock in ms as their term; an
+-- existing group keeps its size. The name is built with REPLACE, which
+-- every database has, since concatenation is not portable ('#' and '$'
+-- cannot occur in a namespace). Two first members at once: one of them
+-- fails on the primary key, and the engine runs this again (the rows
+-- exist by then). Nothing is created while single handles hold names
+-- like the group's shards. Result: the group's rows, and the rows named
+-- like a shard that belong to no group.
+INSERT INTO {prefix}lease (namespace, leader_id, term, elected_at_ms,
+    renewed_at_ms, expires_at_ms, resign_requested, handoff_to, grp, shard,
+    inc, renew_seq)
+SELECT REPLACE(REPLACE('#/$', '#', :ns), '$', CAST(g.s AS CHAR(10))),
+    NULL, {now}, NULL, {now}, {now}, 0, NULL, :ns, g.s, NULL, NULL
+FROM (SELECT a.d + 16 * b.d + 256 * c.d + 4096 * e.d AS s
+      FROM {hex} a, {hex} b, {hex} c, {hex} e) g
+WHERE g.s < :shards
+  AND NOT EXISTS (SELECT 1 FROM {prefix}lease WHERE grp = :ns)
+  AND NOT EXISTS (SELECT 1 FROM {prefix}lease
+                  WHERE grp IS NULL
+                    AND SUBSTRING(namespace, 1, LENGTH(:ns) + 1)
+                        = REPLACE('#/', '#', :ns));
+SELECT (SELECT COUNT(*) FROM {prefix}lease WHERE grp = :ns),
+    (SELECT COUNT(*) FROM {prefix}lease
+     WHERE grp IS NULL
+       AND SUBSTRING(namespace, 1, LENGTH(:ns) + 1) = REPLACE('#/', '#', :ns))
+FROM {prefix}schema;
+
+-- @statement group_tick
+-- A member's tick in one transaction (docs/protocol.md, "Groups"), with
+-- the lists as the engine gives them to a dialect without JSON:
+-- :take_mask and :release_mask hold one character per shard, '1' at
+-- position shard + 1 for a shard listed; :dead_inc and :dead_seq are one
+-- watched-dead holder and the highest renew_seq seen of it (0 and -1
+-- when there is none; the engine offers another one, when there are
+-- several, at each tick).
+-- Every tick locks in the same order, so that members' ticks wait for
+-- each other instead of deadlocking: first the group's candidate rows
+-- (the DELETE reads them all), then the group's lease rows (the take
+-- reads them all). InnoDB under REPEATABLE READ keeps a lock on every row
+-- a statement read, so ticks that renewed their own rows first and then
+-- read the others' deadlocked on every concurrent pair; in this order
+-- they take turns. SQLite takes its write lock at the first statement.
+-- 1. The candidate rows that expired more than one candidate TTL ago
+-- go, then the heartbeat: update our row, create it when missing.
+DELETE FROM {prefix}candidate
+WHERE namespace = :ns AND candidate_id <> :id
+  AND expires_at_ms < {now} - :cand_ttl_ms;
+UPDATE {prefix}candidate
+SET heartbeat_at_ms = {now},
+    expires_at_ms = {now} + :cand_ttl_ms
+WHERE namespace = :ns AND candidate_id = :id;
+INSERT INTO {prefix}candidate (namespace, candidate_id, registered_at_ms,
+    heartbeat_at_ms, expires_at_ms)
+SELECT :ns, :id, {now}, {now}, {now} + :cand_ttl_ms
+FROM {prefix}schema
+WHERE NOT EXISTS (SELECT 1 FROM {prefix}candidate
+                  WHERE namespace = :ns AND candidate_id = :id);
+-- 2. Take the shards of :take_mask that are vacant and reserved for
+-- nobody, or expired and held by the watched-dead holder while it has
+-- not renewed them since it was seen. A row taken here gets renew_seq =
+-- :seq, so step 3 cannot release it and step 4 renews it in place.
+UPDATE {prefix}lease
+SET leader_id = :id,
+    inc = :inc,
+    renew_seq = :seq,
+    term = term + 1,
+    elected_at_ms = {now},
+    renewed_at_ms = {now},
+    expires_at_ms = {now} + :ttl_ms,
+    resign_requested = 0,
+    handoff_to = NULL
+WHERE grp = :ns
+  AND SUBSTRING(:take_mask, shard + 1, 1) = '1'
+  AND ((leader_id IS NULL AND inc IS NULL AND handoff_to IS NULL)
+       OR (expires_at_ms <= {now}
+           AND inc <> :inc
+           AND inc = :dead_inc
+           AND renew_seq <= :dead_seq));
+-- 3. Release the shards of :release_mask (their host stopped their work
+-- first). A row is released only when no later tick of this process
+-- renewed or took it (renew_seq < :seq) -- the masks carry no terms, and
+-- this is what the term in the other dialects' list guards: a late copy
+-- of an old tick must not release a term taken after it.
+UPDATE {prefix}lease
+SET leader_id = NULL,
+    inc = NULL,
+    resign_requested = 0,
+    expires_at_ms = {now}
+WHERE grp = :ns
+  AND inc = :inc
+  AND leader_id = :id
+  AND renew_seq < :seq
+  AND SUBSTRING(:release_mask, shard + 1, 1) = '1';
+-- 4. Renew every other shard this process holds while unexpired; a
+-- renewal never lowers renew_seq.
+UPDATE {prefix}lease
+SET renewed_at_ms = {now},
+    expires_at_ms = {now} + :ttl_ms,
+    renew_seq = CASE WHEN renew_seq > :seq THEN renew_seq ELSE :seq END
+WHERE grp = :ns
+  AND inc = :inc
+  AND leader_id = :id
+  AND expires_at_ms > {now};
+-- 5. Result rows, kind first: L shard term expires_at_ms (held after
+-- this tick), M candidate_id heartbeat_at_ms expires_at_ms (live
+-- members), H holder_id inc max(renew_seq) count (holders), V shard term
+-- expires_at_ms (vacant); now_ms last.
+SELECT 'L', NULL, shard, term, expires_at_ms, 0, {now}
+FROM {prefix}lease
+WHERE grp = :ns AND inc = :inc AND leader_id = :id AND renew_seq = :seq
+UNION ALL
+SELECT 'M', candidate_id, 0, heartbeat_at_ms, expires_at_ms, 0, {now}
+FROM {prefix}candidate
+WHERE namespace = :ns
+  AND expires_at_ms > {now}
+UNION ALL
+SELECT 'H', MAX(leader_id), inc, MAX(renew_seq), COUNT(*), 0, {now}
+FROM {prefix}lease
+WHERE grp = :ns AND inc IS NOT NULL
+GROUP BY inc
+UNION ALL
+SELECT 'V', NULL, shard, term, expires_at_ms, 0, {now}
+FROM {prefix}lease
+WHERE grp = :ns AND inc IS NULL;
+
+-- @statement group_leave
+-- A member leaving gracefully: its candidate row goes and every shard
+-- this process holds becomes vacant at once (its host stopped their work
+-- first), so the others take them at their next tick. Candidate rows
+-- first, as in group_tick.
+DELETE FROM {prefix}candidate
+WHERE namespace = :ns
+  AND candidate_id = :id;
+UPDATE {prefix}lease
+SET leader_id = NULL,
+    inc = NULL,
+    resign_requested = 0,
+    expires_at_ms = {now}
+WHERE grp = :ns
+  AND inc = :inc
+  AND leader_id = :id;
+
+-- @statement group_shards
+-- Every shard of group :ns as the database holds it now, for status.
+-- Result: shard, leader_id, term, expires_at_ms, now_ms.
+SELECT shard, leader_id, term, expires_at_ms, {now}
+FROM {prefix}lease
+WHERE grp = :ns
+ORDER BY shard;

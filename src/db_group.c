@@ -30,13 +30,17 @@ static int init_row(void *ctx, void *stmt) {
     return rc < 0 ? rc : odbc_leader__db_col_int(stmt, 2, &a->foreign);
 }
 
-/* 1 when the port's last failure was transient in the dialect's terms (a
- * deadlock, a lock wait or statement timeout). */
+/* 1 when the port's last failure is worth another run of group_init: a
+ * transient one in the dialect's terms (a deadlock, a lock wait or
+ * statement timeout), or a unique violation (a dialect without upsert,
+ * such as generic.sql, inserting the rows another first member has just
+ * committed: the integrity-error retry path). */
 static int transient(const struct odbc_leader__db *db) {
     struct odbc_leader__diag d;
 
     odbc_leader__db_diag(db, &d);
-    return d.errclass == ODBC_LEADER__ERR_TRANSIENT;
+    return d.errclass == ODBC_LEADER__ERR_TRANSIENT ||
+           d.errclass == ODBC_LEADER__ERR_UNIQUE;
 }
 
 /*
@@ -66,7 +70,8 @@ static int init_group(struct odbc_leader__db *db,
 
     memset(&a, 0, sizeof(a));
     a.shards = cfg->shards;
-    for (int run = 0; ans.rows == 0 && run < INIT_RUNS; run++) {
+    for (int run = 0; ans.rows == 0 && ans.foreign == 0 && run < INIT_RUNS;
+         run++) {
         if (rc < 0) {
             struct timespec pause = {0, (50L << run) * 1000000L};
 
@@ -122,8 +127,9 @@ int odbc_leader__db_group_connect(struct odbc_leader__db *db, char *err,
     if (!odbc_leader__db_has_group(db)) {
         odbc_leader__errf(err, errlen,
                           "dialect %s has no group statements (group_init, "
-                          "group_tick, group_leave): sharded groups need "
-                          "the sqlite, postgresql or mariadb dialect",
+                          "group_tick, group_leave, group_shards): copy "
+                          "them from the generic dialect (generic.sql) or "
+                          "use a shipped dialect",
                           d != NULL ? d->name : "?");
         odbc_leader__db_disconnect(db);
         return ODBC_LEADER_EDIALECT;

@@ -95,6 +95,8 @@ static const char *const param_names[ODBC_LEADER__P_COUNT] = {
     "inc",         "seq",
     "shards",      "take",
     "release",     "dead",
+    "take_mask",   "release_mask",
+    "dead_inc",    "dead_seq",
 };
 
 /* Returns the name of param as a dialect file spells it (after the ':');
@@ -162,6 +164,7 @@ struct parser {
     struct define defines[DEFINES_MAX];
     int ndefines;
     int expanding; /* inside a define's text: no nested {NAME} */
+    int step;      /* "@step N" in force in the upgrade section, 0 none */
 };
 
 /* Writes "FILE:LINE: reason" into the parser's err. Returns
@@ -779,6 +782,7 @@ static int finish_statement(struct parser *p) {
     st->nparams = p->nparams;
     memcpy(st->params, p->params, sizeof st->params);
     st->line = p->stmt_line;
+    st->step = p->step;
     l->n++;
     p->sql.len = 0;
     p->stmt_line = 0;
@@ -996,6 +1000,39 @@ static int statement_directive(struct parser *p, const char *args, size_t n) {
                     op_names[op].name, p->op_line[op]);
     p->op = op;
     p->op_line[op] = p->line;
+    p->step = 0;
+    return 0;
+}
+
+/*
+ * Handles "@step N" inside the upgrade section: the statements after it
+ * take tables from version N - 1 to N, so they run only on tables of a
+ * version below N (the statements before the first @step run always).
+ * Steps grow and end at the file's @schema-version. Returns 0 or an
+ * error code.
+ */
+static int step_directive(struct parser *p, const char *args, size_t n) {
+    char *end = NULL;
+    char num[16];
+    long v;
+
+    if (p->op != ODBC_LEADER__OP_UPGRADE)
+        return fail(p, p->line,
+                    "@step outside @statement upgrade; expected it only "
+                    "between the statements of upgrade");
+    if (p->stmt_line)
+        return fail(p, p->line,
+                    "@step inside a statement; expected it after a ';'");
+    snprintf(num, sizeof num, "%.*s", (int)(n < sizeof num ? n : 0), args);
+    v = strtol(num, &end, 10);
+    if (n == 0 || n >= sizeof num || *end != '\0' || v < 2 ||
+        v > p->d->schema_version || v <= p->step)
+        return fail(p, p->line,
+                    "bad @step \"%.*s\"; expected a version from %d to the "
+                    "file's @schema-version %d, above the previous @step",
+                    (int)n, args, p->step > 1 ? p->step + 1 : 2,
+                    p->d->schema_version);
+    p->step = (int)v;
     return 0;
 }
 
@@ -1018,6 +1055,8 @@ static int directive(struct parser *p, const char *s, size_t n) {
                     (int)n, s);
     if (wn == 9 && memcmp(s, "statement", 9) == 0)
         return statement_directive(p, args, an);
+    if (wn == 4 && memcmp(s, "step", 4) == 0 && !p->in_header)
+        return step_directive(p, args, an);
     known = lookup(header_words, HEADER_WORDS, s, wn) >= 0;
     if (known && !p->in_header)
         return fail(p, p->line,

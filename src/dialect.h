@@ -93,6 +93,14 @@ enum odbc_leader__param {
     ODBC_LEADER__P_RELEASE,         /* :release [shard, term] pairs, JSON */
     ODBC_LEADER__P_DEAD,            /* :dead watched holders, JSON array of
                                        [inc, renew_seq] pairs */
+    ODBC_LEADER__P_TAKE_MASK,       /* :take_mask :take without JSON: one
+                                       character per shard, '1' at shard + 1
+                                       to take it, else '0'; text */
+    ODBC_LEADER__P_RELEASE_MASK,    /* :release_mask the same for :release's
+                                       shards (without their terms) */
+    ODBC_LEADER__P_DEAD_INC,        /* :dead_inc one pair of :dead (a
+                                       different one each tick), 0 none */
+    ODBC_LEADER__P_DEAD_SEQ,        /* :dead_seq its renew_seq, -1 none */
     ODBC_LEADER__P_COUNT
 };
 
@@ -104,6 +112,7 @@ struct odbc_leader__stmt {
     int nparams;
     unsigned char params[ODBC_LEADER__MAX_PARAMS]; /* enum odbc_leader__param */
     int line; /* first line in the dialect file */
+    int step; /* upgrade: runs on tables below this version; 0 = always */
 };
 
 struct odbc_leader__stmt_list {

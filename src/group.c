@@ -516,8 +516,9 @@ static int failed(struct odbc_leader__group_member_state *m, int rc,
     return rc;
 }
 
-/* The delay until the next useful tick: the next renewal, or earlier when
- * a led shard's window ends first. */
+/* The delay until the next useful tick (next_ns: the next renewal or an
+ * earlier moment of next_useful()), or earlier when a led shard's window
+ * ends first. */
 static uint32_t delay_ms(const struct odbc_leader__group_member_state *m,
                          int64_t now) {
     int64_t next = m->next_ns;
@@ -530,6 +531,49 @@ static uint32_t delay_ms(const struct odbc_leader__group_member_state *m,
     }
     return next <= now ? 0
                        : (uint32_t)((next - now + NS_PER_MS - 1) / NS_PER_MS);
+}
+
+/* 1 when the assignment gives this member a shard it does not hold and is
+ * not releasing: the next tick has something to take. */
+static int has_takes(const struct odbc_leader__group_member_state *m) {
+    if (!m->assigned || m->self < 0)
+        return 0;
+    for (uint32_t s = 0; s < m->shards; s++) {
+        if (m->owner[s] == (uint32_t)m->self && m->held[s] == 0 &&
+            !m->release[s])
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * The time of the next tick after one answered at hi: the next renewal
+ * (next), or sooner when a tick then can do more than renew. Right away
+ * when the live members just changed and the new assignment gives this
+ * member shards to take; else at the first watch that ends before next:
+ * a member whose heartbeat stopped turns dead one TTL after it was last
+ * seen moving, a holder whose renew_seq stopped can be offered as dead one
+ * TTL after that, so waking then (not at the renewal after it) takes a
+ * crashed member's shards up to one renew interval sooner. Each deadline
+ * wakes one tick at most: once passed, it is no longer after hi.
+ */
+static int64_t next_useful(const struct odbc_leader__group_member_state *m,
+                           int changed, int64_t hi, int64_t next) {
+    if (changed && has_takes(m))
+        return hi;
+    for (size_t i = 0; i < m->n_members; i++) {
+        int64_t d = m->members[i].beat_seen_ns + m->ttl_ns;
+
+        if ((int)i != m->self && m->members[i].live && d > hi && d < next)
+            next = d;
+    }
+    for (size_t i = 0; i < m->n_holders; i++) {
+        int64_t d = m->holders[i].seq_seen_ns + m->ttl_ns;
+
+        if (m->holders[i].inc != m->inc && d > hi && d < next)
+            next = d;
+    }
+    return next;
 }
 
 /* Runs one tick statement and applies its answer. Returns the shards led
@@ -586,6 +630,8 @@ static int run_tick(struct odbc_leader__group_member_state *m) {
             rc = r;
     }
     m->answers++;
+    if (changed >= 0)
+        m->next_ns = next_useful(m, changed, hi, m->next_ns);
 done:
     free(a.got);
     free(a.vacant);

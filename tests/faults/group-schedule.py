@@ -13,7 +13,8 @@ shards, then go through, ROUNDS times: kill -9 of a member, a join, a
 SIGSTOP past the TTL, a graceful leave (SIGTERM), a restart under the
 same id, a stall of one member's tick thread past the TTL (its worker
 goes on asking), and on a server database a network stall of one member
-and a restart of the database. After each fault the schedule waits until every
+and a restart of the database (through pgbouncer: of the PostgreSQL
+behind it). After each fault the schedule waits until every
 shard is led again. groupcheck then reads every process's records: no
 shard led in two windows at once, no term going back, no shard unled
 longer than 2 TTL + 4 renew intervals (plus the database's restart).
@@ -52,7 +53,7 @@ class Group:
         self.dir = os.path.join(ctx.work, db + ("-negative" if extra_ms
                                                 else ""))
         os.makedirs(self.dir)
-        self.proxied = db != "sqlite"
+        self.proxied = db in ctx.port
         self.config = "%s;LeaderNamespace=%s;LeaderShards=%d;LeaderTTL=%d;" \
             "LeaderRenewInterval=%d;LeaderSafetyMargin=%d" % (
                 ctx.connect[db], name, ctx.shards, TTL_MS, RENEW_MS,
@@ -128,8 +129,8 @@ class Group:
 
 
 def restart_db(ctx, db):
-    func = "ol_restart_pg fast" if db == "postgresql" else \
-        "ol_restart_mariadb fast"
+    func = "ol_restart_mariadb fast" if db.endswith("mariadb") else \
+        "ol_restart_pg fast"  # postgresql, or the one behind pgbouncer
     subprocess.run(["bash", "-c", '. "$1"; %s' % func, "lib", ctx.lib],
                    check=True, stdout=subprocess.DEVNULL)
 
@@ -216,7 +217,11 @@ def run_db(ctx, db, negative):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--db", default="sqlite,postgresql,mariadb")
+    ap.add_argument("--db", default="sqlite,postgresql,mariadb",
+                    help="also pgbouncer: PostgreSQL through the pgbouncer "
+                    "in transaction mode on $CL_PGB_PORT_transaction; "
+                    "generic-sqlite, generic-postgresql, generic-mariadb: "
+                    "the generic dialect in $OL_GENERIC_DIALECT_<database>")
     ap.add_argument("--host", required=True)
     ap.add_argument("--proxy", required=True)
     ap.add_argument("--checker", required=True)
@@ -230,6 +235,27 @@ def main():
     ctx.checker = load_checker(ctx.checker, "groupcheck")
     os.makedirs(ctx.work, exist_ok=True)
     db_connects(ctx, os.path.join(ctx.work, "group.db"))
+    if "CL_PGB_PORT_transaction" in os.environ and "postgresql" in ctx.connect:
+        # the PostgreSQL server through pgbouncer in transaction mode
+        port = int(os.environ["CL_PGB_PORT_transaction"])
+        ctx.connect["pgbouncer"] = re.sub(
+            r"Port=\d+", "Port=%d" % port, ctx.connect["postgresql"]) + \
+            ";LeaderPooler=transaction"
+        ctx.port["pgbouncer"] = port
+    for base in ("sqlite", "postgresql", "mariadb"):
+        # the generic dialect, made by ol_generic_dialect, on its own
+        # tables (another schema version than the shipped dialect's)
+        path = os.environ.get("OL_GENERIC_DIALECT_" + base)
+        if path is None or base not in ctx.connect:
+            continue
+        c = ctx.connect[base]
+        if base == "sqlite":
+            c = "Driver=SQLite3;Database=%s" % os.path.join(ctx.work,
+                                                            "generic.db")
+        ctx.connect["generic-" + base] = c + \
+            ";LeaderDialect=%s;LeaderTablePrefix=gen_" % path
+        if base in ctx.port:
+            ctx.port["generic-" + base] = ctx.port[base]
     failed = 0
     print("| database | shards | members | terms | moves | max unled ms "
           "| p99 unled ms | bound ms | violations |")

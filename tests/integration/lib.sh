@@ -225,9 +225,51 @@ ol__port_free() {
     return 0
 }
 
-# Prints a free TCP port on 127.0.0.1, searching from a random base.
+# Writes into file $2 sql/generic.sql with its "@define now" line set to
+# the expression generic.sql's own comment documents for database $1
+# (sqlite, postgresql, mariadb): the documented lines are the tested ones,
+# and a site does the same. Fails when there is no such line or the
+# result is not a one-line change.
+ol_generic_dialect() {
+    local label expr
+    case $1 in
+    sqlite) label='SQLite (tested' ;;
+    postgresql) label='PostgreSQL (tested' ;;
+    mariadb) label='MariaDB 10.3+ / MySQL 8 (tested' ;;
+    *) ol_fail "ol_generic_dialect: unknown database $1" ;;
+    esac
+    expr=$(awk -v label="--   $label" '
+        found { sub(/^--[ \t]*/, ""); print; exit }
+        index($0, label) == 1 { found = 1 }
+    ' "$srcdir/sql/generic.sql")
+    [ -n "$expr" ] || ol_fail "generic.sql documents no clock for $1"
+    awk -v e="$expr" '
+        /^-- @define now / { print "-- @define now " e; n++; next }
+        { print }
+        END { if (n != 1) exit 1 }
+    ' "$srcdir/sql/generic.sql" >"$2" ||
+        ol_fail "generic.sql must hold exactly one \"-- @define now\" line"
+    ol_log "generic on $1: now = $expr"
+}
+
+# Prints a free TCP port on 127.0.0.1, searching from a random base
+# below the kernel's ephemeral range (ip_local_port_range): a server
+# restarted on its old port (a killed Galera node, PostgreSQL) must not
+# find it taken by some client's outgoing connection, which happened with
+# ports inside that range (CI, stop 33: "Bind on TCP/IP port ... 98").
 ol_free_port() {
-    local base=$((20000 + RANDOM % 30000)) i
+    local low=32768 high=60999 lo hi base i
+    read -r low high </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null ||
+        true
+    if ((low >= 12000)); then
+        lo=10000 hi=$((low - 1))
+    else
+        lo=$((high + 1)) hi=65535
+    fi
+    if ((hi - lo < 1000)); then
+        lo=10000 hi=30000
+    fi
+    base=$((lo + RANDOM % (hi - lo - 500)))
     for ((i = 0; i < 500; i++)); do
         if ol__port_free $((base + i)); then
             echo $((base + i))

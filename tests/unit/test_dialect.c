@@ -779,8 +779,8 @@ static void test_err_lists_are_complete(void **state) {
                  "unknown parameter :nss; expected :ns, :id, :term, "
                  ":ttl_ms, :cand_ttl_ms, :version, :to, :wait_ms, :job, "
                  ":fire_ms, :status, :retention_ms, :seen_term, "
-                 ":seen_expires_ms, :inc, :seq, :shards, :take, :release or "
-                 ":dead");
+                 ":seen_expires_ms, :inc, :seq, :shards, :take, :release, "
+                 ":dead, :take_mask, :release_mask, :dead_inc or :dead_seq");
     expect_error(HEADER REQUIRED_OPS LEDGER_OPS, 21,
                  "@statement claim needs @schema-version 2 or later (the "
                  "fire ledger's table); a file of @schema-version 1 has no "
@@ -807,6 +807,42 @@ static void test_ledger_ops_by_version(void **state) {
     assert_int_equal(d->ops[ODBC_LEADER__OP_CLAIM].n, 1);
     assert_int_equal(d->ops[ODBC_LEADER__OP_UPGRADE].n, 1);
     odbc_leader__dialect_free(d);
+}
+
+/* "@step N" in upgrade: the statements after it carry N (they run only on
+ * tables below version N); steps grow up to @schema-version, only in
+ * upgrade and between statements. */
+static void test_upgrade_steps(void **state) {
+#define V3 "-- @dialect t\n-- @schema-version 3\n" REQUIRED_OPS LEDGER_OPS
+    struct odbc_leader__dialect *d;
+    int base = 0;
+
+    (void)state;
+    for (const char *c = V3; *c != '\0'; c++)
+        base += *c == '\n';
+    d = parse_ok(V3 "-- @statement upgrade\nSELECT 0;\n-- @step 2\n"
+                    "SELECT 1;\nSELECT 2;\n-- @step 3\nSELECT 3;\n");
+    assert_int_equal(d->ops[ODBC_LEADER__OP_UPGRADE].n, 4);
+    assert_int_equal(d->ops[ODBC_LEADER__OP_UPGRADE].v[0].step, 0);
+    assert_int_equal(d->ops[ODBC_LEADER__OP_UPGRADE].v[1].step, 2);
+    assert_int_equal(d->ops[ODBC_LEADER__OP_UPGRADE].v[2].step, 2);
+    assert_int_equal(d->ops[ODBC_LEADER__OP_UPGRADE].v[3].step, 3);
+    assert_int_equal(d->ops[ODBC_LEADER__OP_CLAIM].v[0].step, 0);
+    odbc_leader__dialect_free(d);
+    expect_error(V3 "-- @statement upgrade\n-- @step 4\nSELECT 1;\n", base + 2,
+                 "bad @step \"4\"; expected a version from 2");
+    expect_error(V3 "-- @statement upgrade\n-- @step 3\nSELECT 1;\n"
+                    "-- @step 2\nSELECT 2;\n",
+                 base + 4, "above the previous @step");
+    expect_error(V3 "-- @statement upgrade\n-- @step x\nSELECT 1;\n", base + 2,
+                 "bad @step \"x\"");
+    expect_error(V3 "-- @statement upgrade\nSELECT 1,\n-- @step 2\n2;\n",
+                 base + 3, "@step inside a statement");
+    expect_error(V3 "-- @statement upgrade\nSELECT 1;\n-- @statement hold\n"
+                    "-- @step 2\nSELECT 1;\n",
+                 base + 4, "@step outside @statement upgrade");
+    expect_error("-- @step 2\n" V3, 1, "unknown directive @step");
+#undef V3
 }
 
 static void test_err_missing_header(void **state) {
@@ -1333,6 +1369,7 @@ int main(void) {
         cmocka_unit_test(test_err_group_ops_together),
         cmocka_unit_test(test_err_attempt_without_watch),
         cmocka_unit_test(test_ledger_ops_by_version),
+        cmocka_unit_test(test_upgrade_steps),
         cmocka_unit_test(test_err_missing_header),
         cmocka_unit_test(test_err_bad_code),
         cmocka_unit_test(test_err_unknown_param),

@@ -472,6 +472,47 @@ static void test_watch_of_a_holder(void **state) {
     odbc_leader__group_member_free(&m);
 }
 
+/* The tick after a member's heartbeat stops is due when its watch ends,
+ * not at the renewal after it; the tick that finds it dead and takes over
+ * its assignment is followed at once by the one that takes its shards. */
+static void test_wakes_at_watch_then_takes_at_once(void **state) {
+    struct odbc_leader__group_member_state m;
+    struct fake f;
+    uint32_t next = 1;
+
+    (void)state;
+    start(&m, &f);
+    f.other_beat_ms = 1; /* b's heartbeat never moves: seen at 1000 ms */
+    strcpy(f.rows[0].holder, "b");
+    f.rows[0].inc = 77;
+    f.rows[0].seq = 5;
+    f.rows[0].term = 9;
+    f.rows[0].expires_ms = db_ms(&f) + 500;
+    odbc_leader__group_member_tick(&m, &next);
+    assert_int_equal(next, 0); /* first assignment: shards to take */
+    f.now_ns += 1 * MS;
+    odbc_leader__group_member_tick(&m, &next);
+    assert_int_equal(next, 300);
+    assert_int_equal(f.rows[0].inc, 77);
+    for (int i = 0; i < 2; i++) {
+        f.now_ns += 300 * MS;
+        odbc_leader__group_member_tick(&m, &next);
+        assert_int_equal(next, 300);
+    }
+    f.now_ns += 300 * MS; /* 1901 ms: b's watches end at 2000 */
+    odbc_leader__group_member_tick(&m, &next);
+    assert_int_equal(next, 99);
+    assert_int_equal(odbc_leader__group_member_leadership(&m, 0, NULL), 0);
+    f.now_ns += 99 * MS;
+    odbc_leader__group_member_tick(&m, &next);
+    assert_string_equal(f.last_dead, "[[77,5]]");
+    assert_int_equal(next, 0); /* b is dead: shard 0 is this member's */
+    assert_int_equal(odbc_leader__group_member_tick(&m, &next), SHARDS);
+    assert_true(odbc_leader__group_member_leadership(&m, 0, NULL) == 10);
+    assert_int_equal(next, 300); /* nothing left to wake for */
+    odbc_leader__group_member_free(&m);
+}
+
 /* A lost connection keeps each window until it ends, then reconnects. */
 static void test_error_keeps_windows(void **state) {
     struct odbc_leader__group_member_state m;
@@ -507,6 +548,7 @@ int main(void) {
         cmocka_unit_test(test_stop_then_release),
         cmocka_unit_test(test_failed_release_is_resent),
         cmocka_unit_test(test_watch_of_a_holder),
+        cmocka_unit_test(test_wakes_at_watch_then_takes_at_once),
         cmocka_unit_test(test_error_keeps_windows),
     };
 
