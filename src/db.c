@@ -90,8 +90,7 @@ struct odbc_leader__db {
     int64_t upgrade_from;  /* the version upgrade starts from (its @step) */
     const char *p_list[3]; /* borrowed per call: :take, :release, :dead */
     SQLLEN p_list_len[3];
-    char *p_mask[2]; /* owned: :take_mask, :release_mask (mask_lists()) */
-    size_t p_mask_cap[2];
+    const char *p_mask[2]; /* borrowed per call: :take_mask, :release_mask */
     SQLLEN p_mask_len[2];
     int64_t p_dead_inc, p_dead_seq;
     SQLLEN nts;  /* SQL_NTS, the indicator of both strings */
@@ -146,8 +145,6 @@ void odbc_leader__db_destroy(struct odbc_leader__db *db) {
     free(db->connect);
     if (db->wake_fd >= 0)
         close(db->wake_fd);
-    free(db->p_mask[0]);
-    free(db->p_mask[1]);
     free(db);
 }
 
@@ -2112,92 +2109,6 @@ static int group_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx) {
     return g->fn(g->ctx, (void *)h);
 }
 
-/* 1 when a statement of op uses parameter k. */
-static int op_uses_param(const struct odbc_leader__db *db, int op, int k) {
-    const struct odbc_leader__stmt_list *l = &db->dialect->ops[op];
-
-    for (size_t i = 0; i < l->n; i++) {
-        for (int j = 0; j < l->v[i].nparams; j++) {
-            if (l->v[i].params[j] == k)
-                return 1;
-        }
-    }
-    return 0;
-}
-
-/* Reads the next integer of one of group.c's JSON lists ("[1,2]",
- * "[[1,2],[3,4]]") from *s into *v, moving *s past it. Returns 1, or 0 at
- * the end of the text. */
-static int next_num(const char **s, int64_t *v) {
-    const char *p = *s;
-    char *end;
-
-    while (*p != '\0' && *p != '-' && (*p < '0' || *p > '9'))
-        p++;
-    if (*p == '\0')
-        return 0;
-    *v = strtoll(p, &end, 10);
-    *s = end;
-    return 1;
-}
-
-/* Writes list (group.c's JSON; pairs when stride is 2, the shard first)
- * as a mask of shards characters into db->p_mask[k]: '1' at each shard
- * listed, '0' elsewhere. Returns 0 or ODBC_LEADER_ENOMEM. */
-static int fill_mask(struct odbc_leader__db *db, int k, const char *list,
-                     int64_t shards, int stride) {
-    size_t need = (size_t)(shards > 0 ? shards : 0) + 1;
-    int64_t v;
-    int i = 0;
-
-    if (db->p_mask_cap[k] < need) {
-        char *m = realloc(db->p_mask[k], need);
-
-        if (m == NULL)
-            return ODBC_LEADER_ENOMEM;
-        db->p_mask[k] = m;
-        db->p_mask_cap[k] = need;
-    }
-    memset(db->p_mask[k], '0', need - 1);
-    db->p_mask[k][need - 1] = '\0';
-    while (list != NULL && next_num(&list, &v)) {
-        if (i++ % stride == 0 && v >= 0 && v < shards)
-            db->p_mask[k][v] = '1';
-    }
-    return 0;
-}
-
-/*
- * The lists of a group statement for a dialect without JSON (generic.sql):
- * :take and :release as masks, and of :dead one pair, a different one
- * each tick (seq modulo their count), since a portable statement cannot
- * take a list of pairs; the others are offered at the next ticks.
- * Returns 0 or ODBC_LEADER_ENOMEM.
- */
-static int mask_lists(struct odbc_leader__db *db, int op,
-                      const struct odbc_leader__group_args *a) {
-    const char *d = a->dead;
-    int64_t v, pairs[2] = {0, -1};
-    int64_t n = 0, pick;
-    int rc = 0;
-
-    if (op_uses_param(db, op, ODBC_LEADER__P_TAKE_MASK))
-        rc = fill_mask(db, 0, a->take, a->shards, 1);
-    if (rc == 0 && op_uses_param(db, op, ODBC_LEADER__P_RELEASE_MASK))
-        rc = fill_mask(db, 1, a->release, a->shards, 2);
-    while (d != NULL && next_num(&d, &v))
-        n++;
-    pick = n >= 2 ? (a->seq < 0 ? 0 : a->seq) % (n / 2) : 0;
-    d = a->dead;
-    for (int64_t i = 0; n >= 2 && next_num(&d, &v); i++) {
-        if (i / 2 == pick)
-            pairs[i % 2] = v;
-    }
-    db->p_dead_inc = pairs[0];
-    db->p_dead_seq = pairs[1];
-    return rc;
-}
-
 int odbc_leader__db_group_op(struct odbc_leader__db *db, int op,
                              const struct odbc_leader__group_args *a,
                              odbc_leader__db_row_fn fn, void *ctx) {
@@ -2212,10 +2123,13 @@ int odbc_leader__db_group_op(struct odbc_leader__db *db, int op,
     db->p_list[0] = a->take;
     db->p_list[1] = a->release;
     db->p_list[2] = a->dead;
-    rc = mask_lists(db, op, a);
-    if (rc == 0)
-        rc = run_op(db, op, fn != NULL ? group_row : NULL, &g, &cls);
+    db->p_mask[0] = a->take_mask;
+    db->p_mask[1] = a->release_mask;
+    db->p_dead_inc = a->dead_inc;
+    db->p_dead_seq = a->dead_seq;
+    rc = run_op(db, op, fn != NULL ? group_row : NULL, &g, &cls);
     db->p_list[0] = db->p_list[1] = db->p_list[2] = NULL;
+    db->p_mask[0] = db->p_mask[1] = NULL;
     return rc;
 }
 

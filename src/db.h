@@ -124,7 +124,10 @@ void odbc_leader__db_set_ns(struct odbc_leader__db *db, const char *ns);
  * call (NULL: "[]"). */
 struct odbc_leader__group_args {
     int64_t inc, seq, shards;
-    const char *take, *release, *dead;
+    const char *take, *release, *dead; /* JSON arrays (group.c) */
+    /* the same for a dialect without JSON (db_group.c fills them): */
+    const char *take_mask, *release_mask; /* NULL when unused */
+    int64_t dead_inc, dead_seq;
 };
 
 /* Called for each row of a group statement's result; stmt is opaque and

@@ -2,12 +2,14 @@
 /*
  * db_group.c: the ODBC port of a group member (group.h): connect and
  * create the group's rows (group_init), one tick (group_tick) read into
- * struct odbc_leader__group_row, and the graceful leave (group_leave).
- * The statements come from the dialect; db.c runs them.
+ * struct odbc_leader__group_row, and the graceful leave (group_leave);
+ * for a dialect without JSON (generic.sql), the tick's lists as masks.
+ * The statements come from the dialect; db.c binds and runs them.
  */
 #include <build_config.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
 #include <time.h>
@@ -16,6 +18,98 @@
 #include "dialect.h"
 #include "group.h"
 #include "log.h"
+
+/* ---- the lists for a dialect without JSON (generic.sql) ---- */
+
+/* Reads the next integer of one of group.c's JSON lists ("[1,2]",
+ * "[[1,2],[3,4]]") from *s into *v, moving *s past it. Returns 1, or 0 at
+ * the end of the text. */
+static int next_num(const char **s, int64_t *v) {
+    const char *p = *s;
+    char *end;
+
+    while (*p != '\0' && *p != '-' && (*p < '0' || *p > '9'))
+        p++;
+    if (*p == '\0')
+        return 0;
+    *v = strtoll(p, &end, 10);
+    *s = end;
+    return 1;
+}
+
+/* Returns list (pairs when stride is 2, the shard first) as a new mask of
+ * shards characters: '1' at each shard listed, '0' elsewhere; NULL when
+ * out of memory. The caller frees it. */
+static char *make_mask(const char *list, int64_t shards, int stride) {
+    size_t n = (size_t)(shards > 0 ? shards : 0);
+    char *m = malloc(n + 1);
+    int64_t v;
+    int i = 0;
+
+    if (m == NULL)
+        return NULL;
+    memset(m, '0', n);
+    m[n] = '\0';
+    while (list != NULL && next_num(&list, &v)) {
+        if (i++ % stride == 0 && v >= 0 && v < shards)
+            m[v] = '1';
+    }
+    return m;
+}
+
+/* Picks one pair of the :dead list into a->dead_inc, a->dead_seq (0 and
+ * -1 when empty): a different one at each tick (seq modulo their count),
+ * since a portable statement cannot take a list of pairs; the others are
+ * offered at the next ticks. */
+static void pick_dead(struct odbc_leader__group_args *a) {
+    const char *d = a->dead;
+    int64_t v, n = 0, pick;
+
+    a->dead_inc = 0;
+    a->dead_seq = -1;
+    while (d != NULL && next_num(&d, &v))
+        n++;
+    if (n < 2)
+        return;
+    pick = (a->seq < 0 ? 0 : a->seq) % (n / 2);
+    d = a->dead;
+    for (int64_t i = 0; next_num(&d, &v); i++) {
+        if (i == 2 * pick)
+            a->dead_inc = v;
+        else if (i == 2 * pick + 1)
+            a->dead_seq = v;
+    }
+}
+
+int odbc_leader__db_group_run(struct odbc_leader__db *db, int op,
+                              const struct odbc_leader__group_args *in,
+                              odbc_leader__db_row_fn fn, void *ctx) {
+    const struct odbc_leader__dialect *d = odbc_leader__db_dialect(db);
+    struct odbc_leader__group_args a = *in;
+    char *take = NULL, *rel = NULL;
+    int rc = 0;
+
+    if (d != NULL &&
+        odbc_leader__dialect_uses(d, op, ODBC_LEADER__P_TAKE_MASK)) {
+        take = make_mask(a.take, a.shards, 1);
+        rc = take == NULL ? ODBC_LEADER_ENOMEM : 0;
+        a.take_mask = take;
+    }
+    if (rc == 0 && d != NULL &&
+        odbc_leader__dialect_uses(d, op, ODBC_LEADER__P_RELEASE_MASK)) {
+        rel = make_mask(a.release, a.shards, 2);
+        rc = rel == NULL ? ODBC_LEADER_ENOMEM : 0;
+        a.release_mask = rel;
+    }
+    pick_dead(&a);
+    if (rc == 0)
+        rc = odbc_leader__db_group_op(db, op, &a, fn, ctx);
+    free(take);
+    free(rel);
+    return rc;
+}
+
+/* ---- create, tick, leave ---- */
 
 /* What group_init answered. */
 struct init_answer {
@@ -85,8 +179,8 @@ static int init_group(struct odbc_leader__db *db,
         }
         ans.rows = -1;
         ans.foreign = 0;
-        rc = odbc_leader__db_group_op(db, ODBC_LEADER__OP_GROUP_INIT, &a,
-                                      init_row, &ans);
+        rc = odbc_leader__db_group_run(db, ODBC_LEADER__OP_GROUP_INIT, &a,
+                                       init_row, &ans);
         if (rc < 0)
             ans.rows = 0;
     }
@@ -209,8 +303,8 @@ int odbc_leader__db_group_shards(struct odbc_leader__db *db,
     if (!odbc_leader__db_has_group(db))
         return 0;
     memset(&a, 0, sizeof(a));
-    return odbc_leader__db_group_op(db, ODBC_LEADER__OP_GROUP_SHARDS, &a,
-                                    shard_row, &c);
+    return odbc_leader__db_group_run(db, ODBC_LEADER__OP_GROUP_SHARDS, &a,
+                                     shard_row, &c);
 }
 
 static int port_connect(void *port, char *err, size_t errlen) {
@@ -229,8 +323,8 @@ static int port_tick(void *port, const struct odbc_leader__group_args *a,
                      odbc_leader__group_row_fn fn, void *ctx) {
     struct tick_ctx t = {fn, ctx};
 
-    return odbc_leader__db_group_op(port, ODBC_LEADER__OP_GROUP_TICK, a,
-                                    tick_row, &t);
+    return odbc_leader__db_group_run(port, ODBC_LEADER__OP_GROUP_TICK, a,
+                                     tick_row, &t);
 }
 
 static int port_leave(void *port, int64_t inc) {
@@ -238,8 +332,8 @@ static int port_leave(void *port, int64_t inc) {
 
     memset(&a, 0, sizeof(a));
     a.inc = inc;
-    return odbc_leader__db_group_op(port, ODBC_LEADER__OP_GROUP_LEAVE, &a, NULL,
-                                    NULL);
+    return odbc_leader__db_group_run(port, ODBC_LEADER__OP_GROUP_LEAVE, &a,
+                                     NULL, NULL);
 }
 
 const struct odbc_leader__group_port_ops odbc_leader__db_group_ops = {

@@ -1185,8 +1185,8 @@ static int check_group(struct parser *p) {
     return 0;
 }
 
-/* 1 when some statement of op uses parameter k. */
-static int op_uses(const struct odbc_leader__dialect *d, int op, int k) {
+int odbc_leader__dialect_uses(const struct odbc_leader__dialect *d, int op,
+                              int k) {
     const struct odbc_leader__stmt_list *l = &d->ops[op];
 
     for (size_t i = 0; i < l->n; i++) {
@@ -1208,7 +1208,7 @@ static int check_watch(struct parser *p) {
                                ODBC_LEADER__P_SEEN_EXPIRES_MS};
 
     for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
-        if (op_uses(p->d, ODBC_LEADER__OP_ATTEMPT, need[i]))
+        if (odbc_leader__dialect_uses(p->d, ODBC_LEADER__OP_ATTEMPT, need[i]))
             continue;
         return fail(p, p->op_line[ODBC_LEADER__OP_ATTEMPT],
                     "@statement attempt does not use :%s; attempt must take "

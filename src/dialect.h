@@ -192,6 +192,11 @@ int odbc_leader__dialect_parse(const char *text, const char *filename,
 /* Frees d; NULL is a no-op. */
 void odbc_leader__dialect_free(struct odbc_leader__dialect *d);
 
+/* 1 when some statement of operation op of d uses parameter k (an enum
+ * odbc_leader__param), else 0. */
+int odbc_leader__dialect_uses(const struct odbc_leader__dialect *d, int op,
+                              int k);
+
 /*
  * Loads the dialect named by spec: a path (contains '/' or ends in
  * ".sql") is read from disk; "auto" uses dbms_name (SQL_DBMS_NAME, may be

@@ -130,6 +130,14 @@ extern const struct odbc_leader__group_port_ops odbc_leader__db_group_ops;
 int odbc_leader__db_group_connect(struct odbc_leader__db *db, char *err,
                                   size_t errlen);
 
+/* Runs group operation op as odbc_leader__db_group_op() does, first
+ * writing a's JSON lists also as the masks and the one dead holder that a
+ * dialect without JSON reads (when op's statements use them). Returns
+ * what odbc_leader__db_group_op() returns, or ODBC_LEADER_ENOMEM. */
+int odbc_leader__db_group_run(struct odbc_leader__db *db, int op,
+                              const struct odbc_leader__group_args *a,
+                              odbc_leader__db_row_fn fn, void *ctx);
+
 /* Calls fn for each shard row of the group named by db's namespace.
  * Returns the rows (0 without group statements) or a negative error. */
 int odbc_leader__db_group_shards(struct odbc_leader__db *db,

@@ -43,6 +43,7 @@
 #include "config.h"
 #include "db.h"
 #include "dialect.h"
+#include "group.h"
 #include "log.h"
 
 static const char *base_connect(void) {
@@ -780,10 +781,10 @@ static struct shard0 group_tick0(struct odbc_leader__db *db, int64_t seq,
     a.shards = 2;
     a.take = take;
     a.release = release;
-    assert_true(odbc_leader__db_group_op(db, ODBC_LEADER__OP_GROUP_TICK, &a,
-                                         NULL, NULL) >= 0);
-    assert_true(odbc_leader__db_group_op(db, ODBC_LEADER__OP_GROUP_SHARDS, &a,
-                                         shard0_row, &r) >= 0);
+    assert_true(odbc_leader__db_group_run(db, ODBC_LEADER__OP_GROUP_TICK, &a,
+                                          NULL, NULL) >= 0);
+    assert_true(odbc_leader__db_group_run(db, ODBC_LEADER__OP_GROUP_SHARDS, &a,
+                                          shard0_row, &r) >= 0);
     return r;
 }
 
@@ -812,8 +813,8 @@ static void group_late_ticks_are_fenced(void **state) {
     db = port_open(&cfg, grp, "member-a", "LeaderShards=2");
     memset(&a, 0, sizeof(a));
     a.shards = 2;
-    assert_true(odbc_leader__db_group_op(db, ODBC_LEADER__OP_GROUP_INIT, &a,
-                                         NULL, NULL) >= 0);
+    assert_true(odbc_leader__db_group_run(db, ODBC_LEADER__OP_GROUP_INIT, &a,
+                                          NULL, NULL) >= 0);
     r = group_tick0(db, 1, "[0]", "[]");
     assert_string_equal(r.leader, "member-a");
     t1 = r.term;
