@@ -92,7 +92,7 @@ struct odbc_leader__db {
     SQLLEN p_list_len[3];
     const char *p_mask[2]; /* borrowed per call: :take_mask, :release_mask */
     SQLLEN p_mask_len[2];
-    int64_t p_dead_inc, p_dead_seq;
+    SQLBIGINT p_dead_inc, p_dead_seq;
     SQLLEN nts;  /* SQL_NTS, the indicator of both strings */
     SQLLEN zero; /* 0, the indicator of every integer */
 

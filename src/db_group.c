@@ -101,7 +101,8 @@ int odbc_leader__db_group_run(struct odbc_leader__db *db, int op,
         rc = rel == NULL ? ODBC_LEADER_ENOMEM : 0;
         a.release_mask = rel;
     }
-    pick_dead(&a);
+    if (d != NULL && odbc_leader__dialect_uses(d, op, ODBC_LEADER__P_DEAD_INC))
+        pick_dead(&a);
     if (rc == 0)
         rc = odbc_leader__db_group_op(db, op, &a, fn, ctx);
     free(take);

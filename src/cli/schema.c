@@ -179,12 +179,13 @@ static int add_section(struct odbc_leader__buf *b,
         if (b->len > 0 && odbc_leader__buf_add(b, "\n", 1) < 0)
             rc = -1;
         /* the first statement of an @step says which tables it is for */
-        snprintf(note, sizeof(note),
-                 "-- only on tables of schema version %d or earlier:\n",
-                 step - 1);
-        if (rc == 0 && step > 0 && (i == 0 || l->v[i - 1].step != step) &&
-            odbc_leader__buf_add(b, note, strlen(note)) < 0)
-            rc = -1;
+        if (rc == 0 && step > 0 && (i == 0 || l->v[i - 1].step != step)) {
+            snprintf(note, sizeof(note),
+                     "-- only on tables of schema version %d or earlier:\n",
+                     step - 1);
+            if (odbc_leader__buf_add(b, note, strlen(note)) < 0)
+                rc = -1;
+        }
         if (rc == 0)
             rc = expand_stmt(b, &l->v[i], d->schema_version);
     }
