@@ -46,7 +46,6 @@ at least two processes ran (celery: sent) fires.
 """
 
 import argparse
-import importlib
 import json
 import os
 import re
@@ -61,6 +60,7 @@ EVERY_S = 1
 NAMESPACE = "sched"
 LIVENESS_S = 30
 TIMING = "LeaderRenewInterval=250;LeaderSafetyMargin=150"
+FAKE_AHEAD = "+0.7"  # libfaketime: the fourth process's clock, 700 ms ahead
 SENT = re.compile(r"sent (\S+) fire (\d+) term (\d+)")
 INCOMPLETE = re.compile(r"(\d+) claimed but not run")
 
@@ -95,11 +95,33 @@ class Procs:
             self.env.update(ODBC_LEADER_JOBS=str(args.jobs),
                             ODBC_LEADER_SHARDS=str(args.shards))
         self.worker = None
+        self.fake = set()  # the pids whose clock runs FAKE_AHEAD ahead
         self.task_lines = []  # (job, fire_ms, term, arrival ms), the worker's
 
-    def start(self):
+    def start(self, fake=False):
         a = self.args
-        if a.kind == "apscheduler":
+        if a.kind == "node":
+            cmd = ('exec "$0" "$1" --plugin "$2" --connect '
+                   '"$3;LeaderId=mc-$$;%s" --namespace "$4" --every "$5" '
+                   '--ttl "$6"' % TIMING)
+            argv = ["bash", "-c", cmd, a.node,
+                    os.path.join(a.pkg, "examples", a.lib + ".js"), a.plugin,
+                    a.connect, NAMESPACE, str(EVERY_S), str(TTL_MS)]
+            if a.shards:
+                cmd += ' "${@:7}"'
+                argv[2] = cmd
+                argv += ["--jobs", str(a.jobs), "--shards", str(a.shards)]
+            env = dict(self.env)
+            if fake:  # its wall clock runs FAKE_AHEAD ahead of the others'
+                env.update(LD_PRELOAD=a.faketime_lib, FAKETIME=FAKE_AHEAD,
+                           FAKETIME_DONT_FAKE_MONOTONIC="1")
+            if a.broken:
+                env.update(NODE_OPTIONS="--require %s" % a.broken_module,
+                           ODBC_LEADER_BROKEN=a.broken)
+            p = subprocess.Popen(argv, stdout=subprocess.PIPE,
+                                 stderr=self.err, env=env, text=True)
+            stream = p.stdout
+        elif a.kind == "apscheduler":
             cmd = ('exec "$0" -m odbc_leader.examples.apscheduler --plugin '
                    '"$1" --connect "$2;LeaderId=mc-$$;%s" --namespace "$3" '
                    '--every "$4" --ttl "$5" "${@:6}"' % TIMING)
@@ -150,7 +172,7 @@ class Procs:
         kind = self.args.kind
         for line in stream:
             t = now_ms()
-            if kind == "apscheduler":
+            if kind in ("apscheduler", "node"):
                 f = line.split()
                 if len(f) != 4 or f[0] != "FIRE":
                     print("unexpected output of %d: %r" % (p.pid, line))
@@ -248,14 +270,20 @@ def ledger_path(args, job):
     return os.path.join(args.work, name)
 
 
+def fnv1a_shard(key, shards):
+    """The shard of key: FNV-1a 64 of its UTF-8 bytes modulo shards, as
+    docs/abi.md defines it (computed here apart from every binding)."""
+    h = 0xCBF29CE484222325
+    for b in key.encode("utf-8"):
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h % shards
+
+
 def write_ledgers(args):
     """Writes each job's ledger rows (odbc-leader fires --json) to its
     ledger file: the namespace's, or in a group its shard's. Returns the
     list of failures."""
-    shard_of = None
-    if args.shards:
-        sys.path.insert(0, args.pkg)
-        shard_of = importlib.import_module("odbc_leader.plugin").shard_of
+    shard_of = fnv1a_shard if args.shards else None
     namespaces = {}
     for job in jobs_of(args):
         ns = NAMESPACE if shard_of is None else \
@@ -286,6 +314,10 @@ def run_checker(args, runs, ledger, first, last, killed):
            "--slot-seconds", str(EVERY_S), "--first", str(first), "--last",
            str(last), "--max-incomplete", str(len(killed)),
            "--killed"] + [str(k) for k in killed]
+    if args.faults == "full" and not args.shards:
+        # each kill -9 leaves the slots of a lease's TTL to the next
+        # leader's catch-up: it must have run some
+        cmd += ["--expect-late", str(len(killed))]
     return subprocess.run(cmd, capture_output=True, text=True)
 
 
@@ -315,13 +347,106 @@ def scenario(ps, kills):
     return now_ms() // 1000 - 2  # due, fired and run by now
 
 
+def holds_file_lock(pid):
+    """True when process pid holds a POSIX or flock lock (/proc/locks;
+    a waiter's "->" lines are not holds)."""
+    with open("/proc/locks") as f:
+        for line in f:
+            fields = line.split()
+            if "->" not in fields and len(fields) >= 5 and \
+                    fields[4] == str(pid):
+                return True
+    return False
+
+
+def until_before_slot(margin_s):
+    """Sleeps until margin_s before the next slot boundary."""
+    now = time.time()
+    nxt = (int(now) // EVERY_S + 1) * EVERY_S
+    if nxt - now < margin_s + 0.05:
+        nxt += EVERY_S
+    time.sleep(nxt - margin_s - now)
+
+
+def scenario_full(ps):
+    """A process whose clock runs FAKE_AHEAD ahead (faketime) starts first
+    and leads; then three others. The leader is killed -9 just after a
+    fire (the first time: the one ahead), then just before one, stopped
+    with SIGSTOP past its TTL and continued, stopped with SIGTERM; each
+    time (but the SIGSTOP) replaced by a process with the same clock.
+    Returns the last slot to check."""
+    ps.started_ms = now_ms()
+    fake = ps.start(fake=True)
+    ps.fake.add(fake)
+    print("process %d runs %s s ahead" % (fake, FAKE_AHEAD), flush=True)
+    ps.wait_leader(ps.started_ms)
+    for _ in range(3):
+        ps.start()
+    since = now_ms()
+    steps = ("kill-after", "kill-before", "stop-cont", "term")
+    for step in steps:
+        lead = ps.wait_leader(since)
+        if step == "kill-after":
+            time.sleep(0.1)
+        elif step == "kill-before":
+            until_before_slot(0.15)
+        elif step == "term":
+            time.sleep(0.1)
+        if step == "stop-cont":
+            ps.procs[lead].send_signal(signal.SIGSTOP)
+            print("stopped leader %d (SIGSTOP)" % lead, flush=True)
+            try:
+                time.sleep(TTL_MS / 1000.0 + 1.5)  # past its TTL
+                since = now_ms()
+                if holds_file_lock(lead):
+                    # SQLite: stopped inside its short transaction, it
+                    # keeps the file locked and nobody can be elected
+                    # until it runs again (docs/reliability.md): the
+                    # fault ends at SIGCONT
+                    ps.procs[lead].send_signal(signal.SIGCONT)
+                    print("%d froze holding the file lock; continued"
+                          % lead, flush=True)
+                other = ps.wait_leader(since)
+            finally:
+                ps.procs[lead].send_signal(signal.SIGCONT)
+            print("continued %d; %d leads" % (lead, other), flush=True)
+            time.sleep(2)
+            since = now_ms()
+            continue
+        sig = signal.SIGKILL if step.startswith("kill") else signal.SIGTERM
+        ps.procs[lead].send_signal(sig)
+        if sig == signal.SIGKILL:
+            ps.killed.append(lead)
+        print("%s leader %d%s" % (step, lead, " (ahead)" if lead in ps.fake
+                                  else ""), flush=True)
+        since = now_ms()
+        time.sleep(0.5)
+        pid = ps.start(fake=lead in ps.fake)
+        if lead in ps.fake:
+            ps.fake.add(pid)
+        ps.wait_leader(since + 1)
+        since = now_ms()
+    time.sleep(TTL_MS / 1000.0 + 2)
+    return now_ms() // 1000 - 2
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--kind", choices=("apscheduler", "celery"),
+    ap.add_argument("--kind", choices=("apscheduler", "celery", "node"),
                     required=True)
-    for a in ("python", "pkg", "plugin", "connect", "odbc-leader", "checker",
-              "work"):
+    for a in ("pkg", "plugin", "connect", "odbc-leader", "checker", "work"):
         ap.add_argument("--" + a, required=True)
+    ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--node", default="node")
+    ap.add_argument("--lib", help="node: the example, examples/LIB.js")
+    ap.add_argument("--faults", choices=("kills", "full"), default="kills",
+                    help="full: a kill just after and one just before a "
+                    "fire, SIGSTOP past the TTL, SIGTERM, and a fourth "
+                    "process whose clock runs ahead")
+    ap.add_argument("--faketime-lib", help="libfaketimeMT.so.1 (--faults full)")
+    ap.add_argument("--broken", help="node: a broken variant of the "
+                    "binding (ODBC_LEADER_BROKEN) that the checker must fail")
+    ap.add_argument("--broken-module", help="the module that makes it")
     ap.add_argument("--broker")
     ap.add_argument("--kills", type=int, default=2)
     ap.add_argument("--jobs", type=int, default=1)
@@ -335,7 +460,8 @@ def main():
     if args.kind == "celery":
         ps.start_worker()
     try:
-        last = scenario(ps, args.kills)
+        last = scenario_full(ps) if args.faults == "full" else \
+            scenario(ps, args.kills)
     except RuntimeError as e:
         failures.append(str(e))
         last = now_ms() // 1000
@@ -396,16 +522,20 @@ def main():
             r = run_checker(args, path, ledger, first, last, ps.killed)
             if r.returncode == 0:
                 failures.append("check_fires passed a log with a %s" % name)
+    ahead = sum(1 for _, pid in ps.fired_by if pid in ps.fake)
+    if args.faults == "full" and ahead == 0:
+        failures.append("no fire ran in a process whose clock runs ahead")
     if incomplete > len(ps.killed):
         failures.append("%d fires claimed and never run, more than the %d "
                         "kills" % (incomplete, len(ps.killed)))
     for f in failures:
         print("FAIL: %s" % f)
-    print("%s: %d jobs%s, up to slot %d, %d fires, %d kills, %d processes "
+    print("%s: %d jobs%s, up to slot %d, %d fires%s, %d kills, %d processes "
           "fired in the last 4 s: %s" % (
               args.kind, len(jobs_of(args)),
               " in %d shards" % args.shards if args.shards else "", last,
-              total, len(ps.killed), len(spread),
+              total, " (%d by a clock %s s ahead)" % (ahead, FAKE_AHEAD)
+              if args.faults == "full" else "", len(ps.killed), len(spread),
               "FAIL" if failures else "ok"))
     return 1 if failures else 0
 

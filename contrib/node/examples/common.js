@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: MIT
+// examples/common.js: what the four example schedulers share: the
+// command line (--plugin SO --connect STR --namespace NS --every SECONDS
+// [--ttl MS] [--job NAME] [--jobs N --shards N]), the Leader, the job that
+// prints one flushed line per fire it runs ("FIRE <job> <fire_ms>
+// <term>"), and SIGTERM/SIGINT, which stop the scheduler, wait for a fire
+// under way and resign, so another host takes over at once (exit 0).
+'use strict';
+
+const fs = require('node:fs');
+const { parseArgs } = require('node:util');
+const { Leader } = require('odbc-leader');
+
+const DEFAULT_TTL_MS = 15000; // the library's default LeaderTTL
+
+/** Exits 64 with msg and the usage line. */
+function usage(prog, msg) {
+    process.stderr.write(`${prog}: ${msg}\nusage: node ${prog} --plugin SO ` +
+        '--connect STR --namespace NS --every SECONDS [--ttl MS] [--job NAME] ' +
+        '[--jobs N --shards N]\n');
+    process.exit(64);
+}
+
+/** The parsed command line: { plugin, connect, namespace, every, ttlMs,
+ * names, shards }. */
+function parse(prog) {
+    let v;
+    try {
+        v = parseArgs({ options: {
+            plugin: { type: 'string' }, connect: { type: 'string' },
+            namespace: { type: 'string' }, every: { type: 'string' },
+            ttl: { type: 'string' }, job: { type: 'string', default: 'every' },
+            jobs: { type: 'string', default: '1' }, shards: { type: 'string' },
+        } }).values;
+    } catch (e) {
+        usage(prog, e.message);
+    }
+    for (const k of ['connect', 'namespace', 'every'])
+        if (v[k] === undefined)
+            usage(prog, `--${k} is required`);
+    const every = Number(v.every);
+    if (!Number.isInteger(every) || every <= 0 || (60 % every !== 0 &&
+        (every % 60 !== 0 || 3600 % every !== 0)))
+        usage(prog, `--every ${v.every}: give whole seconds that divide a minute, ` +
+            'or whole minutes that divide an hour');
+    const jobs = Number(v.jobs);
+    if (!Number.isInteger(jobs) || jobs < 1)
+        usage(prog, '--jobs must be at least 1');
+    const ttlMs = v.ttl === undefined ? undefined : Number(v.ttl);
+    if (ttlMs !== undefined && !(ttlMs > 0))
+        usage(prog, `--ttl ${v.ttl}: give milliseconds`);
+    const shards = v.shards === undefined ? undefined : Number(v.shards);
+    const names = jobs === 1 ? [v.job] : [...Array(jobs).keys()].map((i) => `${v.job}-${i}`);
+    return { plugin: v.plugin, connect: v.connect, namespace: v.namespace, every,
+        ttlMs, names, shards };
+}
+
+/** A cron expression (with seconds) that fires at every multiple of every
+ * seconds since the epoch. */
+function cronOf(every) {
+    return every < 60 ? `*/${every} * * * * *` : `0 */${every / 60} * * * *`;
+}
+
+/** The catch-up grace: two TTLs and a period (a group: five TTLs, since a
+ * crashed member's shards are taken over after about two TTLs). */
+function graceOf(a, leader) {
+    const ttl = a.ttlMs || DEFAULT_TTL_MS;
+    return (leader.shards ? 5 : 2) * ttl + a.every * 1000 + 1000;
+}
+
+/** Prints the FIRE line of fire, flushed (a synchronous write). */
+function printFire(fire) {
+    fs.writeSync(1, `FIRE ${fire.job} ${fire.fireMs} ${fire.term}\n`);
+}
+
+/**
+ * Starts the Leader of the command line, calls setup(leader, args) to
+ * schedule the jobs (it returns a function that stops the scheduler),
+ * and on SIGTERM or SIGINT stops the scheduler, waits for fires under way
+ * and resigns. Exits 1 with the message when the Leader cannot start.
+ */
+async function main(prog, setup) {
+    const a = parse(prog);
+    let leader;
+    try {
+        leader = new Leader({ connect: a.connect, namespace: a.namespace,
+            ttlMs: a.ttlMs, plugin: a.plugin, shards: a.shards });
+        leader.on('change', ({ isLeader, term }) =>
+            process.stderr.write(isLeader ? `leader term ${term}\n` : 'follower\n'));
+        leader.on('shard', ({ shard, isLeader, term }) => process.stderr.write(
+            `shard ${shard}: ${isLeader ? `leader term ${term}` : 'stopped'}\n`));
+        await leader.start();
+    } catch (e) {
+        process.stderr.write(`${prog}: ${e.message}\n`);
+        process.exit(1);
+    }
+    const stopScheduler = await setup(leader, a, graceOf(a, leader));
+    let stopping = false;
+    const stop = async () => {
+        if (stopping)
+            return;
+        stopping = true;
+        await stopScheduler();
+        await leader.stop();
+        process.exit(0);
+    };
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+}
+
+module.exports = { main, cronOf, printFire };

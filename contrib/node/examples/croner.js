@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: MIT
+// examples/croner.js: one croner job whose every fire runs on one host,
+// claimed under its nominal time (computed from the pattern).
+//   node examples/croner.js --plugin SO --connect STR --namespace NS \
+//       --every SECONDS [--ttl MS]
+// Prints "FIRE <job> <fire_ms> <term>" per fire it runs; SIGTERM hands over.
+'use strict';
+
+const { Cron } = require('croner');
+const { currentFire } = require('odbc-leader');
+const { LeaderCron } = require('odbc-leader/croner');
+const { main, cronOf, printFire } = require('./common');
+
+main('examples/croner.js', (leader, a, graceMs) => {
+    const c = new LeaderCron(leader, { graceMs, Cron });
+    const jobs = a.names.map((name) => c.schedule(cronOf(a.every),
+        { name, timezone: 'UTC' }, () => printFire(currentFire())));
+    return () => {
+        for (const j of jobs)
+            j.stop();
+    };
+});

@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: MIT
+// examples/node-cron.js: one node-cron task whose every fire runs on one
+// host, through LeaderCoordinator (node-cron's RunCoordinator).
+//   node examples/node-cron.js --plugin SO --connect STR --namespace NS \
+//       --every SECONDS [--ttl MS]
+// Prints "FIRE <job> <fire_ms> <term>" per fire it runs; SIGTERM hands over.
+'use strict';
+
+const cron = require('node-cron');
+const { currentFire } = require('odbc-leader');
+const { LeaderCoordinator } = require('odbc-leader/node-cron');
+const { main, cronOf, printFire } = require('./common');
+
+main('examples/node-cron.js', (leader, a, graceMs) => {
+    const coordinator = new LeaderCoordinator(leader, { graceMs, cron });
+    const tasks = a.names.map((name) => coordinator.schedule(cronOf(a.every), name,
+        () => printFire(currentFire()), { noOverlap: false }));
+    return async () => {
+        for (const t of tasks)
+            await t.stop();
+    };
+});

@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: MIT
+// index.d.ts: the TypeScript declarations of the odbc-leader package and
+// its scheduler integrations (odbc-leader/node-cron, /node-schedule,
+// /croner, /cron).
+import { EventEmitter } from 'node:events';
+
+export const ABI_MAJOR: number;
+export const ABI_MINOR: number;
+export const EABI: number;
+export const ENOTLEADER: number;
+export const PLUGIN_ENV: 'ODBC_LEADER_PLUGIN';
+
+/** What to do about an error: keep going, alert an operator, alert a developer. */
+export type ErrorClass = 'transient' | 'config' | 'fatal';
+
+export class LeaderPluginError extends Error {
+    code: number;
+    strerror: string;
+    errorClass: ErrorClass | null;
+    /** The driver's SQLSTATE, '' when the error did not come from it. */
+    sqlstate: string;
+    native: number;
+    /** tick() only: tick again after this many ms. */
+    nextTickMs?: number;
+}
+export class NotLeaderError extends LeaderPluginError {}
+
+/** A fire this host claimed: run it under term (the fencing token). */
+export interface Fire {
+    job: string;
+    fireMs: number;
+    term: number;
+}
+
+export interface Leadership {
+    term: number;
+    validForMs: number;
+}
+
+export interface LastError {
+    code: number;
+    errorClass: ErrorClass | null;
+    sqlstate: string;
+    native: number;
+    message: string;
+}
+
+export interface TickResult {
+    leader: boolean;
+    nextTickMs: number;
+    resignRequested: boolean;
+}
+
+export interface Callbacks {
+    log?: (level: number, message: string) => void;
+    onChange?: (isLeader: boolean, term: number, leaderId: string | null) => void;
+    onShardChange?: (shard: number, isLeader: boolean, term: number) => void;
+}
+
+export class Plugin {
+    constructor(path: string, abiMajor?: number);
+    readonly path: string;
+    readonly name: string | null;
+    readonly version: string | null;
+    readonly abiMajor: number;
+    readonly abiMinor: number;
+    has(member: string): boolean;
+    strerror(code: number): string;
+    errorClass(code: number): ErrorClass | null;
+    init(config: string, callbacks?: Callbacks): Promise<Instance>;
+}
+
+export class Instance {
+    static create(plugin: Plugin, config: string, callbacks?: Callbacks): Promise<Instance>;
+    readonly plugin: Plugin;
+    readonly closed: boolean;
+    tick(): Promise<TickResult>;
+    claim(job: string, fireMs?: number): Promise<boolean>;
+    finish(job: string, fireMs?: number, status?: number): Promise<void>;
+    shutdown(): Promise<void>;
+    isLeader(): boolean;
+    term(): number;
+    leadership(): Leadership;
+    candidateId(): string;
+    shards(): number;
+    shardOf(key: string): number;
+    shardLeadership(shard: number): Leadership;
+    lastError(): LastError | null;
+}
+
+export interface LeaderOptions {
+    /** An ODBC connection string or "DSN=name". */
+    connect: string;
+    namespace?: string;
+    ttlMs?: number;
+    /** A member of a sharded group of this many shards (LeaderShards). */
+    shards?: number;
+    /** More Leader* keys, "Key=value;...". */
+    extra?: string;
+    /** odbc_leader.so; default $ODBC_LEADER_PLUGIN, else the installed one. */
+    plugin?: string;
+    log?: (level: number, message: string) => void;
+}
+
+export interface ChangeEvent {
+    isLeader: boolean;
+    term: number;
+    leaderId: string | null;
+}
+
+export interface ShardEvent {
+    shard: number;
+    isLeader: boolean;
+    term: number;
+}
+
+export interface RunResult<T> {
+    ran: boolean;
+    fire: Fire | null;
+    result: T | undefined;
+}
+
+export class Leader extends EventEmitter {
+    constructor(options: LeaderOptions);
+    readonly pluginPath: string;
+    readonly shards: number;
+    lastError: LeaderPluginError | null;
+    inst: Instance | null;
+    start(): Promise<this>;
+    stop(): Promise<void>;
+    isLeader(): boolean;
+    term(): number;
+    leadership(): Leadership;
+    candidateId(): string;
+    shardOf(job: string): number;
+    leads(job: string): boolean;
+    termOf(job: string): number;
+    claim(job: string, fireMs?: number): Promise<Fire | null>;
+    finish(fire: Fire, status?: number): Promise<void>;
+    runFire<T>(job: string, fireMs: number, fn: (fire: Fire) => T | Promise<T>): Promise<RunResult<T>>;
+    track<T>(promise: Promise<T>): Promise<T>;
+    on(event: 'elected' | 'lost', listener: (term: number) => void): this;
+    on(event: 'change', listener: (e: ChangeEvent) => void): this;
+    on(event: 'shard', listener: (e: ShardEvent) => void): this;
+    on(event: 'tickError', listener: (e: LeaderPluginError) => void): this;
+    on(event: string | symbol, listener: (...args: any[]) => void): this;
+}
+
+export function findPlugin(file?: string): string;
+export function currentFire(): Fire | undefined;
+export function shardOf(key: string, shards: number): number;
+
+export interface FenceOptions {
+    namespace?: string;
+    /** '?' (mysql2, sqlite) or '$' (pg). */
+    placeholder?: '?' | '$';
+    prefix?: string;
+    odbcLeader?: string;
+}
+
+export class Fence {
+    constructor(predicate: string, namespace: string, placeholder?: '?' | '$');
+    static fromCommand(dialect: string, options?: FenceOptions): Fence;
+    readonly predicate: string;
+    readonly namespace: string;
+    clause(firstParam?: number): string;
+    params(term: number): [string, number];
+    statement(sql: string, values: unknown[], term: number): { text: string; values: unknown[] };
+    forFire(leader: Leader, fire: Fire): Fence;
+}
+export function fence(dialect: string, options?: FenceOptions): Fence;
+
+export interface RunnerOptions {
+    /** How old a fire may be and still be caught up (ms, default 60000). */
+    graceMs?: number;
+    log?: (level: number, message: string) => void;
+}
+
+export class FireRunner {
+    constructor(leader: Leader, options?: RunnerOptions);
+    readonly graceMs: number;
+    add(name: string, fn: (fireMs: number, fire: Fire) => unknown,
+        next: ((ms: number) => number | null) | null): void;
+    remove(name: string): void;
+    fire(name: string, fireMs: number): Promise<void>;
+    catchUp(shard?: number): Promise<void>;
+    close(): void;
+}
+
+/** odbc-leader/node-cron */
+export class LeaderCoordinator {
+    constructor(leader: Leader, options?: RunnerOptions & { cron?: unknown });
+    shouldRun(key: string, ttlMs: number): Promise<boolean>;
+    onComplete(key: string): Promise<void>;
+    schedule(expression: string, name: string, fn: (context: any) => unknown,
+        options?: Record<string, unknown>): any;
+}
+
+/** odbc-leader/node-schedule */
+export class LeaderSchedule {
+    constructor(leader: Leader, options?: RunnerOptions & { schedule?: unknown; tz?: string });
+    scheduleJob(name: string, spec: unknown, fn: (fireDate: Date) => unknown): any;
+    cancelJob(name: string): boolean;
+}
+
+/** odbc-leader/croner */
+export class LeaderCron {
+    constructor(leader: Leader, options?: RunnerOptions & { Cron?: unknown });
+    schedule(pattern: string, options: { name: string } & Record<string, unknown>,
+        fn: (job: any, fire: Fire) => unknown): any;
+}
+
+/** odbc-leader/cron */
+export class LeaderCronJob {
+    constructor(leader: Leader, options?: RunnerOptions & { CronJob?: unknown });
+    from(params: { name: string; cronTime: string | Date; onTick: (fire: Fire) => unknown }
+        & Record<string, unknown>): any;
+}

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: MIT
+// lib/runner.js: what every scheduler integration shares. A FireRunner
+// holds the jobs of one scheduler, each with its name, its function and a
+// way to compute its fire times from its schedule (never from the clock);
+// it claims and runs each fire through a Leader, catches up the fires that
+// fell due while no one led (within a grace) when this host gains a job,
+// and, on each fire, those this host's timer skipped since its last one.
+'use strict';
+
+const DEFAULT_GRACE_MS = 60000;
+const MAX_CATCH_UP = 10000; // fires per job and catch-up, at most
+
+/**
+ * The fire times of a schedule in (fromMs, toMs], oldest first, at most
+ * max of them. next(ms) gives the first fire time strictly after ms (epoch
+ * ms), or null.
+ */
+function slotsIn(next, fromMs, toMs, max = MAX_CATCH_UP) {
+    const out = [];
+    let t = next(fromMs);
+    while (t !== null && t > fromMs && t <= toMs && out.length < max) {
+        out.push(t);
+        const after = next(t);
+        if (after !== null && after <= t)
+            break; // a schedule that does not move on: no endless loop
+        t = after;
+    }
+    return out;
+}
+
+/**
+ * The latest fire time at or before nowMs and no older than maxBackMs,
+ * or null: the nominal time of a callback that only knows "now". Looks
+ * back 2 s first, then 4 times further each time.
+ */
+function latestSlot(next, nowMs, maxBackMs) {
+    for (let back = 2000; ; back *= 4) {
+        const w = Math.min(back, maxBackMs);
+        const slots = slotsIn(next, nowMs - w - 1, nowMs, Infinity);
+        if (slots.length > 0)
+            return slots[slots.length - 1];
+        if (w >= maxBackMs)
+            return null;
+    }
+}
+
+/**
+ * Runs the fires of a scheduler's jobs through leader. options: graceMs
+ * (default 60 s: how old a fire may be and still be caught up), log.
+ */
+class FireRunner {
+    constructor(leader, options = {}) {
+        this.leader = leader;
+        this.graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
+        this.jobs = new Map(); // name -> { fn, next, last }
+        this._log = options.log || ((level, msg) => leader.log(level, msg));
+        this._onElected = () => this.catchUp();
+        this._onShard = ({ shard, isLeader }) => {
+            if (isLeader)
+                this.catchUp(shard);
+        };
+        leader.on('elected', this._onElected);
+        leader.on('shard', this._onShard);
+    }
+
+    /** Stops catching up on leadership changes (the jobs stay). */
+    close() {
+        this.leader.off('elected', this._onElected);
+        this.leader.off('shard', this._onShard);
+    }
+
+    /**
+     * Adds job name: fn(fireMs, fire) runs each fire this host claims;
+     * next(ms) is the first fire time strictly after ms from the job's
+     * schedule (null: none).
+     */
+    add(name, fn, next) {
+        if (this.jobs.has(name))
+            throw new Error(`odbc-leader: a job named ${name} is already scheduled`);
+        this.jobs.set(name, { fn, next, last: null });
+    }
+
+    remove(name) {
+        this.jobs.delete(name);
+    }
+
+    /**
+     * The scheduler fired job at nominal time fireMs: claims and runs the
+     * fires of job this host skipped since the last one it saw (a late
+     * timer, a paused process), within the grace, then fireMs. Resolves
+     * when they have run; a failed fire is logged.
+     */
+    async fire(name, fireMs) {
+        const job = this.jobs.get(name);
+        if (!job)
+            return;
+        const slots = [];
+        if (job.last !== null && job.next)
+            slots.push(...slotsIn(job.next, Math.max(job.last, fireMs - this.graceMs),
+                fireMs - 1));
+        slots.push(fireMs);
+        if (job.last === null || fireMs > job.last)
+            job.last = fireMs;
+        for (const t of slots)
+            await this._runOne(name, job, t);
+    }
+
+    async _runOne(name, job, fireMs) {
+        try {
+            await this.leader.runFire(name, fireMs, (fire) => job.fn(fireMs, fire));
+        } catch (e) {
+            this._log(3, `job ${name} at ${new Date(fireMs).toISOString()}: ${e && e.message}`);
+        }
+    }
+
+    /**
+     * Claims and runs, oldest first across the jobs, every fire within the
+     * grace that nobody ran, of every job (of shard's jobs, when given)
+     * this host leads. Called when this host gains leadership or a shard.
+     */
+    async catchUp(shard) {
+        const now = Date.now();
+        const due = [];
+        for (const [name, job] of this.jobs) {
+            if (!job.next)
+                continue;
+            if (shard !== undefined && this.leader.shardOf(name) !== shard)
+                continue;
+            for (const t of slotsIn(job.next, now - this.graceMs - 1, now))
+                due.push([t, name, job]);
+        }
+        due.sort((a, b) => a[0] - b[0]);
+        for (const [t, name, job] of due) {
+            if (!this.leader.leads(name))
+                continue;
+            await this._runOne(name, job, t);
+            if (job.last === null || t > job.last)
+                job.last = t;
+        }
+    }
+}
+
+module.exports = { FireRunner, slotsIn, latestSlot, DEFAULT_GRACE_MS };

@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: MIT
+// test/binding.test.js: the binding against real plugins (node --test).
+// OL_NODE_PLUGINS is the directory of the built odbc_leader.so and
+// always_leader.so, OL_NODE_ABI10 and OL_NODE_ABI12 plugins of ABI 1.0
+// and 1.2 (tests/contrib/abi10_plugin.c), OL_NODE_ODBC_LEADER the
+// odbc-leader command, OL_NODE_TMP a scratch directory; every candidate
+// runs on a SQLite file of its own test.
+'use strict';
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const path = require('node:path');
+const fs = require('node:fs');
+const { spawn, execFileSync } = require('node:child_process');
+const {
+    Plugin, Leader, LeaderPluginError, NotLeaderError, EABI, currentFire,
+    findPlugin, shardOf, Fence,
+} = require('..');
+
+const PLUGINS = process.env.OL_NODE_PLUGINS;
+const ODBC_SO = path.join(PLUGINS || '', 'odbc_leader.so');
+const ALWAYS_SO = path.join(PLUGINS || '', 'always_leader.so');
+const TMP = process.env.OL_NODE_TMP || fs.mkdtempSync('/tmp/ol-node-');
+let dbs = 0;
+
+/** A connection string on a new SQLite file. */
+function sqlite() {
+    dbs += 1;
+    return `Driver=SQLite3;Database=${path.join(TMP, `t${process.pid}-${dbs}.db`)}`;
+}
+
+/** Resolves after ms. */
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Ticks inst until tick().leader is want (at most 30 s). */
+async function tickUntil(inst, want) {
+    const deadline = Date.now() + 30000;
+    for (;;) {
+        const r = await inst.tick();
+        if (r.leader === want)
+            return r;
+        assert.ok(Date.now() < deadline, `leader=${want} not reached`);
+        await sleep(50);
+    }
+}
+
+test('odbc_leader.so: ABI 1.3 table', () => {
+    const p = new Plugin(ODBC_SO);
+    assert.equal(p.name, 'odbc_leader');
+    assert.equal(p.abiMajor, 1);
+    assert.ok(p.abiMinor >= 3);
+    for (const m of ['claim', 'finish', 'leadership', 'candidate_id', 'last_error',
+        'shards', 'shard_leadership'])
+        assert.ok(p.has(m), m);
+    assert.equal(p.has('no_such_member'), false);
+});
+
+test('another major version is refused with EABI', () => {
+    assert.throws(() => new Plugin(ODBC_SO, 2),
+        (e) => e instanceof LeaderPluginError && e.code === EABI &&
+            /ABI major 2 refused/.test(e.message));
+});
+
+test('a missing file is a clear error', () => {
+    assert.throws(() => new Plugin(path.join(TMP, 'none.so')), /cannot load/);
+    assert.throws(() => findPlugin(path.join(TMP, 'none.so')), /no such file/);
+    const saved = process.env.ODBC_LEADER_PLUGIN;
+    process.env.ODBC_LEADER_PLUGIN = ODBC_SO;
+    try {
+        assert.equal(findPlugin(), ODBC_SO);
+        process.env.ODBC_LEADER_PLUGIN = path.join(TMP, 'gone.so');
+        assert.throws(() => findPlugin(), /from \$ODBC_LEADER_PLUGIN\): no such file/);
+    } finally {
+        if (saved === undefined)
+            delete process.env.ODBC_LEADER_PLUGIN;
+        else
+            process.env.ODBC_LEADER_PLUGIN = saved;
+    }
+});
+
+test('an ABI 1.0 plugin: no claim, no leadership, no groups', async () => {
+    const p = new Plugin(process.env.OL_NODE_ABI10);
+    assert.equal(p.abiMinor, 0);
+    for (const m of ['claim', 'finish', 'leadership', 'candidate_id', 'shards'])
+        assert.equal(p.has(m), false, m);
+    const inst = await p.init('');
+    await inst.tick();
+    assert.equal(inst.isLeader(), true);
+    assert.equal(inst.term(), 7);
+    assert.equal(inst.shards(), 0);
+    assert.equal(inst.lastError(), null);
+    await assert.rejects(async () => inst.claim('j', 1000),
+        (e) => e.code === EABI && /ABI 1\.0\) has no claim/.test(e.message));
+    assert.throws(() => inst.leadership(), (e) => e.code === EABI);
+    await inst.shutdown();
+    assert.equal(inst.isLeader(), false);
+});
+
+test('an ABI 1.2 plugin: claims and ids, no groups', async () => {
+    const p = new Plugin(process.env.OL_NODE_ABI12);
+    assert.equal(p.abiMinor, 2);
+    assert.ok(p.has('claim') && p.has('last_error'));
+    assert.equal(p.has('shards'), false);
+    assert.equal(p.errorClass(-5), 'transient');
+    const leader = new Leader({ connect: 'x', plugin: process.env.OL_NODE_ABI12 });
+    await leader.start();
+    assert.equal(leader.shards, 0);
+    assert.equal(leader.candidateId(), 'abi12');
+    assert.deepEqual(leader.leadership(), { term: 7, validForMs: 1000 });
+    assert.deepEqual(await leader.claim('j', 5000), { job: 'j', fireMs: 5000, term: 7 });
+    assert.equal(await leader.claim('j', 5000), null);
+    await leader.stop();
+});
+
+test('bad configuration: the message names the key, class config', async () => {
+    const p = new Plugin(ODBC_SO);
+    await assert.rejects(p.init(`${sqlite()};LeaderBogus=1`),
+        (e) => e instanceof LeaderPluginError && /LeaderBogus/.test(e.message) &&
+            e.errorClass === 'config' && e.code < 0);
+    await assert.rejects(p.init('Driver=SQLite3;Database=/nonexistent/dir/x.db'),
+        (e) => /cannot connect/.test(e.message) && e.errorClass === 'transient');
+});
+
+test('a failed tick carries the driver SQLSTATE and goes on', async () => {
+    const conn = sqlite();
+    const db = conn.split('Database=')[1];
+    const leader = new Leader({ connect: conn, namespace: 'err', plugin: ODBC_SO,
+        log: () => {} });
+    const errors = [];
+    leader.on('tickError', (e) => errors.push(e));
+    await leader.start();
+    execFileSync('python3', ['-c', 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); ' +
+        'c.execute("DROP TABLE odbc_leader_lease"); c.commit()', db]);
+    const deadline = Date.now() + 20000;
+    while (errors.length === 0 && Date.now() < deadline)
+        await sleep(50);
+    await leader.stop();
+    assert.ok(errors.length > 0, 'no tick failed');
+    const e = errors[0];
+    assert.ok(e instanceof LeaderPluginError);
+    assert.equal(e.sqlstate.length, 5, `sqlstate ${JSON.stringify(e.sqlstate)}`);
+    assert.match(e.message, /odbc_leader_lease/);
+    assert.ok(['config', 'transient', 'fatal'].includes(e.errorClass));
+    assert.equal(leader.lastError, errors[errors.length - 1]);
+});
+
+test('a follower waiting in tick does not block the event loop', async () => {
+    const conn = sqlite();
+    const db = conn.split('Database=')[1];
+    const p = new Plugin(ODBC_SO);
+    const inst = await p.init(`${conn};LeaderNamespace=wait;LeaderTTL=60000`);
+    await tickUntil(inst, true);
+    // A writer holds the file's lock until told on stdin: the next tick
+    // waits in the driver's busy handler, on a koffi worker thread.
+    const holder = spawn('python3', ['-c', 'import sqlite3,sys; ' +
+        'c=sqlite3.connect(sys.argv[1], isolation_level=None); ' +
+        'c.execute("BEGIN EXCLUSIVE"); print("locked", flush=True); ' +
+        'sys.stdin.readline(); c.execute("COMMIT")', db],
+        { stdio: ['pipe', 'pipe', 'inherit'] });
+    await new Promise((r) => holder.stdout.once('data', r));
+    let settled = false;
+    let beats = 0;
+    const pending = inst.tick().finally(() => { settled = true; });
+    const timer = setInterval(() => {
+        if (!settled)
+            beats += 1;
+        if (beats === 3)
+            holder.stdin.end('\n'); // the timer ran while tick waited
+    }, 20);
+    await pending.catch(() => {});
+    clearInterval(timer);
+    holder.kill();
+    assert.ok(beats >= 3, `the timer fired ${beats} times while tick was pending`);
+    await inst.shutdown();
+});
+
+test('calls of one instance never overlap, in the order asked', async () => {
+    const p = new Plugin(ALWAYS_SO);
+    const inst = await p.init('');
+    // The plugin's calls replaced by slow ones that count how many run at
+    // once (the queue is pure logic; the real calls are tested above).
+    let active = 0;
+    let most = 0;
+    const order = [];
+    const slow = (name, rc) => Object.assign(() => rc, {
+        async: (...args) => {
+            const cb = args.pop();
+            active += 1;
+            most = Math.max(most, active);
+            order.push(`${name}:${args[1] ?? ''}`);
+            setTimeout(() => {
+                active -= 1;
+                cb(null, rc);
+            }, 5);
+        },
+    });
+    p._fns.tick = slow('tick', 1);
+    p._fns.claim = slow('claim', 1);
+    const calls = [];
+    for (let i = 0; i < 5; i++) {
+        calls.push(inst.tick());
+        calls.push(inst.claim(`job${i}`, 1000));
+    }
+    await Promise.all(calls);
+    assert.equal(most, 1, `${most} calls ran at once`);
+    assert.equal(order.filter((x) => x.startsWith('claim')).map((x) => x.slice(6)).join(),
+        'job0,job1,job2,job3,job4');
+    delete p._fns.tick;
+    delete p._fns.claim;
+    await inst.shutdown();
+    await inst.shutdown(); // idempotent
+    await assert.rejects(inst.tick(), /shut down/);
+});
+
+test('one leads, the other follows; stop hands over', async () => {
+    const conn = `${sqlite()};LeaderRenewInterval=200`;
+    const a = new Leader({ connect: conn, namespace: 'pair', ttlMs: 3000, plugin: ODBC_SO });
+    const events = [];
+    a.on('elected', (t) => events.push(['a-elected', t]));
+    a.on('lost', (t) => events.push(['a-lost', t]));
+    await a.start();
+    assert.equal(a.isLeader(), true);
+    const b = new Leader({ connect: conn, namespace: 'pair', ttlMs: 3000, plugin: ODBC_SO });
+    const changes = [];
+    b.on('change', (c) => changes.push(c));
+    await b.start();
+    assert.equal(b.isLeader(), false);
+    assert.equal(changes.at(-1).leaderId, a.candidateId());
+    const term = a.term();
+    assert.ok(term > 0);
+    assert.deepEqual(events, [['a-elected', term]]);
+    const elected = new Promise((r) => b.once('elected', r));
+    await a.stop();
+    assert.deepEqual(events, [['a-elected', term], ['a-lost', term]],
+        'a resign is a loss of the term led');
+    const bTerm = await elected;
+    assert.ok(bTerm > term, 'terms only grow');
+    assert.equal(b.isLeader(), true);
+    await b.stop();
+});
+
+test('claims: once, by the leader only, with currentFire set', async () => {
+    const conn = sqlite();
+    const a = new Leader({ connect: conn, namespace: 'fires', plugin: ODBC_SO });
+    const b = new Leader({ connect: conn, namespace: 'fires', plugin: ODBC_SO });
+    await a.start();
+    await b.start();
+    const fireMs = Math.floor(Date.now() / 1000) * 1000;
+    assert.equal(await b.claim('job', fireMs), null, 'a follower claims nothing');
+    let seen;
+    const r = await a.runFire('job', fireMs, () => {
+        seen = currentFire();
+        return 42;
+    });
+    assert.equal(r.ran, true);
+    assert.equal(r.result, 42);
+    assert.deepEqual(seen, { job: 'job', fireMs, term: a.term() });
+    assert.equal((await a.runFire('job', fireMs, () => 1)).ran, false, 'claimed before');
+    await assert.rejects(a.runFire('job', fireMs + 1000, () => {
+        throw new Error('job failed');
+    }), /job failed/);
+    await a.stop();
+    await b.stop();
+    const out = execFileSync(process.env.OL_NODE_ODBC_LEADER, ['fires', '-C', conn,
+        '-n', 'fires', '--json', '--limit', '0'], { encoding: 'utf8' });
+    const rows = out.trim().split('\n').map((l) => JSON.parse(l));
+    const byFire = Object.fromEntries(rows.map((x) => [x.fire_ms, x]));
+    assert.equal(byFire[fireMs].status, 0);
+    assert.equal(byFire[fireMs + 1000].status, 1);
+});
+
+test('a group: members share the shards, claims in the shard term', async () => {
+    const conn = `${sqlite()};LeaderRenewInterval=200`;
+    const opts = { connect: conn, namespace: 'grp', shards: 8, ttlMs: 3000, plugin: ODBC_SO };
+    const a = new Leader(opts);
+    const b = new Leader(opts);
+    const gained = new Set();
+    a.on('shard', ({ shard, isLeader }) => isLeader && gained.add(shard));
+    await a.start();
+    await b.start();
+    assert.equal(a.shards, 8);
+    const deadline = Date.now() + 20000;
+    while (Date.now() < deadline) {
+        const led = [...Array(8).keys()].filter((s) =>
+            a.inst.shardLeadership(s).term || b.inst.shardLeadership(s).term);
+        const mine = [...Array(8).keys()].filter((s) => b.inst.shardLeadership(s).term);
+        if (led.length === 8 && mine.length > 0)
+            break;
+        await sleep(100);
+    }
+    const jobs = [...Array(40).keys()].map((i) => `job-${i}`);
+    const fireMs = Math.floor(Date.now() / 1000) * 1000;
+    let ranA = 0;
+    let ranB = 0;
+    for (const job of jobs) {
+        const fa = await a.claim(job, fireMs);
+        const fb = await b.claim(job, fireMs);
+        assert.ok(!(fa && fb), `${job} claimed twice`);
+        const f = fa || fb;
+        assert.ok(f, `${job} claimed by nobody`);
+        const owner = fa ? a : b;
+        assert.equal(f.term, owner.inst.shardLeadership(owner.shardOf(job)).term);
+        fa ? ranA++ : ranB++;
+    }
+    assert.ok(ranA > 0 && ranB > 0, `spread: ${ranA} and ${ranB}`);
+    assert.ok(gained.size > 0);
+    await a.stop();
+    await b.stop();
+});
+
+test('shardOf: FNV-1a 64 as docs/abi.md gives it', () => {
+    assert.equal(shardOf('', 1000), Number(0xcbf29ce484222325n % 1000n));
+    assert.equal(shardOf('a', 1000), Number(0xaf63dc4c8601ec8cn % 1000n));
+    assert.equal(shardOf('anything', 0), 0);
+});
+
+test('fence: the predicate with pg placeholders after the statement\'s own', () => {
+    const f = Fence.fromCommand('postgresql', { namespace: 'nightly', placeholder: '$',
+        odbcLeader: process.env.OL_NODE_ODBC_LEADER });
+    const s = f.statement('UPDATE report SET body = $1 WHERE day = $2', ['x', '2026-01-01'], 42);
+    assert.match(s.text, /namespace = CAST\(\$3 AS VARCHAR\(128\)\)/);
+    assert.match(s.text, /term = CAST\(\$4 AS BIGINT\)/);
+    assert.deepEqual(s.values, ['x', '2026-01-01', 'nightly', 42]);
+    assert.throws(() => new Fence('SELECT 1', 'ns'), /two \? placeholders/);
+    assert.throws(() => Fence.fromCommand('nosuch', { odbcLeader: process.env.OL_NODE_ODBC_LEADER }),
+        /fence failed/);
+});

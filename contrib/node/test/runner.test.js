@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+// test/runner.test.js: the fire times the integrations compute from a
+// schedule (node --test): slotsIn and latestSlot on a plain schedule, then
+// on each scheduler's own next-fire function, so that a callback that only
+// knows "now" is given the fire it was due for.
+'use strict';
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { slotsIn, latestSlot } = require('../lib/runner');
+const { parseKey } = require('../lib/node-cron');
+
+const T = Date.UTC(2026, 0, 1, 0, 0, 10); // a whole second
+const every = (ms) => (t) => (Math.floor(t / ms) + 1) * ms;
+
+test('slotsIn: the fire times in (from, to], oldest first', () => {
+    assert.deepEqual(slotsIn(every(1000), T - 3000, T), [T - 2000, T - 1000, T]);
+    assert.deepEqual(slotsIn(every(1000), T - 2500, T - 1), [T - 2000, T - 1000]);
+    assert.deepEqual(slotsIn(every(1000), T, T + 999), []);
+    assert.equal(slotsIn(every(1000), T - 100000, T, 10).length, 10);
+    assert.deepEqual(slotsIn(() => T, T - 5000, T + 5000), [T], 'a stuck schedule ends');
+});
+
+test('latestSlot: the latest fire at or before now, within the grace', () => {
+    assert.equal(latestSlot(every(1000), T, 60000), T);
+    assert.equal(latestSlot(every(1000), T + 999, 60000), T);
+    assert.equal(latestSlot(every(60000), T + 59000, 600000), Date.UTC(2026, 0, 1, 0, 1));
+    assert.equal(latestSlot(every(3600000), T + 1800000, 60000), null, 'older than the grace');
+});
+
+test('each scheduler\'s schedule gives the fire a late callback is due for', () => {
+    const { Cron } = require('croner');
+    const { CronJob } = require('cron');
+    const cronParser = require(require.resolve('cron-parser',
+        { paths: [require.resolve('node-schedule')] }));
+    const nodeCron = require('node-cron');
+    const croner = new Cron('*/5 * * * * *', { paused: true, timezone: 'UTC' }, () => {});
+    const kelektiv = CronJob.from({ cronTime: '*/5 * * * * *', onTick() {}, start: false,
+        timeZone: 'UTC' });
+    const task = nodeCron.createTask('*/5 * * * * *', () => {}, { timezone: 'UTC' });
+    const nexts = {
+        croner: (ms) => croner.nextRun(new Date(ms)).getTime(),
+        cron: (ms) => kelektiv.cronTime.getNextDateFrom(new Date(ms)).toMillis(),
+        'node-schedule': (ms) => cronParser.parseExpression('*/5 * * * * *',
+            { currentDate: new Date(ms), tz: 'UTC' }).next().getTime(),
+        'node-cron': (ms) => {
+            for (let t = Math.floor(ms / 1000) * 1000 + 1000; ; t += 1000)
+                if (task.match(new Date(t)))
+                    return t;
+        },
+    };
+    for (const [name, next] of Object.entries(nexts)) {
+        assert.equal(latestSlot(next, T, 60000), T, `${name}: on time`);
+        assert.equal(latestSlot(next, T + 4999, 60000), T, `${name}: late`);
+        assert.equal(latestSlot(next, T + 12000, 60000), T + 10000, `${name}: two periods late`);
+        assert.deepEqual(slotsIn(next, T - 10000, T), [T - 5000, T], name);
+    }
+    croner.stop();
+    task.destroy();
+});
+
+test('node-cron keys: task name and slot', () => {
+    assert.deepEqual(parseKey('report:2026-01-01T00:00:10.000Z'), { job: 'report', fireMs: T });
+    assert.deepEqual(parseKey('a:b:2026-01-01T00:00:10.000Z'), { job: 'a:b', fireMs: T });
+    assert.equal(parseKey('2026-01-01T00:00:10.000Z'), null);
+    assert.equal(parseKey('report:yesterday'), null);
+});
