@@ -183,6 +183,7 @@ export class FireRunner {
         next: ((ms: number) => number | null) | null): void;
     remove(name: string): void;
     fire(name: string, fireMs: number): Promise<void>;
+    fireDue(name: string, what: string): Promise<void> | undefined;
     catchUp(shard?: number): Promise<void>;
     close(): void;
 }

@@ -103,13 +103,11 @@ class Procs:
         if a.kind == "node":
             cmd = ('exec "$0" "$1" --plugin "$2" --connect '
                    '"$3;LeaderId=mc-$$;%s" --namespace "$4" --every "$5" '
-                   '--ttl "$6"' % TIMING)
+                   '--ttl "$6" "${@:7}"' % TIMING)
             argv = ["bash", "-c", cmd, a.node,
                     os.path.join(a.pkg, "examples", a.lib + ".js"), a.plugin,
                     a.connect, NAMESPACE, str(EVERY_S), str(TTL_MS)]
             if a.shards:
-                cmd += ' "${@:7}"'
-                argv[2] = cmd
                 argv += ["--jobs", str(a.jobs), "--shards", str(a.shards)]
             env = dict(self.env)
             if fake:  # its wall clock runs FAKE_AHEAD ahead of the others'
@@ -145,6 +143,8 @@ class Procs:
             stream = p.stderr
         with self.lock:
             self.procs[p.pid] = p
+            if fake:
+                self.fake.add(p.pid)
         threading.Thread(target=self._read, args=(p, stream),
                          daemon=True).start()
         return p.pid
@@ -377,7 +377,6 @@ def scenario_full(ps):
     Returns the last slot to check."""
     ps.started_ms = now_ms()
     fake = ps.start(fake=True)
-    ps.fake.add(fake)
     print("process %d runs %s s ahead" % (fake, FAKE_AHEAD), flush=True)
     ps.wait_leader(ps.started_ms)
     for _ in range(3):
@@ -386,12 +385,10 @@ def scenario_full(ps):
     steps = ("kill-after", "kill-before", "stop-cont", "term")
     for step in steps:
         lead = ps.wait_leader(since)
-        if step == "kill-after":
-            time.sleep(0.1)
-        elif step == "kill-before":
+        if step == "kill-before":
             until_before_slot(0.15)
-        elif step == "term":
-            time.sleep(0.1)
+        elif step != "stop-cont":
+            time.sleep(0.1)  # just after its fire
         if step == "stop-cont":
             ps.procs[lead].send_signal(signal.SIGSTOP)
             print("stopped leader %d (SIGSTOP)" % lead, flush=True)
@@ -421,9 +418,7 @@ def scenario_full(ps):
                                   else ""), flush=True)
         since = now_ms()
         time.sleep(0.5)
-        pid = ps.start(fake=lead in ps.fake)
-        if lead in ps.fake:
-            ps.fake.add(pid)
+        ps.start(fake=lead in ps.fake)
         ps.wait_leader(since + 1)
         since = now_ms()
     time.sleep(TTL_MS / 1000.0 + 2)

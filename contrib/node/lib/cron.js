@@ -7,7 +7,7 @@
 // (within the grace), as are those a new leader finds unrun.
 'use strict';
 
-const { FireRunner, latestSlot } = require('./runner');
+const { FireRunner } = require('./runner');
 
 /**
  * cron over leader (a started Leader). options: graceMs (the catch-up
@@ -37,14 +37,7 @@ class LeaderCronJob {
         job = this.CronJob.from({
             ...params,
             start: false,
-            onTick: () => {
-                const fireMs = latestSlot(next, Date.now(), this.runner.graceMs);
-                if (fireMs === null) {
-                    this.leader.log(4, `cron job ${name}: ticked later than the grace, fire skipped`);
-                    return undefined;
-                }
-                return this.runner.fire(name, fireMs);
-            },
+            onTick: () => this.runner.fireDue(name, 'cron'),
         });
         this.runner.add(name, (fireMs, fire) => onTick.call(job, fire), next);
         if (params.start)

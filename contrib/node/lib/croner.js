@@ -7,7 +7,7 @@
 // then too (within the grace), as are those a new leader finds unrun.
 'use strict';
 
-const { FireRunner, latestSlot } = require('./runner');
+const { FireRunner } = require('./runner');
 
 /**
  * croner over leader (a started Leader). options: graceMs (the catch-up
@@ -36,14 +36,8 @@ class LeaderCron {
             const d = job.nextRun(new Date(ms));
             return d ? d.getTime() : null;
         };
-        job = new this.Cron(pattern, { ...options, paused: true }, () => {
-            const fireMs = latestSlot(next, Date.now(), this.runner.graceMs);
-            if (fireMs === null) {
-                this.leader.log(4, `croner job ${name}: woke later than the grace, fire skipped`);
-                return undefined;
-            }
-            return this.runner.fire(name, fireMs);
-        });
+        job = new this.Cron(pattern, { ...options, paused: true },
+            () => this.runner.fireDue(name, 'croner'));
         this.runner.add(name, (fireMs, fire) => fn(job, fire), next);
         if (!(options && options.paused))
             job.resume();

@@ -113,4 +113,4 @@ function nextMatch(task, ms) {
     return null;
 }
 
-module.exports = { LeaderCoordinator, parseKey };
+module.exports = { LeaderCoordinator, parseKey, nextMatch };

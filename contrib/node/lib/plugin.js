@@ -91,7 +91,7 @@ const PROTOS = {
         'void *inst, uint32_t shard, _Out_ uint32_t *valid_for_ms)'),
 };
 
-// The members of each minor version after 1.0, for has().
+// The struct_size of a 1.0 table: it ends where claim (ABI 1.1) begins.
 const SIZE_1_0 = koffi.offsetof(Table, 'claim');
 
 /** A C string at ptr (a BigInt address) as a string, null for NULL. */
