@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: MIT
 """scheduler_fires.py: exactly-once fires of a Python scheduler on odbc-leader.
 
-    python3 scheduler_fires.py --kind apscheduler|celery --python PY
-        --pkg DIR --plugin SO --connect CONN --odbc-leader BIN
+    python3 scheduler_fires.py --kind apscheduler|celery|node|exec
+        --python PY --pkg DIR --plugin SO --connect CONN --odbc-leader BIN
         --checker CHECK_FIRES --work DIR [--broker URL] [--kills N]
-        [--jobs N --shards N]
+        [--jobs N --shards N] [--exe EXE [--env K=V ...]]
+        [--faults full --faketime-lib SO [--short-stop]]
 
 Runs three scheduler processes, each with LeaderId=mc-PID so that the
 fire ledger names the process, on one namespace with a 1-second job and
@@ -12,6 +13,10 @@ a 2-second lease:
 
 - apscheduler: `PY -m odbc_leader.examples.apscheduler` (the real
   APScheduler, PYTHONPATH=DIR); a run is a FIRE line on its stdout.
+- node: `node PKG/examples/LIB.js` (--lib LIB), the same contract.
+- exec: EXE itself (--exe; any example that follows the contract, such
+  as the Java and Ruby ones), with each --env K=V added to its
+  environment.
 - celery: `PY -m celery -A odbc_leader.examples.celery beat -S
   odbc_leader.celery:LeaderScheduler` and one real worker of the same app,
   both on the broker URL; a beat's "sent" log line marks the leader, and a
@@ -61,6 +66,7 @@ NAMESPACE = "sched"
 LIVENESS_S = 30
 TIMING = "LeaderRenewInterval=250;LeaderSafetyMargin=150"
 FAKE_AHEAD = "+0.7"  # libfaketime: the fourth process's clock, 700 ms ahead
+SHORT_STOP_S = 1.2  # --short-stop: less than the trust window's 1.6 s
 SENT = re.compile(r"sent (\S+) fire (\d+) term (\d+)")
 INCOMPLETE = re.compile(r"(\d+) claimed but not run")
 
@@ -97,19 +103,25 @@ class Procs:
         self.worker = None
         self.fake = set()  # the pids whose clock runs FAKE_AHEAD ahead
         self.task_lines = []  # (job, fire_ms, term, arrival ms), the worker's
+        self.unaligned = []  # the runs whose fire time is not a slot's
 
     def start(self, fake=False):
         a = self.args
-        if a.kind == "node":
+        if a.kind in ("node", "exec"):
             cmd = ('exec "$0" "$1" --plugin "$2" --connect '
                    '"$3;LeaderId=mc-$$;%s" --namespace "$4" --every "$5" '
                    '--ttl "$6" "${@:7}"' % TIMING)
-            argv = ["bash", "-c", cmd, a.node,
-                    os.path.join(a.pkg, "examples", a.lib + ".js"), a.plugin,
-                    a.connect, NAMESPACE, str(EVERY_S), str(TTL_MS)]
+            if a.kind == "node":
+                head = [a.node, os.path.join(a.pkg, "examples", a.lib + ".js")]
+            else:  # the exe is $0, $1 an empty argument it never sees
+                cmd = cmd.replace('"$0" "$1"', '"$0"')
+                head = [a.exe, ""]
+            argv = ["bash", "-c", cmd] + head + [
+                a.plugin, a.connect, NAMESPACE, str(EVERY_S), str(TTL_MS)]
             if a.shards:
                 argv += ["--jobs", str(a.jobs), "--shards", str(a.shards)]
             env = dict(self.env)
+            env.update(kv.split("=", 1) for kv in a.env)
             if fake:  # its wall clock runs FAKE_AHEAD ahead of the others'
                 env.update(LD_PRELOAD=a.faketime_lib, FAKETIME=FAKE_AHEAD,
                            FAKETIME_DONT_FAKE_MONOTONIC="1")
@@ -172,7 +184,7 @@ class Procs:
         kind = self.args.kind
         for line in stream:
             t = now_ms()
-            if kind in ("apscheduler", "node"):
+            if kind in ("apscheduler", "node", "exec"):
                 f = line.split()
                 if len(f) != 4 or f[0] != "FIRE":
                     print("unexpected output of %d: %r" % (p.pid, line))
@@ -188,6 +200,12 @@ class Procs:
     def _ran(self, job, fire_ms, pid, term, t):
         slot_s = fire_ms // 1000
         with self.lock:
+            if fire_ms % (EVERY_S * 1000):
+                # its claim key is not the slot's: another host's catch-up
+                # would run the slot again
+                self.unaligned.append("%d ran %s at %d, not a slot's start "
+                                      "(an invented fire time)"
+                                      % (pid, job, fire_ms))
             if job not in self.runs:
                 self.runs[job] = open(runs_path(self.args, job), "a")
             self.runs[job].write("%d %d %d %d\n" % (slot_s, pid, term, t))
@@ -374,7 +392,9 @@ def scenario_full(ps):
     fire (the first time: the one ahead), then just before one, stopped
     with SIGSTOP past its TTL and continued, stopped with SIGTERM; each
     time (but the SIGSTOP) replaced by a process with the same clock.
-    Returns the last slot to check."""
+    With --short-stop, first the leader is stopped for SHORT_STOP_S from
+    just before a slot and continued: it keeps its lease and its
+    scheduler wakes late. Returns the last slot to check."""
     ps.started_ms = now_ms()
     fake = ps.start(fake=True)
     print("process %d runs %s s ahead" % (fake, FAKE_AHEAD), flush=True)
@@ -383,8 +403,27 @@ def scenario_full(ps):
         ps.start()
     since = now_ms()
     steps = ("kill-after", "kill-before", "stop-cont", "term")
+    if ps.args.short_stop:
+        steps = ("short-stop",) + steps
     for step in steps:
         lead = ps.wait_leader(since)
+        if step == "short-stop":
+            # a pause shorter than the leader's trust window (TTL - the
+            # safety margin from its last renew attempt, at least 1.6 s
+            # here), from just before a slot: the slot falls due while it
+            # is stopped, and it wakes still leading, its scheduler late
+            # (a Quartz misfire past a 500 ms threshold)
+            until_before_slot(0.1)
+            ps.procs[lead].send_signal(signal.SIGSTOP)
+            try:
+                time.sleep(SHORT_STOP_S)
+            finally:
+                ps.procs[lead].send_signal(signal.SIGCONT)
+            print("stopped leader %d for %.1f s (SIGSTOP, SIGCONT)"
+                  % (lead, SHORT_STOP_S), flush=True)
+            time.sleep(2)
+            since = now_ms()
+            continue
         if step == "kill-before":
             until_before_slot(0.15)
         elif step != "stop-cont":
@@ -427,10 +466,20 @@ def scenario_full(ps):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--kind", choices=("apscheduler", "celery", "node"),
-                    required=True)
-    for a in ("pkg", "plugin", "connect", "odbc-leader", "checker", "work"):
+    ap.add_argument("--kind", choices=("apscheduler", "celery", "node",
+                                       "exec"), required=True)
+    for a in ("plugin", "connect", "odbc-leader", "checker", "work"):
         ap.add_argument("--" + a, required=True)
+    ap.add_argument("--pkg", default="",
+                    help="the package (python: PYTHONPATH; node: its dir)")
+    ap.add_argument("--exe", help="exec: the example to run")
+    ap.add_argument("--env", action="append", default=[], metavar="K=V",
+                    help="exec: added to the example's environment")
+    ap.add_argument("--short-stop", action="store_true",
+                    help="--faults full: also stop the leader with SIGSTOP "
+                    "for %.1f s from just before a slot, within its lease "
+                    "(the scheduler wakes late and still leads)"
+                    % SHORT_STOP_S)
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--node", default="node")
     ap.add_argument("--lib", help="node: the example, examples/LIB.js")
@@ -449,6 +498,10 @@ def main():
     args = ap.parse_args()
     if args.shards and args.jobs < 2:
         ap.error("--shards: give --jobs 2 or more")
+    if (args.kind == "exec") != (args.exe is not None):
+        ap.error("--exe goes with --kind exec")
+    if any("=" not in kv for kv in args.env):
+        ap.error("--env: give K=V")
     os.makedirs(args.work, exist_ok=True)
     ps = Procs(args)
     failures = []
@@ -517,6 +570,7 @@ def main():
             r = run_checker(args, path, ledger, first, last, ps.killed)
             if r.returncode == 0:
                 failures.append("check_fires passed a log with a %s" % name)
+    failures += ps.unaligned
     ahead = sum(1 for _, pid in ps.fired_by if pid in ps.fake)
     if args.faults == "full" and ahead == 0:
         failures.append("no fire ran in a process whose clock runs ahead")

@@ -101,7 +101,7 @@ if [ ! -f "$build/Makefile" ]; then
     find_iodbc_dev
     say "configuring $build (--with-odbc=iodbc)"
     (cd "$build" && "$src/configure" --with-odbc=iodbc --enable-werror \
-        --enable-test-hooks ${iodbc_env[@]+"${iodbc_env[@]}"} \
+        --enable-test-hooks --without-java ${iodbc_env[@]+"${iodbc_env[@]}"} \
         >configure.out) || {
         tail -n 30 "$build/config.log" >&2
         say "configure --with-odbc=iodbc failed ($build/config.log)"

@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: MIT
+// QuartzExample.java: the Quartz example (contrib/java/examples/quartz runs
+// it). Every host runs the same Quartz schedule (RAMJobStore), one job named
+// "every" whose cron trigger (UTC) fires at each multiple of --every seconds
+// since the epoch; the LeaderGate runs each fire on the one host that claimed
+// it and the job prints one flushed line per fire it runs:
+// "FIRE every <fire_ms> <term>" (nothing else goes to stdout). SIGTERM stops
+// Quartz, waiting for a fire under way, and closes the Leader (it resigns, so
+// another host takes over at once); exit 0. Bad arguments exit 64, a start
+// that fails exits 1.
+//
+//   quartz --plugin SO --connect STR --namespace NS --every SECONDS [--ttl MS]
+package org.odbcleader.examples;
+
+import java.io.PrintStream;
+import java.util.Properties;
+import java.util.TimeZone;
+import java.util.concurrent.CountDownLatch;
+import org.odbcleader.Fire;
+import org.odbcleader.Leader;
+import org.odbcleader.LeaderException;
+import org.odbcleader.LeaderListener;
+import org.odbcleader.quartz.LeaderGate;
+import org.quartz.CronScheduleBuilder;
+import org.quartz.Job;
+import org.quartz.JobBuilder;
+import org.quartz.JobDetail;
+import org.quartz.JobExecutionContext;
+import org.quartz.Scheduler;
+import org.quartz.SchedulerException;
+import org.quartz.Trigger;
+import org.quartz.TriggerBuilder;
+import org.quartz.impl.StdSchedulerFactory;
+
+/** The example scheduler; subclasses (the test suite's broken variants) override its hooks. */
+public class QuartzExample {
+    /** The library's default LeaderTTL, for the grace when --ttl is not given. */
+    static final long DEFAULT_TTL_MS = 15_000;
+    /** The scheduler-context key of the Leader (for an ungated job). */
+    static final String LEADER_KEY = "odbcleader.leader";
+    private static final Object OUT = new Object();
+
+    /** The parsed command line. */
+    record Args(String plugin, String connect, String namespace, int every, Long ttlMs) {
+    }
+
+    /** An argument problem: exit 64. */
+    static final class UsageException extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        UsageException(String msg) {
+            super(msg);
+        }
+    }
+
+    /** Returns the parsed command line. */
+    static Args parse(String[] argv) throws UsageException {
+        String plugin = null;
+        String connect = null;
+        String namespace = null;
+        String every = null;
+        String ttl = null;
+        for (int i = 0; i < argv.length; i++) {
+            String k = argv[i];
+            if (!k.startsWith("--"))
+                throw new UsageException("unexpected argument " + k);
+            if (i + 1 >= argv.length)
+                throw new UsageException(k + " needs a value");
+            String v = argv[++i];
+            switch (k) {
+            case "--plugin":
+                plugin = v;
+                break;
+            case "--connect":
+                connect = v;
+                break;
+            case "--namespace":
+                namespace = v;
+                break;
+            case "--every":
+                every = v;
+                break;
+            case "--ttl":
+                ttl = v;
+                break;
+            default:
+                throw new UsageException("unknown option " + k);
+            }
+        }
+        if (connect == null)
+            throw new UsageException("--connect is required");
+        if (namespace == null)
+            throw new UsageException("--namespace is required");
+        if (every == null)
+            throw new UsageException("--every is required");
+        int e;
+        try {
+            e = Integer.parseInt(every);
+        } catch (NumberFormatException x) {
+            e = -1;
+        }
+        if (e <= 0 || (60 % e != 0 && (e % 60 != 0 || 3600 % e != 0)))
+            throw new UsageException("--every " + every
+                    + ": give whole seconds that divide a minute, or whole minutes that divide an hour");
+        Long ttlMs = null;
+        if (ttl != null) {
+            try {
+                ttlMs = Long.parseLong(ttl);
+            } catch (NumberFormatException x) {
+                ttlMs = -1L;
+            }
+            if (ttlMs <= 0)
+                throw new UsageException("--ttl " + ttl + ": give milliseconds");
+        }
+        return new Args(plugin, connect, namespace, e, ttlMs);
+    }
+
+    /** Returns the Quartz cron expression firing at every multiple of every seconds since the epoch (UTC). */
+    static String cronOf(int every) {
+        return every < 60 ? "0/" + every + " * * * * ?" : "0 0/" + every / 60 + " * * * ?";
+    }
+
+    /** Prints a FIRE line on stdout, flushed at once. */
+    static void printFire(String job, long fireMs, long term) {
+        synchronized (OUT) {
+            PrintStream out = System.out;
+            out.print("FIRE " + job + " " + fireMs + " " + term + "\n");
+            out.flush();
+        }
+    }
+
+    /** The job: prints the FIRE line of the fire it runs. */
+    public static final class EveryJob implements Job {
+        /** Quartz makes one per fire. */
+        public EveryJob() {
+        }
+
+        @Override
+        public void execute(JobExecutionContext context) {
+            Fire fire = LeaderGate.fire(context);
+            if (fire != null) {
+                printFire(fire.job(), fire.fireMs(), fire.term());
+                return;
+            }
+            // Not gated (a broken variant of the test suite): the time Quartz names.
+            long term = 0;
+            try {
+                Object l = context.getScheduler().getContext().get(LEADER_KEY);
+                if (l instanceof Leader)
+                    term = ((Leader) l).term();
+            } catch (SchedulerException e) {
+                term = 0;
+            }
+            printFire(context.getTrigger().getKey().getName(), context.getScheduledFireTime().getTime(), term);
+        }
+    }
+
+    // ---- hooks -------------------------------------------------------------
+
+    /** Returns true when the fires go through the LeaderGate (the example: always). */
+    protected boolean gated() {
+        return true;
+    }
+
+    /** Returns the trigger's schedule with the misfire policy the gate keeps: IGNORE_MISFIRE_POLICY. */
+    protected CronScheduleBuilder misfirePolicy(CronScheduleBuilder schedule) {
+        return schedule.withMisfireHandlingInstructionIgnoreMisfires();
+    }
+
+    /** Returns what the gate does about a misfire policy it cannot keep (the example: REFUSE). */
+    protected LeaderGate.MisfireCheck misfireCheck() {
+        return LeaderGate.MisfireCheck.REFUSE;
+    }
+
+    /**
+     * Returns org.quartz.jobStore.misfireThreshold in ms (the example: 50; Quartz's default is
+     * 60 s). Low, so that a wrong misfire policy shows at once: Quartz checks a trigger for a
+     * misfire when it acquires it, about when the previous fire runs, so after a 1.2-s pause
+     * the next slot is only about 0.1 s late. With the gate's IGNORE_MISFIRE_POLICY Quartz
+     * never applies a misfire (a late fire runs under its own scheduled time, the claim
+     * dedups), so the threshold changes nothing.
+     */
+    protected long misfireThresholdMs() {
+        return 50;
+    }
+
+    // ---- the program ---------------------------------------------------------
+
+    /** Runs the example; returns the exit status of a failed start (the JVM runs on otherwise). */
+    public int run(String[] argv) throws InterruptedException {
+        Args a;
+        try {
+            a = parse(argv);
+        } catch (UsageException e) {
+            System.err.println("quartz: " + e.getMessage());
+            System.err.println("usage: quartz --plugin SO --connect STR --namespace NS --every SECONDS [--ttl MS]");
+            return 64;
+        }
+        long grace = 2 * (a.ttlMs() != null ? a.ttlMs() : DEFAULT_TTL_MS) + a.every() * 1000L + 1000;
+        Leader leader = null;
+        Scheduler scheduler = null;
+        LeaderGate gate = null;
+        try {
+            Leader.Builder lb = Leader.builder().connect(a.connect()).namespace(a.namespace()).plugin(a.plugin());
+            if (a.ttlMs() != null)
+                lb.ttlMs(a.ttlMs());
+            leader = lb.build();
+            leader.addListener(new LeaderListener() {
+                @Override
+                public void changed(boolean isLeader, long term, String leaderId) {
+                    System.err.println(isLeader ? "leader term " + term : "follower");
+                }
+
+                @Override
+                public void tickFailed(LeaderException e) {
+                    System.err.println("tick: " + e);
+                }
+            });
+            Properties p = new Properties();
+            p.setProperty("org.quartz.scheduler.instanceName", "odbc-leader-example");
+            p.setProperty("org.quartz.scheduler.skipUpdateCheck", "true");
+            p.setProperty("org.quartz.threadPool.class", "org.quartz.simpl.SimpleThreadPool");
+            p.setProperty("org.quartz.threadPool.threadCount", "3");
+            p.setProperty("org.quartz.jobStore.class", "org.quartz.simpl.RAMJobStore");
+            p.setProperty("org.quartz.jobStore.misfireThreshold", Long.toString(misfireThresholdMs()));
+            scheduler = new StdSchedulerFactory(p).getScheduler();
+            scheduler.getContext().put(LEADER_KEY, leader);
+            JobDetail job = JobBuilder.newJob(EveryJob.class).withIdentity("every").build();
+            Trigger trigger = TriggerBuilder.newTrigger().withIdentity("every").forJob(job)
+                    .withSchedule(misfirePolicy(CronScheduleBuilder.cronSchedule(cronOf(a.every()))
+                            .inTimeZone(TimeZone.getTimeZone("UTC"))))
+                    .build();
+            if (gated()) {
+                gate = LeaderGate.builder(leader, scheduler).graceMs(grace).misfireCheck(misfireCheck()).build();
+                gate.schedule(job, trigger);
+            } else {
+                scheduler.scheduleJob(job, trigger);
+            }
+            leader.start();
+            scheduler.start();
+        } catch (LeaderException | SchedulerException | RuntimeException e) {
+            System.err.println("quartz: " + e.getMessage());
+            if (scheduler != null) {
+                try {
+                    scheduler.shutdown(false);
+                } catch (SchedulerException e2) {
+                    // exiting
+                }
+            }
+            if (leader != null)
+                leader.close();
+            return 1;
+        }
+        final Scheduler s = scheduler;
+        final LeaderGate g = gate;
+        final Leader l = leader;
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            try {
+                s.shutdown(true); // waits for the fire under way
+            } catch (SchedulerException e) {
+                System.err.println("quartz: stopping the scheduler: " + e.getMessage());
+            }
+            if (g != null)
+                g.close();
+            l.close(); // resigns
+            System.out.flush();
+            System.err.flush();
+            Runtime.getRuntime().halt(0); // SIGTERM handled: exit 0, not 143
+        }, "odbc-leader-stop"));
+        new CountDownLatch(1).await(); // until SIGTERM
+        return 0;
+    }
+
+    /** The entry point. */
+    public static void main(String[] argv) throws InterruptedException {
+        if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null)
+            System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+        System.setProperty("org.slf4j.simpleLogger.logFile", "System.err");
+        System.exit(new QuartzExample().run(argv));
+    }
+}

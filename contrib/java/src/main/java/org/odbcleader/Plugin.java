@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: MIT
+// Plugin.java: the JNA binding of the scheduler-plugin ABI
+// (plugin/leader_plugin.h). A Plugin is a loaded .so and its function table,
+// read member by member: a member of a later minor than 1.0 is used only
+// when the table's struct_size covers it and it is set (LEADER_PLUGIN_HAS).
+// Instances are made by init() (see Instance). A library is never unloaded.
+package org.odbcleader;
+
+import com.sun.jna.Function;
+import com.sun.jna.Native;
+import com.sun.jna.NativeLibrary;
+import com.sun.jna.Pointer;
+import com.sun.jna.ptr.PointerByReference;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/** A loaded plugin (odbc_leader.so or any plugin of ABI 1.x) and its function table. */
+public final class Plugin {
+    /** LEADER_PLUGIN_ABI_MAJOR: the major this binding speaks. */
+    public static final int ABI_MAJOR = 1;
+    /** LEADER_PLUGIN_ABI_MINOR: the minor this binding knows (1.3: shards). */
+    public static final int ABI_MINOR = 3;
+    /** LEADER_PLUGIN_RESIGN_REQUESTED: tick's answer when asked to resign. */
+    public static final int RESIGN_REQUESTED = 2;
+
+    /** The members of struct leader_plugin after abi_major/abi_minor, in order: all pointers. */
+    private static final List<String> MEMBERS = List.of("name", "version", "init", "tick",
+            "is_leader", "shutdown", "term", "strerror", // 1.0
+            "claim", "finish", "leadership", // 1.1
+            "candidate_id", "error_class", "last_error", // 1.2
+            "shards", "shard_of", "shard_leadership"); // 1.3
+    /** struct_size of a 1.0 table: it ends where claim begins. */
+    static final int SIZE_1_0 = offsetOf("claim");
+
+    private final String path;
+    private final NativeLibrary library; // held: keeps the library loaded
+    private final Pointer table;
+    private final int structSize;
+    private final int abiMajor;
+    private final int abiMinor;
+    private final String name;
+    private final String version;
+    private final Map<String, Function> functions = new ConcurrentHashMap<>();
+
+    /** The offset of member in struct leader_plugin (uint32 + 2 x uint16, then pointers). */
+    static int offsetOf(String member) {
+        int i = MEMBERS.indexOf(member);
+        if (i < 0)
+            throw new IllegalArgumentException("struct leader_plugin has no member " + member);
+        return 8 + i * Native.POINTER_SIZE;
+    }
+
+    /** Loads path and asks its leader_plugin_entry for ABI major 1; see {@link #Plugin(String, int)}. */
+    public Plugin(String path) throws LeaderException {
+        this(path, ABI_MAJOR);
+    }
+
+    /**
+     * Loads the plugin at path and calls leader_plugin_entry(abiMajor). abiMajor is a
+     * parameter only so that tests can check the refusal of another major: the plugin
+     * answers LEADER_PLUGIN_EABI, thrown as a LeaderException of that code.
+     *
+     * @throws LeaderException (code EABI) when the file cannot be loaded, the major is
+     *         refused or the table is smaller than ABI 1.0's
+     */
+    public Plugin(String path, int abiMajor) throws LeaderException {
+        if (path == null || path.isEmpty())
+            throw new IllegalArgumentException("Plugin: path is required");
+        this.path = path;
+        try {
+            library = NativeLibrary.getInstance(path);
+        } catch (UnsatisfiedLinkError e) {
+            throw new LeaderException(LeaderException.EABI, path + ": cannot load: " + e.getMessage());
+        }
+        Function entry;
+        try {
+            entry = library.getFunction("leader_plugin_entry");
+        } catch (UnsatisfiedLinkError e) {
+            throw new LeaderException(LeaderException.EABI, path + ": no leader_plugin_entry: not a plugin");
+        }
+        PointerByReference out = new PointerByReference();
+        int rc = entry.invokeInt(new Object[] {(short) abiMajor, out});
+        if (rc != 0 || out.getValue() == null)
+            throw new LeaderException(rc != 0 ? rc : LeaderException.EABI,
+                    path + ": ABI major " + abiMajor + " refused (" + rc + ")");
+        table = out.getValue();
+        structSize = table.getInt(0);
+        if (structSize < SIZE_1_0)
+            throw new LeaderException(LeaderException.EABI,
+                    path + ": struct leader_plugin too small (" + structSize + " bytes)");
+        this.abiMajor = Short.toUnsignedInt(table.getShort(4));
+        abiMinor = Short.toUnsignedInt(table.getShort(6));
+        name = cString(table.getPointer(offsetOf("name")));
+        version = cString(table.getPointer(offsetOf("version")));
+    }
+
+    /** Returns the C string at p decoded as UTF-8, null for NULL. */
+    static String cString(Pointer p) {
+        return p == null ? null : p.getString(0, StandardCharsets.UTF_8.name());
+    }
+
+    /** Returns s as a NUL-terminated UTF-8 array (JNA passes it as a char *). */
+    static byte[] cBytes(String s) {
+        byte[] b = s.getBytes(StandardCharsets.UTF_8);
+        byte[] z = new byte[b.length + 1];
+        System.arraycopy(b, 0, z, 0, b.length);
+        return z;
+    }
+
+    /** Returns the NUL-terminated text at the start of buf. */
+    static String bufText(byte[] buf) {
+        int n = 0;
+        while (n < buf.length && buf[n] != 0)
+            n++;
+        return new String(buf, 0, n, StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Returns true when the table has member (a name of struct leader_plugin such as
+     * "claim") and it is set: struct_size covers it, as LEADER_PLUGIN_HAS checks in C.
+     */
+    public boolean has(String member) {
+        if (!MEMBERS.contains(member) || member.equals("name") || member.equals("version"))
+            return false;
+        int off = offsetOf(member);
+        if (structSize < off + Native.POINTER_SIZE)
+            return false;
+        return table.getPointer(off) != null;
+    }
+
+    /**
+     * Returns the callable member (cached).
+     *
+     * @throws LeaderException (EABI) naming the plugin's version when it lacks member
+     */
+    Function fn(String member) throws LeaderException {
+        Function f = functions.get(member);
+        if (f == null) {
+            if (!has(member))
+                throw new LeaderException(LeaderException.EABI, path + ": plugin " + name + " (ABI "
+                        + abiMajor + "." + abiMinor + ") has no " + member);
+            f = Function.getFunction(table.getPointer(offsetOf(member)));
+            functions.put(member, f);
+        }
+        return f;
+    }
+
+    /** Returns the plugin's static message for one of its negative codes. */
+    public String strerror(int code) {
+        try {
+            String s = cString(fn("strerror").invokePointer(new Object[] {code}));
+            return s == null ? "unknown error" : s;
+        } catch (LeaderException e) {
+            return "unknown error";
+        }
+    }
+
+    /** Returns the class the plugin gives a negative code, null before ABI 1.2 or for a non-error. */
+    public ErrorClass errorClass(int code) {
+        if (!has("error_class"))
+            return null;
+        try {
+            return ErrorClass.of(fn("error_class").invokeInt(new Object[] {code}));
+        } catch (LeaderException e) {
+            return null;
+        }
+    }
+
+    /**
+     * Returns a new instance of config (the connection string with its Leader* keys),
+     * whose callbacks go to listener (may be null) and log (may be null).
+     *
+     * @throws LeaderException with the plugin's message when init fails
+     */
+    public Instance init(String config, Instance.Callbacks callbacks) throws LeaderException {
+        return new Instance(this, config, callbacks);
+    }
+
+    /** Returns the path the plugin was loaded from. */
+    public String path() {
+        return path;
+    }
+
+    /** Returns the table's struct_size as the plugin built it. */
+    public int structSize() {
+        return structSize;
+    }
+
+    /** Returns the plugin's ABI major version. */
+    public int abiMajor() {
+        return abiMajor;
+    }
+
+    /** Returns the plugin's ABI minor version. */
+    public int abiMinor() {
+        return abiMinor;
+    }
+
+    /** Returns the plugin's name. */
+    public String name() {
+        return name;
+    }
+
+    /** Returns the plugin's version. */
+    public String version() {
+        return version;
+    }
+
+    /** Returns the library handle (keeps it loaded while the Plugin is reachable). */
+    NativeLibrary library() {
+        return library;
+    }
+
+    /**
+     * Returns the shard of key in a group of shards shards: FNV-1a 64 of its UTF-8 bytes
+     * modulo shards, as every binding computes it (docs/abi.md); 0 when shards is 0.
+     */
+    public static int shardOf(String key, int shards) {
+        if (shards <= 0)
+            return 0;
+        long h = 0xcbf29ce484222325L;
+        for (byte b : key.getBytes(StandardCharsets.UTF_8)) {
+            h ^= b & 0xff;
+            h *= 0x100000001b3L;
+        }
+        return (int) Long.remainderUnsigned(h, shards);
+    }
+}

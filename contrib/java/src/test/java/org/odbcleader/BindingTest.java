@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: MIT
+// BindingTest.java: the JNA binding and the Leader against the built
+// odbc_leader.so and always_leader.so on SQLite files: versions and EABI,
+// errors with their class and SQLSTATE, election and handover with the
+// listeners, claims and outcomes in the ledger, the shard hash and the fence.
+package org.odbcleader;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.reflect.Proxy;
+import java.sql.PreparedStatement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(60)
+class BindingTest {
+    private static Leader leader(String connect, String ns, String id) throws LeaderException {
+        return Leader.builder().connect(connect).namespace(ns).ttlMs(2000).plugin(TestEnv.odbcLeaderSo())
+                .extra(TestEnv.FAST + ";LeaderId=" + id).log((l, m) -> { }).build();
+    }
+
+    @Test
+    void pluginVersionAndMembers() throws Exception {
+        Plugin p = new Plugin(TestEnv.odbcLeaderSo());
+        assertEquals(1, p.abiMajor());
+        assertTrue(p.abiMinor() >= 3, "minor " + p.abiMinor());
+        assertNotNull(p.name());
+        assertNotNull(p.version());
+        for (String m : List.of("claim", "finish", "leadership", "candidate_id", "error_class", "last_error",
+                "shards", "shard_of", "shard_leadership"))
+            assertTrue(p.has(m), m);
+        assertFalse(p.has("no_such_member"));
+        assertTrue(p.structSize() >= Plugin.offsetOf("shard_leadership") + 8);
+    }
+
+    @Test
+    void anotherMajorIsRefusedWithEabi() {
+        LeaderException e = assertThrows(LeaderException.class, () -> new Plugin(TestEnv.odbcLeaderSo(), 2));
+        assertEquals(LeaderException.EABI, e.code());
+        LeaderException e2 = assertThrows(LeaderException.class, () -> new Plugin("/nonexistent/odbc_leader.so"));
+        assertEquals(LeaderException.EABI, e2.code());
+    }
+
+    @Test
+    void badKeyIsConfig() throws Exception {
+        Plugin p = new Plugin(TestEnv.odbcLeaderSo());
+        LeaderException e = assertThrows(LeaderException.class,
+                () -> p.init(TestEnv.sqlite() + ";LeaderNamespace=x;LeaderBogus=1", null));
+        assertTrue(e.getMessage().contains("LeaderBogus"), e.getMessage());
+        assertEquals(ErrorClass.CONFIG, e.errorClass());
+        assertTrue(e.code() < 0);
+        LeaderException e2 = assertThrows(LeaderException.class,
+                () -> p.init("Driver=SQLite3;Database=/nonexistent/dir/x.db;LeaderNamespace=x", null));
+        assertEquals(ErrorClass.TRANSIENT, e2.errorClass(), e2.toString());
+    }
+
+    @Test
+    void droppedLeaseTableGivesTheDriverSqlstate() throws Exception {
+        String conn = TestEnv.sqlite();
+        List<LeaderException> errors = new CopyOnWriteArrayList<>();
+        try (Leader l = leader(conn, "err", "a")) {
+            l.addListener(new LeaderListener() {
+                @Override
+                public void tickFailed(LeaderException e) {
+                    errors.add(e);
+                }
+            });
+            l.start();
+            TestEnv.run("python3", "-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); "
+                    + "c.execute('DROP TABLE odbc_leader_lease'); c.commit()", TestEnv.dbFile(conn));
+            long deadline = System.currentTimeMillis() + 20_000;
+            while (errors.isEmpty() && System.currentTimeMillis() < deadline)
+                Thread.sleep(50);
+        }
+        assertFalse(errors.isEmpty(), "no tick failed");
+        LeaderException e = errors.get(0);
+        assertEquals(5, e.sqlstate().length(), "sqlstate '" + e.sqlstate() + "'");
+        assertTrue(e.getMessage().contains("odbc_leader_lease"), e.getMessage());
+        assertNotNull(e.errorClass());
+    }
+
+    @Test
+    void electionAndHandoverWithListeners() throws Exception {
+        String conn = TestEnv.sqlite();
+        CountDownLatch aElected = new CountDownLatch(1);
+        CountDownLatch aLost = new CountDownLatch(1);
+        CountDownLatch bElected = new CountDownLatch(1);
+        long[] terms = new long[2];
+        Leader a = leader(conn, "ho", "a");
+        try (Leader b = leader(conn, "ho", "b")) {
+            a.addListener(new LeaderListener() {
+                @Override
+                public void elected(long term) {
+                    terms[0] = term;
+                    aElected.countDown();
+                }
+
+                @Override
+                public void lost(long term) {
+                    aLost.countDown();
+                }
+            });
+            b.addListener(new LeaderListener() {
+                @Override
+                public void elected(long term) {
+                    terms[1] = term;
+                    bElected.countDown();
+                }
+            });
+            a.start();
+            assertTrue(aElected.await(10, TimeUnit.SECONDS), "a was not elected");
+            assertTrue(a.isLeader());
+            assertEquals(terms[0], a.term());
+            Leadership ls = a.leadership();
+            assertEquals(terms[0], ls.term());
+            assertTrue(ls.validForMs() > 0 && ls.validForMs() <= 2000, "valid for " + ls.validForMs());
+            assertEquals("a", a.candidateId());
+            b.start();
+            assertFalse(b.isLeader());
+            assertEquals(0, b.term());
+            a.close(); // resigns
+            assertTrue(aLost.await(5, TimeUnit.SECONDS), "a heard no lost");
+            assertFalse(a.isLeader());
+            assertTrue(bElected.await(10, TimeUnit.SECONDS), "b was not elected after a resigned");
+            assertTrue(terms[1] > terms[0], "terms " + terms[0] + " then " + terms[1]);
+        } finally {
+            a.close();
+        }
+    }
+
+    @Test
+    void claimAndFinishInTheLedger() throws Exception {
+        String conn = TestEnv.sqlite();
+        final long t = System.currentTimeMillis() / 1000 * 1000; // within LeaderFireRetention
+        try (Leader a = leader(conn, "cl", "a"); Leader b = leader(conn, "cl", "b")) {
+            a.start();
+            b.start();
+            assertTrue(a.isLeader());
+            Fire f = a.claim("job", t + 5000);
+            assertNotNull(f);
+            assertEquals(a.term(), f.term());
+            assertNull(a.claim("job", t + 5000), "claimed twice");
+            assertNull(b.claim("job", t + 6000), "a follower claimed");
+            assertThrows(NotLeaderException.class, () -> b.instance().claim("job", t + 6000));
+            a.finish(f, 0);
+            a.finish(f, 0); // idempotent
+            String r = a.runFire("job", t + 7000, fire -> "ran " + fire.fireMs());
+            assertEquals("ran " + (t + 7000), r);
+            assertThrows(IllegalStateException.class, () -> a.runFire("job", t + 8000, fire -> {
+                throw new IllegalStateException("boom");
+            }));
+            assertNull(a.runFire("job", t + 7000, fire -> "again"));
+            assertThrows(IllegalArgumentException.class, () -> a.claim("", 1));
+        }
+        List<TestEnv.Row> rows = TestEnv.ledger(conn, "cl");
+        assertEquals(3, rows.size(), rows.toString());
+        for (TestEnv.Row row : rows) {
+            assertEquals("job", row.job());
+            assertEquals("a", row.claimedBy());
+            assertEquals(row.fireMs() == t + 8000 ? Integer.valueOf(1) : Integer.valueOf(0), row.status(), row.toString());
+        }
+    }
+
+    @Test
+    void alwaysLeaderPlugin() throws Exception {
+        Plugin p = new Plugin(TestEnv.alwaysLeaderSo());
+        assertEquals(1, p.abiMajor());
+        List<Boolean> changes = new ArrayList<>();
+        try (Instance i = p.init("", new Instance.Callbacks() {
+            @Override
+            public void onChange(boolean isLeader, long term, String leaderId) {
+                changes.add(isLeader);
+            }
+        })) {
+            assertTrue(i.tick().leader());
+            assertTrue(i.isLeader());
+            assertTrue(i.term() != 0);
+            assertEquals(0, i.shards());
+        }
+        assertThrows(LeaderException.class, () -> {
+            Instance i = p.init("", null);
+            i.shutdown();
+            i.tick();
+        });
+    }
+
+    @Test
+    void groupMemberAndShardHash() throws Exception {
+        assertEquals(Long.remainderUnsigned(0xcbf29ce484222325L, 1000), Plugin.shardOf("", 1000));
+        assertEquals(Long.remainderUnsigned(0xaf63dc4c8601ec8cL, 1000), Plugin.shardOf("a", 1000));
+        assertEquals(0, Plugin.shardOf("anything", 0));
+        String conn = TestEnv.sqlite();
+        try (Leader g = Leader.builder().connect(conn).namespace("grp").ttlMs(2000).shards(4)
+                .plugin(TestEnv.odbcLeaderSo()).extra(TestEnv.FAST).log((l, m) -> { }).build()) {
+            g.start();
+            assertEquals(4, g.shards());
+            long deadline = System.currentTimeMillis() + 10_000;
+            while (!g.leads("j") && System.currentTimeMillis() < deadline)
+                Thread.sleep(50);
+            assertTrue(g.leads("j"));
+            assertEquals(g.instance().shardLeadership(g.shardOf("j")).term(), g.termOf("j"));
+            Fire f = g.claim("j", System.currentTimeMillis());
+            assertNotNull(f);
+            assertEquals(g.termOf("j"), f.term());
+        }
+    }
+
+    @Test
+    void fenceClauseAndParameters() throws Exception {
+        Fence f = Fence.fromCommand("sqlite", "ns", null, TestEnv.odbcLeader());
+        assertTrue(f.predicate().contains("odbc_leader_lease"));
+        String sql = f.sql("UPDATE t SET v = ? WHERE k = ?;");
+        assertTrue(sql.startsWith("UPDATE t SET v = ? WHERE k = ? AND EXISTS (SELECT"), sql);
+        List<Object> bound = new ArrayList<>();
+        PreparedStatement ps = (PreparedStatement) Proxy.newProxyInstance(getClass().getClassLoader(),
+                new Class<?>[] {PreparedStatement.class}, (proxy, m, args) -> {
+                    if (m.getName().startsWith("set")) {
+                        bound.add(args[0]);
+                        bound.add(args[1]);
+                    }
+                    return null;
+                });
+        assertEquals(5, f.bind(ps, 3, 42L));
+        assertEquals(List.of(3, "ns", 4, 42L), bound);
+        assertEquals(List.of("ns", 7L), f.params(7));
+        assertThrows(IllegalArgumentException.class, () -> new Fence("SELECT 1 WHERE a = ?", "ns"));
+    }
+
+    @Test
+    void builderValidatesArguments() {
+        assertThrows(IllegalArgumentException.class, () -> Leader.builder().build());
+        assertThrows(IllegalArgumentException.class, () -> Leader.builder().ttlMs(0));
+        assertThrows(IllegalArgumentException.class,
+                () -> Leader.builder().connect("DSN=x").plugin("/nonexistent.so").build());
+        assertEquals("DSN=x;LeaderNamespace=n;LeaderTTL=5;LeaderShards=2;LeaderId=i",
+                Leader.configString("DSN=x;", "n", 5L, 2, ";LeaderId=i;"));
+    }
+}

@@ -1,0 +1,426 @@
+# SPDX-License-Identifier: MIT
+# frozen_string_literal: true
+
+# lib/odbc_leader/plugin.rb: the ruby-ffi binding of the scheduler-plugin ABI
+# (plugin/leader_plugin.h). Plugin loads a .so and reads its function table
+# up to the struct_size the plugin was built with; Instance is one candidate
+# made by init(). The calls that may do I/O (init, tick, claim, finish,
+# shutdown) are called with blocking: true, so they release the GVL and other
+# Ruby threads run meanwhile, and an Instance runs them one at a time (a
+# Mutex): the plugin's instances are not thread-safe. The calls without I/O
+# (leader?, term, leadership, shard_leadership, candidate_id, shards) take no
+# lock, as the ABI allows from any thread. The logic stays in C.
+require 'ffi'
+require_relative 'errors'
+
+module OdbcLeader
+  ABI_MAJOR = 1 # LEADER_PLUGIN_ABI_MAJOR
+  ABI_MINOR = 3 # LEADER_PLUGIN_ABI_MINOR
+  EABI = -1000 # LEADER_PLUGIN_EABI
+  ENOTLEADER = -1001 # LEADER_PLUGIN_ENOTLEADER (ABI 1.1)
+  RESIGN_REQUESTED = 2 # LEADER_PLUGIN_RESIGN_REQUESTED
+  ERRLEN = 1024 # init's message buffer
+  MSGLEN = 512 # last_error's message buffer
+
+  # struct leader_host, member for member.
+  class HostStruct < FFI::Struct
+    layout :struct_size, :uint32,
+           :ctx, :pointer,
+           :log, :pointer,
+           :on_change, :pointer,
+           :on_shard_change, :pointer # ABI 1.3
+  end
+
+  # struct leader_plugin: every function pointer as a pointer, turned into
+  # an FFI::Function only once struct_size says the plugin has it.
+  class TableStruct < FFI::Struct
+    layout :struct_size, :uint32,
+           :abi_major, :uint16,
+           :abi_minor, :uint16,
+           :name, :pointer,
+           :version, :pointer,
+           :init, :pointer,
+           :tick, :pointer,
+           :is_leader, :pointer,
+           :shutdown, :pointer,
+           :term, :pointer,
+           :strerror, :pointer,
+           :claim, :pointer, # ABI 1.1
+           :finish, :pointer,
+           :leadership, :pointer,
+           :candidate_id, :pointer, # ABI 1.2
+           :error_class, :pointer,
+           :last_error, :pointer,
+           :shards, :pointer, # ABI 1.3
+           :shard_of, :pointer,
+           :shard_leadership, :pointer
+  end
+
+  # Each member's C signature: [return type, argument types, blocking].
+  # blocking: true for the calls that may do I/O (they release the GVL).
+  PROTOS = {
+    init: [:int, %i[string pointer pointer pointer size_t], true],
+    tick: [:int, %i[pointer pointer], true],
+    is_leader: [:int, [:pointer], false],
+    shutdown: [:void, [:pointer], true],
+    term: [:int64, [:pointer], false],
+    strerror: [:string, [:int], false],
+    claim: [:int, %i[pointer string int64], true],
+    finish: [:int, %i[pointer string int64 int], true],
+    leadership: [:int64, %i[pointer pointer], false],
+    candidate_id: [:string, [:pointer], false],
+    error_class: [:int, [:int], false],
+    last_error: [:int, %i[pointer pointer pointer pointer pointer size_t], false],
+    shards: [:uint32, [:pointer], false],
+    shard_of: [:uint32, %i[pointer string], false],
+    shard_leadership: [:int64, %i[pointer uint32 pointer], false]
+  }.freeze
+
+  # The struct_size of a 1.0 table: it ends where claim (ABI 1.1) begins.
+  SIZE_1_0 = TableStruct.offset_of(:claim)
+
+  FNV_BASIS = 0xcbf29ce484222325
+  FNV_PRIME = 0x100000001b3
+  private_constant :FNV_BASIS, :FNV_PRIME
+
+  # Returns the shard of key in a group of `shards` shards: FNV-1a 64 of its
+  # UTF-8 bytes modulo shards, as every binding computes it (docs/abi.md);
+  # 0 when shards is 0.
+  def self.shard_of(key, shards)
+    return 0 if shards.nil? || shards <= 0
+
+    h = key.to_s.encode(Encoding::UTF_8).each_byte.reduce(FNV_BASIS) do |acc, b|
+      ((acc ^ b) * FNV_PRIME) & 0xffffffffffffffff
+    end
+    h % shards
+  end
+
+  # A loaded plugin and its function table. Plugin.new(path) calls
+  # leader_plugin_entry(abi_major); a plugin of another major version
+  # refuses with EABI, raised as OdbcLeader::Error. abi_major is a parameter
+  # only so that tests can check that refusal. A library is never unloaded.
+  class Plugin
+    attr_reader :path, :struct_size, :abi_major, :abi_minor, :name, :version
+
+    def initialize(path, abi_major: ABI_MAJOR)
+      @path = path
+      begin
+        @lib = FFI::DynamicLibrary.open(path, FFI::DynamicLibrary::RTLD_NOW |
+                                              FFI::DynamicLibrary::RTLD_LOCAL)
+      rescue LoadError => e
+        raise Error.new("#{path}: cannot load: #{e.message}", code: EABI,
+                                                               strerror: 'cannot load the plugin')
+      end
+      sym = @lib.find_function('leader_plugin_entry')
+      raise Error.new("#{path}: no leader_plugin_entry: not a plugin", code: EABI) unless sym
+
+      entry = FFI::Function.new(:int, %i[uint16 pointer], sym)
+      out = FFI::MemoryPointer.new(:pointer)
+      rc = entry.call(abi_major, out)
+      table = out.read_pointer
+      if rc != 0 || table.null?
+        raise Error.new("#{path}: ABI major #{abi_major} refused (#{rc})",
+                        code: rc.zero? ? EABI : rc,
+                        strerror: 'unsupported plugin ABI major version')
+      end
+      @table = TableStruct.new(table)
+      @struct_size = @table[:struct_size]
+      if @struct_size < SIZE_1_0
+        raise Error.new("#{path}: struct leader_plugin too small (#{@struct_size} bytes)",
+                        code: EABI)
+      end
+      @abi_major = @table[:abi_major]
+      @abi_minor = @table[:abi_minor]
+      @name = c_string(@table[:name])
+      @version = c_string(@table[:version])
+      @fns = {}
+      @fns_lock = Mutex.new
+    end
+
+    # Returns true when the table has member (a Symbol naming a member of
+    # struct leader_plugin, such as :claim) and it is set: struct_size covers
+    # it, as LEADER_PLUGIN_HAS checks in C. Reads nothing past struct_size.
+    def has?(member)
+      member = member.to_sym
+      return false unless PROTOS.key?(member)
+      return false if @struct_size < TableStruct.offset_of(member) + FFI::Pointer.size
+
+      !@table[member].null?
+    end
+
+    # Returns the callable member (an FFI::Function); raises Error EABI when
+    # the plugin does not have it.
+    def fn(member)
+      member = member.to_sym
+      @fns[member] || @fns_lock.synchronize do
+        @fns[member] ||= begin
+          unless has?(member)
+            raise Error.new("#{@path}: plugin #{@name} (ABI #{@abi_major}.#{@abi_minor}) " \
+                            "has no #{member}", code: EABI,
+                                                strerror: 'unsupported plugin ABI version')
+          end
+          ret, args, blocking = PROTOS.fetch(member)
+          FFI::Function.new(ret, args, @table[member], blocking: blocking)
+        end
+      end
+    end
+
+    # Returns the plugin's static message for one of its negative codes.
+    def strerror(code)
+      fn(:strerror).call(code) || 'unknown error'
+    end
+
+    # Returns :transient, :config or :fatal for one of the plugin's negative
+    # codes (ABI 1.2; nil before, or for a code that is not an error).
+    def error_class(code)
+      return nil unless has?(:error_class)
+
+      OdbcLeader.class_of(fn(:error_class).call(code))
+    end
+
+    # Returns a new Instance of config (see Instance#initialize).
+    def init(config, **callbacks)
+      Instance.new(self, config, **callbacks)
+    end
+
+    private
+
+    def c_string(ptr)
+      ptr.null? ? nil : ptr.read_string
+    end
+  end
+
+  # One plugin instance: a candidate of one election namespace, or a member
+  # of a sharded group. The I/O calls run one at a time (a Mutex, not
+  # reentrant: do not call them from a callback); shutdown ends the instance
+  # (a leader resigns) and frees what it holds.
+  class Instance
+    attr_reader :plugin
+
+    # Creates the instance of config (a String). Callbacks (each optional):
+    # log: ->(level, message) (syslog levels), on_change: ->(leader, term,
+    # leader_id), on_shard_change: ->(shard, leader, term). The plugin calls
+    # them on the thread that called tick (or shutdown) while it waits for
+    # them, so a shard's stop is handled before the shard is handed over. An
+    # exception a callback raises is kept and raised by the call that made
+    # the plugin call it (it never unwinds through C). Raises Error with the
+    # plugin's message when init fails.
+    def initialize(plugin, config, log: nil, on_change: nil, on_shard_change: nil)
+      @plugin = plugin
+      @lock = Mutex.new
+      @closed = false
+      @pending = nil
+      @inst = nil
+      # The callbacks and the host struct live as long as this object, so
+      # the garbage collector frees neither while the plugin holds them.
+      @callbacks = []
+      @host = HostStruct.new(FFI::MemoryPointer.new(HostStruct.size))
+      @host[:struct_size] = HostStruct.size
+      @host[:ctx] = FFI::Pointer::NULL
+      @host[:log] = callback(log, :void, %i[pointer int string]) do |f, _ctx, level, msg|
+        f.call(level, msg || '')
+      end
+      @host[:on_change] = callback(on_change, :void, %i[pointer int int64 string]) do |f, _c, l, t, id|
+        f.call(l != 0, t, id)
+      end
+      @host[:on_shard_change] = callback(on_shard_change, :void,
+                                         %i[pointer uint32 int int64]) do |f, _c, shard, l, t|
+        f.call(shard, l != 0, t)
+      end
+      out = FFI::MemoryPointer.new(:pointer)
+      err = FFI::MemoryPointer.new(:char, ERRLEN)
+      rc = @lock.synchronize { plugin.fn(:init).call(config.to_s, @host, out, err, ERRLEN) }
+      if rc.negative? || out.read_pointer.null?
+        strerror = plugin.strerror(rc)
+        msg = err.read_string
+        @closed = true
+        @pending = nil
+        raise Error.new(msg.empty? ? strerror : msg, code: rc, strerror: strerror,
+                                                     error_class: plugin.error_class(rc))
+      end
+      @inst = out.read_pointer
+      rethrow
+    end
+
+    # Returns true once shutdown was called.
+    def closed?
+      @closed
+    end
+
+    # One election step. Returns { leader:, next_tick_ms:, resign_requested: };
+    # raises Error (with next_tick_ms: tick again after it) when the plugin
+    # failed.
+    def tick
+      next_ms = FFI::MemoryPointer.new(:uint32)
+      next_ms.write_uint32(1000)
+      rc = io { |inst| @plugin.fn(:tick).call(inst, next_ms) }
+      if rc.negative?
+        e = error(rc)
+        e.next_tick_ms = next_ms.read_uint32
+        raise e
+      end
+      { leader: rc >= 1, next_tick_ms: next_ms.read_uint32,
+        resign_requested: rc == RESIGN_REQUESTED }
+    end
+
+    # Claims fire fire_ms (epoch ms, the nominal time) of job for the term
+    # led (in a group, the term of job's shard). Returns true (run it) or
+    # false (claimed before, by anyone, in any term); raises NotLeaderError
+    # when this instance does not lead, Error otherwise (the outcome is then
+    # unknown: do not run it).
+    def claim(job, fire_ms = 0)
+      f = @plugin.fn(:claim)
+      rc = io { |inst| f.call(inst, job.to_s, Integer(fire_ms)) }
+      raise error(rc, NotLeaderError) if rc == ENOTLEADER
+      raise error(rc) if rc.negative?
+
+      rc == 1
+    end
+
+    # Records the outcome (0 success, else an exit status or -signal) of a
+    # fire this instance claimed; idempotent. Returns nil.
+    def finish(job, fire_ms = 0, status = 0)
+      f = @plugin.fn(:finish)
+      rc = io { |inst| f.call(inst, job.to_s, Integer(fire_ms), Integer(status)) }
+      raise error(rc) if rc.negative?
+
+      nil
+    end
+
+    # Resigns if leader, leaves the election, frees the instance; a second
+    # call does nothing. Returns nil.
+    def shutdown
+      @lock.synchronize do
+        return nil if @closed
+
+        @closed = true
+        begin
+          @plugin.fn(:shutdown).call(@inst)
+        ensure
+          @inst = nil
+          @callbacks = [] # the plugin holds none of them any more
+        end
+      end
+      rethrow
+      nil
+    end
+
+    # Returns true while this instance leads (a group: any shard). No I/O.
+    def leader?
+      inst = @inst
+      !inst.nil? && !@closed && @plugin.fn(:is_leader).call(inst) != 0
+    end
+
+    # Returns the term (fencing token) led, 0 when not leader. No I/O.
+    def term
+      inst = @inst
+      @closed || inst.nil? ? 0 : @plugin.fn(:term).call(inst)
+    end
+
+    # Returns [term, valid_for_ms] read at once; term 0 when not leader.
+    def leadership
+      f = @plugin.fn(:leadership)
+      inst = @inst
+      return [0, 0] if @closed || inst.nil?
+
+      valid = FFI::MemoryPointer.new(:uint32)
+      t = f.call(inst, valid)
+      [t, t.zero? ? 0 : valid.read_uint32]
+    end
+
+    # Returns this instance's candidate id (ABI 1.2). No I/O.
+    def candidate_id
+      @plugin.fn(:candidate_id).call(live)
+    end
+
+    # Returns the shard count of a group member, 0 otherwise (or before 1.3).
+    def shards
+      inst = @inst
+      return 0 if @closed || inst.nil? || !@plugin.has?(:shards)
+
+      @plugin.fn(:shards).call(inst)
+    end
+
+    # Returns the shard of key in this instance's group (0 without one).
+    def shard_of(key)
+      OdbcLeader.shard_of(key, shards)
+    end
+
+    # Returns [term, valid_for_ms] of shard as this member leads it. No I/O.
+    def shard_leadership(shard)
+      f = @plugin.fn(:shard_leadership)
+      inst = @inst
+      return [0, 0] if @closed || inst.nil?
+
+      valid = FFI::MemoryPointer.new(:uint32)
+      t = f.call(inst, shard, valid)
+      [t, t.zero? ? 0 : valid.read_uint32]
+    end
+
+    # Returns the instance's last error (ABI 1.2) as { code:, error_class:,
+    # sqlstate:, native:, message: }, code 0 when no call failed yet; nil for
+    # an older plugin. Call it on the thread that ticks, or between calls.
+    def last_error
+      inst = @inst
+      return nil if @closed || inst.nil? || !@plugin.has?(:last_error)
+
+      cls = FFI::MemoryPointer.new(:int)
+      native = FFI::MemoryPointer.new(:long)
+      state = FFI::MemoryPointer.new(:char, 6)
+      msg = FFI::MemoryPointer.new(:char, MSGLEN)
+      code = @plugin.fn(:last_error).call(inst, cls, state, native, msg, MSGLEN)
+      { code: code, error_class: OdbcLeader.class_of(cls.read_int),
+        sqlstate: state.read_string, native: native.read_long, message: msg.read_string }
+    end
+
+    private
+
+    # Returns an FFI::Function calling user (a callable) through adapt, or
+    # NULL when user is nil; keeps it referenced as long as this instance.
+    def callback(user, ret, args, &adapt)
+      return FFI::Pointer::NULL if user.nil?
+
+      f = FFI::Function.new(ret, args) do |*a|
+        adapt.call(user, *a)
+      rescue Exception => e # rubocop:disable Lint/RescueException -- never unwind through C
+        @pending ||= e
+      end
+      @callbacks << f
+      f
+    end
+
+    def live
+      raise Error.new('the instance was shut down', code: EABI) if @closed || @inst.nil?
+
+      @inst
+    end
+
+    # Runs the block with the live instance under the lock; returns its
+    # value, after raising what a callback raised meanwhile.
+    def io
+      rc = @lock.synchronize { yield live }
+      rethrow
+      rc
+    end
+
+    def rethrow
+      e = @pending
+      @pending = nil
+      raise e if e
+    end
+
+    # Returns an Error (of cls) for code rc with this instance's last error.
+    def error(rc, cls = Error)
+      strerror = @plugin.strerror(rc)
+      last = @lock.synchronize { last_error }
+      same = last && last[:code] == rc
+      msg = strerror
+      if same && !last[:message].empty? && last[:message] != strerror
+        msg = last[:message].include?(strerror) ? last[:message] : "#{strerror}: #{last[:message]}"
+      end
+      cls.new(msg, code: rc, strerror: strerror,
+                   error_class: same && last[:error_class] ? last[:error_class] : @plugin.error_class(rc),
+                   sqlstate: same ? last[:sqlstate] : '', native: same ? last[:native] : 0)
+    end
+  end
+end

@@ -1,0 +1,182 @@
+# SPDX-License-Identifier: MIT
+# frozen_string_literal: true
+
+# test/rufus_test.rb: OdbcLeader::Rufus::Scheduler with a real
+# Rufus::Scheduler on real plugins: the jobs it refuses, `every` snapped to
+# the epoch grid, two schedulers on one SQLite file running each fire once,
+# a failed job recorded in the ledger, the fires a paused scheduler skipped,
+# and a new leader's catch-up of the fires due while no one led, at their
+# nominal times and within the grace only.
+require_relative 'test_helper'
+require 'odbc_leader/rufus'
+
+class RufusTest < Minitest::Test
+  include OlTest
+
+  def setup
+    @closing = []
+  end
+
+  def teardown
+    @closing.reverse_each do |x|
+      x.is_a?(OdbcLeader::Leader) ? x.close : x.shutdown(wait: true)
+    rescue StandardError
+      nil
+    end
+  end
+
+  # Returns a started Leader on conn, closed after the test.
+  # always_leader.so (conn "LeaderMode=always") knows no other key.
+  def leader(conn, ns = 'rufus', plugin: ODBC_SO, **opts)
+    keys = if plugin == ODBC_SO
+             { namespace: ns, extra: 'LeaderRenewInterval=250;LeaderSafetyMargin=150' }
+           else
+             {}
+           end
+    l = OdbcLeader::Leader.new(connect: conn, plugin: plugin, log: ->(_l, _m) {}, **keys, **opts)
+    @closing << l
+    l.start
+  end
+
+  # Returns an OdbcLeader::Rufus::Scheduler over l, shut down after the test.
+  def scheduler(l, grace_ms: 60_000)
+    s = OdbcLeader::Rufus::Scheduler.new(leader: l, grace_ms: grace_ms, frequency: 0.05)
+    @closing << s
+    s
+  end
+
+  def test_unnamed_interval_in_and_duplicate_jobs_are_refused
+    s = scheduler(leader('LeaderMode=always', plugin: ALWAYS_SO))
+    assert_match(/name the job/, assert_raises(ArgumentError) { s.cron('* * * * *') {} }.message)
+    assert_match(/name the job/, assert_raises(ArgumentError) { s.every('1s') {} }.message)
+    e = assert_raises(ArgumentError) { s.interval('1s', name: 'i') {} }
+    assert_match(/interval is timed from the end of each run/, e.message)
+    assert_match(/`in` is timed/, assert_raises(ArgumentError) { s.in('1s', name: 'n') {} }.message)
+    e = assert_raises(ArgumentError) { s.every('1s', name: 'f', first_in: '2s') {} }
+    assert_match(/no first time of your own/, e.message)
+    s.cron('* * * * *', name: 'c') {}
+    assert_match(/already scheduled/, assert_raises(ArgumentError) { s.cron('* * * * *', name: 'c') {} }.message)
+    assert s.at(Time.now + 3600, name: 'a') {}
+    assert_empty s.jobs.select { |j| j.name.nil? }
+  end
+
+  def test_every_is_snapped_to_the_epoch_grid
+    s = scheduler(leader('LeaderMode=always', plugin: ALWAYS_SO))
+    job = s.every('3s', name: 'three', job: true) {}
+    first = OdbcLeader::Runner.ms(job.next_time)
+    assert_equal 0, first % 3000, "first fire at #{first}"
+    assert_operator first, :>, OlTest.now_ms - 50
+    assert_operator first, :<=, OlTest.now_ms + 3000
+    assert_equal 0, OdbcLeader::Runner.ms(job.next_times(3).last) % 3000
+    assert_equal [first + 3000, first + 6000], s.fire_times(job, first, first + 6000)
+    cron = s.cron('*/2 * * * * * UTC', name: 'two', job: true) {}
+    assert_equal [first + ((first % 2000).zero? ? 2000 : 1000)], s.fire_times(cron, first, first + 2000)
+  end
+
+  def test_two_schedulers_on_one_file_run_each_fire_once
+    conn = OlTest.sqlite
+    runs = Queue.new
+    ls = 2.times.map { leader(conn) }
+    ss = ls.map { |l| scheduler(l) }
+    ss.each_with_index do |s, i|
+      s.cron('* * * * * * UTC', name: 'tick') do
+        f = OdbcLeader.current_fire
+        runs << [i, f.fire_ms, f.term]
+      end
+      s.every('1s', name: 'beat') { runs << [i, OdbcLeader.current_fire.fire_ms, :every] }
+    end
+    sleep 3.5
+    ss.each { |s| s.shutdown(wait: true) }
+    got = []
+    got << runs.pop until runs.empty?
+    ticks = got.reject { |r| r[2] == :every }
+    beats = got.select { |r| r[2] == :every }
+    assert_operator ticks.size, :>=, 3
+    assert_operator beats.size, :>=, 3
+    [ticks, beats].each do |rs|
+      ms = rs.map { |r| r[1] }
+      assert_equal ms.uniq.size, ms.size, "a fire ran twice: #{rs.inspect}"
+      assert(ms.all? { |m| (m % 1000).zero? }, "unaligned fires: #{ms.inspect}")
+    end
+    leader_i = ls.index(&:leader?)
+    assert(ticks.all? { |r| r[0] == leader_i && r[2] == ls[leader_i].term })
+    rows = OlTest.fires(conn, 'rufus')
+    assert_equal ticks.map { |r| r[1] }.sort, rows.select { |r| r['job'] == 'tick' }.map { |r| r['fire_ms'] }.sort
+    assert(rows.all? { |r| r['status'].zero? })
+  end
+
+  def test_a_failed_job_is_recorded_with_status_1
+    conn = OlTest.sqlite
+    s = scheduler(leader(conn))
+    errors = Queue.new
+    s.define_singleton_method(:on_error) { |_job, err| errors << err }
+    s.cron('* * * * * * UTC', name: 'fails') { raise 'job failed' }
+    err = Timeout.timeout(5) { errors.pop }
+    assert_equal 'job failed', err.message
+    s.shutdown(wait: true)
+    rows = OlTest.wait_for(5) do
+      r = OlTest.fires(conn, 'rufus')
+      r unless r.empty? || r.any? { |x| x['status'].nil? }
+    end
+    assert(rows.all? { |r| r['status'] == 1 }, rows.inspect)
+  end
+
+  # A paused scheduler (as a stopped process) wakes once; the fires it
+  # skipped run too, at their nominal times, those within the grace only.
+  def test_fires_skipped_in_a_pause_run_within_the_grace
+    runs = Queue.new
+    l = leader('LeaderMode=always', plugin: ALWAYS_SO)
+    s = scheduler(l, grace_ms: 3000)
+    s.cron('* * * * * * UTC', name: 'p') { runs << OdbcLeader.current_fire.fire_ms }
+    Timeout.timeout(5) { runs.pop }
+    s.pause
+    paused = OlTest.now_ms
+    sleep 4.6
+    s.resume
+    woke = OlTest.now_ms
+    sleep 1.2
+    got = []
+    got << runs.pop until runs.empty?
+    late = got.select { |m| m > paused && m < woke - 500 }
+    assert_operator late.size, :>=, 2, "skipped fires run late: #{got.inspect}"
+    assert(got.all? { |m| (m % 1000).zero? })
+    assert_equal got.uniq, got
+    assert(late.all? { |m| m >= woke - 3000 - 200 }, "a fire older than the grace ran: #{late.inspect} woke #{woke}")
+    assert_equal [], got.select { |m| m > paused && m < woke - 3300 }
+  end
+
+  # A leads without a scheduler, then resigns: B's scheduler, elected,
+  # catches up the fires due while A led (no one ran them), within the
+  # grace, at their nominal times.
+  def test_a_new_leader_catches_up_within_the_grace
+    conn = OlTest.sqlite
+    a = leader(conn, ttl_ms: 2000)
+    b = leader(conn, ttl_ms: 2000)
+    refute b.leader?
+    elected = Queue.new
+    b.on(:elected) { elected << OlTest.now_ms }
+    runs = Queue.new
+    s = scheduler(b, grace_ms: 2500)
+    s.cron('* * * * * * UTC', name: 'c') do
+      f = OdbcLeader.current_fire
+      runs << [f.fire_ms, OlTest.now_ms, f.term]
+    end
+    s.every('1s', name: 'e') { runs << [OdbcLeader.current_fire.fire_ms, OlTest.now_ms, :every] }
+    sleep 4.2
+    assert runs.empty?, 'a follower ran fires'
+    a.close
+    at = Timeout.timeout(10) { elected.pop }
+    sleep 1.5
+    s.shutdown(wait: true)
+    got = []
+    got << runs.pop until runs.empty?
+    caught = got.select { |fire_ms, _, _| fire_ms <= at } # due before the election: caught up
+    assert_operator caught.count { |r| r[2] != :every }, :>=, 2, "no cron catch-up: #{got.inspect} elected #{at}"
+    assert_operator caught.count { |r| r[2] == :every }, :>=, 2, "no every catch-up: #{got.inspect}"
+    assert(got.all? { |fire_ms, _, _| (fire_ms % 1000).zero? })
+    assert(got.all? { |fire_ms, _, _| fire_ms >= at - 2500 - 300 }, "older than the grace: #{got.inspect} at #{at}")
+    rows = OlTest.fires(conn, 'rufus')
+    assert_equal rows.size, rows.map { |r| [r['job'], r['fire_ms']] }.uniq.size
+    assert_equal got.size, rows.size
+  end
+end
