@@ -461,7 +461,34 @@ def scenario_full(ps):
         ps.wait_leader(since + 1)
         since = now_ms()
     time.sleep(TTL_MS / 1000.0 + 2)
+    if not ps.args.shards:
+        wait_registered(ps)
     return now_ms() // 1000 - 2
+
+
+def wait_registered(ps):
+    """Waits until every live process is a candidate of the namespace (it
+    has started: the last one may still be, on a loaded machine; a JVM
+    killed by SIGTERM before its handler exists exits 143), then 1 s more
+    for its scheduler. Raises RuntimeError after LIVENESS_S."""
+    deadline = time.monotonic() + LIVENESS_S
+    while True:
+        with ps.lock:
+            live = {pid for pid, p in ps.procs.items() if p.poll() is None}
+        out = subprocess.run(
+            [ps.args.odbc_leader, "status", "-C", ps.args.connect, "-n",
+             NAMESPACE, "--json"], capture_output=True, text=True)
+        ids = set()
+        if out.returncode == 0:
+            ids = {c.get("id") for c in json.loads(out.stdout)["candidates"]}
+        missing = sorted(pid for pid in live if "mc-%d" % pid not in ids)
+        if not missing:
+            time.sleep(1)
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError("processes %s never registered as candidates"
+                               % missing)
+        time.sleep(0.2)
 
 
 def main():

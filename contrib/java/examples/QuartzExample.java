@@ -186,6 +186,39 @@ public class QuartzExample {
 
     // ---- the program ---------------------------------------------------------
 
+    // What the SIGTERM hook stops; set under lock by run() while it starts.
+    private final Object lock = new Object();
+    private Leader leader;
+    private Scheduler scheduler;
+    private LeaderGate gate;
+    private boolean exiting; // run() returns a failed start's status: the hook leaves the exit to it
+
+    /**
+     * The SIGTERM (shutdown) hook: waits for a start under way, stops the scheduler (waiting for
+     * the fire under way), closes the gate and the Leader (it resigns) and halts with status 0.
+     * Registered before the start, so that a SIGTERM during the start hands over too.
+     */
+    private void stopOnSignal() {
+        synchronized (lock) {
+            if (exiting)
+                return;
+            if (scheduler != null) {
+                try {
+                    scheduler.shutdown(true); // waits for the fire under way
+                } catch (SchedulerException e) {
+                    System.err.println("quartz: stopping the scheduler: " + e.getMessage());
+                }
+            }
+            if (gate != null)
+                gate.close();
+            if (leader != null)
+                leader.close(); // resigns
+        }
+        System.out.flush();
+        System.err.flush();
+        Runtime.getRuntime().halt(0); // SIGTERM handled: exit 0, not 143
+    }
+
     /** Runs the example; returns the exit status of a failed start (the JVM runs on otherwise). */
     public int run(String[] argv) throws InterruptedException {
         Args a;
@@ -196,77 +229,64 @@ public class QuartzExample {
             System.err.println("usage: quartz --plugin SO --connect STR --namespace NS --every SECONDS [--ttl MS]");
             return 64;
         }
+        Runtime.getRuntime().addShutdownHook(new Thread(this::stopOnSignal, "odbc-leader-stop"));
         long grace = 2 * (a.ttlMs() != null ? a.ttlMs() : DEFAULT_TTL_MS) + a.every() * 1000L + 1000;
-        Leader leader = null;
-        Scheduler scheduler = null;
-        LeaderGate gate = null;
-        try {
-            Leader.Builder lb = Leader.builder().connect(a.connect()).namespace(a.namespace()).plugin(a.plugin());
-            if (a.ttlMs() != null)
-                lb.ttlMs(a.ttlMs());
-            leader = lb.build();
-            leader.addListener(new LeaderListener() {
-                @Override
-                public void changed(boolean isLeader, long term, String leaderId) {
-                    System.err.println(isLeader ? "leader term " + term : "follower");
-                }
-
-                @Override
-                public void tickFailed(LeaderException e) {
-                    System.err.println("tick: " + e);
-                }
-            });
-            Properties p = new Properties();
-            p.setProperty("org.quartz.scheduler.instanceName", "odbc-leader-example");
-            p.setProperty("org.quartz.scheduler.skipUpdateCheck", "true");
-            p.setProperty("org.quartz.threadPool.class", "org.quartz.simpl.SimpleThreadPool");
-            p.setProperty("org.quartz.threadPool.threadCount", "3");
-            p.setProperty("org.quartz.jobStore.class", "org.quartz.simpl.RAMJobStore");
-            p.setProperty("org.quartz.jobStore.misfireThreshold", Long.toString(misfireThresholdMs()));
-            scheduler = new StdSchedulerFactory(p).getScheduler();
-            scheduler.getContext().put(LEADER_KEY, leader);
-            JobDetail job = JobBuilder.newJob(EveryJob.class).withIdentity("every").build();
-            Trigger trigger = TriggerBuilder.newTrigger().withIdentity("every").forJob(job)
-                    .withSchedule(misfirePolicy(CronScheduleBuilder.cronSchedule(cronOf(a.every()))
-                            .inTimeZone(TimeZone.getTimeZone("UTC"))))
-                    .build();
-            if (gated()) {
-                gate = LeaderGate.builder(leader, scheduler).graceMs(grace).misfireCheck(misfireCheck()).build();
-                gate.schedule(job, trigger);
-            } else {
-                scheduler.scheduleJob(job, trigger);
-            }
-            leader.start();
-            scheduler.start();
-        } catch (LeaderException | SchedulerException | RuntimeException e) {
-            System.err.println("quartz: " + e.getMessage());
-            if (scheduler != null) {
-                try {
-                    scheduler.shutdown(false);
-                } catch (SchedulerException e2) {
-                    // exiting
-                }
-            }
-            if (leader != null)
-                leader.close();
-            return 1;
-        }
-        final Scheduler s = scheduler;
-        final LeaderGate g = gate;
-        final Leader l = leader;
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+        synchronized (lock) {
             try {
-                s.shutdown(true); // waits for the fire under way
-            } catch (SchedulerException e) {
-                System.err.println("quartz: stopping the scheduler: " + e.getMessage());
+                Leader.Builder lb = Leader.builder().connect(a.connect()).namespace(a.namespace())
+                        .plugin(a.plugin());
+                if (a.ttlMs() != null)
+                    lb.ttlMs(a.ttlMs());
+                leader = lb.build();
+                leader.addListener(new LeaderListener() {
+                    @Override
+                    public void changed(boolean isLeader, long term, String leaderId) {
+                        System.err.println(isLeader ? "leader term " + term : "follower");
+                    }
+
+                    @Override
+                    public void tickFailed(LeaderException e) {
+                        System.err.println("tick: " + e);
+                    }
+                });
+                Properties p = new Properties();
+                p.setProperty("org.quartz.scheduler.instanceName", "odbc-leader-example");
+                p.setProperty("org.quartz.scheduler.skipUpdateCheck", "true");
+                p.setProperty("org.quartz.threadPool.class", "org.quartz.simpl.SimpleThreadPool");
+                p.setProperty("org.quartz.threadPool.threadCount", "3");
+                p.setProperty("org.quartz.jobStore.class", "org.quartz.simpl.RAMJobStore");
+                p.setProperty("org.quartz.jobStore.misfireThreshold", Long.toString(misfireThresholdMs()));
+                scheduler = new StdSchedulerFactory(p).getScheduler();
+                scheduler.getContext().put(LEADER_KEY, leader);
+                JobDetail job = JobBuilder.newJob(EveryJob.class).withIdentity("every").build();
+                Trigger trigger = TriggerBuilder.newTrigger().withIdentity("every").forJob(job)
+                        .withSchedule(misfirePolicy(CronScheduleBuilder.cronSchedule(cronOf(a.every()))
+                                .inTimeZone(TimeZone.getTimeZone("UTC"))))
+                        .build();
+                if (gated()) {
+                    gate = LeaderGate.builder(leader, scheduler).graceMs(grace).misfireCheck(misfireCheck())
+                            .build();
+                    gate.schedule(job, trigger);
+                } else {
+                    scheduler.scheduleJob(job, trigger);
+                }
+                leader.start();
+                scheduler.start();
+            } catch (LeaderException | SchedulerException | RuntimeException e) {
+                System.err.println("quartz: " + e.getMessage());
+                if (scheduler != null) {
+                    try {
+                        scheduler.shutdown(false);
+                    } catch (SchedulerException e2) {
+                        // exiting
+                    }
+                }
+                if (leader != null)
+                    leader.close();
+                exiting = true;
+                return 1;
             }
-            if (g != null)
-                g.close();
-            l.close(); // resigns
-            System.out.flush();
-            System.err.flush();
-            Runtime.getRuntime().halt(0); // SIGTERM handled: exit 0, not 143
-        }, "odbc-leader-stop"));
+        }
         new CountDownLatch(1).await(); // until SIGTERM
         return 0;
     }
