@@ -3,7 +3,7 @@
 
     python3 check_fires.py --runs RUNS --ledger LEDGER --slot-seconds N
         --first K --last K [--killed PID...] [--max-incomplete N]
-        [--expect-late N]
+        [--expect-late N [--late-after-ms MS]]
 
 RUNS is the log the job appends to, one line per run: "SLOT_START PID
 TERM WRITTEN_MS" (MINICRON_SLOT, the minicron's pid, ODBC_LEADER_TERM,
@@ -27,7 +27,8 @@ The rules:
   the claim and the start: the documented limit) or finished with a
   nonzero status; at most --max-incomplete (default 0) such slots;
 - with --expect-late N, at least N runs happened after their slot had
-  ended: a leader caught up slots that fell due before it led.
+  ended (with --late-after-ms MS: MS or more after their slot's start):
+  a leader caught up slots that fell due before it led.
 
 Prints one line per problem and a summary; exits 1 when a rule is broken,
 0 otherwise.
@@ -77,6 +78,9 @@ def check(args):
     bad = []
     incomplete = []
     late = 0
+    late_ms = args.late_after_ms if args.late_after_ms is not None else slot_ms
+    late_what = ("runs after their slot ended" if late_ms == slot_ms else
+                 "runs %d ms or more after their slot started" % late_ms)
 
     if len(jobs) > 1:
         bad.append("the ledger holds several jobs: %s" % sorted(jobs))
@@ -97,7 +101,7 @@ def check(args):
             continue
         row = rows[0]
         for r in lines:
-            if r["ms"] >= (k + 1) * slot_ms:
+            if r["ms"] >= k * slot_ms + late_ms:
                 late += 1
             # pid 1: the job logged after its minicron was killed (the
             # shell's $PPID is then init's)
@@ -135,15 +139,15 @@ def check(args):
         bad.append("%d slots claimed but never run, at most %d allowed"
                    % (len(incomplete), args.max_incomplete))
     if args.expect_late is not None and late < args.expect_late:
-        bad.append("%d runs caught up after their slot, expected at least %d"
-                   % (late, args.expect_late))
+        bad.append("%d %s (caught up), expected at least %d"
+                   % (late, late_what, args.expect_late))
     for b in bad:
         print(b)
     n = args.last - args.first + 1
-    print("slots %d..%d (%d): %s; %d runs after their slot ended, %d claimed "
-          "but not run" % (args.first, args.last, n,
-                           "BROKEN" if bad else "each claimed exactly once, "
-                           "none ran twice", late, len(incomplete)))
+    print("slots %d..%d (%d): %s; %d %s, %d claimed but not run"
+          % (args.first, args.last, n, "BROKEN" if bad else
+             "each claimed exactly once, none ran twice", late, late_what,
+             len(incomplete)))
     return 1 if bad else 0
 
 
@@ -157,6 +161,7 @@ def main():
     ap.add_argument("--killed", type=int, nargs="*", default=[])
     ap.add_argument("--max-incomplete", type=int, default=0)
     ap.add_argument("--expect-late", type=int)
+    ap.add_argument("--late-after-ms", type=int)
     sys.exit(check(ap.parse_args()))
 
 

@@ -52,7 +52,7 @@ exec_good() {
         cat "$OL_TMP/$name.out"
         ol_fail "$name: exactly once broken"
     fi
-    ol_log "$name: $(grep -h -o '[0-9]* runs after their slot ended' \
+    ol_log "$name: $(grep -h -E -o '[0-9]* runs [0-9]* ms or more after their slot started' \
         "$OL_TMP/$name.out" | head -n 1) (caught up); $(tail -n 1 "$OL_TMP/$name.out")"
 }
 

@@ -46,7 +46,7 @@ all_libs() {
     fi
     for i in "${!pids[@]}"; do
         if wait "${pids[$i]}"; then
-            ol_log "$db ${names[$i]}: $(grep -h -o '[0-9]* runs after their slot ended' \
+            ol_log "$db ${names[$i]}: $(grep -h -E -o '[0-9]* runs [0-9]* ms or more after their slot started' \
                 "$OL_TMP/$db-${names[$i]}.out" | head -n 1) (caught up);" \
                 "$(tail -n 1 "$OL_TMP/$db-${names[$i]}.out")"
         else
