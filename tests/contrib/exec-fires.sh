@@ -21,15 +21,6 @@ for f in "$EXEC_PLUGIN" "$EXEC_OLC"; do
     [ -e "$f" ] || ol_fail "missing $f (build first)"
 done
 
-# ol_contrib_need MSG: skips, or fails when OL_REQUIRE_CONTRIB is set
-# (./dev test sets it: a skip would hide a missing install).
-ol_contrib_need() {
-    if [ -n "${OL_REQUIRE_CONTRIB:-}" ]; then
-        ol_fail "$*"
-    fi
-    ol_skip "$*"
-}
-
 # exec_fires NAME EXE CONNECT [ARGS...]: the schedule; its output in
 # $OL_TMP/NAME.out. ARGS go to scheduler_fires.py (--env K=V...).
 # Returns the driver's status.

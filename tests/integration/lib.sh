@@ -30,6 +30,14 @@ ol_skip() {
     exit 77
 }
 
+# Skips with the message, or fails with it when OL_REQUIRE_CONTRIB is set
+# (./dev test sets it: the Java and Ruby tests must not skip there, a skip
+# would hide a missing install).
+ol_contrib_need() {
+    [ -z "${OL_REQUIRE_CONTRIB:-}" ] || ol_fail "$*"
+    ol_skip "$*"
+}
+
 # Exits 77 (SKIP) in the sanitizer pass of ./dev (OL_C_PATHS_ONLY=1),
 # which repeats only the tests of C code paths: a Python binding, a
 # checker's broken variant or a guide ran in the plain pass against the
