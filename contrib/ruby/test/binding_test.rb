@@ -146,6 +146,47 @@ class BindingTest < Minitest::Test
     inst.shutdown
   end
 
+  # A thread that takes the instance's lock back to back, as a follower's
+  # blocking ticks do, does not starve another caller: the caller gets the
+  # lock after the turn under way (two at most: the ticker may queue once
+  # between the count read and the caller's ticket), not when the ticker
+  # happens to stop. Seen failing with a Mutex: 150-300 turns. A recursive
+  # take is refused, as by a Mutex, rather than hanging, and a waiter
+  # killed while it waits gives its turn up.
+  def test_the_instance_lock_serves_callers_in_order
+    lock = OdbcLeader::FairLock.new
+    stop = false
+    turns = 0
+    started = Queue.new
+    ticker = Thread.new do
+      until stop
+        lock.synchronize do
+          turns += 1
+          started << true if turns == 1
+          sleep 0.01 # a tick blocking in C with the GVL released
+        end
+      end
+    end
+    started.pop
+    giveup = Thread.new { sleep 3; stop = true } # a Mutex would wait this long
+    asked = turns
+    got = lock.synchronize { turns }
+    stop = true
+    [ticker, giveup].each { |t| t.kill.join }
+    assert_operator got - asked, :<=, 2, "the caller waited #{got - asked} turns of the ticker"
+    assert_raises(ThreadError) { lock.synchronize { lock.synchronize { nil } } }
+    assert_equal :ok, lock.synchronize { :ok }, 'a refused recursive take leaves the lock usable'
+    release = Queue.new
+    holder = Thread.new { lock.synchronize { release.pop } }
+    Thread.pass until holder.status == 'sleep'
+    waiter = Thread.new { lock.synchronize { flunk 'a killed waiter ran' } }
+    Thread.pass until waiter.status == 'sleep'
+    waiter.kill.join
+    release << true
+    holder.join
+    assert_equal :ok, Timeout.timeout(5) { lock.synchronize { :ok } }, 'a killed waiter gave its turn up'
+  end
+
   def test_callbacks_run_on_the_ticking_thread
     threads = []
     raised = false

@@ -7,6 +7,12 @@
 # (tests/contrib/abi10_plugin.c), OL_RUBY_ODBC_LEADER the odbc-leader
 # command, OL_RUBY_TMP a scratch directory; every test runs on SQLite files
 # of its own. tests/contrib/ruby.test sets them all.
+#
+# A test that runs longer than OL_RUBY_TEST_LIMIT seconds (default 120;
+# the slowest needs about 10) hangs: the watchdog below prints every
+# thread's backtrace and ends the process with status 3, so the suite
+# fails with the place it hung instead of stalling. SIGUSR1 prints the
+# same backtraces (build-aux/test-watchdog sends it to a hung test).
 $LOAD_PATH.unshift(File.expand_path('../lib', __dir__))
 require 'minitest/autorun'
 require 'json'
@@ -61,4 +67,50 @@ module OlTest
       sleep 0.05
     end
   end
+
+  LIMIT = Integer(ENV.fetch('OL_RUBY_TEST_LIMIT', '120'))
+  @current = nil # [test name, monotonic start]
+
+  # Prints every thread with its backtrace on stderr.
+  def self.dump_threads(why)
+    warn why
+    Thread.list.each do |t|
+      warn "#{t.inspect}\n  #{(t.backtrace || []).join("\n  ")}"
+    end
+    $stderr.flush
+  end
+
+  def self.running(name)
+    @current = name && [name, Process.clock_gettime(Process::CLOCK_MONOTONIC)]
+  end
+
+  # Marks each test's start and end for the watchdog.
+  module Watch
+    def before_setup
+      OlTest.running("#{self.class}##{name}")
+      super
+    end
+
+    def after_teardown
+      super
+      OlTest.running(nil)
+    end
+  end
+
+  def self.watch
+    Thread.new do
+      loop do
+        sleep 1
+        name, at = @current
+        next unless name && Process.clock_gettime(Process::CLOCK_MONOTONIC) - at > LIMIT
+
+        dump_threads("#{name} still runs after #{LIMIT} s (OL_RUBY_TEST_LIMIT): a hang; the threads:")
+        exit!(3)
+      end
+    end
+  end
 end
+
+Minitest::Test.prepend(OlTest::Watch)
+OlTest.watch
+Signal.trap('USR1') { OlTest.dump_threads('SIGUSR1: the threads:') }

@@ -6,8 +6,9 @@
 # up to the struct_size the plugin was built with; Instance is one candidate
 # made by init(). The calls that may do I/O (init, tick, claim, finish,
 # shutdown) are called with blocking: true, so they release the GVL and other
-# Ruby threads run meanwhile, and an Instance runs them one at a time (a
-# Mutex): the plugin's instances are not thread-safe. The calls without I/O
+# Ruby threads run meanwhile, and an Instance runs them one at a time, in
+# the order they were called (a FairLock): the plugin's instances are not
+# thread-safe. The calls without I/O
 # (leader?, term, leadership, shard_leadership, candidate_id, shards) take no
 # lock, as the ABI allows from any thread. The logic stays in C.
 require 'ffi'
@@ -190,9 +191,66 @@ module OdbcLeader
     end
   end
 
+  # A lock that serves its waiters in the order they came (a ticket lock).
+  # A Mutex is not: a follower's tick that blocks in the plugin, returns
+  # and is called again at once re-takes a Mutex before a woken waiter
+  # runs, so a claim (or close's error report) from another thread could
+  # wait for ever. Not reentrant: a thread that holds it and asks again
+  # gets ThreadError, as from a Mutex. A waiter interrupted (Thread#raise,
+  # Timeout, Thread#kill) gives its turn up.
+  class FairLock
+    def initialize
+      @mutex = Mutex.new
+      @turn = ConditionVariable.new
+      @next = 0 # the next ticket to hand out
+      @serving = 0 # the ticket that may hold the lock
+      @gone = {} # tickets whose waiter gave up
+      @owner = nil
+    end
+
+    # Runs the block holding the lock; returns its value.
+    def synchronize
+      take
+      begin
+        yield
+      ensure
+        @mutex.synchronize do
+          @owner = nil
+          advance
+        end
+      end
+    end
+
+    private
+
+    def take
+      @mutex.synchronize do
+        raise ThreadError, 'deadlock; recursive locking' if @owner == Thread.current
+
+        ticket = @next
+        @next += 1
+        taken = false
+        begin
+          @turn.wait(@mutex) until @serving == ticket
+          @owner = Thread.current
+          taken = true
+        ensure # an exception, or Thread#kill, which no rescue sees
+          @serving == ticket ? advance : @gone[ticket] = true unless taken
+        end
+      end
+    end
+
+    # Passes the turn to the next ticket still waited for. Holds @mutex.
+    def advance
+      @serving += 1
+      @serving += 1 while @gone.delete(@serving)
+      @turn.broadcast
+    end
+  end
+
   # One plugin instance: a candidate of one election namespace, or a member
-  # of a sharded group. The I/O calls run one at a time (a Mutex, not
-  # reentrant: do not call them from a callback); shutdown ends the instance
+  # of a sharded group. The I/O calls run one at a time, first come first
+  # served (a FairLock, not reentrant: do not call them from a callback); shutdown ends the instance
   # (a leader resigns) and frees what it holds.
   class Instance
     attr_reader :plugin
@@ -207,7 +265,7 @@ module OdbcLeader
     # plugin's message when init fails.
     def initialize(plugin, config, log: nil, on_change: nil, on_shard_change: nil)
       @plugin = plugin
-      @lock = Mutex.new
+      @lock = FairLock.new
       @closed = false
       @pending = nil
       @inst = nil

@@ -64,7 +64,10 @@ public final class Instance implements AutoCloseable {
 
     private final Plugin plugin;
     private final Callbacks callbacks;
-    private final ReentrantLock io = new ReentrantLock(); // init, tick, claim, finish, shutdown
+    // init, tick, claim, finish, shutdown. Fair: a follower's tick blocks in
+    // the plugin and is called again at once, and an unfair lock lets that
+    // thread take it back before a waiting claim (or lastError) ever runs.
+    private final ReentrantLock io = new ReentrantLock(true);
     private final AtomicInteger readers = new AtomicInteger(); // lock-free reads under way
     private volatile boolean closed;
     private Pointer inst;
