@@ -164,6 +164,57 @@ void odbc_leader__cli_json_string(FILE *f, const char *s);
 /* Writes s escaped as a Prometheus label value (no quotes) to f. */
 void odbc_leader__cli_prom_label(FILE *f, const char *s);
 
+/* ---- status.c: a namespace's state, shared with serve.c ---- */
+
+/* The namespace as read from the database, in database time. */
+struct odbc_leader__snapshot {
+    const char *ns; /* borrowed from the handle */
+    struct odbc_leader_lease lease;
+    int present;          /* a leader whose lease has not expired */
+    int64_t remaining_ms; /* lease left when present, else 0 */
+    int have_clock;       /* the database's time came with the lease (it
+                             does not without a lease row) */
+    int64_t offset_ms;    /* database clock minus this host's wall clock,
+                             read together with the lease (a step of
+                             either shows here); when have_clock */
+    struct odbc_leader_candidate *cands; /* owned */
+    size_t n, cap;
+    int oom;
+    /* a group (the namespace names one): its shards, and per candidate
+     * (same order as cands) how many it leads; unled counts the shards
+     * vacant or expired, foreign those led by no live candidate */
+    uint32_t shards, unled, foreign;
+    uint32_t *leads;                /* owned, n entries, when shards > 0 */
+    struct odbc_leader_shard *rows; /* owned, shards entries */
+    size_t rows_cap;
+};
+
+/* Reads the lease, the candidates and (for a group) the shards of h's
+ * namespace into *s (which owns the arrays afterwards; free them with
+ * odbc_leader__cli_snapshot_free, also after a failure). Returns 0 or a
+ * negative library error. */
+int odbc_leader__cli_snapshot_read(odbc_leader_t *h,
+                                   struct odbc_leader__snapshot *s);
+
+/* Frees what *s owns and zeroes it. */
+void odbc_leader__cli_snapshot_free(struct odbc_leader__snapshot *s);
+
+/* Writes *s as one JSON object and a newline to f. */
+void odbc_leader__cli_snapshot_json(FILE *f,
+                                    const struct odbc_leader__snapshot *s);
+
+/* Writes the n snapshots s[] as Prometheus text (format 0.0.4), each
+ * family's HELP and TYPE once; with candidates set, also each live
+ * candidate's heartbeat age. */
+void odbc_leader__cli_snapshot_prom(FILE *f,
+                                    const struct odbc_leader__snapshot *s,
+                                    size_t n, int candidates);
+
+/* ---- fires.c ---- */
+
+/* Writes fire f as one JSON object (no newline) to out. */
+void odbc_leader__cli_fire_json(FILE *out, const struct odbc_leader_fire *f);
+
 /* ---- watchdog.c: the supervisor between run and CMD ---- */
 
 /* What the supervisor reports about how CMD ended (flags of
@@ -231,5 +282,6 @@ int odbc_leader__cli_schema(struct odbc_leader__cli *c, int argc, char **argv);
 int odbc_leader__cli_fence(struct odbc_leader__cli *c, int argc, char **argv);
 int odbc_leader__cli_fires(struct odbc_leader__cli *c, int argc, char **argv);
 int odbc_leader__cli_demo(struct odbc_leader__cli *c, int argc, char **argv);
+int odbc_leader__cli_serve(struct odbc_leader__cli *c, int argc, char **argv);
 
 #endif /* ODBC_LEADER_CLI_H */

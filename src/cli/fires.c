@@ -104,23 +104,24 @@ static void print_row(const struct odbc_leader_fire *f) {
            fire, f->term, f->claimed_by, started, finished, status, dur);
 }
 
-/* Prints one fire as a JSON object on a line of its own. */
-static void print_json(const struct odbc_leader_fire *f) {
-    fputs("{\"job\":", stdout);
-    odbc_leader__cli_json_string(stdout, f->job);
-    printf(",\"fire_ms\":%" PRId64 ",\"term\":%" PRId64 ",\"claimed_by\":",
-           f->fire_ms, f->term);
-    odbc_leader__cli_json_string(stdout, f->claimed_by);
-    printf(",\"claimed_at_ms\":%" PRId64, f->claimed_at_ms);
+void odbc_leader__cli_fire_json(FILE *out, const struct odbc_leader_fire *f) {
+    fputs("{\"job\":", out);
+    odbc_leader__cli_json_string(out, f->job);
+    fprintf(out,
+            ",\"fire_ms\":%" PRId64 ",\"term\":%" PRId64 ",\"claimed_by\":",
+            f->fire_ms, f->term);
+    odbc_leader__cli_json_string(out, f->claimed_by);
+    fprintf(out, ",\"claimed_at_ms\":%" PRId64, f->claimed_at_ms);
     if (f->finished_at_ms != 0)
-        printf(",\"finished_at_ms\":%" PRId64 ",\"status\":%d,"
-               "\"duration_ms\":%" PRId64 "}\n",
-               f->finished_at_ms, f->status,
-               f->finished_at_ms - f->claimed_at_ms);
+        fprintf(out,
+                ",\"finished_at_ms\":%" PRId64 ",\"status\":%d,"
+                "\"duration_ms\":%" PRId64 "}",
+                f->finished_at_ms, f->status,
+                f->finished_at_ms - f->claimed_at_ms);
     else
         fputs(",\"finished_at_ms\":null,\"status\":null,"
-              "\"duration_ms\":null}\n",
-              stdout);
+              "\"duration_ms\":null}",
+              out);
 }
 
 /* Parses the options. Returns 0, ODBC_LEADER__CLI_HELP or EX_USAGE. */
@@ -204,10 +205,12 @@ int odbc_leader__cli_fires(struct odbc_leader__cli *c, int argc, char **argv) {
         printf("%-20s %-23s %-14s %-36s %-23s %-23s %-7s %s\n", "JOB", "FIRE",
                "TERM", "WHO", "STARTED", "FINISHED", "STATUS", "DURATION");
     for (size_t i = first; i < l.n; i++) {
-        if (o.json)
-            print_json(&l.v[i]);
-        else
+        if (o.json) {
+            odbc_leader__cli_fire_json(stdout, &l.v[i]);
+            putchar('\n');
+        } else {
             print_row(&l.v[i]);
+        }
     }
 out:
     free(l.v);

@@ -34,6 +34,7 @@ static const struct subcmd subcmds[] = {
     {"fires", odbc_leader__cli_fires},
     {"fence", odbc_leader__cli_fence},
     {"demo", odbc_leader__cli_demo},
+    {"serve", odbc_leader__cli_serve},
 };
 /* clang-format on */
 
@@ -55,6 +56,9 @@ static const char help_text[] =
     "  fires [--job J] [--json]\n"
     "                        the fire ledger of NS: who ran what, when\n"
     "  fence [--dialect D]   the predicate that fences a job's writes\n"
+    "  serve [--listen ADDR:PORT]\n"
+    "                        serve NS (-n, repeatable) over HTTP: metrics,\n"
+    "                        health check, JSON, a page\n"
     "  demo [-c N]           watch N candidates elect, crash, take over\n"
     "\n"
     "Options (also accepted after the command):\n" ODBC_LEADER__CLI_COMMON_HELP
@@ -88,7 +92,8 @@ static const char help_text[] =
     "       by signal N before CMD started\n"
     "\n"
     "Examples (docs/quickstart.md):\n"
-    "  odbc-leader run -d sched -n report --once-per 1h -- /usr/local/bin/report\n"
+    "  odbc-leader run -d sched -n report --once-per 1h -- "
+    "/usr/local/bin/report\n"
     "  odbc-leader status -d sched -n report\n"
     "\n"
     "'odbc-leader COMMAND --help' describes each command; see also\n"

@@ -16,29 +16,6 @@
 
 enum format { FMT_TABLE, FMT_JSON, FMT_PROMETHEUS };
 
-/* The namespace as read from the database, in database time. */
-struct snapshot {
-    const char *ns; /* borrowed from the handle */
-    struct odbc_leader_lease lease;
-    int present;          /* a leader whose lease has not expired */
-    int64_t remaining_ms; /* lease left when present, else 0 */
-    int have_clock;       /* the database's time came with the lease (it
-                             does not without a lease row) */
-    int64_t offset_ms;    /* database clock minus this host's wall clock,
-                             read together with the lease (a step of
-                             either shows here); when have_clock */
-    struct odbc_leader_candidate *cands; /* owned */
-    size_t n, cap;
-    int oom;
-    /* a group (the namespace names one): its shards, and per candidate
-     * (same order as cands) how many it leads; unled counts the shards
-     * vacant or expired, foreign those led by no live candidate */
-    uint32_t shards, unled, foreign;
-    uint32_t *leads;                /* owned, n entries, when shards > 0 */
-    struct odbc_leader_shard *rows; /* owned, shards entries */
-    size_t rows_cap;
-};
-
 static const char status_help[] =
     "Usage: odbc-leader status [OPTIONS]\n"
     "Show the namespace's leader, term (fencing token), lease remaining and\n"
@@ -61,7 +38,7 @@ static const char status_help[] =
 
 /* odbc_leader_list_candidates callback: appends a copy to the snapshot. */
 static void collect(void *ctx, const struct odbc_leader_candidate *c) {
-    struct snapshot *s = ctx;
+    struct odbc_leader__snapshot *s = ctx;
 
     if (s->oom)
         return;
@@ -81,7 +58,7 @@ static void collect(void *ctx, const struct odbc_leader_candidate *c) {
 
 /* odbc_leader_list_shards callback: appends a copy to the snapshot. */
 static void collect_shard(void *ctx, const struct odbc_leader_shard *r) {
-    struct snapshot *s = ctx;
+    struct odbc_leader__snapshot *s = ctx;
 
     if (s->oom)
         return;
@@ -101,7 +78,7 @@ static void collect_shard(void *ctx, const struct odbc_leader_shard *r) {
 
 /* Counts, after the shards were read, the shards each candidate leads and
  * the unled ones. Returns 0 or ODBC_LEADER_ENOMEM. */
-static int count_shards(struct snapshot *s) {
+static int count_shards(struct odbc_leader__snapshot *s) {
     if (s->shards == 0)
         return 0;
     s->leads = calloc(s->n != 0 ? s->n : 1, sizeof(*s->leads));
@@ -130,7 +107,8 @@ static int count_shards(struct snapshot *s) {
 /* Reads the lease, the candidates and (for a group) its shards into *s
  * (which owns the arrays afterwards). Returns 0 or a negative library
  * error. */
-static int read_snapshot(odbc_leader_t *h, struct snapshot *s) {
+int odbc_leader__cli_snapshot_read(odbc_leader_t *h,
+                                   struct odbc_leader__snapshot *s) {
     int rc;
 
     memset(s, 0, sizeof(*s));
@@ -164,7 +142,8 @@ static int read_snapshot(odbc_leader_t *h, struct snapshot *s) {
 static double secs(int64_t ms) { return (double)ms / 1000.0; }
 
 /* The human table. conn is the redacted connection string. */
-static void print_table(const struct snapshot *s, const char *conn) {
+static void print_table(const struct odbc_leader__snapshot *s,
+                        const char *conn) {
     const struct odbc_leader_lease *l = &s->lease;
 
     printf("database:   %s\n", conn);
@@ -214,115 +193,189 @@ static void print_table(const struct snapshot *s, const char *conn) {
 }
 
 /* One JSON object. */
-static void print_json(const struct snapshot *s) {
+void odbc_leader__cli_snapshot_json(FILE *f,
+                                    const struct odbc_leader__snapshot *s) {
     const struct odbc_leader_lease *l = &s->lease;
 
-    fputs("{\"namespace\":", stdout);
-    odbc_leader__cli_json_string(stdout, s->ns);
-    fputs(",\"leader\":", stdout);
+    fputs("{\"namespace\":", f);
+    odbc_leader__cli_json_string(f, s->ns);
+    fputs(",\"leader\":", f);
     if (s->present)
-        odbc_leader__cli_json_string(stdout, l->leader_id);
+        odbc_leader__cli_json_string(f, l->leader_id);
     else
-        fputs("null", stdout);
-    printf(",\"leader_present\":%s,\"term\":%lld,\"lease_remaining_ms\":%lld,",
-           s->present ? "true" : "false", (long long)l->term,
-           (long long)s->remaining_ms);
+        fputs("null", f);
+    fprintf(f,
+            ",\"leader_present\":%s,\"term\":%lld,\"lease_remaining_ms\":%lld,",
+            s->present ? "true" : "false", (long long)l->term,
+            (long long)s->remaining_ms);
     if (s->have_clock)
-        printf("\"db_now_ms\":%lld,\"db_clock_offset_ms\":%lld,",
-               (long long)l->db_now_ms, (long long)s->offset_ms);
+        fprintf(f, "\"db_now_ms\":%lld,\"db_clock_offset_ms\":%lld,",
+                (long long)l->db_now_ms, (long long)s->offset_ms);
     else
-        fputs("\"db_now_ms\":null,\"db_clock_offset_ms\":null,", stdout);
-    printf("\"candidates_alive\":%zu,\"candidates\":[", s->n);
+        fputs("\"db_now_ms\":null,\"db_clock_offset_ms\":null,", f);
+    fprintf(f, "\"candidates_alive\":%zu,\"candidates\":[", s->n);
     for (size_t i = 0; i < s->n; i++) {
         const struct odbc_leader_candidate *c = &s->cands[i];
 
-        fputs(i > 0 ? ",{\"id\":" : "{\"id\":", stdout);
-        odbc_leader__cli_json_string(stdout, c->id);
-        printf(",\"heartbeat_age_ms\":%lld,\"leader\":%s",
-               (long long)(c->db_now_ms - c->heartbeat_at_ms),
-               s->present && strcmp(c->id, l->leader_id) == 0 ? "true"
-                                                              : "false");
+        fputs(i > 0 ? ",{\"id\":" : "{\"id\":", f);
+        odbc_leader__cli_json_string(f, c->id);
+        fprintf(f, ",\"heartbeat_age_ms\":%lld,\"leader\":%s",
+                (long long)(c->db_now_ms - c->heartbeat_at_ms),
+                s->present && strcmp(c->id, l->leader_id) == 0 ? "true"
+                                                               : "false");
         if (s->shards > 0)
-            printf(",\"shards_led\":%u", (unsigned)s->leads[i]);
-        fputs("}", stdout);
+            fprintf(f, ",\"shards_led\":%u", (unsigned)s->leads[i]);
+        fputs("}", f);
     }
-    fputs("]", stdout);
+    fputs("]", f);
     if (s->shards > 0)
-        printf(",\"group\":{\"shards\":%u,\"led\":%u,\"unled\":%u}",
-               (unsigned)s->shards, (unsigned)(s->shards - s->unled),
-               (unsigned)s->unled);
-    fputs("}\n", stdout);
+        fprintf(f, ",\"group\":{\"shards\":%u,\"led\":%u,\"unled\":%u}",
+                (unsigned)s->shards, (unsigned)(s->shards - s->unled),
+                (unsigned)s->unled);
+    fputs("}\n", f);
 }
 
-/* HELP and TYPE lines of one gauge. */
-static void prom_head(const char *name, const char *help) {
-    printf("# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+/* HELP and TYPE lines of one family. */
+static void prom_head(FILE *f, const char *name, const char *type,
+                      const char *help) {
+    fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* One sample line "name{namespace="NS"} value". */
-static void prom_sample(const struct snapshot *s, const char *name,
-                        const char *value) {
-    printf("%s{namespace=\"", name);
-    odbc_leader__cli_prom_label(stdout, s->ns);
-    printf("\"} %s\n", value);
+/* Starts a sample: "name{namespace="NS"", left open for more labels. */
+static void prom_ns(FILE *f, const char *name,
+                    const struct odbc_leader__snapshot *s) {
+    fprintf(f, "%s{namespace=\"", name);
+    odbc_leader__cli_prom_label(f, s->ns);
+    fputc('"', f);
 }
 
-/* Prometheus text exposition format, version 0.0.4. */
-static void print_prometheus(const struct snapshot *s) {
-    char v[64];
+/* Adds the label name="value" (escaped) to a sample started by prom_ns. */
+static void prom_label(FILE *f, const char *name, const char *value) {
+    fprintf(f, ",%s=\"", name);
+    odbc_leader__cli_prom_label(f, value);
+    fputc('"', f);
+}
 
-    prom_head("odbc_leader_leader_present",
+/* The families of the lease: present, term, lease left, clock offset, the
+ * leader's id. */
+static void prom_lease(FILE *f, const struct odbc_leader__snapshot *s,
+                       size_t n) {
+    prom_head(f, "odbc_leader_leader_present", "gauge",
               "1 when the namespace has a leader whose lease has not "
               "expired, else 0.");
-    prom_sample(s, "odbc_leader_leader_present", s->present ? "1" : "0");
-    prom_head("odbc_leader_term",
+    for (size_t i = 0; i < n; i++) {
+        prom_ns(f, "odbc_leader_leader_present", &s[i]);
+        fprintf(f, "} %d\n", s[i].present);
+    }
+    prom_head(f, "odbc_leader_term", "gauge",
               "Last term (fencing token) issued in the namespace.");
-    snprintf(v, sizeof(v), "%lld", (long long)s->lease.term);
-    prom_sample(s, "odbc_leader_term", v);
-    prom_head("odbc_leader_lease_remaining_seconds",
+    for (size_t i = 0; i < n; i++) {
+        prom_ns(f, "odbc_leader_term", &s[i]);
+        fprintf(f, "} %lld\n", (long long)s[i].lease.term);
+    }
+    prom_head(f, "odbc_leader_lease_remaining_seconds", "gauge",
               "Seconds until the leader's lease expires, in database time; "
               "0 without a leader.");
-    snprintf(v, sizeof(v), "%.3f", secs(s->remaining_ms));
-    prom_sample(s, "odbc_leader_lease_remaining_seconds", v);
-    prom_head("odbc_leader_candidates_alive",
-              "Candidates whose heartbeat has not expired.");
-    snprintf(v, sizeof(v), "%zu", s->n);
-    prom_sample(s, "odbc_leader_candidates_alive", v);
-    prom_head("odbc_leader_db_clock_offset_seconds",
+    for (size_t i = 0; i < n; i++) {
+        prom_ns(f, "odbc_leader_lease_remaining_seconds", &s[i]);
+        fprintf(f, "} %.3f\n", secs(s[i].remaining_ms));
+    }
+    prom_head(f, "odbc_leader_db_clock_offset_seconds", "gauge",
               "Database clock minus this host's wall clock, read with the "
               "lease; a jump is a clock step on one side. No sample "
               "before the namespace's first lease row.");
-    snprintf(v, sizeof(v), "%.3f", secs(s->offset_ms));
-    if (s->have_clock)
-        prom_sample(s, "odbc_leader_db_clock_offset_seconds", v);
-    if (s->shards > 0) {
-        prom_head("odbc_leader_group_shards",
-                  "Shards of the group the namespace names.");
-        snprintf(v, sizeof(v), "%u", (unsigned)s->shards);
-        prom_sample(s, "odbc_leader_group_shards", v);
-        prom_head("odbc_leader_group_shards_unled",
-                  "Shards of the group with no unexpired lease.");
-        snprintf(v, sizeof(v), "%u", (unsigned)s->unled);
-        prom_sample(s, "odbc_leader_group_shards_unled", v);
-        prom_head("odbc_leader_group_shards_led",
-                  "Shards of the group each live candidate leads.");
-        for (size_t i = 0; i < s->n; i++) {
-            printf("odbc_leader_group_shards_led{namespace=\"");
-            odbc_leader__cli_prom_label(stdout, s->ns);
-            printf("\",candidate_id=\"");
-            odbc_leader__cli_prom_label(stdout, s->cands[i].id);
-            printf("\"} %u\n", (unsigned)s->leads[i]);
+    for (size_t i = 0; i < n; i++) {
+        if (!s[i].have_clock)
+            continue;
+        prom_ns(f, "odbc_leader_db_clock_offset_seconds", &s[i]);
+        fprintf(f, "} %.3f\n", secs(s[i].offset_ms));
+    }
+    prom_head(f, "odbc_leader_leader_info", "gauge",
+              "Always 1; the leader_id label names the current leader.");
+    for (size_t i = 0; i < n; i++) {
+        if (!s[i].present)
+            continue;
+        prom_ns(f, "odbc_leader_leader_info", &s[i]);
+        prom_label(f, "leader_id", s[i].lease.leader_id);
+        fputs("} 1\n", f);
+    }
+}
+
+/* The families of the candidates: how many are alive, and with
+ * candidates set, each one's heartbeat age. */
+static void prom_candidates(FILE *f, const struct odbc_leader__snapshot *s,
+                            size_t n, int candidates) {
+    prom_head(f, "odbc_leader_candidates_alive", "gauge",
+              "Candidates whose heartbeat has not expired.");
+    for (size_t i = 0; i < n; i++) {
+        prom_ns(f, "odbc_leader_candidates_alive", &s[i]);
+        fprintf(f, "} %zu\n", s[i].n);
+    }
+    if (!candidates)
+        return;
+    prom_head(f, "odbc_leader_candidate_heartbeat_age_seconds", "gauge",
+              "Seconds since each live candidate's last heartbeat, in "
+              "database time.");
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < s[i].n; j++) {
+            const struct odbc_leader_candidate *c = &s[i].cands[j];
+
+            prom_ns(f, "odbc_leader_candidate_heartbeat_age_seconds", &s[i]);
+            prom_label(f, "candidate_id", c->id);
+            fprintf(f, "} %.3f\n", secs(c->db_now_ms - c->heartbeat_at_ms));
         }
     }
-    prom_head("odbc_leader_leader_info",
-              "Always 1; the leader_id label names the current leader.");
-    if (s->present) {
-        printf("odbc_leader_leader_info{namespace=\"");
-        odbc_leader__cli_prom_label(stdout, s->ns);
-        printf("\",leader_id=\"");
-        odbc_leader__cli_prom_label(stdout, s->lease.leader_id);
-        printf("\"} 1\n");
+}
+
+/* The families of sharded groups (namespaces that name one). */
+static void prom_groups(FILE *f, const struct odbc_leader__snapshot *s,
+                        size_t n) {
+    size_t groups = 0;
+
+    for (size_t i = 0; i < n; i++)
+        groups += s[i].shards > 0;
+    if (groups == 0)
+        return;
+    prom_head(f, "odbc_leader_group_shards", "gauge",
+              "Shards of the group the namespace names.");
+    for (size_t i = 0; i < n; i++) {
+        if (s[i].shards == 0)
+            continue;
+        prom_ns(f, "odbc_leader_group_shards", &s[i]);
+        fprintf(f, "} %u\n", (unsigned)s[i].shards);
     }
+    prom_head(f, "odbc_leader_group_shards_unled", "gauge",
+              "Shards of the group with no unexpired lease.");
+    for (size_t i = 0; i < n; i++) {
+        if (s[i].shards == 0)
+            continue;
+        prom_ns(f, "odbc_leader_group_shards_unled", &s[i]);
+        fprintf(f, "} %u\n", (unsigned)s[i].unled);
+    }
+    prom_head(f, "odbc_leader_group_shards_led", "gauge",
+              "Shards of the group each live candidate leads.");
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; s[i].shards > 0 && j < s[i].n; j++) {
+            prom_ns(f, "odbc_leader_group_shards_led", &s[i]);
+            prom_label(f, "candidate_id", s[i].cands[j].id);
+            fprintf(f, "} %u\n", (unsigned)s[i].leads[j]);
+        }
+    }
+}
+
+void odbc_leader__cli_snapshot_prom(FILE *f,
+                                    const struct odbc_leader__snapshot *s,
+                                    size_t n, int candidates) {
+    prom_lease(f, s, n);
+    prom_candidates(f, s, n, candidates);
+    prom_groups(f, s, n);
+}
+
+void odbc_leader__cli_snapshot_free(struct odbc_leader__snapshot *s) {
+    free(s->cands);
+    free(s->leads);
+    free(s->rows);
+    memset(s, 0, sizeof(*s));
 }
 
 /* ---- status ---- */
@@ -374,7 +427,7 @@ static int parse_status(struct odbc_leader__cli *c, int argc, char **argv,
 
 int odbc_leader__cli_status(struct odbc_leader__cli *c, int argc, char **argv) {
     enum format fmt = FMT_TABLE;
-    struct snapshot s;
+    struct odbc_leader__snapshot s;
     odbc_leader_t *h = NULL;
     char conn[1024] = "";
     int rc = parse_status(c, argc, argv, &fmt);
@@ -387,22 +440,20 @@ int odbc_leader__cli_status(struct odbc_leader__cli *c, int argc, char **argv) {
     rc = odbc_leader__cli_open(c, NULL, NULL, &h);
     if (rc != 0)
         goto out;
-    rc = read_snapshot(h, &s);
+    rc = odbc_leader__cli_snapshot_read(h, &s);
     if (rc < 0) {
         odbc_leader__cli_err(c, "status: %s", odbc_leader_strerror(rc));
         rc = odbc_leader__cli_exit_code(rc);
         goto out;
     }
     if (fmt == FMT_JSON)
-        print_json(&s);
+        odbc_leader__cli_snapshot_json(stdout, &s);
     else if (fmt == FMT_PROMETHEUS)
-        print_prometheus(&s);
+        odbc_leader__cli_snapshot_prom(stdout, &s, 1, 0);
     else
         print_table(&s, conn);
 out:
-    free(s.cands);
-    free(s.leads);
-    free(s.rows);
+    odbc_leader__cli_snapshot_free(&s);
     odbc_leader_destroy(h);
     return rc;
 }

@@ -1,0 +1,1000 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * serve.c: "odbc-leader serve": a read-only HTTP server, built on
+ * libmicrohttpd, over the namespaces given with -n: Prometheus metrics
+ * (/metrics), the same as JSON (/api/v1/...), a leader health check for
+ * load balancers and readiness probes (/health/leader) and a small page
+ * that refreshes by itself (/). It never campaigns: its handles never tick,
+ * and it runs only SELECTs while it serves. Requests are answered one at a
+ * time on libmicrohttpd's polling thread, the only thread that uses the
+ * handles; a handle whose read failed is dropped and opened again, with a
+ * backoff, by a later request.
+ */
+#include <build_config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "cli.h"
+#include "clock.h"
+#include "config.h"
+
+static const char serve_help[] =
+    "Usage: odbc-leader serve [--listen ADDR:PORT] [-n NS ...] [OPTIONS]\n"
+    "Serve the namespaces' state over HTTP, read only: it never campaigns\n"
+    "and needs only SELECT on the tables.\n"
+    "\n"
+    "  --listen ADDR:PORT    where to listen (default 127.0.0.1:9466;\n"
+    "                        [::1]:PORT for IPv6, :PORT for every address,\n"
+    "                        port 0 for any free port, printed at start)\n"
+    "  -n, --namespace NS    a namespace to serve; repeat for more\n"
+    "                        (default: LeaderNamespace, else \"default\")\n"
+    "      --id ID           the candidate id /health/leader checks when\n"
+    "                        the request has no id= (this host's LeaderId)\n"
+    "" ODBC_LEADER__CLI_COMMON_HELP "\n"
+    "Paths (GET or HEAD):\n"
+    "  /                     the namespaces as a page that refreshes itself\n"
+    "  /metrics              Prometheus text format: leader, term, lease,\n"
+    "                        candidates, fires by job and outcome\n"
+    "  /health/leader?namespace=NS&id=ID\n"
+    "                        200 while ID (default --id) leads NS (database\n"
+    "                        time), else 503\n"
+    "  /api/v1/namespaces    every namespace served, as JSON\n"
+    "  /api/v1/namespaces/NS one namespace\n"
+    "  /api/v1/fires?namespace=NS[&job=J][&limit=N]\n"
+    "                        the newest N fires (default 100, at most 10000)\n"
+    "\n"
+    "It starts only when it can read every namespace; later outages answer\n"
+    "503 (and odbc_leader_up 0) until the database is back. Stops on\n"
+    "SIGTERM or SIGINT.\n"
+    "Exit status: 0; 64 usage; 69 database unavailable at start, or\n"
+    "built without libmicrohttpd; 71 cannot listen; 78 configuration.\n"
+    "\n"
+    "Examples:\n"
+    "  odbc-leader serve -d sched -n report -n backup\n"
+    "  odbc-leader serve -d sched --listen 0.0.0.0:9466 -n report --id host1\n";
+
+#ifndef ODBC_LEADER_HAVE_MHD
+
+int odbc_leader__cli_serve(struct odbc_leader__cli *c, int argc, char **argv) {
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            fputs(serve_help, stdout);
+            return 0;
+        }
+    }
+    odbc_leader__cli_err(c, "serve: this odbc-leader was built without "
+                            "libmicrohttpd (configure found none)");
+    return EX_UNAVAILABLE;
+}
+
+#else /* ODBC_LEADER_HAVE_MHD */
+
+#include <microhttpd.h>
+#include <netdb.h>
+#include <sys/socket.h>
+
+#define DEFAULT_LISTEN "127.0.0.1:9466"
+#define MAX_NAMESPACES 1024
+#define FIRES_DEFAULT 100
+#define FIRES_MAX 10000
+#define BACKOFF_MIN_NS (250 * INT64_C(1000000))
+#define BACKOFF_MAX_NS (10 * INT64_C(1000000000))
+
+/* One namespace served. */
+struct ns_state {
+    const char *name; /* borrowed from argv or the configuration */
+    odbc_leader_t *h; /* NULL until opened, and after a failed read */
+    int64_t retry_ns; /* monotonic: no new connection before */
+    int64_t backoff_ns;
+    int rc;          /* the error that closed h, 0 before any */
+    char error[512]; /* why h is NULL, for the responses */
+};
+
+struct serve {
+    struct odbc_leader__cli *cli;
+    const char *listen; /* borrowed */
+    const char *self;   /* --id, borrowed: the id /health/leader checks
+                           when the request names none; NULL = none */
+    struct ns_state *ns;
+    size_t n;
+    char *default_ns; /* owned: the configuration's namespace, no -n */
+    int started;      /* every namespace was opened once */
+};
+
+/* A response body under construction (open_memstream). */
+struct body {
+    char *buf; /* owned until handed to libmicrohttpd */
+    size_t len;
+    FILE *f;
+};
+
+/* ---- the namespaces' handles ---- */
+
+/* Returns ns's handle, opening it when it is closed and its backoff has
+ * passed; NULL with ns->error set when it cannot be had now. */
+static odbc_leader_t *ns_handle(struct serve *sv, struct ns_state *ns) {
+    struct odbc_leader_callbacks cb = {.struct_size = sizeof(cb),
+                                       .ctx = sv->cli,
+                                       .log = odbc_leader__cli_log,
+                                       .on_change = NULL};
+    int64_t now = odbc_leader__now_ns(NULL);
+    char err[512] = "";
+    char *conf = NULL;
+    const char *saved = sv->cli->ns;
+    int rc;
+
+    if (ns->h != NULL || now < ns->retry_ns)
+        return ns->h;
+    sv->cli->ns = ns->name;
+    rc = odbc_leader__cli_config(sv->cli, NULL, &conf);
+    sv->cli->ns = saved;
+    if (rc != 0) {
+        ns->rc = ODBC_LEADER_EINVAL;
+        snprintf(ns->error, sizeof(ns->error), "bad configuration");
+        return NULL;
+    }
+    rc = odbc_leader_create(&ns->h, conf, &cb, err, sizeof(err));
+    free(conf);
+    if (rc < 0) {
+        ns->rc = rc;
+        snprintf(ns->error, sizeof(ns->error), "%s",
+                 err[0] != '\0' ? err : odbc_leader_strerror(rc));
+        ns->backoff_ns = ns->backoff_ns == 0 ? BACKOFF_MIN_NS
+                         : 2 * ns->backoff_ns > BACKOFF_MAX_NS
+                             ? BACKOFF_MAX_NS
+                             : 2 * ns->backoff_ns;
+        ns->retry_ns = now + ns->backoff_ns;
+        if (sv->started)
+            odbc_leader__cli_msg(
+                sv->cli, LOG_WARNING,
+                "serve: namespace %s: %s (next try in %lld ms)", ns->name,
+                ns->error, (long long)(ns->backoff_ns / 1000000));
+        return NULL;
+    }
+    ns->backoff_ns = 0;
+    ns->error[0] = '\0';
+    return ns->h;
+}
+
+/* Drops ns's handle after the failed read rc: the next request opens a
+ * new connection. */
+static void ns_failed(struct serve *sv, struct ns_state *ns, int rc) {
+    snprintf(ns->error, sizeof(ns->error), "reading failed: %s",
+             odbc_leader_strerror(rc));
+    odbc_leader__cli_msg(sv->cli, LOG_WARNING, "serve: namespace %s: %s",
+                         ns->name, ns->error);
+    odbc_leader_destroy(ns->h);
+    ns->h = NULL;
+    ns->retry_ns = 0;
+}
+
+/* Returns the namespace served named name, or NULL. */
+static struct ns_state *ns_find(struct serve *sv, const char *name) {
+    for (size_t i = 0; name != NULL && i < sv->n; i++) {
+        if (strcmp(sv->ns[i].name, name) == 0)
+            return &sv->ns[i];
+    }
+    return NULL;
+}
+
+/* Reads ns's snapshot into *s (zeroed on failure, with ns->error).
+ * Returns 0 or -1. One retry on a fresh connection after a failed read,
+ * so a restarted database costs no failed request. */
+static int ns_snapshot(struct serve *sv, struct ns_state *ns,
+                       struct odbc_leader__snapshot *s) {
+    for (int attempt = 0; attempt < 2; attempt++) {
+        odbc_leader_t *h = ns_handle(sv, ns);
+        int rc;
+
+        if (h == NULL)
+            break;
+        rc = odbc_leader__cli_snapshot_read(h, s);
+        if (rc == 0)
+            return 0;
+        odbc_leader__cli_snapshot_free(s);
+        ns_failed(sv, ns, rc);
+    }
+    memset(s, 0, sizeof(*s));
+    return -1;
+}
+
+/* ---- the fires of a namespace ---- */
+
+struct fire_list {
+    struct odbc_leader_fire *v; /* owned */
+    size_t n, cap;
+    int nomem;
+};
+
+/* odbc_leader_list_fires callback: appends a copy of f. */
+static void keep_fire(void *ctx, const struct odbc_leader_fire *f) {
+    struct fire_list *l = ctx;
+
+    if (l->nomem)
+        return;
+    if (l->n == l->cap) {
+        size_t cap = l->cap != 0 ? 2 * l->cap : 64;
+        struct odbc_leader_fire *v = realloc(l->v, cap * sizeof(*v));
+
+        if (v == NULL) {
+            l->nomem = 1;
+            return;
+        }
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = *f;
+}
+
+/* Reads ns's ledger (of job only unless NULL) into *l, which the caller
+ * frees. Returns 0, or -1 with ns->error set. A dialect without a ledger
+ * gives an empty list. */
+static int ns_fires(struct serve *sv, struct ns_state *ns, const char *job,
+                    struct fire_list *l) {
+    for (int attempt = 0; attempt < 2; attempt++) {
+        odbc_leader_t *h = ns_handle(sv, ns);
+        int rc;
+
+        if (h == NULL)
+            break;
+        l->n = 0;
+        rc = odbc_leader_list_fires(h, job, keep_fire, l);
+        if (rc == ODBC_LEADER_ENOLEDGER)
+            return 0;
+        if (rc >= 0 && l->nomem) {
+            snprintf(ns->error, sizeof(ns->error), "out of memory");
+            return -1;
+        }
+        if (rc >= 0)
+            return 0;
+        ns_failed(sv, ns, rc);
+    }
+    return -1;
+}
+
+/* qsort order of fires: by job, then by fire time. */
+static int by_job(const void *a, const void *b) {
+    const struct odbc_leader_fire *x = a, *y = b;
+    int c = strcmp(x->job, y->job);
+
+    if (c != 0)
+        return c;
+    return (x->fire_ms > y->fire_ms) - (x->fire_ms < y->fire_ms);
+}
+
+/* What the metrics say of one job. */
+struct job_stats {
+    const char *job; /* borrowed from the fire list */
+    long ok, failed, running;
+    int64_t last_ok_ms;        /* nominal time of the newest success; 0 none */
+    int64_t oldest_running_ms; /* age of the oldest unfinished fire */
+};
+
+/* Sums the fires of one job, l->v[from..to), sorted by fire time. */
+static void job_sum(const struct fire_list *l, size_t from, size_t to,
+                    struct job_stats *j) {
+    memset(j, 0, sizeof(*j));
+    j->job = l->v[from].job;
+    for (size_t i = from; i < to; i++) {
+        const struct odbc_leader_fire *f = &l->v[i];
+
+        if (f->finished_at_ms == 0) {
+            int64_t age = f->db_now_ms - f->claimed_at_ms;
+
+            j->running++;
+            if (age > j->oldest_running_ms)
+                j->oldest_running_ms = age;
+        } else if (f->status == 0) {
+            j->ok++;
+            j->last_ok_ms = f->fire_ms != 0 ? f->fire_ms : f->finished_at_ms;
+        } else {
+            j->failed++;
+        }
+    }
+}
+
+/* ---- responses ---- */
+
+/* Starts a body. Returns 0 or -1 (out of memory). */
+static int body_open(struct body *b) {
+    b->buf = NULL;
+    b->len = 0;
+    b->f = open_memstream(&b->buf, &b->len);
+    return b->f != NULL ? 0 : -1;
+}
+
+/* Queues status with the finished body b (whose buffer libmicrohttpd
+ * then owns) as content type type. Returns what MHD_queue_response does. */
+static enum MHD_Result reply_body(struct MHD_Connection *conn, unsigned status,
+                                  const char *type, struct body *b) {
+    struct MHD_Response *r;
+    enum MHD_Result ret;
+
+    if (fclose(b->f) != 0) {
+        free(b->buf);
+        return MHD_NO;
+    }
+    r = MHD_create_response_from_buffer(b->len, b->buf, MHD_RESPMEM_MUST_FREE);
+    if (r == NULL) {
+        free(b->buf);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    if (strncmp(type, "text/html", 9) == 0)
+        MHD_add_response_header(
+            r, "Content-Security-Policy",
+            "default-src 'none'; style-src 'unsafe-inline'");
+    if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    ret = MHD_queue_response(conn, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+/* Queues status with a plain-text message (printf format). */
+static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned status,
+                                  const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static enum MHD_Result reply_text(struct MHD_Connection *conn, unsigned status,
+                                  const char *fmt, ...) {
+    struct body b;
+    va_list ap;
+
+    if (body_open(&b) != 0)
+        return MHD_NO;
+    va_start(ap, fmt);
+    vfprintf(b.f, fmt, ap);
+    va_end(ap);
+    fputc('\n', b.f);
+    return reply_body(conn, status, "text/plain; charset=utf-8", &b);
+}
+
+/* Returns the query argument key of conn, or NULL. */
+static const char *arg(struct MHD_Connection *conn, const char *key) {
+    return MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+/* Finds the namespace a request names with ?namespace= (optional when one
+ * namespace is served). Returns it, or NULL after queueing the 4xx into
+ * *ret. */
+static struct ns_state *req_ns(struct serve *sv, struct MHD_Connection *conn,
+                               enum MHD_Result *ret) {
+    const char *name = arg(conn, "namespace");
+    struct ns_state *ns;
+
+    if (name == NULL && sv->n == 1)
+        return &sv->ns[0];
+    if (name == NULL) {
+        *ret =
+            reply_text(conn, MHD_HTTP_BAD_REQUEST,
+                       "missing parameter namespace (%zu are served)", sv->n);
+        return NULL;
+    }
+    if (!odbc_leader__valid_name(name)) {
+        *ret = reply_text(conn, MHD_HTTP_BAD_REQUEST,
+                          "invalid namespace: 1-128 bytes of A-Z a-z 0-9 . _ "
+                          "- : / @");
+        return NULL;
+    }
+    ns = ns_find(sv, name);
+    if (ns == NULL)
+        *ret = reply_text(conn, MHD_HTTP_NOT_FOUND,
+                          "namespace %s is not served (serve -n)", name);
+    return ns;
+}
+
+/* ---- /health/leader ---- */
+
+static enum MHD_Result health(struct serve *sv, struct MHD_Connection *conn) {
+    enum MHD_Result ret = MHD_NO;
+    struct ns_state *ns = req_ns(sv, conn, &ret);
+    const char *id = arg(conn, "id") != NULL ? arg(conn, "id") : sv->self;
+    struct odbc_leader_lease l;
+    odbc_leader_t *h;
+    int rc = -1;
+
+    if (ns == NULL)
+        return ret;
+    if (id == NULL || !odbc_leader__valid_name(id))
+        return reply_text(conn, MHD_HTTP_BAD_REQUEST,
+                          "missing or invalid parameter id (the candidate's "
+                          "LeaderId; serve --id gives a default)");
+    for (int attempt = 0; attempt < 2 && rc < 0; attempt++) {
+        h = ns_handle(sv, ns);
+        if (h == NULL)
+            break;
+        rc = odbc_leader_read_lease(h, &l);
+        if (rc < 0)
+            ns_failed(sv, ns, rc);
+    }
+    if (rc < 0)
+        return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+                          "unknown: database unavailable: %s", ns->error);
+    if (l.leader_id[0] != '\0' && l.expires_at_ms > l.db_now_ms &&
+        strcmp(l.leader_id, id) == 0)
+        return reply_text(conn, MHD_HTTP_OK,
+                          "leader: %s leads %s in term %lld, lease %lld ms "
+                          "left",
+                          id, ns->name, (long long)l.term,
+                          (long long)(l.expires_at_ms - l.db_now_ms));
+    if (l.leader_id[0] != '\0' && l.expires_at_ms > l.db_now_ms)
+        return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+                          "not leader: %s leads %s in term %lld", l.leader_id,
+                          ns->name, (long long)l.term);
+    return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+                      "not leader: %s has no leader", ns->name);
+}
+
+/* ---- /metrics ---- */
+
+/* Prints the fire families of the namespaces whose ledgers are in l[]. */
+static void prom_fires(FILE *f, struct serve *sv, struct fire_list *l) {
+    static const char *const heads[][3] = {
+        {"odbc_leader_fires", "gauge",
+         "Fires in the ledger (within LeaderFireRetention) by job and "
+         "outcome: ok, failed (a non-zero status) or running (unfinished)."},
+        {"odbc_leader_fire_last_success_timestamp_seconds", "gauge",
+         "Nominal time of the job's newest successful fire, Unix seconds."},
+        {"odbc_leader_fire_running_oldest_age_seconds", "gauge",
+         "Seconds since the job's oldest unfinished fire was claimed, in "
+         "database time."},
+    };
+
+    for (size_t k = 0; k < 3; k++) {
+        fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", heads[k][0], heads[k][2],
+                heads[k][0], heads[k][1]);
+        for (size_t i = 0; i < sv->n; i++) {
+            for (size_t from = 0, to; from < l[i].n; from = to) {
+                struct job_stats j;
+
+                for (to = from + 1;
+                     to < l[i].n &&
+                     strcmp(l[i].v[to].job, l[i].v[from].job) == 0;
+                     to++)
+                    ;
+                job_sum(&l[i], from, to, &j);
+                if (k == 1 && j.last_ok_ms == 0)
+                    continue;
+                if (k == 2 && j.running == 0)
+                    continue;
+                for (int o = 0; o < (k == 0 ? 3 : 1); o++) {
+                    static const char *const outcome[] = {"ok", "failed",
+                                                          "running"};
+                    long v[] = {j.ok, j.failed, j.running};
+
+                    fprintf(f, "%s{namespace=\"", heads[k][0]);
+                    odbc_leader__cli_prom_label(f, sv->ns[i].name);
+                    fputs("\",job=\"", f);
+                    odbc_leader__cli_prom_label(f, j.job);
+                    if (k == 0)
+                        fprintf(f, "\",outcome=\"%s\"} %ld\n", outcome[o],
+                                v[o]);
+                    else if (k == 1)
+                        fprintf(f, "\"} %.3f\n", (double)j.last_ok_ms / 1e3);
+                    else
+                        fprintf(f, "\"} %.3f\n",
+                                (double)j.oldest_running_ms / 1e3);
+                }
+            }
+        }
+    }
+}
+
+static enum MHD_Result metrics(struct serve *sv, struct MHD_Connection *conn) {
+    struct odbc_leader__snapshot *s = calloc(sv->n, sizeof(*s));
+    struct odbc_leader__snapshot *ok = calloc(sv->n, sizeof(*ok));
+    struct fire_list *l = calloc(sv->n, sizeof(*l));
+    int *up = calloc(sv->n, sizeof(*up));
+    enum MHD_Result ret = MHD_NO;
+    size_t nok = 0;
+    struct body b;
+
+    if (s == NULL || ok == NULL || l == NULL || up == NULL ||
+        body_open(&b) != 0) {
+        ret = reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < sv->n; i++) {
+        up[i] = ns_snapshot(sv, &sv->ns[i], &s[i]) == 0 &&
+                ns_fires(sv, &sv->ns[i], NULL, &l[i]) == 0;
+        if (up[i]) {
+            s[i].ns = sv->ns[i].name;
+            ok[nok++] = s[i];
+            qsort(l[i].v, l[i].n, sizeof(*l[i].v), by_job);
+        } else {
+            l[i].n = 0;
+        }
+    }
+    fputs("# HELP odbc_leader_up 1 when the namespace's tables could be "
+          "read, else 0.\n# TYPE odbc_leader_up gauge\n",
+          b.f);
+    for (size_t i = 0; i < sv->n; i++) {
+        fputs("odbc_leader_up{namespace=\"", b.f);
+        odbc_leader__cli_prom_label(b.f, sv->ns[i].name);
+        fprintf(b.f, "\"} %d\n", up[i]);
+    }
+    odbc_leader__cli_snapshot_prom(b.f, ok, nok, 1);
+    prom_fires(b.f, sv, l);
+    ret = reply_body(conn, MHD_HTTP_OK,
+                     "text/plain; version=0.0.4; "
+                     "charset=utf-8",
+                     &b);
+out:
+    for (size_t i = 0; s != NULL && i < sv->n; i++)
+        odbc_leader__cli_snapshot_free(&s[i]);
+    for (size_t i = 0; l != NULL && i < sv->n; i++)
+        free(l[i].v);
+    free(s);
+    free(ok);
+    free(l);
+    free(up);
+    return ret;
+}
+
+/* ---- /api/v1 ---- */
+
+/* Writes ns's state as a JSON object to f: the status object, or
+ * {"namespace":..,"error":..} when it cannot be read. Returns 0 or -1. */
+static int ns_json(struct serve *sv, struct ns_state *ns, FILE *f) {
+    struct odbc_leader__snapshot s;
+    int rc = ns_snapshot(sv, ns, &s);
+
+    if (rc == 0) {
+        s.ns = ns->name;
+        odbc_leader__cli_snapshot_json(f, &s);
+    } else {
+        fputs("{\"namespace\":", f);
+        odbc_leader__cli_json_string(f, ns->name);
+        fputs(",\"error\":", f);
+        odbc_leader__cli_json_string(f, ns->error);
+        fputs("}\n", f);
+    }
+    odbc_leader__cli_snapshot_free(&s);
+    return rc;
+}
+
+static enum MHD_Result api_namespaces(struct serve *sv,
+                                      struct MHD_Connection *conn) {
+    struct body b;
+
+    if (body_open(&b) != 0)
+        return MHD_NO;
+    fputs("{\"namespaces\":[", b.f);
+    for (size_t i = 0; i < sv->n; i++) {
+        if (i > 0)
+            fputc(',', b.f);
+        ns_json(sv, &sv->ns[i], b.f);
+    }
+    fputs("]}\n", b.f);
+    return reply_body(conn, MHD_HTTP_OK, "application/json", &b);
+}
+
+static enum MHD_Result
+api_namespace(struct serve *sv, struct MHD_Connection *conn, const char *name) {
+    struct ns_state *ns;
+    struct body b;
+    int rc;
+
+    if (!odbc_leader__valid_name(name))
+        return reply_text(conn, MHD_HTTP_BAD_REQUEST,
+                          "invalid namespace: 1-128 bytes of A-Z a-z 0-9 . _ "
+                          "- : / @");
+    ns = ns_find(sv, name);
+    if (ns == NULL)
+        return reply_text(conn, MHD_HTTP_NOT_FOUND,
+                          "namespace %s is not served (serve -n)", name);
+    if (body_open(&b) != 0)
+        return MHD_NO;
+    rc = ns_json(sv, ns, b.f);
+    return reply_body(conn,
+                      rc == 0 ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE,
+                      "application/json", &b);
+}
+
+/* Parses ?limit= into *limit. Returns 0, or -1 when it is not 1-FIRES_MAX. */
+static int parse_limit(const char *s, long *limit) {
+    char *end;
+
+    if (s == NULL) {
+        *limit = FIRES_DEFAULT;
+        return 0;
+    }
+    errno = 0;
+    *limit = strtol(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || *limit < 1 ||
+        *limit > FIRES_MAX)
+        return -1;
+    return 0;
+}
+
+static enum MHD_Result api_fires(struct serve *sv,
+                                 struct MHD_Connection *conn) {
+    enum MHD_Result ret = MHD_NO;
+    struct ns_state *ns = req_ns(sv, conn, &ret);
+    const char *job = arg(conn, "job");
+    struct fire_list l = {NULL, 0, 0, 0};
+    struct body b;
+    long limit;
+    size_t first = 0;
+
+    if (ns == NULL)
+        return ret;
+    if (job != NULL && !odbc_leader__valid_name(job))
+        return reply_text(conn, MHD_HTTP_BAD_REQUEST,
+                          "invalid job: 1-128 bytes of A-Z a-z 0-9 . _ - : / "
+                          "@");
+    if (parse_limit(arg(conn, "limit"), &limit) != 0)
+        return reply_text(conn, MHD_HTTP_BAD_REQUEST,
+                          "invalid limit: a whole number from 1 to %d",
+                          FIRES_MAX);
+    if (ns_fires(sv, ns, job, &l) != 0) {
+        free(l.v);
+        return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+                          "database unavailable: %s", ns->error);
+    }
+    if (body_open(&b) != 0) {
+        free(l.v);
+        return MHD_NO;
+    }
+    if (l.n > (size_t)limit)
+        first = l.n - (size_t)limit;
+    fputs("{\"namespace\":", b.f);
+    odbc_leader__cli_json_string(b.f, ns->name);
+    fputs(",\"fires\":[", b.f);
+    for (size_t i = first; i < l.n; i++) {
+        if (i > first)
+            fputc(',', b.f);
+        odbc_leader__cli_fire_json(b.f, &l.v[i]);
+    }
+    fputs("]}\n", b.f);
+    free(l.v);
+    return reply_body(conn, MHD_HTTP_OK, "application/json", &b);
+}
+
+/* ---- / ---- */
+
+/* Writes s HTML-escaped to f. */
+static void html(FILE *f, const char *s) {
+    for (; *s != '\0'; s++) {
+        switch (*s) {
+        case '<':
+            fputs("&lt;", f);
+            break;
+        case '>':
+            fputs("&gt;", f);
+            break;
+        case '&':
+            fputs("&amp;", f);
+            break;
+        case '"':
+            fputs("&quot;", f);
+            break;
+        case '\'':
+            fputs("&#39;", f);
+            break;
+        default:
+            fputc(*s, f);
+        }
+    }
+}
+
+/* Writes one namespace's section of the page. */
+static void page_ns(struct serve *sv, struct ns_state *ns, FILE *f) {
+    struct odbc_leader__snapshot s;
+
+    fputs("<section><h2>", f);
+    html(f, ns->name);
+    fputs("</h2>\n", f);
+    if (ns_snapshot(sv, ns, &s) != 0) {
+        fputs("<p class=\"bad\">cannot read: ", f);
+        html(f, ns->error);
+        fputs("</p></section>\n", f);
+        return;
+    }
+    if (s.present) {
+        fputs("<p>leader <b class=\"leader\">", f);
+        html(f, s.lease.leader_id);
+        fprintf(f, "</b>, term %lld, lease %.1f s left</p>\n",
+                (long long)s.lease.term, (double)s.remaining_ms / 1e3);
+    } else {
+        fprintf(f, "<p class=\"bad\">no leader (last term %lld)</p>\n",
+                (long long)s.lease.term);
+    }
+    fprintf(f,
+            "<table><tr><th>candidate (%zu alive)</th><th>last "
+            "heartbeat</th></tr>\n",
+            s.n);
+    for (size_t i = 0; i < s.n; i++) {
+        fputs("<tr><td>", f);
+        html(f, s.cands[i].id);
+        fprintf(f, "</td><td>%.1f s ago</td></tr>\n",
+                (double)(s.cands[i].db_now_ms - s.cands[i].heartbeat_at_ms) /
+                    1e3);
+    }
+    fputs("</table></section>\n", f);
+    odbc_leader__cli_snapshot_free(&s);
+}
+
+static enum MHD_Result page(struct serve *sv, struct MHD_Connection *conn) {
+    struct body b;
+
+    if (body_open(&b) != 0)
+        return MHD_NO;
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+          "<meta http-equiv=\"refresh\" content=\"2\">"
+          "<title>odbc-leader</title><style>"
+          "body{font-family:sans-serif;margin:1.5em}"
+          "table{border-collapse:collapse}"
+          "td,th{border:1px solid #ccc;padding:.2em .6em;text-align:left}"
+          ".bad{color:#b00}</style></head><body>\n"
+          "<h1>odbc-leader</h1>\n",
+          b.f);
+    for (size_t i = 0; i < sv->n; i++)
+        page_ns(sv, &sv->ns[i], b.f);
+    fputs("<p><a href=\"metrics\">metrics</a> · <a "
+          "href=\"api/v1/namespaces\">JSON</a></p></body></html>\n",
+          b.f);
+    return reply_body(conn, MHD_HTTP_OK, "text/html; charset=utf-8", &b);
+}
+
+/* ---- the server ---- */
+
+/* libmicrohttpd's request callback: routes a request. */
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
+                                  const char *url, const char *method,
+                                  const char *version, const char *upload,
+                                  size_t *upload_size, void **req_ctx) {
+    static const char api_ns[] = "/api/v1/namespaces/";
+    struct serve *sv = cls;
+
+    (void)version;
+    (void)upload;
+    if (*req_ctx == NULL) { /* the headers: answer once they are all in */
+        *req_ctx = sv;      /* any pointer: the next call is the request */
+        if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+            return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+                              "method %s not allowed: GET or HEAD", method);
+        return MHD_YES;
+    }
+    if (*upload_size != 0) /* a GET with a body: ignore it */
+        *upload_size = 0;
+    if (strcmp(url, "/") == 0)
+        return page(sv, conn);
+    if (strcmp(url, "/metrics") == 0)
+        return metrics(sv, conn);
+    if (strcmp(url, "/health/leader") == 0)
+        return health(sv, conn);
+    if (strcmp(url, "/api/v1/namespaces") == 0)
+        return api_namespaces(sv, conn);
+    if (strncmp(url, api_ns, sizeof(api_ns) - 1) == 0)
+        return api_namespace(sv, conn, url + sizeof(api_ns) - 1);
+    if (strcmp(url, "/api/v1/fires") == 0)
+        return api_fires(sv, conn);
+    return reply_text(conn, MHD_HTTP_NOT_FOUND,
+                      "not found: see odbc-leader serve --help for the "
+                      "paths");
+}
+
+/* libmicrohttpd's error log: to the command's log. */
+static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
+    struct serve *sv = cls;
+    char msg[512];
+    size_t n;
+
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    n = strlen(msg);
+    while (n > 0 && msg[n - 1] == '\n')
+        msg[--n] = '\0';
+    odbc_leader__cli_msg(sv->cli, LOG_WARNING, "serve: %s", msg);
+}
+
+/* Resolves --listen ("HOST:PORT", "[V6]:PORT", ":PORT") into *out
+ * (the caller frees it with freeaddrinfo). Returns 0 or EX_USAGE. */
+static int resolve(struct serve *sv, struct addrinfo **out) {
+    struct addrinfo hints;
+    const char *colon = strrchr(sv->listen, ':');
+    char host[256], *end;
+    const char *h = host;
+    size_t hl;
+    long port;
+    int rc;
+
+    if (colon == NULL)
+        return odbc_leader__cli_usage(
+            sv->cli, "serve", "--listen \"%s\": want ADDR:PORT", sv->listen);
+    errno = 0;
+    port = strtol(colon + 1, &end, 10);
+    if (errno != 0 || end == colon + 1 || *end != '\0' || port < 0 ||
+        port > 65535)
+        return odbc_leader__cli_usage(sv->cli, "serve",
+                                      "--listen \"%s\": bad port", sv->listen);
+    hl = (size_t)(colon - sv->listen);
+    if (hl >= 2 && sv->listen[0] == '[' && sv->listen[hl - 1] == ']') {
+        memcpy(host, sv->listen + 1, hl - 2);
+        host[hl - 2] = '\0';
+    } else if (hl < sizeof(host)) {
+        memcpy(host, sv->listen, hl);
+        host[hl] = '\0';
+    } else {
+        return odbc_leader__cli_usage(sv->cli, "serve",
+                                      "--listen: address too long");
+    }
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    if (host[0] == '\0')
+        h = NULL; /* every address */
+    rc = getaddrinfo(h, colon + 1, &hints, out);
+    if (rc != 0)
+        return odbc_leader__cli_usage(sv->cli, "serve", "--listen \"%s\": %s",
+                                      sv->listen, gai_strerror(rc));
+    return 0;
+}
+
+/* Parses serve's options. Returns 0, ODBC_LEADER__CLI_HELP or an exit
+ * code. */
+static int parse_serve(struct serve *sv, int argc, char **argv) {
+    static const struct option opts[] = {
+        ODBC_LEADER__CLI_LONGOPTS,
+        {"listen", required_argument, NULL, 'L'},
+        {"id", required_argument, NULL, 'I'},
+        {NULL, 0, NULL, 0},
+    };
+    struct odbc_leader__cli *c = sv->cli;
+    int opt, rc;
+
+    for (opt = getopt_long(argc, argv, ODBC_LEADER__CLI_SHORTOPTS, opts, NULL);
+         opt != -1; opt = getopt_long(argc, argv, ODBC_LEADER__CLI_SHORTOPTS,
+                                      opts, NULL)) {
+        rc = odbc_leader__cli_common_opt(c, opt, optarg);
+        if (rc != 0 && rc != 1)
+            return EX_USAGE;
+        if (rc == 1 && opt == 'n') {
+            if (ns_find(sv, optarg) != NULL)
+                continue;
+            if (sv->n == MAX_NAMESPACES)
+                return odbc_leader__cli_usage(
+                    c, "serve", "more than %d namespaces", MAX_NAMESPACES);
+            sv->ns[sv->n++].name = optarg;
+        } else if (rc == 1) {
+            continue;
+        } else if (opt == 'L') {
+            sv->listen = optarg;
+        } else if (opt == 'I') {
+            if (!odbc_leader__valid_name(optarg))
+                return odbc_leader__cli_usage(
+                    c, "serve",
+                    "invalid --id \"%s\": 1-128 "
+                    "bytes of A-Z a-z 0-9 . _ - : / @",
+                    optarg);
+            sv->self = optarg;
+        } else {
+            return odbc_leader__cli_usage(c, "serve", NULL);
+        }
+    }
+    if (c->help) {
+        fputs(serve_help, stdout);
+        return ODBC_LEADER__CLI_HELP;
+    }
+    if (optind < argc)
+        return odbc_leader__cli_usage(c, "serve", "unexpected argument \"%s\"",
+                                      argv[optind]);
+    return 0;
+}
+
+/* Adds the configuration's own namespace when no -n was given. Returns 0
+ * or an exit code after a message. */
+static int default_namespace(struct serve *sv) {
+    odbc_leader_t *h = NULL;
+    int rc;
+
+    if (sv->n > 0)
+        return 0;
+    rc = odbc_leader__cli_open(sv->cli, NULL, NULL, &h);
+    if (rc != 0)
+        return rc;
+    sv->default_ns = strdup(odbc_leader_namespace(h));
+    sv->ns[0].name = sv->default_ns;
+    sv->ns[0].h = h;
+    sv->n = 1;
+    return sv->default_ns != NULL ? 0 : EX_OSERR;
+}
+
+/* Opens every namespace's handle at start: serve starts only when it can
+ * read every namespace (a service manager restarts it); later outages
+ * only answer 503. Returns 0 or an exit code after a message. */
+static int open_all(struct serve *sv) {
+    for (size_t i = 0; i < sv->n; i++) {
+        if (sv->ns[i].h != NULL || ns_handle(sv, &sv->ns[i]) != NULL)
+            continue;
+        odbc_leader__cli_err(sv->cli, "serve: namespace %s: %s", sv->ns[i].name,
+                             sv->ns[i].error);
+        return odbc_leader__cli_exit_code(sv->ns[i].rc);
+    }
+    sv->started = 1;
+    return 0;
+}
+
+/* Starts the daemon on *ai and waits for SIGTERM or SIGINT (blocked in
+ * *sigs before the daemon's thread starts, so only this thread takes
+ * them). Returns 0 or EX_OSERR. */
+static int run_daemon(struct serve *sv, const struct addrinfo *ai,
+                      const sigset_t *sigs) {
+    struct MHD_Daemon *d;
+    const union MHD_DaemonInfo *info;
+    unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
+
+    if (ai->ai_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    errno = 0;
+    d = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, sv, MHD_OPTION_EXTERNAL_LOGGER,
+        on_mhd_log, sv, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)128,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768, MHD_OPTION_END);
+    if (d == NULL) {
+        odbc_leader__cli_err(sv->cli, "serve: cannot listen on %s%s%s",
+                             sv->listen, errno != 0 ? ": " : "",
+                             errno != 0 ? strerror(errno) : "");
+        return EX_OSERR;
+    }
+    info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    odbc_leader__cli_msg(sv->cli, LOG_NOTICE,
+                         "serve: listening on %s, port %u, %zu namespace%s",
+                         sv->listen, info != NULL ? (unsigned)info->port : 0u,
+                         sv->n, sv->n == 1 ? "" : "s");
+    while (odbc_leader__cli_wait_signal(sigs, 1000) == 0)
+        ;
+    MHD_stop_daemon(d);
+    return 0;
+}
+
+int odbc_leader__cli_serve(struct odbc_leader__cli *c, int argc, char **argv) {
+    struct serve sv;
+    struct addrinfo *ai = NULL;
+    sigset_t sigs;
+    int rc;
+
+    memset(&sv, 0, sizeof(sv));
+    sv.cli = c;
+    sv.listen = DEFAULT_LISTEN;
+    sv.ns = calloc(MAX_NAMESPACES, sizeof(*sv.ns));
+    if (sv.ns == NULL) {
+        odbc_leader__cli_err(c, "out of memory");
+        return EX_OSERR;
+    }
+    rc = parse_serve(&sv, argc, argv);
+    if (rc == 0)
+        rc = resolve(&sv, &ai);
+    if (rc == 0)
+        rc = default_namespace(&sv);
+    if (rc == 0)
+        rc = open_all(&sv);
+    if (rc != 0)
+        goto out;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    sigprocmask(SIG_BLOCK, &sigs, NULL);
+    rc = run_daemon(&sv, ai, &sigs);
+out:
+    if (ai != NULL)
+        freeaddrinfo(ai);
+    for (size_t i = 0; i < sv.n; i++)
+        odbc_leader_destroy(sv.ns[i].h);
+    free(sv.ns);
+    free(sv.default_ns);
+    return rc == ODBC_LEADER__CLI_HELP ? 0 : rc;
+}
+
+#endif /* ODBC_LEADER_HAVE_MHD */
