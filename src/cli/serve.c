@@ -472,7 +472,7 @@ static void prom_fires(FILE *f, struct serve *sv, struct fire_list *l) {
 
                     fprintf(f, "%s{namespace=\"", heads[k][0]);
                     odbc_leader__cli_prom_label(f, sv->ns[i].name);
-                    fputs("\",job=\"", f);
+                    fputs("\",job_name=\"", f);
                     odbc_leader__cli_prom_label(f, j.job);
                     if (k == 0)
                         fprintf(f, "\",outcome=\"%s\"} %ld\n", outcome[o],
