@@ -35,6 +35,10 @@ static const char serve_help[] =
     "                        (default: LeaderNamespace, else \"default\")\n"
     "      --id ID           the candidate id /health/leader checks when\n"
     "                        the request has no id= (this host's LeaderId)\n"
+    "      --tls-cert FILE   serve HTTPS with this PEM certificate (chain)\n"
+    "      --tls-key FILE    ... and this PEM private key\n"
+    "      --basic-auth FILE every request needs one of the users of FILE,\n"
+    "                        lines NAME:HASH (HASH from openssl passwd -6)\n"
     "" ODBC_LEADER__CLI_COMMON_HELP "\n"
     "Paths (GET or HEAD):\n"
     "  /                     the namespaces as a page that refreshes itself\n"
@@ -51,8 +55,9 @@ static const char serve_help[] =
     "It starts only when it can read every namespace; later outages answer\n"
     "503 (and odbc_leader_up 0) until the database is back. Stops on\n"
     "SIGTERM or SIGINT.\n"
-    "Exit status: 0; 64 usage; 69 database unavailable at start, or\n"
-    "built without libmicrohttpd; 71 cannot listen; 78 configuration.\n"
+    "Exit status: 0; 64 usage; 66 a file cannot be read; 69 database\n"
+    "unavailable at start, or built without libmicrohttpd; 71 cannot\n"
+    "listen (or a bad TLS key or certificate); 78 configuration.\n"
     "\n"
     "Examples:\n"
     "  odbc-leader serve -d sched -n report -n backup\n"
@@ -74,9 +79,11 @@ int odbc_leader__cli_serve(struct odbc_leader__cli *c, int argc, char **argv) {
 
 #else /* ODBC_LEADER_HAVE_MHD */
 
+#include <crypt.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #define DEFAULT_LISTEN "127.0.0.1:9466"
 #define MAX_NAMESPACES 1024
@@ -84,6 +91,8 @@ int odbc_leader__cli_serve(struct odbc_leader__cli *c, int argc, char **argv) {
 #define FIRES_MAX 10000
 #define BACKOFF_MIN_NS (250 * INT64_C(1000000))
 #define BACKOFF_MAX_NS (10 * INT64_C(1000000000))
+#define MAX_FILE (1024 * 1024) /* --tls-cert, --tls-key, --basic-auth */
+#define MAX_USERS 64
 
 /* One namespace served. */
 struct ns_state {
@@ -103,7 +112,13 @@ struct serve {
     struct ns_state *ns;
     size_t n;
     char *default_ns; /* owned: the configuration's namespace, no -n */
-    int started;      /* every namespace was opened once */
+    const char *tls_cert_file, *tls_key_file, *auth_file; /* borrowed */
+    char *tls_cert, *tls_key; /* owned: the PEM files' contents */
+    char *auth;               /* owned: the --basic-auth file's contents */
+    char *users[MAX_USERS];   /* into auth: "name" */
+    char *hashes[MAX_USERS];  /* into auth: its crypt(3) hash */
+    size_t nusers;
+    int started; /* every namespace was opened once */
 };
 
 /* A response body under construction (open_memstream). */
@@ -745,6 +760,160 @@ static enum MHD_Result page(struct serve *sv, struct MHD_Connection *conn) {
     return reply_body(conn, MHD_HTTP_OK, "text/html; charset=utf-8", &b);
 }
 
+/* ---- TLS and basic authentication ---- */
+
+/* Reads the file path (at most MAX_FILE bytes) into *out, NUL-terminated;
+ * the caller frees it. Returns 0 or an exit code after a message naming
+ * option and file. */
+static int read_file(struct serve *sv, const char *option, const char *path,
+                     char **out) {
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t n = 0;
+    int rc = EX_NOINPUT;
+
+    *out = NULL;
+    if (f == NULL) {
+        odbc_leader__cli_err(sv->cli, "serve: %s %s: %s", option, path,
+                             strerror(errno));
+        return EX_NOINPUT;
+    }
+    buf = malloc(MAX_FILE + 1);
+    if (buf == NULL) {
+        rc = EX_OSERR;
+        goto out;
+    }
+    n = fread(buf, 1, MAX_FILE + 1, f);
+    if (ferror(f) || n == 0 || n > MAX_FILE) {
+        odbc_leader__cli_err(sv->cli, "serve: %s %s: %s", option, path,
+                             ferror(f) ? strerror(errno)
+                             : n == 0  ? "empty"
+                                       : "larger than 1 MiB");
+        goto out;
+    }
+    buf[n] = '\0';
+    *out = buf;
+    buf = NULL;
+    rc = 0;
+out:
+    free(buf);
+    fclose(f);
+    return rc;
+}
+
+/* Reads --basic-auth: one "name:hash" a line (hash a crypt(3) string, as
+ * `openssl passwd -6` or mkpasswd print it), blank lines and # comments
+ * skipped. Returns 0 or an exit code after a message naming the line. */
+static int load_users(struct serve *sv) {
+    char *line, *save = NULL;
+    unsigned no = 0;
+    int rc = read_file(sv, "--basic-auth", sv->auth_file, &sv->auth);
+
+    if (rc != 0)
+        return rc;
+    for (char *p = sv->auth;; p = NULL) {
+        char *colon;
+
+        line = strtok_r(p, "\n", &save);
+        if (line == NULL)
+            break;
+        no++;
+        line[strcspn(line, "\r")] = '\0';
+        if (line[0] == '\0' || line[0] == '#')
+            continue;
+        colon = strchr(line, ':');
+        if (colon == NULL || colon == line || colon[1] == '\0' ||
+            sv->nusers == MAX_USERS) {
+            odbc_leader__cli_err(
+                sv->cli, "serve: --basic-auth %s:%u: %s", sv->auth_file, no,
+                sv->nusers == MAX_USERS ? "more than 64 users"
+                                        : "want NAME:HASH (openssl passwd -6)");
+            return EX_CONFIG;
+        }
+        *colon = '\0';
+        sv->users[sv->nusers] = line;
+        sv->hashes[sv->nusers++] = colon + 1;
+    }
+    if (sv->nusers == 0) {
+        odbc_leader__cli_err(sv->cli, "serve: --basic-auth %s: no user",
+                             sv->auth_file);
+        return EX_CONFIG;
+    }
+    return 0;
+}
+
+/* Returns 1 when a and b (of length n) are equal, in time independent of
+ * where they differ. */
+static int same(const char *a, const char *b, size_t n) {
+    unsigned char d = 0;
+
+    for (size_t i = 0; i < n; i++)
+        d |= (unsigned char)(a[i] ^ b[i]);
+    return d == 0;
+}
+
+/* Returns 1 when the request's basic credentials match a --basic-auth
+ * user. An unknown name still costs one hash, as a known one does. */
+static int authorized(struct serve *sv, struct MHD_Connection *conn) {
+    char *pass = NULL;
+    char *user = MHD_basic_auth_get_username_password(conn, &pass);
+    struct crypt_data *cd = calloc(1, sizeof(*cd));
+    const char *hash = sv->hashes[0], *got;
+    int known = 0, ok = 0;
+
+    if (user == NULL || pass == NULL || cd == NULL)
+        goto out;
+    for (size_t i = 0; i < sv->nusers; i++) {
+        if (strcmp(sv->users[i], user) == 0) {
+            hash = sv->hashes[i];
+            known = 1;
+            break;
+        }
+    }
+    got = crypt_r(pass, hash, cd);
+    ok = known && got != NULL && got[0] != '*' && strlen(got) == strlen(hash) &&
+         same(got, hash, strlen(hash));
+out:
+    if (pass != NULL) {
+        explicit_bzero(pass, strlen(pass));
+        MHD_free(pass);
+    }
+    if (user != NULL)
+        MHD_free(user);
+    free(cd);
+    return ok;
+}
+
+/* Queues 401 with the challenge of basic authentication. */
+static enum MHD_Result reply_auth(struct MHD_Connection *conn) {
+    static const char msg[] = "authentication required\n";
+    struct MHD_Response *r = MHD_create_response_from_buffer(
+        sizeof(msg) - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
+    enum MHD_Result ret;
+
+    if (r == NULL)
+        return MHD_NO;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                            "text/plain; charset=utf-8");
+    ret = MHD_queue_basic_auth_fail_response(conn, "odbc-leader", r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+/* Loads --tls-cert, --tls-key and --basic-auth. Returns 0 or an exit
+ * code after a message. */
+static int load_secrets(struct serve *sv) {
+    int rc = 0;
+
+    if (sv->tls_cert_file != NULL)
+        rc = read_file(sv, "--tls-cert", sv->tls_cert_file, &sv->tls_cert);
+    if (rc == 0 && sv->tls_key_file != NULL)
+        rc = read_file(sv, "--tls-key", sv->tls_key_file, &sv->tls_key);
+    if (rc == 0 && sv->auth_file != NULL)
+        rc = load_users(sv);
+    return rc;
+}
+
 /* ---- the server ---- */
 
 /* libmicrohttpd's request callback: routes a request. */
@@ -766,6 +935,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
     }
     if (*upload_size != 0) /* a GET with a body: ignore it */
         *upload_size = 0;
+    if (sv->nusers > 0 && !authorized(sv, conn))
+        return reply_auth(conn);
     if (strcmp(url, "/") == 0)
         return page(sv, conn);
     if (strcmp(url, "/metrics") == 0)
@@ -847,6 +1018,9 @@ static int parse_serve(struct serve *sv, int argc, char **argv) {
         ODBC_LEADER__CLI_LONGOPTS,
         {"listen", required_argument, NULL, 'L'},
         {"id", required_argument, NULL, 'I'},
+        {"tls-cert", required_argument, NULL, 'T'},
+        {"tls-key", required_argument, NULL, 'K'},
+        {"basic-auth", required_argument, NULL, 'A'},
         {NULL, 0, NULL, 0},
     };
     struct odbc_leader__cli *c = sv->cli;
@@ -869,6 +1043,12 @@ static int parse_serve(struct serve *sv, int argc, char **argv) {
             continue;
         } else if (opt == 'L') {
             sv->listen = optarg;
+        } else if (opt == 'T') {
+            sv->tls_cert_file = optarg;
+        } else if (opt == 'K') {
+            sv->tls_key_file = optarg;
+        } else if (opt == 'A') {
+            sv->auth_file = optarg;
         } else if (opt == 'I') {
             if (!odbc_leader__valid_name(optarg))
                 return odbc_leader__cli_usage(
@@ -888,6 +1068,9 @@ static int parse_serve(struct serve *sv, int argc, char **argv) {
     if (optind < argc)
         return odbc_leader__cli_usage(c, "serve", "unexpected argument \"%s\"",
                                       argv[optind]);
+    if ((sv->tls_cert_file == NULL) != (sv->tls_key_file == NULL))
+        return odbc_leader__cli_usage(c, "serve",
+                                      "--tls-cert and --tls-key go together");
     return 0;
 }
 
@@ -932,16 +1115,24 @@ static int run_daemon(struct serve *sv, const struct addrinfo *ai,
     struct MHD_Daemon *d;
     const union MHD_DaemonInfo *info;
     unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
+    struct MHD_OptionItem tls[] = {
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, sv->tls_key},
+        {MHD_OPTION_HTTPS_MEM_CERT, 0, sv->tls_cert},
+        {MHD_OPTION_END, 0, NULL},
+    };
 
     if (ai->ai_family == AF_INET6)
         flags |= MHD_USE_IPv6;
+    if (sv->tls_cert != NULL)
+        flags |= MHD_USE_TLS;
     errno = 0;
     d = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, sv, MHD_OPTION_EXTERNAL_LOGGER,
         on_mhd_log, sv, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)128,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768, MHD_OPTION_END);
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768, MHD_OPTION_ARRAY,
+        sv->tls_cert != NULL ? tls : tls + 2, MHD_OPTION_END);
     if (d == NULL) {
         odbc_leader__cli_err(sv->cli, "serve: cannot listen on %s%s%s",
                              sv->listen, errno != 0 ? ": " : "",
@@ -950,9 +1141,11 @@ static int run_daemon(struct serve *sv, const struct addrinfo *ai,
     }
     info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
     odbc_leader__cli_msg(sv->cli, LOG_NOTICE,
-                         "serve: listening on %s, port %u, %zu namespace%s",
+                         "serve: listening on %s, port %u, %zu namespace%s%s%s",
                          sv->listen, info != NULL ? (unsigned)info->port : 0u,
-                         sv->n, sv->n == 1 ? "" : "s");
+                         sv->n, sv->n == 1 ? "" : "s",
+                         sv->tls_cert != NULL ? ", TLS" : "",
+                         sv->nusers > 0 ? ", basic authentication" : "");
     while (odbc_leader__cli_wait_signal(sigs, 1000) == 0)
         ;
     MHD_stop_daemon(d);
@@ -977,6 +1170,8 @@ int odbc_leader__cli_serve(struct odbc_leader__cli *c, int argc, char **argv) {
     if (rc == 0)
         rc = resolve(&sv, &ai);
     if (rc == 0)
+        rc = load_secrets(&sv);
+    if (rc == 0)
         rc = default_namespace(&sv);
     if (rc == 0)
         rc = open_all(&sv);
@@ -994,6 +1189,11 @@ out:
         odbc_leader_destroy(sv.ns[i].h);
     free(sv.ns);
     free(sv.default_ns);
+    if (sv.tls_key != NULL)
+        explicit_bzero(sv.tls_key, strlen(sv.tls_key));
+    free(sv.tls_key);
+    free(sv.tls_cert);
+    free(sv.auth);
     return rc == ODBC_LEADER__CLI_HELP ? 0 : rc;
 }
 

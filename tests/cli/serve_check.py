@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: MIT
 """serve_check.py: the HTTP side of tests/cli/serve.test.
 
-  serve_check.py get URL [--method M] [--header K:V]
+  serve_check.py get URL [--method M] [--header K:V] [--cafile PEM]
+                  [--user NAME:PASSWORD]
       prints the status code on one line, then the body; exits 0 unless
-      the connection failed
+      the connection failed (exit 2: TLS refused, 1: other failures)
   serve_check.py raw HOST PORT REQUEST_BYTES_FILE
       sends the file's bytes as they are, prints the status line (or
       "closed" when the server cut the connection without an answer)
@@ -17,8 +18,11 @@
       series and its LABEL is VALUE; prints the series; exits 1 with the
       last result after SECONDS
 """
+import base64
+import http.client
 import json
 import socket
+import ssl
 import sys
 import time
 import urllib.error
@@ -30,6 +34,7 @@ def get(argv):
     url = argv[0]
     method = "GET"
     headers = {}
+    ctx = None
     i = 1
     while i < len(argv):
         if argv[i] == "--method":
@@ -37,15 +42,31 @@ def get(argv):
         elif argv[i] == "--header":
             k, v = argv[i + 1].split(":", 1)
             headers[k] = v
+        elif argv[i] == "--cafile":
+            ctx = ssl.create_default_context(cafile=argv[i + 1])
+        elif argv[i] == "--user":
+            token = base64.b64encode(argv[i + 1].encode()).decode()
+            headers["Authorization"] = "Basic " + token
         i += 2
     req = urllib.request.Request(url, method=method, headers=headers)
     try:
-        with urllib.request.urlopen(req, timeout=20) as r:
+        with urllib.request.urlopen(req, timeout=20, context=ctx) as r:
             print(r.status)
+            for k in ("WWW-Authenticate",):
+                if r.headers.get(k):
+                    print(f"{k}: {r.headers[k]}", file=sys.stderr)
             sys.stdout.write(r.read().decode())
     except urllib.error.HTTPError as e:
         print(e.code)
+        if e.headers.get("WWW-Authenticate"):
+            print("WWW-Authenticate: " + e.headers["WWW-Authenticate"], file=sys.stderr)
         sys.stdout.write(e.read().decode())
+    except urllib.error.URLError as e:
+        print(f"connection failed: {e.reason}", file=sys.stderr)
+        return 2 if isinstance(e.reason, ssl.SSLError) else 1
+    except (http.client.HTTPException, OSError) as e:
+        print(f"connection failed: {e!r}", file=sys.stderr)
+        return 1
     return 0
 
 
