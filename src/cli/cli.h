@@ -215,6 +215,28 @@ void odbc_leader__cli_snapshot_prom(FILE *f,
 /* Writes fire f as one JSON object (no newline) to out. */
 void odbc_leader__cli_fire_json(FILE *out, const struct odbc_leader_fire *f);
 
+/* ---- serve.c: the health check of run --health-listen ---- */
+
+struct odbc_leader__health;
+
+/* Starts answering GET /health/leader on listen (ADDR:PORT) on a thread
+ * of its own: 200 while h leads (odbc_leader_is_leader, no I/O) and CMD
+ * runs (odbc_leader__cli_health_running), else 503. h is borrowed until
+ * odbc_leader__cli_health_stop. Returns 0 and the server in *out, or an
+ * exit code after a message (EX_USAGE, EX_OSERR, EX_UNAVAILABLE without
+ * libmicrohttpd). Call with the stop signals blocked: the thread inherits
+ * the mask. */
+int odbc_leader__cli_health_start(struct odbc_leader__health **out,
+                                  struct odbc_leader__cli *c,
+                                  const char *listen, const odbc_leader_t *h);
+
+/* Tells the health check whether CMD runs (1) or not (0). hs may be NULL. */
+void odbc_leader__cli_health_running(struct odbc_leader__health *hs,
+                                     int running);
+
+/* Stops the health check and frees it; NULL is fine. */
+void odbc_leader__cli_health_stop(struct odbc_leader__health *hs);
+
 /* ---- watchdog.c: the supervisor between run and CMD ---- */
 
 /* What the supervisor reports about how CMD ended (flags of

@@ -56,15 +56,16 @@ enum why {
 struct run {
     struct odbc_leader__cli *cli; /* borrowed */
     /* options */
-    int wait;             /* 1: --wait (default), 0: --no-wait */
-    int64_t min_hold_ms;  /* --min-hold */
-    int64_t grace_ms;     /* --grace */
-    const char *id;       /* --id, borrowed; NULL = generated */
-    int64_t ttl_ms;       /* --ttl; 0 = from the connection */
-    char **cmd;           /* borrowed from argv, NULL-terminated */
-    const char *once;     /* --once KEY, borrowed; NULL = no ledger */
-    int64_t once_per_ms;  /* --once-per; 0 = the key is one-off (fire 0) */
-    int keep_connect_env; /* --keep-connect-env: CMD gets the password */
+    int wait;                  /* 1: --wait (default), 0: --no-wait */
+    int64_t min_hold_ms;       /* --min-hold */
+    int64_t grace_ms;          /* --grace */
+    const char *id;            /* --id, borrowed; NULL = generated */
+    int64_t ttl_ms;            /* --ttl; 0 = from the connection */
+    char **cmd;                /* borrowed from argv, NULL-terminated */
+    const char *once;          /* --once KEY, borrowed; NULL = no ledger */
+    int64_t once_per_ms;       /* --once-per; 0 = the key is one-off (fire 0) */
+    int keep_connect_env;      /* --keep-connect-env: CMD gets the password */
+    const char *health_listen; /* --health-listen ADDR:PORT, borrowed */
     /* state */
     int64_t fire_ms; /* the fire of --once: 0, or the slot once known */
     int fire_known;  /* fire_ms is settled */
@@ -84,6 +85,7 @@ struct run {
     int wd_flags;               /* how the supervisor saw CMD end */
     int64_t started_at;         /* when CMD started */
     enum why why;               /* why CMD is being stopped */
+    struct odbc_leader__health *health; /* --health-listen's server */
 };
 
 static const char run_help[] =
@@ -118,6 +120,10 @@ static const char run_help[] =
     "  --keep-connect-env    pass $ODBC_LEADER_CONNECT to CMD unchanged,\n"
     "                        password included (by default CMD gets it\n"
     "                        without its PWD= and Password= pairs)\n"
+    "  --health-listen ADDR:PORT\n"
+    "                        answer GET /health/leader there: 200 while\n"
+    "                        this process leads and CMD runs, else 503\n"
+    "                        (a load balancer's or readiness probe's check)\n"
     "" ODBC_LEADER__CLI_COMMON_HELP "\n"
     "DURATION: 500ms, 10s, 1.5s, 2m, 1h or plain seconds.\n"
     "CMD gets ODBC_LEADER_TERM (the fencing token), ODBC_LEADER_NAMESPACE\n"
@@ -139,7 +145,10 @@ static const char run_help[] =
     "  odbc-leader run -d sched -n report --once-per 1h -- "
     "/usr/local/bin/report\n"
     "  # a service that runs on one host at a time, handed over on failure\n"
-    "  odbc-leader run -d sched -n indexer -- /usr/local/bin/indexer\n";
+    "  odbc-leader run -d sched -n indexer -- /usr/local/bin/indexer\n"
+    "  # ... with a check for the load balancer in front of it\n"
+    "  odbc-leader run -d sched -n api --health-listen :9467 -- "
+    "/usr/local/bin/api\n";
 
 /* ---- callbacks ---- */
 
@@ -211,6 +220,9 @@ static int run_opt(struct run *r, int opt, const char *arg) {
     case 'K':
         r->keep_connect_env = 1;
         return 0;
+    case 'H':
+        r->health_listen = arg;
+        return 0;
     case 'P':
         if (duration_opt(r, "--once-per", arg, &r->once_per_ms) != 0)
             return EX_USAGE;
@@ -237,6 +249,7 @@ static int parse_run(struct run *r, int argc, char **argv) {
         {"once", required_argument, NULL, 'O'},
         {"once-per", required_argument, NULL, 'P'},
         {"keep-connect-env", no_argument, NULL, 'K'},
+        {"health-listen", required_argument, NULL, 'H'},
         {NULL, 0, NULL, 0},
     };
     const char *shortopts = "+" ODBC_LEADER__CLI_SHORTOPTS;
@@ -671,6 +684,7 @@ static int lead(struct run *r) {
     rc = start_cmd(r);
     if (rc != 0)
         return rc;
+    odbc_leader__cli_health_running(r->health, 1);
     snprintf(msg, sizeof(msg), "leading %s as %s, term %lld: started %s",
              odbc_leader_namespace(r->h), odbc_leader_id(r->h),
              (long long)r->term, r->cmd[0]);
@@ -679,6 +693,7 @@ static int lead(struct run *r) {
     else
         run_log(r, LOG_INFO, msg);
     supervise(r);
+    odbc_leader__cli_health_running(r->health, 0);
     odbc_leader__wd_destroy(r->wd);
     r->wd = NULL;
     if (r->wd_flags & ODBC_LEADER__WD_DEADLINE)
@@ -796,6 +811,8 @@ int odbc_leader__cli_run(struct odbc_leader__cli *c, int argc, char **argv) {
     sigaddset(&pipe_only, SIGPIPE);
     sigprocmask(SIG_BLOCK, &pipe_only, NULL);
     rc = open_run(&r);
+    if (rc == 0 && r.health_listen != NULL)
+        rc = odbc_leader__cli_health_start(&r.health, c, r.health_listen, r.h);
     if (rc == 0 && !r.keep_connect_env)
         rc = scrub_connect_env(&r);
     if (rc == 0)
@@ -812,6 +829,7 @@ int odbc_leader__cli_run(struct odbc_leader__cli *c, int argc, char **argv) {
     if (r.claimed)
         rc = finish_once(&r, rc);
     /* CMD's group is gone: only now resign (if still leader), unregister */
+    odbc_leader__cli_health_stop(r.health);
     odbc_leader_destroy(r.h);
     odbc_leader__cli_clear_line(c);
     /* The signals stay blocked: one arriving now must not change the

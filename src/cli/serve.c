@@ -8,7 +8,8 @@
  * and it runs only SELECTs while it serves. Requests are answered one at a
  * time on libmicrohttpd's polling thread, the only thread that uses the
  * handles; a handle whose read failed is dropped and opened again, with a
- * backoff, by a later request.
+ * backoff, by a later request. Also the health check of "odbc-leader run
+ * --health-listen": 200 while that process leads and its CMD runs.
  */
 #include <build_config.h>
 
@@ -77,10 +78,30 @@ int odbc_leader__cli_serve(struct odbc_leader__cli *c, int argc, char **argv) {
     return EX_UNAVAILABLE;
 }
 
+int odbc_leader__cli_health_start(struct odbc_leader__health **out,
+                                  struct odbc_leader__cli *c,
+                                  const char *listen, const odbc_leader_t *h) {
+    (void)listen;
+    (void)h;
+    *out = NULL;
+    odbc_leader__cli_err(c, "run: --health-listen: this odbc-leader was "
+                            "built without libmicrohttpd");
+    return EX_UNAVAILABLE;
+}
+
+void odbc_leader__cli_health_running(struct odbc_leader__health *hs,
+                                     int running) {
+    (void)hs;
+    (void)running;
+}
+
+void odbc_leader__cli_health_stop(struct odbc_leader__health *hs) { (void)hs; }
+
 #else /* ODBC_LEADER_HAVE_MHD */
 
 #include <crypt.h>
 #include <microhttpd.h>
+#include <stdatomic.h>
 #include <netdb.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -967,11 +988,13 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
     odbc_leader__cli_msg(sv->cli, LOG_WARNING, "serve: %s", msg);
 }
 
-/* Resolves --listen ("HOST:PORT", "[V6]:PORT", ":PORT") into *out
- * (the caller frees it with freeaddrinfo). Returns 0 or EX_USAGE. */
-static int resolve(struct serve *sv, struct addrinfo **out) {
+/* Resolves listen ("HOST:PORT", "[V6]:PORT", ":PORT"), the argument of
+ * option opt of subcmd, into *out (the caller frees it with
+ * freeaddrinfo). Returns 0 or EX_USAGE after a message. */
+static int resolve(struct odbc_leader__cli *c, const char *subcmd,
+                   const char *opt, const char *listen, struct addrinfo **out) {
     struct addrinfo hints;
-    const char *colon = strrchr(sv->listen, ':');
+    const char *colon = strrchr(listen, ':');
     char host[256], *end;
     const char *h = host;
     size_t hl;
@@ -979,24 +1002,23 @@ static int resolve(struct serve *sv, struct addrinfo **out) {
     int rc;
 
     if (colon == NULL)
-        return odbc_leader__cli_usage(
-            sv->cli, "serve", "--listen \"%s\": want ADDR:PORT", sv->listen);
+        return odbc_leader__cli_usage(c, subcmd, "%s \"%s\": want ADDR:PORT",
+                                      opt, listen);
     errno = 0;
     port = strtol(colon + 1, &end, 10);
     if (errno != 0 || end == colon + 1 || *end != '\0' || port < 0 ||
         port > 65535)
-        return odbc_leader__cli_usage(sv->cli, "serve",
-                                      "--listen \"%s\": bad port", sv->listen);
-    hl = (size_t)(colon - sv->listen);
-    if (hl >= 2 && sv->listen[0] == '[' && sv->listen[hl - 1] == ']') {
-        memcpy(host, sv->listen + 1, hl - 2);
+        return odbc_leader__cli_usage(c, subcmd, "%s \"%s\": bad port", opt,
+                                      listen);
+    hl = (size_t)(colon - listen);
+    if (hl >= 2 && listen[0] == '[' && listen[hl - 1] == ']') {
+        memcpy(host, listen + 1, hl - 2);
         host[hl - 2] = '\0';
     } else if (hl < sizeof(host)) {
-        memcpy(host, sv->listen, hl);
+        memcpy(host, listen, hl);
         host[hl] = '\0';
     } else {
-        return odbc_leader__cli_usage(sv->cli, "serve",
-                                      "--listen: address too long");
+        return odbc_leader__cli_usage(c, subcmd, "%s: address too long", opt);
     }
     memset(&hints, 0, sizeof(hints));
     hints.ai_family = AF_UNSPEC;
@@ -1006,8 +1028,8 @@ static int resolve(struct serve *sv, struct addrinfo **out) {
         h = NULL; /* every address */
     rc = getaddrinfo(h, colon + 1, &hints, out);
     if (rc != 0)
-        return odbc_leader__cli_usage(sv->cli, "serve", "--listen \"%s\": %s",
-                                      sv->listen, gai_strerror(rc));
+        return odbc_leader__cli_usage(c, subcmd, "%s \"%s\": %s", opt, listen,
+                                      gai_strerror(rc));
     return 0;
 }
 
@@ -1168,7 +1190,7 @@ int odbc_leader__cli_serve(struct odbc_leader__cli *c, int argc, char **argv) {
     }
     rc = parse_serve(&sv, argc, argv);
     if (rc == 0)
-        rc = resolve(&sv, &ai);
+        rc = resolve(c, "serve", "--listen", sv.listen, &ai);
     if (rc == 0)
         rc = load_secrets(&sv);
     if (rc == 0)
@@ -1195,6 +1217,108 @@ out:
     free(sv.tls_cert);
     free(sv.auth);
     return rc == ODBC_LEADER__CLI_HELP ? 0 : rc;
+}
+
+/* ---- run --health-listen ---- */
+
+/* The health check of one `run` process: 200 while it leads and CMD
+ * runs. */
+struct odbc_leader__health {
+    struct MHD_Daemon *d;
+    const odbc_leader_t *h; /* borrowed from run */
+    atomic_int running;     /* CMD runs; set by run's thread */
+};
+
+/* libmicrohttpd's request callback of the health check: reads only what
+ * the handle answers without I/O from any thread. */
+static enum MHD_Result on_health(void *cls, struct MHD_Connection *conn,
+                                 const char *url, const char *method,
+                                 const char *version, const char *upload,
+                                 size_t *upload_size, void **req_ctx) {
+    struct odbc_leader__health *hs = cls;
+    int64_t term;
+
+    (void)version;
+    (void)upload;
+    if (*req_ctx == NULL) {
+        *req_ctx = hs;
+        if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+            return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+                              "method %s not allowed: GET or HEAD", method);
+        return MHD_YES;
+    }
+    *upload_size = 0;
+    if (strcmp(url, "/health/leader") != 0 && strcmp(url, "/") != 0)
+        return reply_text(conn, MHD_HTTP_NOT_FOUND,
+                          "not found: the health check is /health/leader");
+    term = odbc_leader_term(hs->h);
+    if (!odbc_leader_is_leader(hs->h) || term == 0)
+        return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+                          "not leader: %s does not lead %s",
+                          odbc_leader_id(hs->h), odbc_leader_namespace(hs->h));
+    if (!atomic_load(&hs->running))
+        return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+                          "not running: %s leads %s in term %lld, but CMD "
+                          "does not run",
+                          odbc_leader_id(hs->h), odbc_leader_namespace(hs->h),
+                          (long long)term);
+    return reply_text(
+        conn, MHD_HTTP_OK, "leader: %s leads %s in term %lld and CMD runs",
+        odbc_leader_id(hs->h), odbc_leader_namespace(hs->h), (long long)term);
+}
+
+int odbc_leader__cli_health_start(struct odbc_leader__health **out,
+                                  struct odbc_leader__cli *c,
+                                  const char *listen, const odbc_leader_t *h) {
+    struct odbc_leader__health *hs;
+    struct addrinfo *ai = NULL;
+    unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD;
+    int rc = resolve(c, "run", "--health-listen", listen, &ai);
+
+    *out = NULL;
+    if (rc != 0)
+        return rc;
+    hs = calloc(1, sizeof(*hs));
+    if (hs == NULL) {
+        freeaddrinfo(ai);
+        odbc_leader__cli_err(c, "out of memory");
+        return EX_OSERR;
+    }
+    hs->h = h;
+    atomic_init(&hs->running, 0);
+    if (ai->ai_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    /* No error log: the thread stays off stdio, so a fork of run (the
+     * supervisor of CMD) never inherits a stdio lock it holds. */
+    errno = 0;
+    hs->d = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_health, hs, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)32,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384, MHD_OPTION_END);
+    freeaddrinfo(ai);
+    if (hs->d == NULL) {
+        odbc_leader__cli_err(c, "run: cannot listen on %s%s%s", listen,
+                             errno != 0 ? ": " : "",
+                             errno != 0 ? strerror(errno) : "");
+        free(hs);
+        return EX_OSERR;
+    }
+    *out = hs;
+    return 0;
+}
+
+void odbc_leader__cli_health_running(struct odbc_leader__health *hs,
+                                     int running) {
+    if (hs != NULL)
+        atomic_store(&hs->running, running);
+}
+
+void odbc_leader__cli_health_stop(struct odbc_leader__health *hs) {
+    if (hs == NULL)
+        return;
+    MHD_stop_daemon(hs->d);
+    free(hs);
 }
 
 #endif /* ODBC_LEADER_HAVE_MHD */
