@@ -215,6 +215,42 @@ void odbc_leader__cli_snapshot_prom(FILE *f,
 /* Writes fire f as one JSON object (no newline) to out. */
 void odbc_leader__cli_fire_json(FILE *out, const struct odbc_leader_fire *f);
 
+/* ---- http.c: request parsing of serve (tests/fuzz/fuzz_serve.c) ---- */
+
+/* What a request path asks for. */
+enum odbc_leader__route {
+    ODBC_LEADER__ROUTE_NONE,       /* unknown: 404 */
+    ODBC_LEADER__ROUTE_PAGE,       /* / */
+    ODBC_LEADER__ROUTE_METRICS,    /* /metrics */
+    ODBC_LEADER__ROUTE_HEALTH,     /* /health/leader */
+    ODBC_LEADER__ROUTE_NAMESPACES, /* /api/v1/namespaces */
+    ODBC_LEADER__ROUTE_NAMESPACE,  /* /api/v1/namespaces/NS: *rest = NS */
+    ODBC_LEADER__ROUTE_FIRES,      /* /api/v1/fires */
+};
+
+/* Returns the route of url (a decoded path without its query); *rest is
+ * set into url for ROUTE_NAMESPACE, else NULL. */
+enum odbc_leader__route odbc_leader__http_route(const char *url,
+                                                const char **rest);
+
+/* Parses a limit parameter: decimal digits only, 1 to max; def when s is
+ * NULL. Returns 0 with *limit set, or -1. */
+int odbc_leader__http_limit(const char *s, long def, long max, long *limit);
+
+/* Splits listen ("HOST:PORT", "[V6]:PORT", ":PORT") into host (len bytes
+ * with the NUL; "" for every address) and *port (0-65535). Returns 0, or
+ * -1 with a static reason in *why. */
+int odbc_leader__http_split_listen(const char *listen, char *host, size_t len,
+                                   long *port, const char **why);
+
+/* Parses a line of a --basic-auth file in place (a trailing CR dropped):
+ * returns 1 with *name and *hash pointing into line for "NAME:HASH", 0
+ * for a blank line or a # comment, -1 otherwise. */
+int odbc_leader__http_user_line(char *line, char **name, char **hash);
+
+/* Writes s to f with < > & " ' as HTML entities. */
+void odbc_leader__http_html(FILE *f, const char *s);
+
 /* ---- serve.c: the health check of run --health-listen ---- */
 
 struct odbc_leader__health;

@@ -635,22 +635,6 @@ api_namespace(struct serve *sv, struct MHD_Connection *conn, const char *name) {
                       "application/json", &b);
 }
 
-/* Parses ?limit= into *limit. Returns 0, or -1 when it is not 1-FIRES_MAX. */
-static int parse_limit(const char *s, long *limit) {
-    char *end;
-
-    if (s == NULL) {
-        *limit = FIRES_DEFAULT;
-        return 0;
-    }
-    errno = 0;
-    *limit = strtol(s, &end, 10);
-    if (errno != 0 || end == s || *end != '\0' || *limit < 1 ||
-        *limit > FIRES_MAX)
-        return -1;
-    return 0;
-}
-
 static enum MHD_Result api_fires(struct serve *sv,
                                  struct MHD_Connection *conn) {
     enum MHD_Result ret = MHD_NO;
@@ -667,7 +651,8 @@ static enum MHD_Result api_fires(struct serve *sv,
         return reply_text(conn, MHD_HTTP_BAD_REQUEST,
                           "invalid job: 1-128 bytes of A-Z a-z 0-9 . _ - : / "
                           "@");
-    if (parse_limit(arg(conn, "limit"), &limit) != 0)
+    if (odbc_leader__http_limit(arg(conn, "limit"), FIRES_DEFAULT, FIRES_MAX,
+                                &limit) != 0)
         return reply_text(conn, MHD_HTTP_BAD_REQUEST,
                           "invalid limit: a whole number from 1 to %d",
                           FIRES_MAX);
@@ -697,47 +682,22 @@ static enum MHD_Result api_fires(struct serve *sv,
 
 /* ---- / ---- */
 
-/* Writes s HTML-escaped to f. */
-static void html(FILE *f, const char *s) {
-    for (; *s != '\0'; s++) {
-        switch (*s) {
-        case '<':
-            fputs("&lt;", f);
-            break;
-        case '>':
-            fputs("&gt;", f);
-            break;
-        case '&':
-            fputs("&amp;", f);
-            break;
-        case '"':
-            fputs("&quot;", f);
-            break;
-        case '\'':
-            fputs("&#39;", f);
-            break;
-        default:
-            fputc(*s, f);
-        }
-    }
-}
-
 /* Writes one namespace's section of the page. */
 static void page_ns(struct serve *sv, struct ns_state *ns, FILE *f) {
     struct odbc_leader__snapshot s;
 
     fputs("<section><h2>", f);
-    html(f, ns->name);
+    odbc_leader__http_html(f, ns->name);
     fputs("</h2>\n", f);
     if (ns_snapshot(sv, ns, &s) != 0) {
         fputs("<p class=\"bad\">cannot read: ", f);
-        html(f, ns->error);
+        odbc_leader__http_html(f, ns->error);
         fputs("</p></section>\n", f);
         return;
     }
     if (s.present) {
         fputs("<p>leader <b class=\"leader\">", f);
-        html(f, s.lease.leader_id);
+        odbc_leader__http_html(f, s.lease.leader_id);
         fprintf(f, "</b>, term %lld, lease %.1f s left</p>\n",
                 (long long)s.lease.term, (double)s.remaining_ms / 1e3);
     } else {
@@ -750,7 +710,7 @@ static void page_ns(struct serve *sv, struct ns_state *ns, FILE *f) {
             s.n);
     for (size_t i = 0; i < s.n; i++) {
         fputs("<tr><td>", f);
-        html(f, s.cands[i].id);
+        odbc_leader__http_html(f, s.cands[i].id);
         fprintf(f, "</td><td>%.1f s ago</td></tr>\n",
                 (double)(s.cands[i].db_now_ms - s.cands[i].heartbeat_at_ms) /
                     1e3);
@@ -826,34 +786,32 @@ out:
  * `openssl passwd -6` or mkpasswd print it), blank lines and # comments
  * skipped. Returns 0 or an exit code after a message naming the line. */
 static int load_users(struct serve *sv) {
-    char *line, *save = NULL;
+    char *line, *next;
     unsigned no = 0;
     int rc = read_file(sv, "--basic-auth", sv->auth_file, &sv->auth);
 
     if (rc != 0)
         return rc;
-    for (char *p = sv->auth;; p = NULL) {
-        char *colon;
+    for (line = sv->auth; line != NULL; line = next) {
+        char *name, *hash;
+        int kind;
 
-        line = strtok_r(p, "\n", &save);
-        if (line == NULL)
-            break;
+        next = strchr(line, '\n');
+        if (next != NULL)
+            *next++ = '\0';
         no++;
-        line[strcspn(line, "\r")] = '\0';
-        if (line[0] == '\0' || line[0] == '#')
+        kind = odbc_leader__http_user_line(line, &name, &hash);
+        if (kind == 0)
             continue;
-        colon = strchr(line, ':');
-        if (colon == NULL || colon == line || colon[1] == '\0' ||
-            sv->nusers == MAX_USERS) {
+        if (kind < 0 || sv->nusers == MAX_USERS) {
             odbc_leader__cli_err(
                 sv->cli, "serve: --basic-auth %s:%u: %s", sv->auth_file, no,
-                sv->nusers == MAX_USERS ? "more than 64 users"
-                                        : "want NAME:HASH (openssl passwd -6)");
+                kind > 0 ? "more than 64 users"
+                         : "want NAME:HASH (openssl passwd -6)");
             return EX_CONFIG;
         }
-        *colon = '\0';
-        sv->users[sv->nusers] = line;
-        sv->hashes[sv->nusers++] = colon + 1;
+        sv->users[sv->nusers] = name;
+        sv->hashes[sv->nusers++] = hash;
     }
     if (sv->nusers == 0) {
         odbc_leader__cli_err(sv->cli, "serve: --basic-auth %s: no user",
@@ -942,8 +900,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
                                   const char *url, const char *method,
                                   const char *version, const char *upload,
                                   size_t *upload_size, void **req_ctx) {
-    static const char api_ns[] = "/api/v1/namespaces/";
     struct serve *sv = cls;
+    const char *rest;
 
     (void)version;
     (void)upload;
@@ -958,18 +916,22 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
         *upload_size = 0;
     if (sv->nusers > 0 && !authorized(sv, conn))
         return reply_auth(conn);
-    if (strcmp(url, "/") == 0)
+    switch (odbc_leader__http_route(url, &rest)) {
+    case ODBC_LEADER__ROUTE_PAGE:
         return page(sv, conn);
-    if (strcmp(url, "/metrics") == 0)
+    case ODBC_LEADER__ROUTE_METRICS:
         return metrics(sv, conn);
-    if (strcmp(url, "/health/leader") == 0)
+    case ODBC_LEADER__ROUTE_HEALTH:
         return health(sv, conn);
-    if (strcmp(url, "/api/v1/namespaces") == 0)
+    case ODBC_LEADER__ROUTE_NAMESPACES:
         return api_namespaces(sv, conn);
-    if (strncmp(url, api_ns, sizeof(api_ns) - 1) == 0)
-        return api_namespace(sv, conn, url + sizeof(api_ns) - 1);
-    if (strcmp(url, "/api/v1/fires") == 0)
+    case ODBC_LEADER__ROUTE_NAMESPACE:
+        return api_namespace(sv, conn, rest);
+    case ODBC_LEADER__ROUTE_FIRES:
         return api_fires(sv, conn);
+    case ODBC_LEADER__ROUTE_NONE:
+        break;
+    }
     return reply_text(conn, MHD_HTTP_NOT_FOUND,
                       "not found: see odbc-leader serve --help for the "
                       "paths");
@@ -994,39 +956,21 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
 static int resolve(struct odbc_leader__cli *c, const char *subcmd,
                    const char *opt, const char *listen, struct addrinfo **out) {
     struct addrinfo hints;
-    const char *colon = strrchr(listen, ':');
-    char host[256], *end;
-    const char *h = host;
-    size_t hl;
-    long port;
+    char host[256], port[16];
+    const char *why;
+    long p;
     int rc;
 
-    if (colon == NULL)
-        return odbc_leader__cli_usage(c, subcmd, "%s \"%s\": want ADDR:PORT",
-                                      opt, listen);
-    errno = 0;
-    port = strtol(colon + 1, &end, 10);
-    if (errno != 0 || end == colon + 1 || *end != '\0' || port < 0 ||
-        port > 65535)
-        return odbc_leader__cli_usage(c, subcmd, "%s \"%s\": bad port", opt,
-                                      listen);
-    hl = (size_t)(colon - listen);
-    if (hl >= 2 && listen[0] == '[' && listen[hl - 1] == ']') {
-        memcpy(host, listen + 1, hl - 2);
-        host[hl - 2] = '\0';
-    } else if (hl < sizeof(host)) {
-        memcpy(host, listen, hl);
-        host[hl] = '\0';
-    } else {
-        return odbc_leader__cli_usage(c, subcmd, "%s: address too long", opt);
-    }
+    if (odbc_leader__http_split_listen(listen, host, sizeof(host), &p, &why) !=
+        0)
+        return odbc_leader__cli_usage(c, subcmd, "%s \"%s\": %s", opt, listen,
+                                      why);
+    snprintf(port, sizeof(port), "%ld", p);
     memset(&hints, 0, sizeof(hints));
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-    if (host[0] == '\0')
-        h = NULL; /* every address */
-    rc = getaddrinfo(h, colon + 1, &hints, out);
+    rc = getaddrinfo(host[0] != '\0' ? host : NULL, port, &hints, out);
     if (rc != 0)
         return odbc_leader__cli_usage(c, subcmd, "%s \"%s\": %s", opt, listen,
                                       gai_strerror(rc));
