@@ -544,7 +544,8 @@ static enum MHD_Result metrics(struct serve *sv, struct MHD_Connection *conn) {
         if (up[i]) {
             s[i].ns = sv->ns[i].name;
             ok[nok++] = s[i];
-            qsort(l[i].v, l[i].n, sizeof(*l[i].v), by_job);
+            if (l[i].n > 1)
+                qsort(l[i].v, l[i].n, sizeof(*l[i].v), by_job);
         } else {
             l[i].n = 0;
         }
