@@ -212,6 +212,17 @@ void odbc_leader__cli_snapshot_prom(FILE *f,
 
 /* ---- fires.c ---- */
 
+/* Fires read from a ledger, in ledger order (oldest fire first). */
+struct odbc_leader__fire_list {
+    struct odbc_leader_fire *v; /* owned */
+    size_t n, cap;
+    int nomem; /* a copy failed: the list is incomplete */
+};
+
+/* odbc_leader_list_fires callback: appends a copy of f to the
+ * struct odbc_leader__fire_list in ctx (sets nomem when out of memory). */
+void odbc_leader__cli_keep_fire(void *ctx, const struct odbc_leader_fire *f);
+
 /* Writes fire f as one JSON object (no newline) to out. */
 void odbc_leader__cli_fire_json(FILE *out, const struct odbc_leader_fire *f);
 

@@ -21,13 +21,6 @@ struct fires_opts {
     long limit;      /* --limit: the newest N fires; 0 = all */
 };
 
-/* The fires read, in ledger order (oldest fire first). */
-struct fire_list {
-    struct odbc_leader_fire *v; /* owned */
-    size_t n, cap;
-    int nomem;
-};
-
 static const char fires_help[] =
     "Usage: odbc-leader fires [OPTIONS]\n"
     "List the namespace's fire ledger: every fire claimed through the\n"
@@ -50,12 +43,13 @@ static const char fires_help[] =
     "  odbc-leader fires -d sched -n report\n"
     "  odbc-leader fires -d sched -n report --job report --json\n";
 
-/* Fire callback: appends a copy of f to the list in ctx. */
-static void keep_fire(void *ctx, const struct odbc_leader_fire *f) {
-    struct fire_list *l = ctx;
+void odbc_leader__cli_keep_fire(void *ctx, const struct odbc_leader_fire *f) {
+    struct odbc_leader__fire_list *l = ctx;
 
+    if (l->nomem)
+        return;
     if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 64;
+        size_t cap = l->cap != 0 ? 2 * l->cap : 64;
         struct odbc_leader_fire *v = realloc(l->v, cap * sizeof(*v));
 
         if (v == NULL) {
@@ -175,7 +169,7 @@ static int parse_fires(struct odbc_leader__cli *c, int argc, char **argv,
 
 int odbc_leader__cli_fires(struct odbc_leader__cli *c, int argc, char **argv) {
     struct fires_opts o = {NULL, 0, 100};
-    struct fire_list l = {NULL, 0, 0, 0};
+    struct odbc_leader__fire_list l = {NULL, 0, 0, 0};
     odbc_leader_t *h = NULL;
     size_t first = 0;
     int rc = parse_fires(c, argc, argv, &o);
@@ -185,7 +179,7 @@ int odbc_leader__cli_fires(struct odbc_leader__cli *c, int argc, char **argv) {
     rc = odbc_leader__cli_open(c, NULL, NULL, &h);
     if (rc != 0)
         return rc;
-    rc = odbc_leader_list_fires(h, o.job, keep_fire, &l);
+    rc = odbc_leader_list_fires(h, o.job, odbc_leader__cli_keep_fire, &l);
     if (rc < 0) {
         odbc_leader__cli_err(c, "fires: reading the ledger of %s failed: %s",
                              odbc_leader_namespace(h),

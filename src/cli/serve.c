@@ -241,37 +241,11 @@ static int ns_snapshot(struct serve *sv, struct ns_state *ns,
 
 /* ---- the fires of a namespace ---- */
 
-struct fire_list {
-    struct odbc_leader_fire *v; /* owned */
-    size_t n, cap;
-    int nomem;
-};
-
-/* odbc_leader_list_fires callback: appends a copy of f. */
-static void keep_fire(void *ctx, const struct odbc_leader_fire *f) {
-    struct fire_list *l = ctx;
-
-    if (l->nomem)
-        return;
-    if (l->n == l->cap) {
-        size_t cap = l->cap != 0 ? 2 * l->cap : 64;
-        struct odbc_leader_fire *v = realloc(l->v, cap * sizeof(*v));
-
-        if (v == NULL) {
-            l->nomem = 1;
-            return;
-        }
-        l->v = v;
-        l->cap = cap;
-    }
-    l->v[l->n++] = *f;
-}
-
 /* Reads ns's ledger (of job only unless NULL) into *l, which the caller
  * frees. Returns 0, or -1 with ns->error set. A dialect without a ledger
  * gives an empty list. */
 static int ns_fires(struct serve *sv, struct ns_state *ns, const char *job,
-                    struct fire_list *l) {
+                    struct odbc_leader__fire_list *l) {
     for (int attempt = 0; attempt < 2; attempt++) {
         odbc_leader_t *h = ns_handle(sv, ns);
         int rc;
@@ -279,7 +253,7 @@ static int ns_fires(struct serve *sv, struct ns_state *ns, const char *job,
         if (h == NULL)
             break;
         l->n = 0;
-        rc = odbc_leader_list_fires(h, job, keep_fire, l);
+        rc = odbc_leader_list_fires(h, job, odbc_leader__cli_keep_fire, l);
         if (rc == ODBC_LEADER_ENOLEDGER)
             return 0;
         if (rc >= 0 && l->nomem) {
@@ -312,8 +286,8 @@ struct job_stats {
 };
 
 /* Sums the fires of one job, l->v[from..to), sorted by fire time. */
-static void job_sum(const struct fire_list *l, size_t from, size_t to,
-                    struct job_stats *j) {
+static void job_sum(const struct odbc_leader__fire_list *l, size_t from,
+                    size_t to, struct job_stats *j) {
     memset(j, 0, sizeof(*j));
     j->job = l->v[from].job;
     for (size_t i = from; i < to; i++) {
@@ -472,7 +446,8 @@ static enum MHD_Result health(struct serve *sv, struct MHD_Connection *conn) {
 /* ---- /metrics ---- */
 
 /* Prints the fire families of the namespaces whose ledgers are in l[]. */
-static void prom_fires(FILE *f, struct serve *sv, struct fire_list *l) {
+static void prom_fires(FILE *f, struct serve *sv,
+                       struct odbc_leader__fire_list *l) {
     static const char *const heads[][3] = {
         {"odbc_leader_fires", "gauge",
          "Fires in the ledger (within LeaderFireRetention) by job and "
@@ -527,7 +502,7 @@ static void prom_fires(FILE *f, struct serve *sv, struct fire_list *l) {
 static enum MHD_Result metrics(struct serve *sv, struct MHD_Connection *conn) {
     struct odbc_leader__snapshot *s = calloc(sv->n, sizeof(*s));
     struct odbc_leader__snapshot *ok = calloc(sv->n, sizeof(*ok));
-    struct fire_list *l = calloc(sv->n, sizeof(*l));
+    struct odbc_leader__fire_list *l = calloc(sv->n, sizeof(*l));
     int *up = calloc(sv->n, sizeof(*up));
     enum MHD_Result ret = MHD_NO;
     size_t nok = 0;
@@ -641,7 +616,7 @@ static enum MHD_Result api_fires(struct serve *sv,
     enum MHD_Result ret = MHD_NO;
     struct ns_state *ns = req_ns(sv, conn, &ret);
     const char *job = arg(conn, "job");
-    struct fire_list l = {NULL, 0, 0, 0};
+    struct odbc_leader__fire_list l = {NULL, 0, 0, 0};
     struct body b;
     long limit;
     size_t first = 0;
