@@ -78,7 +78,7 @@ top_builddir=${top_builddir:-.}
 export srcdir top_builddir
 . "$srcdir/tests/integration/lib.sh"
 
-part_order="roundtrips latency isleader memory failover handoff claims scale groups fleet"
+part_order="roundtrips latency isleader memory failover handoff claims scale groups fleet serve"
 only=''
 BENCH_SHORT=${BENCH_SHORT:-0}
 while [ $# -gt 0 ]; do

@@ -189,12 +189,12 @@ struct odbc_leader__snapshot {
     size_t rows_cap;
 };
 
-/* Reads the lease, the candidates and (for a group) the shards of h's
- * namespace into *s (which owns the arrays afterwards; free them with
- * odbc_leader__cli_snapshot_free, also after a failure). Returns 0 or a
- * negative library error. */
+/* Reads the lease, the candidates and, with shards set, a group's shards
+ * of h's namespace into *s (which owns the arrays afterwards; free them
+ * with odbc_leader__cli_snapshot_free, also after a failure). Returns 0 or
+ * a negative library error. */
 int odbc_leader__cli_snapshot_read(odbc_leader_t *h,
-                                   struct odbc_leader__snapshot *s);
+                                   struct odbc_leader__snapshot *s, int shards);
 
 /* Frees what *s owns and zeroes it. */
 void odbc_leader__cli_snapshot_free(struct odbc_leader__snapshot *s);
@@ -237,6 +237,7 @@ enum odbc_leader__route {
     ODBC_LEADER__ROUTE_NAMESPACES, /* /api/v1/namespaces */
     ODBC_LEADER__ROUTE_NAMESPACE,  /* /api/v1/namespaces/NS: *rest = NS */
     ODBC_LEADER__ROUTE_FIRES,      /* /api/v1/fires */
+    ODBC_LEADER__ROUTE_SCRIPT,     /* /dashboard.js */
 };
 
 /* Returns the route of url (a decoded path without its query); *rest is

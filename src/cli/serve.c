@@ -113,6 +113,10 @@ void odbc_leader__cli_health_stop(struct odbc_leader__health *hs) { (void)hs; }
 #define BACKOFF_MIN_NS (250 * INT64_C(1000000))
 #define BACKOFF_MAX_NS (10 * INT64_C(1000000000))
 #define MAX_FILE (1024 * 1024) /* --tls-cert, --tls-key, --basic-auth */
+/* A namespace that names no group is asked again this often whether it
+ * does: the group statement is not prepared, and a read of it costs more
+ * than the rest of the snapshot. */
+#define GROUP_RECHECK_NS (30 * INT64_C(1000000000))
 #define MAX_USERS 64
 
 /* One namespace served. */
@@ -121,8 +125,10 @@ struct ns_state {
     odbc_leader_t *h; /* NULL until opened, and after a failed read */
     int64_t retry_ns; /* monotonic: no new connection before */
     int64_t backoff_ns;
-    int rc;          /* the error that closed h, 0 before any */
-    char error[512]; /* why h is NULL, for the responses */
+    int rc;               /* the error that closed h, 0 before any */
+    int group;            /* the last read of its shards found a group */
+    int64_t shards_at_ns; /* monotonic: when the shards were last read */
+    char error[512];      /* why h is NULL, for the responses */
 };
 
 struct serve {
@@ -225,11 +231,18 @@ static int ns_snapshot(struct serve *sv, struct ns_state *ns,
                        struct odbc_leader__snapshot *s) {
     for (int attempt = 0; attempt < 2; attempt++) {
         odbc_leader_t *h = ns_handle(sv, ns);
+        int64_t now = odbc_leader__now_ns(NULL);
+        int shards = ns->group || ns->shards_at_ns == 0 ||
+                     now - ns->shards_at_ns >= GROUP_RECHECK_NS;
         int rc;
 
         if (h == NULL)
             break;
-        rc = odbc_leader__cli_snapshot_read(h, s);
+        rc = odbc_leader__cli_snapshot_read(h, s, shards);
+        if (rc == 0 && shards) {
+            ns->group = s->shards > 0;
+            ns->shards_at_ns = now;
+        }
         if (rc == 0)
             return 0;
         odbc_leader__cli_snapshot_free(s);
@@ -340,7 +353,8 @@ static enum MHD_Result reply_body(struct MHD_Connection *conn, unsigned status,
     if (strncmp(type, "text/html", 9) == 0)
         MHD_add_response_header(
             r, "Content-Security-Policy",
-            "default-src 'none'; style-src 'unsafe-inline'");
+            "default-src 'none'; script-src 'self'; connect-src 'self'; "
+            "style-src 'unsafe-inline'");
     if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
     ret = MHD_queue_response(conn, status, r);
@@ -658,31 +672,34 @@ static enum MHD_Result api_fires(struct serve *sv,
 
 /* ---- / ---- */
 
-/* Writes one namespace's section of the page. */
+/* Writes one namespace's section of the page, as dashboard.js keeps it
+ * up to date: section[data-ns], p.state, table.candidates. */
 static void page_ns(struct serve *sv, struct ns_state *ns, FILE *f) {
     struct odbc_leader__snapshot s;
 
-    fputs("<section><h2>", f);
+    fputs("<section data-ns=\"", f);
+    odbc_leader__http_html(f, ns->name);
+    fputs("\"><h2>", f);
     odbc_leader__http_html(f, ns->name);
     fputs("</h2>\n", f);
     if (ns_snapshot(sv, ns, &s) != 0) {
-        fputs("<p class=\"bad\">cannot read: ", f);
+        fputs("<p class=\"state bad\">cannot read: ", f);
         odbc_leader__http_html(f, ns->error);
         fputs("</p></section>\n", f);
         return;
     }
     if (s.present) {
-        fputs("<p>leader <b class=\"leader\">", f);
+        fputs("<p class=\"state\">leader <b class=\"leader\">", f);
         odbc_leader__http_html(f, s.lease.leader_id);
         fprintf(f, "</b>, term %lld, lease %.1f s left</p>\n",
                 (long long)s.lease.term, (double)s.remaining_ms / 1e3);
     } else {
-        fprintf(f, "<p class=\"bad\">no leader (last term %lld)</p>\n",
+        fprintf(f, "<p class=\"state bad\">no leader (last term %lld)</p>\n",
                 (long long)s.lease.term);
     }
     fprintf(f,
-            "<table><tr><th>candidate (%zu alive)</th><th>last "
-            "heartbeat</th></tr>\n",
+            "<table class=\"candidates\"><tr><th>candidate (%zu alive)</th>"
+            "<th>last heartbeat</th></tr>\n",
             s.n);
     for (size_t i = 0; i < s.n; i++) {
         fputs("<tr><td>", f);
@@ -695,26 +712,58 @@ static void page_ns(struct serve *sv, struct ns_state *ns, FILE *f) {
     odbc_leader__cli_snapshot_free(&s);
 }
 
+/* The page's style: no outside assets. */
+static const char page_style[] =
+    "body{font-family:sans-serif;margin:1.5em;color:#222}"
+    "section{margin-bottom:1.5em}"
+    "table{border-collapse:collapse;margin:.4em 0}"
+    "td,th{border:1px solid #ccc;padding:.2em .6em;text-align:left}"
+    ".bad{color:#b00}tr.bad td{background:#fdd}tr.run td{background:#ffd}"
+    "tr.is-leader td{font-weight:bold}"
+    ".strip{margin:.2em 0}.job{display:inline-block;min-width:10em}"
+    ".dot{display:inline-block;width:.8em;height:.8em;margin-right:2px;"
+    "border-radius:2px}.dot.ok{background:#4a4}.dot.bad{background:#d33}"
+    ".dot.run{background:#db3}#updated{color:#777;font-size:.9em}";
+
+/* GET /: the namespaces rendered now; dashboard.js keeps them current
+ * (without it, the page reloads itself every 5 s). */
 static enum MHD_Result page(struct serve *sv, struct MHD_Connection *conn) {
     struct body b;
 
     if (body_open(&b) != 0)
         return MHD_NO;
-    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-          "<meta http-equiv=\"refresh\" content=\"2\">"
-          "<title>odbc-leader</title><style>"
-          "body{font-family:sans-serif;margin:1.5em}"
-          "table{border-collapse:collapse}"
-          "td,th{border:1px solid #ccc;padding:.2em .6em;text-align:left}"
-          ".bad{color:#b00}</style></head><body>\n"
-          "<h1>odbc-leader</h1>\n",
-          b.f);
+    fprintf(b.f,
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<noscript><meta http-equiv=\"refresh\" content=\"5\"></noscript>"
+            "<title>odbc-leader</title><style>%s</style>"
+            "<script src=\"dashboard.js\" defer></script></head><body>\n"
+            "<h1>odbc-leader</h1><p id=\"updated\"></p>\n"
+            "<div id=\"namespaces\">\n",
+            page_style);
     for (size_t i = 0; i < sv->n; i++)
         page_ns(sv, &sv->ns[i], b.f);
-    fputs("<p><a href=\"metrics\">metrics</a> · <a "
+    fputs("</div><p><a href=\"metrics\">metrics</a> · <a "
           "href=\"api/v1/namespaces\">JSON</a></p></body></html>\n",
           b.f);
     return reply_body(conn, MHD_HTTP_OK, "text/html; charset=utf-8", &b);
+}
+
+/* GET /dashboard.js. */
+static enum MHD_Result script(struct MHD_Connection *conn) {
+    extern const char odbc_leader__dashboard_js[];
+    struct MHD_Response *r = MHD_create_response_from_buffer(
+        strlen(odbc_leader__dashboard_js), (void *)odbc_leader__dashboard_js,
+        MHD_RESPMEM_PERSISTENT);
+    enum MHD_Result ret;
+
+    if (r == NULL)
+        return MHD_NO;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                            "text/javascript; charset=utf-8");
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    ret = MHD_queue_response(conn, MHD_HTTP_OK, r);
+    MHD_destroy_response(r);
+    return ret;
 }
 
 /* ---- TLS and basic authentication ---- */
@@ -895,6 +944,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
     switch (odbc_leader__http_route(url, &rest)) {
     case ODBC_LEADER__ROUTE_PAGE:
         return page(sv, conn);
+    case ODBC_LEADER__ROUTE_SCRIPT:
+        return script(conn);
     case ODBC_LEADER__ROUTE_METRICS:
         return metrics(sv, conn);
     case ODBC_LEADER__ROUTE_HEALTH:

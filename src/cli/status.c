@@ -108,7 +108,8 @@ static int count_shards(struct odbc_leader__snapshot *s) {
  * (which owns the arrays afterwards). Returns 0 or a negative library
  * error. */
 int odbc_leader__cli_snapshot_read(odbc_leader_t *h,
-                                   struct odbc_leader__snapshot *s) {
+                                   struct odbc_leader__snapshot *s,
+                                   int shards) {
     int rc;
 
     memset(s, 0, sizeof(*s));
@@ -124,7 +125,7 @@ int odbc_leader__cli_snapshot_read(odbc_leader_t *h,
     if (s->present)
         s->remaining_ms = s->lease.expires_at_ms - s->lease.db_now_ms;
     rc = odbc_leader_list_candidates(h, collect, s);
-    if (rc >= 0 && !s->oom)
+    if (rc >= 0 && !s->oom && shards)
         rc = odbc_leader_list_shards(h, collect_shard, s);
     if (rc >= 0 && s->oom)
         rc = ODBC_LEADER_ENOMEM;
@@ -440,7 +441,7 @@ int odbc_leader__cli_status(struct odbc_leader__cli *c, int argc, char **argv) {
     rc = odbc_leader__cli_open(c, NULL, NULL, &h);
     if (rc != 0)
         goto out;
-    rc = odbc_leader__cli_snapshot_read(h, &s);
+    rc = odbc_leader__cli_snapshot_read(h, &s, 1);
     if (rc < 0) {
         odbc_leader__cli_err(c, "status: %s", odbc_leader_strerror(rc));
         rc = odbc_leader__cli_exit_code(rc);
