@@ -21,6 +21,8 @@ enum odbc_leader__route odbc_leader__http_route(const char *url,
     *rest = NULL;
     if (strcmp(url, "/") == 0)
         return ODBC_LEADER__ROUTE_PAGE;
+    if (strcmp(url, "/dashboard.js") == 0)
+        return ODBC_LEADER__ROUTE_SCRIPT;
     if (strcmp(url, "/metrics") == 0)
         return ODBC_LEADER__ROUTE_METRICS;
     if (strcmp(url, "/health/leader") == 0)
