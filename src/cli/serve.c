@@ -26,8 +26,9 @@
 
 static const char serve_help[] =
     "Usage: odbc-leader serve [--listen ADDR:PORT] [-n NS ...] [OPTIONS]\n"
-    "Serve the namespaces' state over HTTP, read only: it never campaigns\n"
-    "and needs only SELECT on the tables.\n"
+    "Serve the namespaces' state over HTTP, read only: it never campaigns,\n"
+    "never creates or upgrades the tables (LeaderCreateSchema=no) and\n"
+    "needs only SELECT on them.\n"
     "\n"
     "  --listen ADDR:PORT    where to listen (default 127.0.0.1:9466;\n"
     "                        [::1]:PORT for IPv6, :PORT for every address,\n"
@@ -118,6 +119,8 @@ void odbc_leader__cli_health_stop(struct odbc_leader__health *hs) { (void)hs; }
  * than the rest of the snapshot. */
 #define GROUP_RECHECK_NS (30 * INT64_C(1000000000))
 #define MAX_USERS 64
+/* serve's handles never create or upgrade the tables: it only reads. */
+#define READ_ONLY ";LeaderCreateSchema=no"
 
 /* One namespace served. */
 struct ns_state {
@@ -173,7 +176,7 @@ static odbc_leader_t *ns_handle(struct serve *sv, struct ns_state *ns) {
     if (ns->h != NULL || now < ns->retry_ns)
         return ns->h;
     sv->cli->ns = ns->name;
-    rc = odbc_leader__cli_config(sv->cli, NULL, &conf);
+    rc = odbc_leader__cli_config(sv->cli, READ_ONLY, &conf);
     sv->cli->ns = saved;
     if (rc != 0) {
         ns->rc = ODBC_LEADER_EINVAL;
@@ -1075,7 +1078,7 @@ static int default_namespace(struct serve *sv) {
 
     if (sv->n > 0)
         return 0;
-    rc = odbc_leader__cli_open(sv->cli, NULL, NULL, &h);
+    rc = odbc_leader__cli_open(sv->cli, READ_ONLY, NULL, &h);
     if (rc != 0)
         return rc;
     sv->default_ns = strdup(odbc_leader_namespace(h));
