@@ -420,6 +420,8 @@ static struct ns_state *req_ns(struct serve *sv, struct MHD_Connection *conn,
 
 /* ---- /health/leader ---- */
 
+/* GET /health/leader: 200 while the id (or --id) holds the namespace's
+ * unexpired lease by the database clock, else 503 with the reason. */
 static enum MHD_Result health(struct serve *sv, struct MHD_Connection *conn) {
     enum MHD_Result ret = MHD_NO;
     struct ns_state *ns = req_ns(sv, conn, &ret);
@@ -516,6 +518,8 @@ static void prom_fires(FILE *f, struct serve *sv,
     }
 }
 
+/* GET /metrics: every namespace's state and ledger as Prometheus text;
+ * a namespace it cannot read shows as odbc_leader_up 0 only. */
 static enum MHD_Result metrics(struct serve *sv, struct MHD_Connection *conn) {
     struct odbc_leader__snapshot *s = calloc(sv->n, sizeof(*s));
     struct odbc_leader__snapshot *ok = calloc(sv->n, sizeof(*ok));
@@ -590,6 +594,7 @@ static int ns_json(struct serve *sv, struct ns_state *ns, FILE *f) {
     return rc;
 }
 
+/* GET /api/v1/namespaces: every namespace's status object. */
 static enum MHD_Result api_namespaces(struct serve *sv,
                                       struct MHD_Connection *conn) {
     struct body b;
@@ -606,6 +611,7 @@ static enum MHD_Result api_namespaces(struct serve *sv,
     return reply_body(conn, MHD_HTTP_OK, "application/json", &b);
 }
 
+/* GET /api/v1/namespaces/NS: one namespace's status object. */
 static enum MHD_Result
 api_namespace(struct serve *sv, struct MHD_Connection *conn, const char *name) {
     struct ns_state *ns;
@@ -628,6 +634,7 @@ api_namespace(struct serve *sv, struct MHD_Connection *conn, const char *name) {
                       "application/json", &b);
 }
 
+/* GET /api/v1/fires: the newest fires of one namespace's ledger. */
 static enum MHD_Result api_fires(struct serve *sv,
                                  struct MHD_Connection *conn) {
     enum MHD_Result ret = MHD_NO;
