@@ -26,6 +26,7 @@ SAMPLES = {
     "%H": "host1",
     "${LEADER_CMD}": "true",
     "$LEADER_CMD": "true",
+    "$SERVE_ARGS": "-n mailer -n report --listen 127.0.0.1:9466",
 }
 
 
