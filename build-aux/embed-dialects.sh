@@ -5,9 +5,10 @@
 #
 # Usage: embed-dialects.sh sql/sqlite.sql sql/postgresql.sql > builtin_dialects.c
 #
-# Each file becomes a C string literal (one literal line per source line;
-# \ " ? and every byte outside printable ASCII escaped) named after the
-# file's basename without ".sql", which must match [a-z0-9_-]+. The output
+# Each file becomes a C string literal (build-aux/c-lines.awk: one literal
+# line per source line; \ " ? and every byte outside printable ASCII
+# escaped) named after the file's basename without ".sql", which must
+# match [a-z0-9_-]+. The output
 # defines odbc_leader__builtin_dialect() and
 # odbc_leader__builtin_dialect_name() (declared in src/dialect.h).
 # POSIX sh and awk only. Exits non-zero, with a message on stderr, when a
@@ -18,6 +19,7 @@ LC_ALL=C
 export LC_ALL
 
 me=embed-dialects.sh
+awk=$(dirname "$0")/c-lines.awk # the C string literal of a file
 
 if [ "$#" -eq 0 ]; then
     echo "usage: $me FILE.sql... > builtin_dialects.c" >&2
@@ -66,35 +68,7 @@ i=0
 for f in "$@"; do
     printf '\nstatic const char dialect_%d[] = /* %s */\n' "$i" "${f##*/}"
     i=$((i + 1))
-    awk '
-    BEGIN {
-        for (i = 1; i < 256; i++)
-            ord[sprintf("%c", i)] = i
-    }
-    {
-        out = ""
-        n = length($0)
-        for (i = 1; i <= n; i++) {
-            c = substr($0, i, 1)
-            if (c == "\\")
-                out = out "\\\\"
-            else if (c == "\"")
-                out = out "\\\""
-            else if (c == "?")
-                out = out "\\?"
-            else if (c == "\t")
-                out = out "\\t"
-            else if (ord[c] < 32 || ord[c] > 126)
-                out = out sprintf("\\%03o", ord[c])
-            else
-                out = out c
-        }
-        printf "    \"%s\\n\"\n", out
-    }
-    END {
-        if (NR == 0)
-            printf "    \"\"\n"
-    }' "$f"
+    awk -f "$awk" "$f"
     printf '    ;\n'
 done
 

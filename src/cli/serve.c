@@ -418,6 +418,19 @@ static struct ns_state *req_ns(struct serve *sv, struct MHD_Connection *conn,
     return ns;
 }
 
+/* The first call of a request, once its headers are in: marks *req_ctx
+ * with mark (any pointer: the next call is the request) and refuses a
+ * method other than GET and HEAD with 405. */
+static enum MHD_Result headers_in(struct MHD_Connection *conn,
+                                  const char *method, void **req_ctx,
+                                  void *mark) {
+    *req_ctx = mark;
+    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+        return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+                          "method %s not allowed: GET or HEAD", method);
+    return MHD_YES;
+}
+
 /* ---- /health/leader ---- */
 
 /* GET /health/leader: 200 while the id (or --id) holds the namespace's
@@ -940,15 +953,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 
     (void)version;
     (void)upload;
-    if (*req_ctx == NULL) { /* the headers: answer once they are all in */
-        *req_ctx = sv;      /* any pointer: the next call is the request */
-        if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
-            return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
-                              "method %s not allowed: GET or HEAD", method);
-        return MHD_YES;
-    }
-    if (*upload_size != 0) /* a GET with a body: ignore it */
-        *upload_size = 0;
+    if (*req_ctx == NULL)
+        return headers_in(conn, method, req_ctx, sv);
+    *upload_size = 0; /* a GET with a body: ignore it */
     if (sv->nusers > 0 && !authorized(sv, conn))
         return reply_auth(conn);
     switch (odbc_leader__http_route(url, &rest)) {
@@ -1221,13 +1228,8 @@ static enum MHD_Result on_health(void *cls, struct MHD_Connection *conn,
 
     (void)version;
     (void)upload;
-    if (*req_ctx == NULL) {
-        *req_ctx = hs;
-        if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
-            return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
-                              "method %s not allowed: GET or HEAD", method);
-        return MHD_YES;
-    }
+    if (*req_ctx == NULL)
+        return headers_in(conn, method, req_ctx, hs);
     *upload_size = 0;
     if (strcmp(url, "/health/leader") != 0 && strcmp(url, "/") != 0)
         return reply_text(conn, MHD_HTTP_NOT_FOUND,
