@@ -60,6 +60,11 @@ import sys
 import threading
 import time
 
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                os.pardir, "faults"))
+import schedule as faultlib  # noqa: E402 (holds_file_lock)
+
 TTL_MS = 2000
 EVERY_S = 1
 NAMESPACE = "sched"
@@ -369,18 +374,6 @@ def scenario(ps, kills):
     return now_ms() // 1000 - 2  # due, fired and run by now
 
 
-def holds_file_lock(pid):
-    """True when process pid holds a POSIX or flock lock (/proc/locks;
-    a waiter's "->" lines are not holds)."""
-    with open("/proc/locks") as f:
-        for line in f:
-            fields = line.split()
-            if "->" not in fields and len(fields) >= 5 and \
-                    fields[4] == str(pid):
-                return True
-    return False
-
-
 def until_before_slot(margin_s):
     """Sleeps until margin_s before the next slot boundary."""
     now = time.time()
@@ -438,7 +431,7 @@ def scenario_full(ps):
             try:
                 time.sleep(TTL_MS / 1000.0 + 1.5)  # past its TTL
                 since = now_ms()
-                if holds_file_lock(lead):
+                if faultlib.holds_file_lock(lead):
                     # SQLite: stopped inside its short transaction, it
                     # keeps the file locked and nobody can be elected
                     # until it runs again (docs/reliability.md): the

@@ -79,6 +79,37 @@ def proc_state(pid):
         return None
 
 
+def holds_file_lock(pid):
+    """True when process pid holds a POSIX or flock lock (/proc/locks;
+    a waiter's "->" lines are not holds)."""
+    with open("/proc/locks") as f:
+        for line in f:
+            fields = line.split()
+            if "->" not in fields and len(fields) >= 5 and \
+                    fields[4] == str(pid):
+                return True
+    return False
+
+
+def stop_unlocked(pid, tries=20):
+    """SIGSTOPs pid outside any file lock: a SQLite host stopped inside
+    its short transaction keeps the database file locked, and nobody can
+    be elected until it runs again (docs/reliability.md). Waits until
+    pid is stopped; while it holds a lock, continues it and tries again a
+    little later. Returns the number of tries that hit a lock; raises
+    RuntimeError when every try did."""
+    for i in range(tries):
+        os.kill(pid, signal.SIGSTOP)
+        while proc_state(pid) not in ("T", "t", None):
+            time.sleep(0.001)
+        if not holds_file_lock(pid):
+            return i
+        os.kill(pid, signal.SIGCONT)
+        time.sleep(0.013 * (i + 1))
+    raise RuntimeError("%d held a file lock at each of %d stops"
+                       % (pid, tries))
+
+
 def is_cmd_life(pid):
     """True when pid is a live (not zombie) cmd-life process."""
     st = proc_state(pid)
