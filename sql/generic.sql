@@ -17,16 +17,17 @@
 -- Tested unchanged apart from {now} on PostgreSQL 15 (psqlODBC 13),
 -- MariaDB 10.11 (Connector/ODBC 3.1) and SQLite 3.40 (sqliteodbc).
 --
--- Transactions: attempt and renew have several statements, so the engine
--- runs each inside one ODBC transaction (autocommit off, then SQLEndTran);
--- there is no @begin because BEGIN differs between databases. The first
--- statement of both is an UPDATE of the lease row. SQLite takes its write
--- lock at the first write of a transaction, before reading anything, so
--- the driver's deferred transaction never has to upgrade a read lock;
--- InnoDB keeps the row lock of that UPDATE even when no row matches, which
--- serialises the transactions of a namespace once its row exists. Through
--- sqliteodbc, set the busy timeout with Timeout=<ms> in the connection
--- string (the default is 100 s): this file has no on_connect.
+-- Transactions: attempt, renew and resign have several statements, so the
+-- engine runs each inside one ODBC transaction (autocommit off, then
+-- SQLEndTran); there is no @begin because BEGIN differs between databases.
+-- The first statement of each is an UPDATE of the lease row. SQLite
+-- takes its write lock at the first write of a transaction, before
+-- reading anything, so the driver's deferred transaction never has to
+-- upgrade a read lock; InnoDB keeps the row lock of that UPDATE even
+-- when no row matches, which serialises the transactions of a namespace
+-- once its row exists. Through sqliteodbc, set the busy timeout with
+-- Timeout=<ms> in the connection string (the default is 100 s): this
+-- file has no on_connect.
 --
 -- The mark: attempt must say whether it took the lease and renew whether
 -- it extended it, without RETURNING or changes(). The statement that takes
@@ -58,7 +59,7 @@
 -- counts as a missing table too).
 
 -- @dialect generic
--- @schema-version 3
+-- @schema-version 4
 -- @unique-violation 23505 23000 HY000:19
 -- @transient 40001 40P01 55P03 57014 HY018:1969 HY000:1205 HY000:5 HY000:6
 -- @connection-lost 08* 57P01 57P02 57P03
@@ -157,6 +158,22 @@ ALTER TABLE {prefix}lease ADD COLUMN renew_seq BIGINT;
 CREATE UNIQUE INDEX {prefix}lease_grp_shard ON {prefix}lease (grp, shard);
 CREATE INDEX {prefix}lease_grp_inc ON {prefix}lease (grp, inc);
 UPDATE {prefix}schema SET version = 3 WHERE version = 2;
+-- @step 4
+-- Version 3 to 4: the election log, one row per term of a namespace (not
+-- of a group's shards): attempt writes the winner's row in the
+-- transaction that wins, resign and the next takeover end it
+-- (docs/protocol.md, "The election log").
+CREATE TABLE {prefix}election (
+    namespace VARCHAR(128) NOT NULL,
+    term BIGINT NOT NULL,
+    leader_id VARCHAR(128) NOT NULL,
+    started_at_ms BIGINT NOT NULL,
+    ended_at_ms BIGINT,
+    ended_how VARCHAR(16),
+    handed_to VARCHAR(128),
+    PRIMARY KEY (namespace, term)
+);
+UPDATE {prefix}schema SET version = 4 WHERE version = 3;
 
 -- @statement schema_version
 SELECT MAX(version) FROM {prefix}schema;
@@ -191,6 +208,20 @@ WHERE namespace = :ns
        OR (expires_at_ms <= {now}
            AND term = :seen_term
            AND expires_at_ms = :seen_expires_ms));
+-- 2a. The election log: when step 2 took the lease (our mark is on the
+-- row), the open entries of earlier terms end as expired, the watched
+-- term at its expiry (:seen_expires_ms), any other now. Without the mark
+-- the subquery is empty (NULL) and no entry matches. Before step 3: a
+-- namespace's first row ends no entry.
+UPDATE {prefix}election
+SET ended_at_ms = CASE WHEN term = :seen_term THEN :seen_expires_ms
+                       ELSE {now} END,
+    ended_how = 'expired'
+WHERE namespace = :ns
+  AND ended_at_ms IS NULL
+  AND term < (SELECT l.term FROM {prefix}lease l
+              WHERE l.namespace = :ns AND l.leader_id = :id
+                AND l.renewed_at_ms < 0);
 -- 3. The namespace's first row. Two candidates doing this at once collide
 -- on the primary key; the loser gets a unique violation, and the engine
 -- rolls back, retries once, then reads the lease. Its term is the clock
@@ -201,6 +232,29 @@ INSERT INTO {prefix}lease (namespace, leader_id, term, elected_at_ms,
 SELECT :ns, :id, {now}, {now}, -({now}), {now} + :ttl_ms, 0, NULL
 FROM {prefix}schema
 WHERE NOT EXISTS (SELECT 1 FROM {prefix}lease WHERE namespace = :ns);
+-- 3a. A won term (step 2 or 3: our mark is on the row) opens its entry,
+-- with the lease row's term and elected_at_ms: an entry of that term left
+-- from before (a term number may come back after the lease row was
+-- deleted) is overwritten, else one is inserted. Nothing when we lost.
+UPDATE {prefix}election
+SET leader_id = :id,
+    started_at_ms = (SELECT l.elected_at_ms FROM {prefix}lease l
+                     WHERE l.namespace = :ns AND l.leader_id = :id
+                       AND l.renewed_at_ms < 0),
+    ended_at_ms = NULL,
+    ended_how = NULL,
+    handed_to = NULL
+WHERE namespace = :ns
+  AND term = (SELECT l.term FROM {prefix}lease l
+              WHERE l.namespace = :ns AND l.leader_id = :id
+                AND l.renewed_at_ms < 0);
+INSERT INTO {prefix}election (namespace, term, leader_id, started_at_ms,
+    ended_at_ms, ended_how, handed_to)
+SELECT l.namespace, l.term, l.leader_id, l.elected_at_ms, NULL, NULL, NULL
+FROM {prefix}lease l
+WHERE l.namespace = :ns AND l.leader_id = :id AND l.renewed_at_ms < 0
+  AND NOT EXISTS (SELECT 1 FROM {prefix}election e
+                  WHERE e.namespace = :ns AND e.term = l.term);
 -- 4. Heartbeat: update our candidate row, create it when missing.
 UPDATE {prefix}candidate
 SET heartbeat_at_ms = {now},
@@ -255,6 +309,34 @@ WHERE namespace = :ns AND leader_id = :id AND term = :term
 -- Only the exact term: the row and its term stay, the lease is vacant.
 -- After a request with a handoff target the lease stays reserved for
 -- that candidate for one TTL, then it is open to anyone.
+-- 1. Lock the lease row while we hold it, before anything reads it (on
+-- InnoDB step 2's subqueries take a shared lock, and upgrading that in
+-- step 3 while a follower's attempt waits for the row would deadlock;
+-- SQLite takes its write lock here). It only clears our mark, which step
+-- 3 does too.
+UPDATE {prefix}lease
+SET renewed_at_ms = ABS(renewed_at_ms)
+WHERE namespace = :ns AND leader_id = :id AND term = :term;
+-- 2. End the term's entry in the election log, by how the lease row says
+-- it was asked (read before step 3 resets the request).
+UPDATE {prefix}election
+SET ended_at_ms = {now},
+    ended_how = (SELECT CASE WHEN l.handoff_to IS NOT NULL
+                                  AND l.handoff_to <> '' THEN 'handover'
+                             WHEN l.resign_requested <> 0 THEN 'requested'
+                             ELSE 'resigned' END
+                 FROM {prefix}lease l
+                 WHERE l.namespace = :ns),
+    handed_to = (SELECT NULLIF(l.handoff_to, '')
+                 FROM {prefix}lease l
+                 WHERE l.namespace = :ns)
+WHERE namespace = :ns
+  AND term = :term
+  AND ended_at_ms IS NULL
+  AND EXISTS (SELECT 1 FROM {prefix}lease l
+              WHERE l.namespace = :ns AND l.leader_id = :id
+                AND l.term = :term);
+-- 3. Vacate the lease; stays last: its row count is the result.
 UPDATE {prefix}lease
 SET leader_id = NULL,
     renewed_at_ms = ABS(renewed_at_ms),
@@ -355,6 +437,46 @@ WHERE namespace = :ns
   AND term = :term
   AND leader_id IS NOT NULL
   AND expires_at_ms > {now};
+
+-- @statement elections
+-- The election log of the namespace, oldest term first: term, leader_id,
+-- started_at_ms, ended_at_ms, ended_how, handed_to, now_ms. A term whose
+-- entry is still open but that has ended all the same (a later term
+-- began, or its lease expired and nobody took over yet) reads as expired:
+-- at the next term's start, or at the lease's expiry.
+SELECT e.term, e.leader_id, e.started_at_ms,
+    COALESCE(e.ended_at_ms,
+             (SELECT n.started_at_ms FROM {prefix}election n
+              WHERE n.namespace = e.namespace
+                AND n.term = (SELECT MIN(m.term) FROM {prefix}election m
+                              WHERE m.namespace = e.namespace
+                                AND m.term > e.term)),
+             CASE WHEN l.expires_at_ms <= {now} THEN l.expires_at_ms END),
+    COALESCE(e.ended_how,
+             CASE WHEN EXISTS (SELECT 1 FROM {prefix}election n
+                               WHERE n.namespace = e.namespace
+                                 AND n.term > e.term)
+                    OR l.expires_at_ms <= {now}
+                  THEN 'expired' END),
+    e.handed_to, {now}
+FROM {prefix}election e
+    LEFT JOIN {prefix}lease l
+        ON l.namespace = e.namespace AND l.term = e.term
+WHERE e.namespace = :ns
+ORDER BY e.term;
+
+-- @statement election_gc
+-- Retention, run by the leader: terms that ended more than
+-- :election_retention_ms ago, and entries left open by a term that a
+-- later one followed, started that long ago.
+DELETE FROM {prefix}election
+WHERE namespace = :ns
+  AND ((ended_at_ms IS NOT NULL
+        AND ended_at_ms < {now} - :election_retention_ms)
+       OR (ended_at_ms IS NULL
+           AND started_at_ms < {now} - :election_retention_ms
+           AND term < (SELECT MAX(n.term) FROM {prefix}election n
+                       WHERE n.namespace = :ns)));
 
 -- @statement group_init
 -- Creates the rows of group :ns's :shards shards (GROUP/0 ...) when the

@@ -67,7 +67,7 @@
 -- server; a restart keeps it).
 -- @define epoch IF(@@wsrep_on, (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_CLUSTER_STATE_UUID'), CONCAT(@@hostname, ':', @@port, '/', @@server_id))
 -- @dbms MariaDB
--- @schema-version 5
+-- @schema-version 6
 -- @unique-violation *:1062
 -- @transient 40001 *:1213 *:1205 *:1969
 -- @connection-lost 08* *:2006 *:2013 *:2002 *:2003 *:2055 *:1927 *:1053
@@ -119,7 +119,7 @@ SELECT 1 FROM DUAL
 WHERE NOT EXISTS (SELECT 1 FROM {prefix}schema);
 
 -- @statement upgrade
--- Any earlier version to 5 (DDL commits on its own in MariaDB; every
+-- Any earlier version to 6 (DDL commits on its own in MariaDB; every
 -- statement can run again): version 2 added the fire ledger, version 3
 -- the lease's epoch (NULL: written before version 3, taken as the
 -- current one), version 4 the server's epoch in the schema row (and since
@@ -127,7 +127,7 @@ WHERE NOT EXISTS (SELECT 1 FROM {prefix}schema);
 -- (docs/protocol.md, "Sharded groups"): a group's shards are lease rows
 -- named GROUP/SHARD with grp and shard set, inc is the holder process's
 -- incarnation and renew_seq the number of its tick that last renewed the
--- row.
+-- row; version 6 the election log (below).
 CREATE TABLE IF NOT EXISTS {prefix}fire (
     namespace VARCHAR(128) NOT NULL,
     job VARCHAR(128) NOT NULL,
@@ -151,7 +151,21 @@ ALTER TABLE {prefix}lease ADD COLUMN IF NOT EXISTS grp VARCHAR(128) NULL,
 CREATE UNIQUE INDEX IF NOT EXISTS {prefix}lease_grp_shard
     ON {prefix}lease (grp, shard);
 CREATE INDEX IF NOT EXISTS {prefix}lease_grp_inc ON {prefix}lease (grp, inc);
-UPDATE {prefix}schema SET version = 5 WHERE version < 5;
+-- Version 6: the election log, one row per term of a namespace (not of a
+-- group's shards): attempt writes the winner's row in the block that
+-- wins, resign and the next takeover end it (docs/protocol.md, "The
+-- election log").
+CREATE TABLE IF NOT EXISTS {prefix}election (
+    namespace VARCHAR(128) NOT NULL,
+    term BIGINT NOT NULL,
+    leader_id VARCHAR(128) NOT NULL,
+    started_at_ms BIGINT NOT NULL,
+    ended_at_ms BIGINT NULL,
+    ended_how VARCHAR(16) NULL,
+    handed_to VARCHAR(128) NULL,
+    PRIMARY KEY (namespace, term)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+UPDATE {prefix}schema SET version = 6 WHERE version < 6;
 
 -- @statement schema_version
 SELECT MAX(version) FROM {prefix}schema;
@@ -186,12 +200,24 @@ SELECT MAX(version) FROM {prefix}schema;
 -- for one TTL; otherwise it is inserted quarantined, and the schema row
 -- records that the epoch changed, and when (a new database is settled
 -- from the start).
+-- The election log, in the same transaction and only when a term was
+-- won or quarantined: a takeover (v_won = 1 from the second UPDATE) ends
+-- the open entries of earlier terms as expired (the watched term at its
+-- expiry, :seen_expires_ms; any other at v_now), a quarantine (v_quar) as
+-- quarantined at v_now; then a won term, taken or first, opens its entry
+-- with the lease row's own term and elected_at_ms. That entry is upserted
+-- (a term number may come back after the lease row was deleted): the
+-- collision between two first winners has already happened on the lease
+-- row's primary key. Both read the lease row under the lock this block's
+-- UPDATE or INSERT holds. attempt and resign take that row lock before
+-- they touch the log, so their locks on it cannot deadlock each other;
+-- election_gc, one statement, takes no lock but the log's.
 -- Result: leader_id, term, expires_at_ms, now_ms, won, held (1 when this
 -- session holds the wake-up lock after winning).
 BEGIN NOT ATOMIC
     DECLARE v_now BIGINT DEFAULT {now}
     ; DECLARE v_epoch VARCHAR(64) DEFAULT {epoch}
-    ; DECLARE v_rows, v_won, v_unsettled INT DEFAULT 0
+    ; DECLARE v_rows, v_won, v_quar, v_unsettled INT DEFAULT 0
     ; DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END
     ; START TRANSACTION
     ; INSERT INTO {prefix}candidate (namespace, candidate_id,
@@ -224,6 +250,7 @@ BEGIN NOT ATOMIC
           WHERE namespace = :ns
             AND epoch IS NOT NULL
             AND epoch <> v_epoch
+        ; SET v_quar = ROW_COUNT()
         ; UPDATE {prefix}lease
           SET leader_id = :id,
               term = term + 1,
@@ -243,6 +270,28 @@ BEGIN NOT ATOMIC
                      AND term = :seen_term
                      AND expires_at_ms = :seen_expires_ms))
         ; SET v_won = ROW_COUNT()
+        ; IF v_won = 1 OR v_quar > 0 THEN
+              UPDATE {prefix}election
+              SET ended_at_ms = IF(v_won = 1 AND term = :seen_term,
+                                   :seen_expires_ms, v_now),
+                  ended_how = IF(v_won = 1, 'expired', 'quarantined')
+              WHERE namespace = :ns
+                AND ended_at_ms IS NULL
+                AND term < (SELECT l.term FROM {prefix}lease AS l
+                            WHERE l.namespace = :ns)
+        ; END IF
+    ; END IF
+    ; IF v_won = 1 THEN
+          INSERT INTO {prefix}election (namespace, term, leader_id,
+              started_at_ms, ended_at_ms, ended_how, handed_to)
+          SELECT namespace, term, leader_id, elected_at_ms, NULL, NULL, NULL
+          FROM {prefix}lease
+          WHERE namespace = :ns
+          ON DUPLICATE KEY UPDATE leader_id = VALUES(leader_id),
+              started_at_ms = VALUES(started_at_ms),
+              ended_at_ms = NULL,
+              ended_how = NULL,
+              handed_to = NULL
     ; END IF
     ; IF v_won = 1 AND NOT (IS_USED_LOCK({wake_lock}) <=> CONNECTION_ID())
       THEN
@@ -317,8 +366,30 @@ BEGIN NOT ATOMIC
 -- @statement resign
 -- Only the exact term: the row and its term stay, the lease is vacant.
 -- After a request with a handoff target the lease stays reserved for
--- that candidate for one TTL, then it is open to anyone. (Assignments run
--- left to right: expires_at_ms is computed before handoff_to changes.)
+-- that candidate for one TTL, then it is open to anyone.
+-- Three statements, one transaction (the engine's): the first locks the
+-- lease row while we hold it, before anything reads it (the join below
+-- may read it with a shared lock, InnoDB's under REPEATABLE READ, and
+-- upgrading that to the last UPDATE's exclusive one while a follower's
+-- attempt waits for the row would deadlock). The second ends the term's
+-- entry in the election log by how the lease row says it was asked (read
+-- before the last UPDATE resets the request). The lease's UPDATE stays
+-- last: its row count is the result. (Its assignments run left to right:
+-- expires_at_ms is computed before handoff_to changes.)
+SELECT term FROM {prefix}lease
+WHERE namespace = :ns AND leader_id = :id AND term = :term
+FOR UPDATE;
+UPDATE {prefix}election AS e
+JOIN {prefix}lease AS l
+  ON l.namespace = e.namespace AND l.leader_id = :id AND l.term = e.term
+SET e.ended_at_ms = {now},
+    e.ended_how = CASE WHEN l.handoff_to <> '' THEN 'handover'
+                       WHEN l.resign_requested <> 0 THEN 'requested'
+                       ELSE 'resigned' END,
+    e.handed_to = NULLIF(l.handoff_to, '')
+WHERE e.namespace = :ns
+  AND e.term = :term
+  AND e.ended_at_ms IS NULL;
 UPDATE {prefix}lease
 SET expires_at_ms = CASE WHEN handoff_to IS NULL THEN {now}
                          ELSE {now} + :ttl_ms END,
@@ -440,6 +511,46 @@ WHERE namespace = :ns
   AND leader_id IS NOT NULL
   AND expires_at_ms > {now}
   AND (epoch IS NULL OR epoch = {epoch});
+
+-- @statement elections
+-- The election log of the namespace, oldest term first: term, leader_id,
+-- started_at_ms, ended_at_ms, ended_how, handed_to, now_ms. A term whose
+-- entry is still open but that has ended all the same (a later term
+-- began, or its lease expired and nobody took over yet) reads as expired:
+-- at the next term's start, or at the lease's expiry. A plain read: it
+-- locks nothing ({now} is fixed for the statement).
+SELECT e.term, e.leader_id, e.started_at_ms,
+    COALESCE(e.ended_at_ms,
+             (SELECT n.started_at_ms FROM {prefix}election AS n
+              WHERE n.namespace = e.namespace AND n.term > e.term
+              ORDER BY n.term LIMIT 1),
+             IF(l.expires_at_ms <= {now}, l.expires_at_ms, NULL))
+        AS ended_at_ms,
+    COALESCE(e.ended_how,
+             IF(EXISTS (SELECT 1 FROM {prefix}election AS n
+                        WHERE n.namespace = e.namespace AND n.term > e.term)
+                OR l.expires_at_ms <= {now}, 'expired', NULL))
+        AS ended_how,
+    e.handed_to, {now} AS now_ms
+FROM {prefix}election AS e
+LEFT JOIN {prefix}lease AS l
+  ON l.namespace = e.namespace AND l.term = e.term
+WHERE e.namespace = :ns
+ORDER BY e.term;
+
+-- @statement election_gc
+-- Retention, run by the leader: terms that ended more than
+-- :election_retention_ms ago, and entries left open by a term that a
+-- later one followed, started that long ago. (MariaDB reads the table a
+-- DELETE writes in its subquery since 10.3.)
+DELETE FROM {prefix}election
+WHERE namespace = :ns
+  AND ((ended_at_ms IS NOT NULL
+        AND ended_at_ms < {now} - :election_retention_ms)
+       OR (ended_at_ms IS NULL
+           AND started_at_ms < {now} - :election_retention_ms
+           AND term < (SELECT MAX(n.term) FROM {prefix}election AS n
+                       WHERE n.namespace = :ns)));
 
 -- @statement session_id
 -- The server session this statement ran in, for the library's check for a

@@ -36,7 +36,7 @@
 -- before this is read (the guard keeps pg_walfile_name from running).
 -- @define epoch ((SELECT CAST(system_identifier AS TEXT) FROM pg_control_system()) || '/' || CASE WHEN pg_is_in_recovery() THEN 'recovery' ELSE SUBSTR(pg_walfile_name(pg_current_wal_insert_lsn()), 1, 8) END)
 -- @dbms PostgreSQL
--- @schema-version 5
+-- @schema-version 6
 -- @query-timeout off
 -- @unique-violation 23505
 -- @transient 40001 40P01 55P03 57014
@@ -81,10 +81,11 @@ SELECT 1
 WHERE NOT EXISTS (SELECT 1 FROM {prefix}schema);
 
 -- @statement upgrade
--- Any earlier version to 5, in one transaction (PostgreSQL DDL is
+-- Any earlier version to 6, in one transaction (PostgreSQL DDL is
 -- transactional; every statement can run again): version 2 added the fire
 -- ledger, version 3 the lease's epoch, version 4 the database's epoch in
--- the schema row (and since when, in ms; 0: since before any lease).
+-- the schema row (and since when, in ms; 0: since before any lease),
+-- version 5 sharded groups, version 6 the election log.
 -- Two candidates upgrading at once may collide on the catalog; the engine
 -- then reads the version the other one wrote.
 CREATE TABLE IF NOT EXISTS {prefix}fire (
@@ -124,7 +125,21 @@ CREATE INDEX IF NOT EXISTS {prefix}lease_grp_inc ON {prefix}lease (grp, inc);
 -- 20,000 rows a second between them; with full pages each renewal also
 -- wrote both indexes, which doubled in size between vacuums).
 ALTER TABLE {prefix}lease SET (fillfactor = 50);
-UPDATE {prefix}schema SET version = 5 WHERE version < 5;
+-- Version 6: the election log, one row per term of a namespace (not of a
+-- group's shards): attempt writes the winner's row in the statement that
+-- wins, resign and the next takeover end it (docs/protocol.md, "The
+-- election log").
+CREATE TABLE IF NOT EXISTS {prefix}election (
+    namespace VARCHAR(128) NOT NULL,
+    term BIGINT NOT NULL,
+    leader_id VARCHAR(128) NOT NULL,
+    started_at_ms BIGINT NOT NULL,
+    ended_at_ms BIGINT NULL,
+    ended_how VARCHAR(16) NULL,
+    handed_to VARCHAR(128) NULL,
+    PRIMARY KEY (namespace, term)
+);
+UPDATE {prefix}schema SET version = 6 WHERE version < 6;
 
 -- @statement schema_version
 SELECT MAX(version) FROM {prefix}schema;
@@ -165,6 +180,12 @@ SELECT MAX(version) FROM {prefix}schema;
 -- row says this database has been in this epoch for one TTL ("settled");
 -- otherwise it inserts the row quarantined, and "mark" records that the
 -- epoch changed, and when (a new database is settled from the start).
+-- The election log, in the same statement: "elog" opens the winner's entry
+-- (an upsert: a term number may come back after the lease row was
+-- deleted); a takeover ("upd") ends the open entries of earlier terms as
+-- expired (the watched term at its expiry), a quarantine ("quar") as
+-- quarantined. They write other rows than each other, so the CTEs' shared
+-- snapshot does not matter.
 -- The winner also tries to take the namespace's wake-up lock before its
 -- term commits, so a follower that sees the new term finds it held.
 -- Result: leader_id, term, expires_at_ms, now_ms, won, held (1 when the
@@ -253,6 +274,39 @@ ins AS (
                       WHERE namespace = CAST(:ns AS VARCHAR(128)))
     RETURNING leader_id, term, expires_at_ms
 ),
+elog AS (
+    INSERT INTO {prefix}election AS e (namespace, term, leader_id,
+        started_at_ms, ended_at_ms, ended_how, handed_to)
+    SELECT CAST(:ns AS VARCHAR(128)), w.term, w.leader_id, clock.now_ms,
+        NULL, NULL, NULL
+    FROM (SELECT term, leader_id FROM upd
+          UNION ALL
+          SELECT term, leader_id FROM ins WHERE leader_id IS NOT NULL) AS w,
+        clock
+    ON CONFLICT (namespace, term) DO UPDATE
+    SET leader_id = EXCLUDED.leader_id,
+        started_at_ms = EXCLUDED.started_at_ms,
+        ended_at_ms = NULL,
+        ended_how = NULL,
+        handed_to = NULL
+    RETURNING e.term
+),
+eend AS (
+    UPDATE {prefix}election AS e
+    SET ended_at_ms = CASE WHEN quar.term IS NULL
+                                AND e.term = CAST(:seen_term AS BIGINT)
+                           THEN CAST(:seen_expires_ms AS BIGINT)
+                           ELSE clock.now_ms END,
+        ended_how = CASE WHEN quar.term IS NULL THEN 'expired'
+                         ELSE 'quarantined' END
+    FROM clock,
+        (SELECT term FROM upd UNION ALL SELECT term FROM quar) AS w
+        LEFT JOIN quar ON quar.term = w.term
+    WHERE e.namespace = CAST(:ns AS VARCHAR(128))
+      AND e.ended_at_ms IS NULL
+      AND e.term < w.term
+    RETURNING e.term
+),
 cur AS (
     SELECT leader_id, term, expires_at_ms
     FROM {prefix}lease
@@ -333,7 +387,30 @@ FROM upd;
 -- Only the exact term: the row and its term stay, the lease is vacant.
 -- After a request with a handoff target the lease stays reserved for
 -- that candidate for one TTL (attempt lets only it take a vacant,
--- unexpired lease), then it is open to anyone.
+-- unexpired lease), then it is open to anyone. "eend" ends the term's
+-- entry in the election log by how the lease row ("was", read before this
+-- UPDATE resets the request) says it was asked; the row count is the
+-- lease's UPDATE's.
+WITH was AS (
+    SELECT resign_requested, handoff_to
+    FROM {prefix}lease
+    WHERE namespace = CAST(:ns AS VARCHAR(128))
+      AND leader_id = CAST(:id AS VARCHAR(128))
+      AND term = CAST(:term AS BIGINT)
+),
+eend AS (
+    UPDATE {prefix}election AS e
+    SET ended_at_ms = {now},
+        ended_how = CASE WHEN was.handoff_to <> '' THEN 'handover'
+                         WHEN was.resign_requested <> 0 THEN 'requested'
+                         ELSE 'resigned' END,
+        handed_to = NULLIF(was.handoff_to, '')
+    FROM was
+    WHERE e.namespace = CAST(:ns AS VARCHAR(128))
+      AND e.term = CAST(:term AS BIGINT)
+      AND e.ended_at_ms IS NULL
+    RETURNING e.term
+)
 UPDATE {prefix}lease
 SET leader_id = NULL,
     resign_requested = 0,
@@ -495,6 +572,50 @@ WHERE namespace = CAST(:ns AS VARCHAR(128))
   AND leader_id IS NOT NULL
   AND expires_at_ms > {now}
   AND (epoch IS NULL OR epoch = {epoch});
+
+-- @statement elections
+-- The election log of the namespace, oldest term first: term, leader_id,
+-- started_at_ms, ended_at_ms, ended_how, handed_to, now_ms. A term whose
+-- entry is still open but that has ended all the same (a later term
+-- began, or its lease expired and nobody took over yet) reads as expired:
+-- at the next term's start, or at the lease's expiry.
+WITH clock AS (
+    SELECT {now}
+        AS now_ms
+)
+SELECT e.term, e.leader_id, e.started_at_ms,
+    COALESCE(e.ended_at_ms, nxt.started_at_ms,
+             CASE WHEN l.expires_at_ms <= clock.now_ms
+                  THEN l.expires_at_ms END),
+    COALESCE(e.ended_how,
+             CASE WHEN nxt.started_at_ms IS NOT NULL
+                    OR l.expires_at_ms <= clock.now_ms
+                  THEN 'expired' END),
+    e.handed_to, clock.now_ms
+FROM clock, {prefix}election AS e
+    LEFT JOIN LATERAL (
+        SELECT n.started_at_ms FROM {prefix}election AS n
+        WHERE n.namespace = e.namespace AND n.term > e.term
+        ORDER BY n.term LIMIT 1) AS nxt ON TRUE
+    LEFT JOIN {prefix}lease AS l
+        ON l.namespace = e.namespace AND l.term = e.term
+WHERE e.namespace = CAST(:ns AS VARCHAR(128))
+ORDER BY e.term;
+
+-- @statement election_gc
+-- Retention, run by the leader: terms that ended more than
+-- :election_retention_ms ago, and entries left open by a term that a
+-- later one followed, started that long ago.
+DELETE FROM {prefix}election AS e
+WHERE e.namespace = CAST(:ns AS VARCHAR(128))
+  AND ((e.ended_at_ms IS NOT NULL
+        AND e.ended_at_ms < {now} - CAST(:election_retention_ms AS BIGINT))
+       OR (e.ended_at_ms IS NULL
+           AND e.started_at_ms
+               < {now} - CAST(:election_retention_ms AS BIGINT)
+           AND EXISTS (SELECT 1 FROM {prefix}election AS n
+                       WHERE n.namespace = e.namespace
+                         AND n.term > e.term)));
 
 -- @statement session_id
 -- The server session this statement ran in, for the library's check for a

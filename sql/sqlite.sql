@@ -22,7 +22,7 @@
 -- @dialect sqlite
 -- @define now CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)
 -- @dbms SQLite
--- @schema-version 3
+-- @schema-version 4
 -- sqliteodbc waits on a busy file twice: SQLite's busy handler
 -- (busy_timeout) and then the driver's own retry loop, bounded by its
 -- Timeout key (default 100000 ms, which used to make a tick block for up
@@ -75,13 +75,13 @@ SELECT 1
 WHERE NOT EXISTS (SELECT 1 FROM {prefix}schema);
 
 -- @statement upgrade
--- Any earlier version to 3, in one BEGIN IMMEDIATE transaction: version 2
--- added the fire ledger, version 3 sharded groups (docs/protocol.md,
--- "Groups"): a group's shards are lease rows named GROUP/SHARD with grp
--- and shard set, inc is the holder process's incarnation and renew_seq
--- the number of the holder's tick that last renewed or took the row.
--- SQLite cannot add a column only when it is missing: a second upgrader
--- fails here, rolls back, and the engine reads the version it finds.
+-- Each "@step N" takes the tables from version N - 1 to N: the engine runs
+-- a step only on tables of a version below N, all the steps due in one
+-- BEGIN IMMEDIATE transaction. SQLite cannot add a column only when it is
+-- missing: a second upgrader fails, rolls back, and the engine reads the
+-- version it finds.
+-- @step 2
+-- Version 2: the fire ledger.
 CREATE TABLE IF NOT EXISTS {prefix}fire (
     namespace VARCHAR(128) NOT NULL,
     job VARCHAR(128) NOT NULL,
@@ -93,6 +93,12 @@ CREATE TABLE IF NOT EXISTS {prefix}fire (
     status INTEGER NULL,
     PRIMARY KEY (namespace, job, fire_ms)
 );
+UPDATE {prefix}schema SET version = 2 WHERE version < 2;
+-- @step 3
+-- Version 3: sharded groups (docs/protocol.md, "Groups"): a group's
+-- shards are lease rows named GROUP/SHARD with grp and shard set, inc is
+-- the holder process's incarnation and renew_seq the number of the
+-- holder's tick that last renewed or took the row.
 ALTER TABLE {prefix}lease ADD COLUMN grp VARCHAR(128) NULL;
 ALTER TABLE {prefix}lease ADD COLUMN shard INTEGER NULL;
 ALTER TABLE {prefix}lease ADD COLUMN inc BIGINT NULL;
@@ -101,6 +107,22 @@ CREATE UNIQUE INDEX IF NOT EXISTS {prefix}lease_grp_shard
     ON {prefix}lease (grp, shard);
 CREATE INDEX IF NOT EXISTS {prefix}lease_grp_inc ON {prefix}lease (grp, inc);
 UPDATE {prefix}schema SET version = 3 WHERE version < 3;
+-- @step 4
+-- Version 4: the election log, one row per term of a namespace (not of a
+-- group's shards): attempt writes the winner's row in the transaction
+-- that wins, resign and the next takeover end it (docs/protocol.md,
+-- "The election log").
+CREATE TABLE IF NOT EXISTS {prefix}election (
+    namespace VARCHAR(128) NOT NULL,
+    term BIGINT NOT NULL,
+    leader_id VARCHAR(128) NOT NULL,
+    started_at_ms BIGINT NOT NULL,
+    ended_at_ms BIGINT NULL,
+    ended_how VARCHAR(16) NULL,
+    handed_to VARCHAR(128) NULL,
+    PRIMARY KEY (namespace, term)
+);
+UPDATE {prefix}schema SET version = 4 WHERE version < 4;
 
 -- @statement schema_version
 SELECT MAX(version) FROM {prefix}schema;
@@ -118,8 +140,14 @@ SELECT MAX(version) FROM {prefix}schema;
 -- the upsert took the lease (inserted the first row or updated), 0 when
 -- its WHERE kept the row. The first row's term is the clock in ms, so a
 -- namespace whose row was deleted (or a new table prefix) starts above
--- every term it had before (docs/protocol.md). Result: leader_id, term,
--- expires_at_ms, now_ms, won.
+-- every term it had before (docs/protocol.md).
+-- The election log: before the upsert, a takeover of the watched row ends
+-- that term's entry as expired at its expiry (the upsert's second branch
+-- takes exactly that row, in this same write transaction); after it, a
+-- won lease opens the new term's entry (an upsert: a term number may come
+-- back after the lease row was deleted). The final SELECT's changes() is
+-- then that entry's insert: 1 exactly when the upsert took the lease.
+-- Result: leader_id, term, expires_at_ms, now_ms, won.
 INSERT INTO {prefix}candidate (namespace, candidate_id, registered_at_ms,
     heartbeat_at_ms, expires_at_ms)
 VALUES (:ns, :id,
@@ -129,6 +157,17 @@ VALUES (:ns, :id,
 ON CONFLICT (namespace, candidate_id) DO UPDATE
 SET heartbeat_at_ms = excluded.heartbeat_at_ms,
     expires_at_ms = excluded.expires_at_ms;
+UPDATE {prefix}election
+SET ended_at_ms = :seen_expires_ms,
+    ended_how = 'expired'
+WHERE namespace = :ns
+  AND term = :seen_term
+  AND ended_at_ms IS NULL
+  AND EXISTS (SELECT 1 FROM {prefix}lease AS l
+              WHERE l.namespace = :ns
+                AND l.term = :seen_term
+                AND l.expires_at_ms = :seen_expires_ms
+                AND l.expires_at_ms <= {now});
 INSERT INTO {prefix}lease (namespace, leader_id, term, elected_at_ms,
     renewed_at_ms, expires_at_ms, resign_requested, handoff_to)
 VALUES (:ns, :id, {now},
@@ -152,6 +191,17 @@ WHERE (leader_id IS NULL
    OR (expires_at_ms <= excluded.elected_at_ms
        AND term = :seen_term
        AND expires_at_ms = :seen_expires_ms);
+INSERT INTO {prefix}election (namespace, term, leader_id, started_at_ms,
+    ended_at_ms, ended_how, handed_to)
+SELECT namespace, term, leader_id, elected_at_ms, NULL, NULL, NULL
+FROM {prefix}lease
+WHERE namespace = :ns AND changes() = 1
+ON CONFLICT (namespace, term) DO UPDATE
+SET leader_id = excluded.leader_id,
+    started_at_ms = excluded.started_at_ms,
+    ended_at_ms = NULL,
+    ended_how = NULL,
+    handed_to = NULL;
 SELECT leader_id, term, expires_at_ms,
     {now}, changes()
 FROM {prefix}lease
@@ -192,7 +242,27 @@ WHERE namespace = :ns AND changes() = 1;
 -- @statement resign
 -- Only the exact term: the row and its term stay, the lease is vacant.
 -- After a request with a handoff target the lease stays reserved for
--- that candidate for one TTL, then it is open to anyone.
+-- that candidate for one TTL, then it is open to anyone. First the term's
+-- entry in the election log ends, by how the lease row says it was asked
+-- (read before the lease's UPDATE resets the request); the lease's UPDATE
+-- stays last: its row count is the result.
+UPDATE {prefix}election
+SET ended_at_ms = {now},
+    ended_how = (SELECT CASE WHEN l.handoff_to IS NOT NULL
+                                  AND l.handoff_to <> '' THEN 'handover'
+                             WHEN l.resign_requested <> 0 THEN 'requested'
+                             ELSE 'resigned' END
+                 FROM {prefix}lease AS l
+                 WHERE l.namespace = :ns),
+    handed_to = (SELECT NULLIF(l.handoff_to, '')
+                 FROM {prefix}lease AS l
+                 WHERE l.namespace = :ns)
+WHERE namespace = :ns
+  AND term = :term
+  AND ended_at_ms IS NULL
+  AND EXISTS (SELECT 1 FROM {prefix}lease AS l
+              WHERE l.namespace = :ns AND l.leader_id = :id
+                AND l.term = :term);
 UPDATE {prefix}lease
 SET leader_id = NULL,
     resign_requested = 0,
@@ -292,6 +362,46 @@ WHERE namespace = :ns
   AND term = :term
   AND leader_id IS NOT NULL
   AND expires_at_ms > {now};
+
+-- @statement elections
+-- The election log of the namespace, oldest term first: term, leader_id,
+-- started_at_ms, ended_at_ms, ended_how, handed_to, now_ms. A term whose
+-- entry is still open but that has ended all the same (a later term
+-- began, or its lease expired and nobody took over yet) reads as expired:
+-- at the next term's start, or at the lease's expiry.
+SELECT e.term, e.leader_id, e.started_at_ms,
+    COALESCE(e.ended_at_ms,
+             (SELECT MIN(n.started_at_ms) FROM {prefix}election AS n
+              WHERE n.namespace = e.namespace AND n.term > e.term),
+             (SELECT l.expires_at_ms FROM {prefix}lease AS l
+              WHERE l.namespace = e.namespace AND l.term = e.term
+                AND l.expires_at_ms <= {now})),
+    COALESCE(e.ended_how,
+             CASE WHEN EXISTS (SELECT 1 FROM {prefix}election AS n
+                               WHERE n.namespace = e.namespace
+                                 AND n.term > e.term)
+                    OR EXISTS (SELECT 1 FROM {prefix}lease AS l
+                               WHERE l.namespace = e.namespace
+                                 AND l.term = e.term
+                                 AND l.expires_at_ms <= {now})
+                  THEN 'expired' END),
+    e.handed_to, {now}
+FROM {prefix}election AS e
+WHERE e.namespace = :ns
+ORDER BY e.term;
+
+-- @statement election_gc
+-- Retention, run by the leader: terms that ended more than
+-- :election_retention_ms ago, and entries left open by a term that a
+-- later one followed, started that long ago.
+DELETE FROM {prefix}election
+WHERE namespace = :ns
+  AND ((ended_at_ms IS NOT NULL
+        AND ended_at_ms < {now} - :election_retention_ms)
+       OR (ended_at_ms IS NULL
+           AND started_at_ms < {now} - :election_retention_ms
+           AND term < (SELECT MAX(term) FROM {prefix}election
+                       WHERE namespace = :ns)));
 
 -- @statement group_init
 -- Creates the rows of group :ns's :shards shards (GROUP/0 ...) when the

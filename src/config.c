@@ -46,6 +46,7 @@
 #define FIRE_RETENTION_DEFAULT (7 * 24 * 3600 * INT64_C(1000)) /* 7 days */
 #define FIRE_RETENTION_MIN 1000
 #define FIRE_RETENTION_MAX (3660 * 24 * 3600 * INT64_C(1000)) /* ~10 years */
+#define ELECTION_RETENTION_DEFAULT (90 * 24 * 3600 * INT64_C(1000)) /* 90 d */
 #define STMT_TIMEOUT_MIN 1
 #define STMT_TIMEOUT_MAX 3600000
 #define STMT_TIMEOUT_CAP 5000 /* default: the renew interval, clamped */
@@ -74,6 +75,7 @@ enum key {
     K_TEST_NO_WATCH,
     K_TEST_NO_POOLER_CHECK,
     K_SHARDS,
+    K_ELECTION_RETENTION,
     K_COUNT
 };
 
@@ -95,6 +97,7 @@ static const char *const key_names[K_COUNT] = {
     "LeaderTestNoWatch",
     "LeaderTestNoPoolerCheck",
     "LeaderShards",
+    "LeaderElectionRetention",
 };
 
 /* The keys a user may set; the test-only keys, known in every build so
@@ -111,7 +114,7 @@ static const char *const key_names[K_COUNT] = {
     "LeaderSafetyMargin, LeaderStatementTimeout, LeaderDialect, "              \
     "LeaderTablePrefix, LeaderCreateSchema, LeaderFollowerWait, "              \
     "LeaderResignRequests, LeaderFireRetention, LeaderPooler, "                \
-    "LeaderShards" TEST_KEYS
+    "LeaderShards, LeaderElectionRetention" TEST_KEYS
 
 /* Why a name or prefix is rejected. */
 enum fault { F_OK, F_EMPTY, F_LONG, F_CHAR, F_DIGIT };
@@ -736,6 +739,11 @@ static int settle_durations(const struct state *st,
     if (rc == 0 && st->v[K_FIRE_RETENTION].text)
         rc = parse_ms_range(st, K_FIRE_RETENTION, FIRE_RETENTION_MIN,
                             FIRE_RETENTION_MAX, &c->fire_retention_ms, err,
+                            errlen);
+    c->election_retention_ms = ELECTION_RETENTION_DEFAULT;
+    if (rc == 0 && st->v[K_ELECTION_RETENTION].text)
+        rc = parse_ms_range(st, K_ELECTION_RETENTION, FIRE_RETENTION_MIN,
+                            FIRE_RETENTION_MAX, &c->election_retention_ms, err,
                             errlen);
     if (rc == 0 && st->v[K_TEST_TRUST_EXTRA].text)
         rc = settle_trust_extra(st, c, err, errlen);

@@ -59,6 +59,9 @@ struct odbc_leader__config {
     /* LeaderFireRetention, default 7 days: the leader deletes finished
      * fires older than this, and claims of older fires are refused. */
     int64_t fire_retention_ms;
+    /* LeaderElectionRetention, default 90 days: the leader deletes the
+     * election log's terms that ended longer ago than this. */
+    int64_t election_retention_ms;
     /* LeaderPooler, an enum odbc_leader__pooler: ODBC_LEADER__POOL_AUTO
      * (default: checked at every connect, and a transaction pooler found
      * makes the handle run as with TRANSACTION), NONE or SESSION (a pooler

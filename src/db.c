@@ -84,7 +84,7 @@ struct odbc_leader__db {
     SQLLEN p_to_ind; /* SQL_NTS, or SQL_NULL_DATA for "no handoff" */
     SQLCHAR p_job[ODBC_LEADER__NAME_MAX + 1];
     SQLBIGINT p_term, p_ttl_ms, p_cand_ttl_ms, p_version, p_wait_ms;
-    SQLBIGINT p_fire_ms, p_status, p_retention_ms;
+    SQLBIGINT p_fire_ms, p_status, p_retention_ms, p_election_retention_ms;
     SQLBIGINT p_seen_term, p_seen_expires_ms; /* attempt's watched row */
     SQLBIGINT p_inc, p_seq, p_shards;         /* sharded groups */
     int64_t upgrade_from;  /* the version upgrade starts from (its @step) */
@@ -130,6 +130,7 @@ int odbc_leader__db_create(struct odbc_leader__db **out,
     db->p_ttl_ms = cfg->ttl_ms;
     db->p_cand_ttl_ms = cfg->ttl_ms;
     db->p_retention_ms = cfg->fire_retention_ms;
+    db->p_election_retention_ms = cfg->election_retention_ms;
     db->wake_fd = -1;
     db->pooled = cfg->pooler == ODBC_LEADER__POOL_TRANSACTION;
     *out = db;
@@ -485,6 +486,9 @@ static void param_slot(struct odbc_leader__db *db, int p, SQLPOINTER *ptr,
         return;
     case ODBC_LEADER__P_DEAD_SEQ:
         *ptr = &db->p_dead_seq;
+        return;
+    case ODBC_LEADER__P_ELECTION_RETENTION_MS:
+        *ptr = &db->p_election_retention_ms;
         return;
     case ODBC_LEADER__P_COUNT:
         break;
@@ -2026,6 +2030,63 @@ int odbc_leader__db_fire_gc(struct odbc_leader__db *db) {
     if (!odbc_leader__db_has_ledger(db))
         return 0;
     return run_op(db, ODBC_LEADER__OP_FIRE_GC, NULL, NULL, &cls);
+}
+
+/* ---- the election log --------------------------------------------------- */
+
+int odbc_leader__db_has_elections(const struct odbc_leader__db *db) {
+    return db->dialect != NULL &&
+           db->dialect->ops[ODBC_LEADER__OP_ELECTIONS].n > 0;
+}
+
+struct election_ctx {
+    odbc_leader_election_fn fn;
+    void *ctx;
+};
+
+/* Row callback of elections: term, leader_id, started_at_ms, ended_at_ms,
+ * ended_how, handed_to, now_ms. ctx is a struct election_ctx. */
+static int election_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx) {
+    struct election_ctx *c = ctx;
+    struct odbc_leader_election e;
+    int rc;
+
+    (void)db;
+    memset(&e, 0, sizeof(e));
+    rc = get_int(h, 1, &e.term);
+    if (rc == 0)
+        rc = get_text(h, 2, e.leader_id, sizeof(e.leader_id));
+    if (rc == 0)
+        rc = get_int(h, 3, &e.started_at_ms);
+    if (rc == 0)
+        rc = get_int(h, 4, &e.ended_at_ms);
+    if (rc == 0)
+        rc = get_text(h, 5, e.ended_how, sizeof(e.ended_how));
+    if (rc == 0)
+        rc = get_text(h, 6, e.handed_to, sizeof(e.handed_to));
+    if (rc == 0)
+        rc = get_int(h, 7, &e.db_now_ms);
+    if (rc == 0 && c->fn != NULL)
+        c->fn(c->ctx, &e);
+    return rc;
+}
+
+int odbc_leader__db_elections(struct odbc_leader__db *db,
+                              odbc_leader_election_fn fn, void *ctx) {
+    struct election_ctx c = {fn, ctx};
+    int cls;
+
+    if (!odbc_leader__db_has_elections(db))
+        return ODBC_LEADER_ENOELECTIONS;
+    return run_op(db, ODBC_LEADER__OP_ELECTIONS, election_row, &c, &cls);
+}
+
+int odbc_leader__db_election_gc(struct odbc_leader__db *db) {
+    int cls;
+
+    if (!odbc_leader__db_has_elections(db))
+        return 0;
+    return run_op(db, ODBC_LEADER__OP_ELECTION_GC, NULL, NULL, &cls);
 }
 
 /* Port adapters: the elector sees db only through these. */

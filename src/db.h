@@ -105,6 +105,20 @@ int odbc_leader__db_fires(struct odbc_leader__db *db, const char *job,
  * rows deleted (0 without a ledger) or a negative error. */
 int odbc_leader__db_fire_gc(struct odbc_leader__db *db);
 
+/* 1 when the dialect keeps the election log (elections, election_gc). */
+int odbc_leader__db_has_elections(const struct odbc_leader__db *db);
+
+/* Calls fn(ctx, election) for each term of the namespace's election log,
+ * oldest first. Returns the number of terms, ODBC_LEADER_ENOELECTIONS or
+ * a negative error. */
+int odbc_leader__db_elections(struct odbc_leader__db *db,
+                              odbc_leader_election_fn fn, void *ctx);
+
+/* Deletes the terms that ended more than LeaderElectionRetention ago.
+ * Returns the rows deleted (0 without an election log) or a negative
+ * error. */
+int odbc_leader__db_election_gc(struct odbc_leader__db *db);
+
 /* ---- sharded groups (db_group.c runs these) ---- */
 
 /* The configuration db was created with; borrowed. */

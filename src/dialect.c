@@ -39,7 +39,8 @@
 #define OPF_V2 2u
 #define OPF_WAKEUP 4u
 #define OPF_WAKEUP_CORE 8u
-#define OPF_GROUP 16u /* sharded groups: all of them or none */
+#define OPF_GROUP 16u    /* sharded groups: all of them or none */
+#define OPF_ELECTION 32u /* the election log: both or none */
 
 /* One operation: its name in "@statement NAME" and its OPF_* flags. The
  * parser's checks and every message that lists operations come from this
@@ -77,6 +78,9 @@ static const struct op_info op_names[ODBC_LEADER__OP_COUNT] = {
     [ODBC_LEADER__OP_GROUP_TICK] = {"group_tick", OPF_OPTIONAL | OPF_GROUP},
     [ODBC_LEADER__OP_GROUP_LEAVE] = {"group_leave", OPF_OPTIONAL | OPF_GROUP},
     [ODBC_LEADER__OP_GROUP_SHARDS] = {"group_shards", OPF_OPTIONAL | OPF_GROUP},
+    [ODBC_LEADER__OP_ELECTIONS] = {"elections", OPF_OPTIONAL | OPF_ELECTION},
+    [ODBC_LEADER__OP_ELECTION_GC] = {"election_gc",
+                                     OPF_OPTIONAL | OPF_ELECTION},
 };
 
 /* Returns the name of op as a dialect file spells it; static. */
@@ -85,18 +89,31 @@ const char *odbc_leader__op_name(enum odbc_leader__op op) {
 }
 
 static const char *const param_names[ODBC_LEADER__P_COUNT] = {
-    "ns",          "id",
-    "term",        "ttl_ms",
-    "cand_ttl_ms", "version",
-    "to",          "wait_ms",
-    "job",         "fire_ms",
-    "status",      "retention_ms",
-    "seen_term",   "seen_expires_ms",
-    "inc",         "seq",
-    "shards",      "take",
-    "release",     "dead",
-    "take_mask",   "release_mask",
-    "dead_inc",    "dead_seq",
+    "ns",
+    "id",
+    "term",
+    "ttl_ms",
+    "cand_ttl_ms",
+    "version",
+    "to",
+    "wait_ms",
+    "job",
+    "fire_ms",
+    "status",
+    "retention_ms",
+    "seen_term",
+    "seen_expires_ms",
+    "inc",
+    "seq",
+    "shards",
+    "take",
+    "release",
+    "dead",
+    "take_mask",
+    "release_mask",
+    "dead_inc",
+    "dead_seq",
+    "election_retention_ms",
 };
 
 /* Returns the name of param as a dialect file spells it (after the ':');
@@ -1164,23 +1181,23 @@ static int check_wakeup(struct parser *p) {
     return 0;
 }
 
-/* Checks sharded groups: once any of their statements is there, all must
- * be. Returns 0 or an error code with the message set. */
-static int check_group(struct parser *p) {
+/* Checks a set of statements that go together (the OPF_* flag): once any
+ * of them is there, all must be. what names the feature and need lists
+ * its statements. Returns 0 or an error code with the message set. */
+static int check_together(struct parser *p, unsigned flag, const char *what,
+                          const char *need) {
     int first = -1;
 
     for (int op = 0; op < ODBC_LEADER__OP_COUNT && first < 0; op++) {
-        if ((op_names[op].flags & OPF_GROUP) && p->op_line[op])
+        if ((op_names[op].flags & flag) && p->op_line[op])
             first = op;
     }
     for (int op = 0; first >= 0 && op < ODBC_LEADER__OP_COUNT; op++) {
-        if (!(op_names[op].flags & OPF_GROUP) || p->op_line[op])
+        if (!(op_names[op].flags & flag) || p->op_line[op])
             continue;
         return fail(p, p->op_line[first],
-                    "missing @statement %s; sharded groups (@statement %s "
-                    "here) need group_init, group_tick, group_leave and "
-                    "group_shards",
-                    op_names[op].name, op_names[first].name);
+                    "missing @statement %s; %s (@statement %s here) need %s",
+                    op_names[op].name, what, op_names[first].name, need);
     }
     return 0;
 }
@@ -1270,7 +1287,12 @@ static int parse_text(struct parser *p, const char *text) {
     if (rc == 0)
         rc = check_session_id(p);
     if (rc == 0)
-        rc = check_group(p);
+        rc = check_together(p, OPF_GROUP, "sharded groups",
+                            "group_init, group_tick, group_leave and "
+                            "group_shards");
+    if (rc == 0)
+        rc = check_together(p, OPF_ELECTION, "the election log",
+                            "elections and election_gc");
     return rc;
 }
 

@@ -64,6 +64,12 @@ enum odbc_leader__op {
     ODBC_LEADER__OP_GROUP_LEAVE,  /* DML only: release all, unregister */
     ODBC_LEADER__OP_GROUP_SHARDS, /* read only: -> shard, leader_id, term,
                                      expires_at_ms, now_ms per shard */
+    /* Optional, both or none: the election log (attempt and resign write
+     * it). */
+    ODBC_LEADER__OP_ELECTIONS,   /* -> term, leader_id, started_at_ms,
+                                    ended_at_ms, ended_how, handed_to,
+                                    now_ms per term, oldest first */
+    ODBC_LEADER__OP_ELECTION_GC, /* DML only: :election_retention_ms */
     ODBC_LEADER__OP_COUNT
 };
 
@@ -101,6 +107,8 @@ enum odbc_leader__param {
     ODBC_LEADER__P_DEAD_INC,        /* :dead_inc one pair of :dead (a
                                        different one each tick), 0 none */
     ODBC_LEADER__P_DEAD_SEQ,        /* :dead_seq its renew_seq, -1 none */
+    ODBC_LEADER__P_ELECTION_RETENTION_MS, /* :election_retention_ms
+                                             LeaderElectionRetention */
     ODBC_LEADER__P_COUNT
 };
 

@@ -50,6 +50,9 @@ const char *odbc_leader_strerror(int rc) {
     case ODBC_LEADER_EREADONLY:
         return "the database server is read-only (a standby in recovery, or "
                "read_only set): connect to the primary";
+    case ODBC_LEADER_ENOELECTIONS:
+        return "the dialect keeps no election log (a dialect file of an "
+               "older schema)";
     }
     return "unknown error";
 }
@@ -74,6 +77,7 @@ static int class_of_code(enum odbc_leader_error rc) {
     case ODBC_LEADER_EDIALECT:
     case ODBC_LEADER_EFIREAGE: /* LeaderFireRetention too short */
     case ODBC_LEADER_ENOLEDGER:
+    case ODBC_LEADER_ENOELECTIONS:
         return ODBC_LEADER_CLASS_CONFIG;
     case ODBC_LEADER_ENOMEM:
     case ODBC_LEADER_EDB: /* unclassified: refined by the SQLSTATE */

@@ -157,9 +157,10 @@ fail:
     return rc;
 }
 
-/* After a tick that leads: runs the fire ledger's retention when it is
- * due. A failure is logged and tried again at the next interval; a lost
- * connection shows up at the next tick. */
+/* After a tick that leads: runs the retention of the fire ledger and of
+ * the election log when it is due (every tenth of LeaderFireRetention, at
+ * most GC_INTERVAL_MAX_NS apart). A failure is logged and tried again at the
+ * next interval; a lost connection shows up at the next tick. */
 static void collect_fires(odbc_leader_t *h) {
     int64_t now = odbc_leader__now_ns(NULL);
     int64_t every = h->cfg.fire_retention_ms * INT64_C(100000); /* 1/10 */
@@ -177,6 +178,16 @@ static void collect_fires(odbc_leader_t *h) {
                           (long long)h->cfg.fire_retention_ms);
     else if (rc < 0)
         odbc_leader__logf(&h->log, LOG_WARNING, "deleting old fires failed: %s",
+                          odbc_leader_strerror(rc));
+    rc = odbc_leader__db_election_gc(h->db);
+    if (rc > 0)
+        odbc_leader__logf(&h->log, LOG_INFO,
+                          "deleted %d terms of the election log that ended "
+                          "more than %lld ms ago",
+                          rc, (long long)h->cfg.election_retention_ms);
+    else if (rc < 0)
+        odbc_leader__logf(&h->log, LOG_WARNING,
+                          "deleting old terms of the election log failed: %s",
                           odbc_leader_strerror(rc));
 }
 
@@ -435,6 +446,19 @@ static int list_fires_call(odbc_leader_t *h, const char *job,
     return rc < 0 ? ledger_failed(h, rc) : rc;
 }
 
+/* odbc_leader_list_elections() without the last-error bookkeeping. */
+static int list_elections_call(odbc_leader_t *h, odbc_leader_election_fn fn,
+                               void *ctx) {
+    int rc;
+
+    if (h == NULL)
+        return ODBC_LEADER_EINVAL;
+    rc = connected(h);
+    if (rc == 0)
+        rc = odbc_leader__db_elections(h->db, fn, ctx);
+    return rc < 0 ? ledger_failed(h, rc) : rc;
+}
+
 /* ---- the public calls that can fail: each records its failure ---- */
 
 /* Records a failed call's rc in h->last (handle.c). Returns rc. */
@@ -515,6 +539,14 @@ int odbc_leader_list_fires(odbc_leader_t *h, const char *job,
         return ODBC_LEADER_EINVAL;
     odbc_leader__db_clear_diag(h->db);
     return noted(h, list_fires_call(h, job, fn, ctx));
+}
+
+int odbc_leader_list_elections(odbc_leader_t *h, odbc_leader_election_fn fn,
+                               void *ctx) {
+    if (h == NULL)
+        return ODBC_LEADER_EINVAL;
+    odbc_leader__db_clear_diag(h->db);
+    return noted(h, list_elections_call(h, fn, ctx));
 }
 
 int odbc_leader_last_error(const odbc_leader_t *h,

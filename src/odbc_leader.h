@@ -70,6 +70,7 @@ enum odbc_leader_error {
     ODBC_LEADER_ENOLEDGER = -17,    /* the dialect has no fire ledger */
     ODBC_LEADER_EREADONLY = -18,    /* the server takes no writes (a standby
                                        or a read-only server) */
+    ODBC_LEADER_ENOELECTIONS = -19, /* the dialect keeps no election log */
 };
 
 /*
@@ -189,6 +190,30 @@ struct odbc_leader_fire {
 
 typedef void (*odbc_leader_fire_fn)(void *ctx,
                                     const struct odbc_leader_fire *fire);
+
+/* One term of a namespace in the election log (odbc_leader_list_elections):
+ * who won it and when, and how it ended. Times are the database clock's
+ * ms. The winner writes the row in its winning statement; the term's own
+ * resignation, or the next winner, ends it. */
+struct odbc_leader_election {
+    int64_t term;
+    char leader_id[129];
+    int64_t started_at_ms;
+    int64_t ended_at_ms; /* 0 while the term has not ended (the current
+                            term, or the last one before a takeover) */
+    /* "" while not ended; "resigned" (it resigned, or shut down),
+     * "requested" (it resigned when asked to), "handover" (asked to
+     * resign in favour of handed_to), "expired" (its lease ran out and
+     * a later term began; ended_at_ms is then the expiry, or the next
+     * term's start), "quarantined" (the database moved to a new epoch:
+     * a promoted standby or a restored copy) */
+    char ended_how[17];
+    char handed_to[129]; /* the handover's target, else "" */
+    int64_t db_now_ms;   /* database clock when read */
+};
+
+typedef void (*odbc_leader_election_fn)(
+    void *ctx, const struct odbc_leader_election *election);
 
 /*
  * Parses config (an ODBC connection string whose Leader* keys configure the
@@ -356,6 +381,17 @@ ODBC_LEADER_EXTERN int odbc_leader_read_fire(odbc_leader_t *h, const char *job,
 ODBC_LEADER_EXTERN int odbc_leader_list_fires(odbc_leader_t *h, const char *job,
                                               odbc_leader_fire_fn fn,
                                               void *ctx);
+
+/* Calls fn(ctx, election) for each term of the namespace's election log,
+ * oldest term first; the election is borrowed for the call. Rows older
+ * than LeaderElectionRetention are deleted by the leaders; a sharded
+ * group's shards have no rows. Returns the number of terms, or
+ * ODBC_LEADER_ENOELECTIONS (the dialect keeps no log: a site's dialect
+ * file of an older schema) or another negative error.
+ * Thread: tick (fn runs on it). Blocks: yes: one round trip. */
+ODBC_LEADER_EXTERN int odbc_leader_list_elections(odbc_leader_t *h,
+                                                  odbc_leader_election_fn fn,
+                                                  void *ctx);
 
 /*
  * Copies the handle's last error into *out (the caller's): the negative

@@ -161,6 +161,13 @@ int odbc_leader__cli_wait_signal(const sigset_t *sigs, int64_t timeout_ms);
 /* Writes s as a JSON string literal (with quotes) to f. */
 void odbc_leader__cli_json_string(FILE *f, const char *s);
 
+/* Makes room for one more element of size bytes in the array v of *cap
+ * elements, n of them used: reallocates it twice as large (64 at first)
+ * when full. Returns the array to use from now on (v itself when there
+ * was room), or NULL when out of memory (v and *cap unchanged). v is the
+ * caller's, as is what it returns. */
+void *odbc_leader__cli_grow(void *v, size_t *cap, size_t n, size_t size);
+
 /* Writes s escaped as a Prometheus label value (no quotes) to f. */
 void odbc_leader__cli_prom_label(FILE *f, const char *s);
 
@@ -226,6 +233,29 @@ void odbc_leader__cli_keep_fire(void *ctx, const struct odbc_leader_fire *f);
 /* Writes fire f as one JSON object (no newline) to out. */
 void odbc_leader__cli_fire_json(FILE *out, const struct odbc_leader_fire *f);
 
+/* Writes epoch ms as "YYYY-MM-DD HH:MM:SS.mmm" (UTC) into buf (32 bytes
+ * are enough). Returns buf. */
+const char *odbc_leader__cli_utc(int64_t ms, char *buf, size_t len);
+
+/* ---- elections.c ---- */
+
+/* Terms read from an election log, oldest first. */
+struct odbc_leader__election_list {
+    struct odbc_leader_election *v; /* owned */
+    size_t n, cap;
+    int nomem; /* a copy failed: the list is incomplete */
+};
+
+/* odbc_leader_list_elections callback: appends a copy of e to the
+ * struct odbc_leader__election_list in ctx (sets nomem when out of
+ * memory). */
+void odbc_leader__cli_keep_election(void *ctx,
+                                    const struct odbc_leader_election *e);
+
+/* Writes term e as one JSON object (no newline) to out. */
+void odbc_leader__cli_election_json(FILE *out,
+                                    const struct odbc_leader_election *e);
+
 /* ---- http.c: request parsing of serve (tests/fuzz/fuzz_serve.c) ---- */
 
 /* What a request path asks for. */
@@ -238,6 +268,7 @@ enum odbc_leader__route {
     ODBC_LEADER__ROUTE_NAMESPACE,  /* /api/v1/namespaces/NS: *rest = NS */
     ODBC_LEADER__ROUTE_FIRES,      /* /api/v1/fires */
     ODBC_LEADER__ROUTE_SCRIPT,     /* /dashboard.js */
+    ODBC_LEADER__ROUTE_ELECTIONS,  /* /api/v1/elections */
 };
 
 /* Returns the route of url (a decoded path without its query); *rest is
@@ -351,6 +382,8 @@ int odbc_leader__cli_watch(struct odbc_leader__cli *c, int argc, char **argv);
 int odbc_leader__cli_schema(struct odbc_leader__cli *c, int argc, char **argv);
 int odbc_leader__cli_fence(struct odbc_leader__cli *c, int argc, char **argv);
 int odbc_leader__cli_fires(struct odbc_leader__cli *c, int argc, char **argv);
+int odbc_leader__cli_elections(struct odbc_leader__cli *c, int argc,
+                               char **argv);
 int odbc_leader__cli_demo(struct odbc_leader__cli *c, int argc, char **argv);
 int odbc_leader__cli_serve(struct odbc_leader__cli *c, int argc, char **argv);
 

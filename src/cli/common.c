@@ -340,6 +340,18 @@ nomem:
     return EX_OSERR;
 }
 
+void *odbc_leader__cli_grow(void *v, size_t *cap, size_t n, size_t size) {
+    size_t want = *cap != 0 ? 2 * *cap : 64;
+    void *p;
+
+    if (n < *cap)
+        return v;
+    p = realloc(v, want * size);
+    if (p != NULL)
+        *cap = want;
+    return p;
+}
+
 int odbc_leader__cli_exit_code(int rc) {
     switch (rc) {
     case ODBC_LEADER_OK:
@@ -347,6 +359,7 @@ int odbc_leader__cli_exit_code(int rc) {
     case ODBC_LEADER_ECONFIG:
     case ODBC_LEADER_EDIALECT:
     case ODBC_LEADER_ENOLEDGER:
+    case ODBC_LEADER_ENOELECTIONS:
         return EX_CONFIG;
     case ODBC_LEADER_ENOMEM:
         return EX_OSERR;

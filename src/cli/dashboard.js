@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 // dashboard.js: the live part of odbc-leader serve's page (/), embedded in
 // the command (build-aux/embed-text.sh) and served as /dashboard.js. It
-// polls api/v1/namespaces every second and each namespace's fires every
-// 5 s, and updates the sections the server rendered in place (no reload).
-// Every string from the database goes into the page as text
-// (textContent), never as markup.
+// polls api/v1/namespaces every second, each namespace's fires every 5 s
+// and its election log every 5 s and whenever the lease changes hands,
+// and updates the sections the server rendered in place (no reload): the
+// state, the candidates, a timeline of who led when, the fires. Every
+// string from the database goes into the page as text (textContent,
+// title, dataset), never as markup.
 'use strict';
 
 (function () {
@@ -12,6 +14,10 @@
   const FIRES_MS = 5000;
   const FIRES_SHOWN = 20;
   const STRIP = 30;
+  const TERMS = 50; // the newest terms on the timeline
+  const SPAN_MS = 24 * 3600 * 1000; // ... within the last day
+  const LOG_MS = 5000;
+  const logs = new Map(); // namespace -> {key, at, terms (null: no log)}
   let firesAt = 0;
 
   // Returns a new element tag with class cls and text.
@@ -131,6 +137,99 @@
     }
   }
 
+  // A stable colour of a candidate: a hue from its id's FNV-1a hash,
+  // mixed (murmur3's finalizer) so that c1 and c2 differ.
+  function colour(id) {
+    let h = 0x811c9dc5;
+    for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
+    h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+    h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+    h = (h ^ (h >>> 16)) >>> 0;
+    return 'hsl(' + (h % 360) + ',65%,' + (62 + (h >>> 9) % 16) + '%)';
+  }
+
+  function utc(ms) {
+    return new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
+  }
+
+  // How term t ended, in words.
+  function how(t) {
+    if (t.ended_how === null) return 'leads';
+    if (t.handed_to !== null) return t.ended_how + ' to ' + t.handed_to;
+    return t.ended_how;
+  }
+
+  // One term of the timeline from..from+span: a bar, or null outside it.
+  function bar(t, from, span, now) {
+    const start = Math.max(t.started_at_ms, from);
+    const end = t.ended_at_ms === null ? now : t.ended_at_ms;
+    if (end <= from) return null;
+    const left = Math.min(100, (start - from) / span * 100);
+    const b = el('span', 'term ' + (t.ended_how === null ? 'open' : t.ended_how), t.leader_id);
+    b.style.left = left + '%';
+    b.style.width = Math.max(0.4, Math.min(100 - left, (end - start) / span * 100)) + '%';
+    b.style.background = colour(t.leader_id);
+    b.dataset.leader = t.leader_id;
+    b.dataset.term = String(t.term);
+    b.dataset.ended = t.ended_how === null ? 'current' : t.ended_how;
+    b.title = t.leader_id + ', term ' + t.term + ': ' + utc(t.started_at_ms) + ' to ' +
+      (t.ended_at_ms === null ? 'now' : utc(t.ended_at_ms)) + ' UTC, ' + how(t);
+    return b;
+  }
+
+  // Draws the timeline of ns (its newest terms, oldest first) up to now
+  // (database time): one bar per term, as long as it lasted, an open one
+  // to now, coloured by leader, and a legend.
+  function showTimeline(ns, terms, now) {
+    const s = section(ns);
+    const box = part(s, 'div', 'timeline');
+    box.replaceChildren();
+    if (!terms || terms.length === 0) {
+      if (terms) box.append(el('p', 'axis', 'no terms in the election log'));
+      return;
+    }
+    const shown = terms.slice(-TERMS);
+    const last = shown[shown.length - 1].started_at_ms;
+    const from = Math.max(shown[0].started_at_ms, Math.min(now - SPAN_MS, last));
+    const span = Math.max(now - from, 1);
+    const lane = el('div', 'lane');
+    const leaders = new Set();
+    for (const t of shown) {
+      const b = bar(t, from, span, now);
+      if (!b) continue;
+      lane.appendChild(b);
+      leaders.add(t.leader_id);
+    }
+    const axis = el('div', 'axis');
+    axis.append(el('span', null, utc(from) + ' UTC'), el('span', null, 'now: ' + utc(now) + ' UTC'));
+    const legend = el('div', 'legend');
+    for (const id of leaders) {
+      const k = el('span', 'key');
+      const sw = el('span', 'swatch');
+      sw.style.background = colour(id);
+      k.append(sw, id);
+      legend.appendChild(k);
+    }
+    legend.append(el('span', 'axis', 'red end: lease expired (or quarantined); dark end: leads now'));
+    box.append(el('h3', null, 'who led when (' + shown.length + ' terms)'), lane, axis, legend);
+  }
+
+  // Fetches ns's election log when the lease changed hands (st's term or
+  // leader) or LOG_MS passed, and draws its timeline.
+  async function timeline(st) {
+    if (st.error) return;
+    const key = st.term + '/' + st.leader;
+    let log = logs.get(st.namespace);
+    if (!log || log.key !== key || Date.now() - log.at >= LOG_MS) {
+      const q = 'api/v1/elections?limit=' + TERMS + '&namespace=' + encodeURIComponent(st.namespace);
+      const r = await fetch(q, { cache: 'no-store' });
+      if (r.ok) log = { key: key, at: Date.now(), terms: (await r.json()).elections };
+      else if (r.status === 404) log = { key: key, at: Date.now(), terms: null };
+      if (log) logs.set(st.namespace, log);
+    }
+    if (log) showTimeline(st.namespace, log.terms, st.db_now_ms === null ? Date.now() : st.db_now_ms);
+  }
+
   function stamp(ok, text) {
     const p = document.getElementById('updated');
     p.className = ok ? '' : 'bad';
@@ -143,6 +242,7 @@
       if (!r.ok) throw new Error('HTTP ' + r.status);
       const d = await r.json();
       for (const st of d.namespaces) showState(st);
+      for (const st of d.namespaces) await timeline(st);
       if (Date.now() - firesAt >= FIRES_MS) {
         firesAt = Date.now();
         for (const st of d.namespaces) {

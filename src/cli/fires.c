@@ -45,25 +45,20 @@ static const char fires_help[] =
 
 void odbc_leader__cli_keep_fire(void *ctx, const struct odbc_leader_fire *f) {
     struct odbc_leader__fire_list *l = ctx;
+    struct odbc_leader_fire *v;
 
     if (l->nomem)
         return;
-    if (l->n == l->cap) {
-        size_t cap = l->cap != 0 ? 2 * l->cap : 64;
-        struct odbc_leader_fire *v = realloc(l->v, cap * sizeof(*v));
-
-        if (v == NULL) {
-            l->nomem = 1;
-            return;
-        }
-        l->v = v;
-        l->cap = cap;
+    v = odbc_leader__cli_grow(l->v, &l->cap, l->n, sizeof(*v));
+    if (v == NULL) {
+        l->nomem = 1;
+        return;
     }
+    l->v = v;
     l->v[l->n++] = *f;
 }
 
-/* Writes epoch ms as "YYYY-MM-DD HH:MM:SS.mmm" (UTC) into buf. */
-static const char *utc(int64_t ms, char *buf, size_t len) {
+const char *odbc_leader__cli_utc(int64_t ms, char *buf, size_t len) {
     time_t t = (time_t)(ms / 1000);
     struct tm tm;
     size_t n;
@@ -81,10 +76,10 @@ static void print_row(const struct odbc_leader_fire *f) {
     if (f->fire_ms == 0)
         snprintf(fire, sizeof(fire), "once");
     else
-        utc(f->fire_ms, fire, sizeof(fire));
-    utc(f->claimed_at_ms, started, sizeof(started));
+        odbc_leader__cli_utc(f->fire_ms, fire, sizeof(fire));
+    odbc_leader__cli_utc(f->claimed_at_ms, started, sizeof(started));
     if (f->finished_at_ms != 0) {
-        utc(f->finished_at_ms, finished, sizeof(finished));
+        odbc_leader__cli_utc(f->finished_at_ms, finished, sizeof(finished));
         snprintf(status, sizeof(status), "%d", f->status);
         snprintf(dur, sizeof(dur), "%.3f s",
                  (double)(f->finished_at_ms - f->claimed_at_ms) / 1000.0);

@@ -31,6 +31,8 @@ enum odbc_leader__route odbc_leader__http_route(const char *url,
         return ODBC_LEADER__ROUTE_NAMESPACES;
     if (strcmp(url, "/api/v1/fires") == 0)
         return ODBC_LEADER__ROUTE_FIRES;
+    if (strcmp(url, "/api/v1/elections") == 0)
+        return ODBC_LEADER__ROUTE_ELECTIONS;
     if (strncmp(url, api_ns, sizeof(api_ns) - 1) == 0) {
         *rest = url + sizeof(api_ns) - 1;
         return ODBC_LEADER__ROUTE_NAMESPACE;

@@ -3,7 +3,8 @@
  * odbc-leader.c: main() of the odbc-leader command. It reads the options
  * that come before the subcommand (the connection options, --help,
  * --version) and hands the rest of argv to the subcommand: run, status,
- * resign, watch, schema, fires, fence or demo (the other files of
+ * resign, watch, schema, fires, elections, fence, demo or serve (the
+ * other files of
  * src/cli). Exit codes are
  * those of <sysexits.h> plus the few of cli.h, all listed in --help and in
  * odbc-leader(1).
@@ -32,6 +33,7 @@ static const struct subcmd subcmds[] = {
     {"watch", odbc_leader__cli_watch},
     {"schema", odbc_leader__cli_schema},
     {"fires", odbc_leader__cli_fires},
+    {"elections", odbc_leader__cli_elections},
     {"fence", odbc_leader__cli_fence},
     {"demo", odbc_leader__cli_demo},
     {"serve", odbc_leader__cli_serve},
@@ -55,6 +57,8 @@ static const char help_text[] =
     "                        the tables\n"
     "  fires [--job J] [--json]\n"
     "                        the fire ledger of NS: who ran what, when\n"
+    "  elections [--json]    the election log of NS: who led when, and\n"
+    "                        how each term ended\n"
     "  fence [--dialect D]   the predicate that fences a job's writes\n"
     "  serve [--listen ADDR:PORT]\n"
     "                        serve NS (-n, repeatable) over HTTP: metrics,\n"
@@ -157,7 +161,8 @@ int main(int argc, char **argv) {
         return rc;
     if (optind >= argc) {
         fputs("odbc-leader: missing command (run, status, resign, watch, "
-              "schema, fires, fence, demo)\nTry 'odbc-leader --help'.\n",
+              "schema, fires, elections, fence, demo, serve)\nTry 'odbc-leader "
+              "--help'.\n",
               stderr);
         return EX_USAGE;
     }

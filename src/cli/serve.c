@@ -45,7 +45,8 @@ static const char serve_help[] =
     "Paths (GET or HEAD):\n"
     "  /                     the namespaces as a page that refreshes itself\n"
     "  /metrics              Prometheus text format: leader, term, lease,\n"
-    "                        candidates, fires by job and outcome\n"
+    "                        candidates, fires by job and outcome, terms by\n"
+    "                        how they ended\n"
     "  /health/leader?namespace=NS&id=ID\n"
     "                        200 while ID (default --id) leads NS (database\n"
     "                        time), else 503\n"
@@ -53,6 +54,9 @@ static const char serve_help[] =
     "  /api/v1/namespaces/NS one namespace\n"
     "  /api/v1/fires?namespace=NS[&job=J][&limit=N]\n"
     "                        the newest N fires (default 100, at most 10000)\n"
+    "  /api/v1/elections?namespace=NS[&limit=N]\n"
+    "                        the newest N terms of the election log, who led\n"
+    "                        when (default 100, at most 10000)\n"
     "\n"
     "It starts only when it can read every namespace; later outages answer\n"
     "503 (and odbc_leader_up 0) until the database is back. Stops on\n"
@@ -111,6 +115,8 @@ void odbc_leader__cli_health_stop(struct odbc_leader__health *hs) { (void)hs; }
 #define MAX_NAMESPACES 1024
 #define FIRES_DEFAULT 100
 #define FIRES_MAX 10000
+#define ELECTIONS_DEFAULT 100
+#define ELECTIONS_MAX 10000
 #define BACKOFF_MIN_NS (250 * INT64_C(1000000))
 #define BACKOFF_MAX_NS (10 * INT64_C(1000000000))
 #define MAX_FILE (1024 * 1024) /* --tls-cert, --tls-key, --basic-auth */
@@ -118,9 +124,31 @@ void odbc_leader__cli_health_stop(struct odbc_leader__health *hs) { (void)hs; }
  * does: the group statement is not prepared, and a read of it costs more
  * than the rest of the snapshot. */
 #define GROUP_RECHECK_NS (30 * INT64_C(1000000000))
+/* /metrics reads a namespace's whole election log again only when the
+ * lease changed hands (term or leader) since the last read, or when that
+ * read is this old: a scrape every second of a long log costs one read
+ * per term and one per 10 s, not one per scrape. */
+#define ELECTIONS_REREAD_NS (10 * INT64_C(1000000000))
 #define MAX_USERS 64
 /* serve's handles never create or upgrade the tables: it only reads. */
 #define READ_ONLY ";LeaderCreateSchema=no"
+
+/* How a term ended: the values of the label ended of
+ * odbc_leader_elections; "current" is a term that has not. */
+static const char *const ended_how[] = {"resigned", "requested",   "handover",
+                                        "expired",  "quarantined", "current"};
+#define N_ENDED (sizeof(ended_how) / sizeof(ended_how[0]))
+
+/* What /metrics says of a namespace's election log, kept between scrapes
+ * (ELECTIONS_REREAD_NS). */
+struct tally {
+    int64_t read_ns; /* monotonic: when read; 0 = never, or invalid */
+    int64_t term;    /* the lease's term and leader at that read */
+    char leader[129];
+    int kept;                /* the dialect keeps a log (else no samples) */
+    long ended[N_ENDED];     /* terms by ended_how[] */
+    int64_t last_started_ms; /* the newest term's start; 0 = no term */
+};
 
 /* One namespace served. */
 struct ns_state {
@@ -131,6 +159,7 @@ struct ns_state {
     int rc;               /* the error that closed h, 0 before any */
     int group;            /* the last read of its shards found a group */
     int64_t shards_at_ns; /* monotonic: when the shards were last read */
+    struct tally tally;   /* of the election log, for /metrics */
     char error[512];      /* why h is NULL, for the responses */
 };
 
@@ -216,6 +245,7 @@ static void ns_failed(struct serve *sv, struct ns_state *ns, int rc) {
     odbc_leader_destroy(ns->h);
     ns->h = NULL;
     ns->retry_ns = 0;
+    ns->tally.read_ns = 0;
 }
 
 /* Returns the namespace served named name, or NULL. */
@@ -322,6 +352,78 @@ static void job_sum(const struct odbc_leader__fire_list *l, size_t from,
             j->failed++;
         }
     }
+}
+
+/* ---- the election log of a namespace ---- */
+
+/* Reads ns's election log, oldest term first, into *l, which the caller
+ * frees. Returns 0, 1 when the dialect keeps no log (l empty), or -1 with
+ * ns->error set. */
+static int ns_elections(struct serve *sv, struct ns_state *ns,
+                        struct odbc_leader__election_list *l) {
+    for (int attempt = 0; attempt < 2; attempt++) {
+        odbc_leader_t *h = ns_handle(sv, ns);
+        int rc;
+
+        if (h == NULL)
+            break;
+        l->n = 0;
+        rc = odbc_leader_list_elections(h, odbc_leader__cli_keep_election, l);
+        if (rc == ODBC_LEADER_ENOELECTIONS)
+            return 1;
+        if (rc >= 0 && l->nomem) {
+            snprintf(ns->error, sizeof(ns->error), "out of memory");
+            return -1;
+        }
+        if (rc >= 0)
+            return 0;
+        ns_failed(sv, ns, rc);
+    }
+    return -1;
+}
+
+/* Returns the index in ended_how[] of how term e ended, or N_ENDED for a
+ * value this serve does not know. */
+static size_t ended_index(const struct odbc_leader_election *e) {
+    if (e->ended_how[0] == '\0')
+        return N_ENDED - 1;
+    for (size_t k = 0; k + 1 < N_ENDED; k++) {
+        if (strcmp(e->ended_how, ended_how[k]) == 0)
+            return k;
+    }
+    return N_ENDED;
+}
+
+/* Brings ns->tally up to date for the lease read in s (re-reading the log
+ * only when needed: ELECTIONS_REREAD_NS). Returns 0, or -1 with
+ * ns->error set when the log cannot be read. */
+static int ns_tally(struct serve *sv, struct ns_state *ns,
+                    const struct odbc_leader__snapshot *s) {
+    struct tally *t = &ns->tally;
+    struct odbc_leader__election_list l = {NULL, 0, 0, 0};
+    int64_t now = odbc_leader__now_ns(NULL);
+    int rc;
+
+    if (t->read_ns != 0 && now - t->read_ns < ELECTIONS_REREAD_NS &&
+        t->term == s->lease.term && strcmp(t->leader, s->lease.leader_id) == 0)
+        return 0;
+    rc = ns_elections(sv, ns, &l);
+    memset(t, 0, sizeof(*t));
+    if (rc >= 0) {
+        t->read_ns = now;
+        t->term = s->lease.term;
+        snprintf(t->leader, sizeof(t->leader), "%s", s->lease.leader_id);
+        t->kept = rc == 0;
+    }
+    for (size_t i = 0; i < l.n; i++) {
+        size_t k = ended_index(&l.v[i]);
+
+        if (k < N_ENDED)
+            t->ended[k]++;
+        t->last_started_ms = l.v[i].started_at_ms;
+    }
+    free(l.v);
+    return rc >= 0 ? 0 : -1;
 }
 
 /* ---- responses ---- */
@@ -531,8 +633,39 @@ static void prom_fires(FILE *f, struct serve *sv,
     }
 }
 
-/* GET /metrics: every namespace's state and ledger as Prometheus text;
- * a namespace it cannot read shows as odbc_leader_up 0 only. */
+/* Prints the election families of the namespaces that are up[] and keep
+ * a log (their tallies). */
+static void prom_elections(FILE *f, struct serve *sv, const int *up) {
+    fputs("# HELP odbc_leader_elections Terms in the election log (within "
+          "LeaderElectionRetention) by how they ended: resigned, requested, "
+          "handover, expired, quarantined, or current (not ended).\n"
+          "# TYPE odbc_leader_elections gauge\n",
+          f);
+    for (size_t i = 0; i < sv->n; i++) {
+        for (size_t k = 0; up[i] && sv->ns[i].tally.kept && k < N_ENDED; k++) {
+            fputs("odbc_leader_elections{namespace=\"", f);
+            odbc_leader__cli_prom_label(f, sv->ns[i].name);
+            fprintf(f, "\",ended=\"%s\"} %ld\n", ended_how[k],
+                    sv->ns[i].tally.ended[k]);
+        }
+    }
+    fputs("# HELP odbc_leader_last_election_timestamp_seconds Start of the "
+          "newest term in the election log, Unix seconds (database "
+          "clock).\n"
+          "# TYPE odbc_leader_last_election_timestamp_seconds gauge\n",
+          f);
+    for (size_t i = 0; i < sv->n; i++) {
+        if (!up[i] || sv->ns[i].tally.last_started_ms == 0)
+            continue;
+        fputs("odbc_leader_last_election_timestamp_seconds{namespace=\"", f);
+        odbc_leader__cli_prom_label(f, sv->ns[i].name);
+        fprintf(f, "\"} %.3f\n", (double)sv->ns[i].tally.last_started_ms / 1e3);
+    }
+}
+
+/* GET /metrics: every namespace's state, ledger and election log as
+ * Prometheus text; a namespace it cannot read shows as odbc_leader_up 0
+ * only. */
 static enum MHD_Result metrics(struct serve *sv, struct MHD_Connection *conn) {
     struct odbc_leader__snapshot *s = calloc(sv->n, sizeof(*s));
     struct odbc_leader__snapshot *ok = calloc(sv->n, sizeof(*ok));
@@ -549,7 +682,8 @@ static enum MHD_Result metrics(struct serve *sv, struct MHD_Connection *conn) {
     }
     for (size_t i = 0; i < sv->n; i++) {
         up[i] = ns_snapshot(sv, &sv->ns[i], &s[i]) == 0 &&
-                ns_fires(sv, &sv->ns[i], NULL, &l[i]) == 0;
+                ns_fires(sv, &sv->ns[i], NULL, &l[i]) == 0 &&
+                ns_tally(sv, &sv->ns[i], &s[i]) == 0;
         if (up[i]) {
             s[i].ns = sv->ns[i].name;
             ok[nok++] = s[i];
@@ -569,6 +703,7 @@ static enum MHD_Result metrics(struct serve *sv, struct MHD_Connection *conn) {
     }
     odbc_leader__cli_snapshot_prom(b.f, ok, nok, 1);
     prom_fires(b.f, sv, l);
+    prom_elections(b.f, sv, up);
     ret = reply_body(conn, MHD_HTTP_OK,
                      "text/plain; version=0.0.4; "
                      "charset=utf-8",
@@ -693,6 +828,59 @@ static enum MHD_Result api_fires(struct serve *sv,
     return reply_body(conn, MHD_HTTP_OK, "application/json", &b);
 }
 
+/* Queues 200 with the newest limit terms of l (ns's log) as JSON. */
+static enum MHD_Result
+reply_elections(struct MHD_Connection *conn, const struct ns_state *ns,
+                const struct odbc_leader__election_list *l, long limit) {
+    size_t first = l->n > (size_t)limit ? l->n - (size_t)limit : 0;
+    struct body b;
+
+    if (body_open(&b) != 0)
+        return MHD_NO;
+    fputs("{\"namespace\":", b.f);
+    odbc_leader__cli_json_string(b.f, ns->name);
+    fputs(",\"elections\":[", b.f);
+    for (size_t i = first; i < l->n; i++) {
+        if (i > first)
+            fputc(',', b.f);
+        odbc_leader__cli_election_json(b.f, &l->v[i]);
+    }
+    fputs("]}\n", b.f);
+    return reply_body(conn, MHD_HTTP_OK, "application/json", &b);
+}
+
+/* GET /api/v1/elections: the newest terms of one namespace's election
+ * log, oldest first; 404 when its dialect keeps none. */
+static enum MHD_Result api_elections(struct serve *sv,
+                                     struct MHD_Connection *conn) {
+    enum MHD_Result ret = MHD_NO;
+    struct ns_state *ns = req_ns(sv, conn, &ret);
+    struct odbc_leader__election_list l = {NULL, 0, 0, 0};
+    long limit;
+    int rc;
+
+    if (ns == NULL)
+        return ret;
+    if (odbc_leader__http_limit(arg(conn, "limit"), ELECTIONS_DEFAULT,
+                                ELECTIONS_MAX, &limit) != 0)
+        return reply_text(conn, MHD_HTTP_BAD_REQUEST,
+                          "invalid limit: a whole number from 1 to %d",
+                          ELECTIONS_MAX);
+    rc = ns_elections(sv, ns, &l);
+    if (rc > 0)
+        ret = reply_text(conn, MHD_HTTP_NOT_FOUND,
+                         "namespace %s keeps no election log (its dialect "
+                         "has none)",
+                         ns->name);
+    else if (rc < 0)
+        ret = reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+                         "database unavailable: %s", ns->error);
+    else
+        ret = reply_elections(conn, ns, &l, limit);
+    free(l.v);
+    return ret;
+}
+
 /* ---- / ---- */
 
 /* Writes one namespace's section of the page, as dashboard.js keeps it
@@ -746,7 +934,18 @@ static const char page_style[] =
     ".strip{margin:.2em 0}.job{display:inline-block;min-width:10em}"
     ".dot{display:inline-block;width:.8em;height:.8em;margin-right:2px;"
     "border-radius:2px}.dot.ok{background:#4a4}.dot.bad{background:#d33}"
-    ".dot.run{background:#db3}#updated{color:#777;font-size:.9em}";
+    ".dot.run{background:#db3}#updated{color:#777;font-size:.9em}"
+    "h3{font-size:1em;margin:.6em 0 .2em}"
+    ".lane{position:relative;height:1.8em;background:#eee;overflow:hidden}"
+    ".term{position:absolute;top:0;bottom:0;box-sizing:border-box;"
+    "padding-left:3px;border-right:1px solid #fff;overflow:hidden;"
+    "white-space:nowrap;font-size:.8em;line-height:2.25em;color:#000}"
+    ".term.expired,.term.quarantined{border-right:3px solid #d33}"
+    ".term.open{border-right:3px solid #222}"
+    ".axis{display:flex;justify-content:space-between;color:#777;"
+    "font-size:.8em}.legend{font-size:.85em}.key{margin-right:1em}"
+    ".swatch{display:inline-block;width:.8em;height:.8em;margin-right:.3em;"
+    "border-radius:2px}";
 
 /* GET /: the namespaces rendered now; dashboard.js keeps them current
  * (without it, the page reloads itself every 5 s). */
@@ -973,6 +1172,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
         return api_namespace(sv, conn, rest);
     case ODBC_LEADER__ROUTE_FIRES:
         return api_fires(sv, conn);
+    case ODBC_LEADER__ROUTE_ELECTIONS:
+        return api_elections(sv, conn);
     case ODBC_LEADER__ROUTE_NONE:
         break;
     }

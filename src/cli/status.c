@@ -39,40 +39,32 @@ static const char status_help[] =
 /* odbc_leader_list_candidates callback: appends a copy to the snapshot. */
 static void collect(void *ctx, const struct odbc_leader_candidate *c) {
     struct odbc_leader__snapshot *s = ctx;
+    struct odbc_leader_candidate *v;
 
     if (s->oom)
         return;
-    if (s->n == s->cap) {
-        size_t cap = s->cap != 0 ? s->cap * 2 : 8;
-        struct odbc_leader_candidate *v = realloc(s->cands, cap * sizeof(*v));
-
-        if (v == NULL) {
-            s->oom = 1;
-            return;
-        }
-        s->cands = v;
-        s->cap = cap;
+    v = odbc_leader__cli_grow(s->cands, &s->cap, s->n, sizeof(*v));
+    if (v == NULL) {
+        s->oom = 1;
+        return;
     }
+    s->cands = v;
     s->cands[s->n++] = *c;
 }
 
 /* odbc_leader_list_shards callback: appends a copy to the snapshot. */
 static void collect_shard(void *ctx, const struct odbc_leader_shard *r) {
     struct odbc_leader__snapshot *s = ctx;
+    struct odbc_leader_shard *v;
 
     if (s->oom)
         return;
-    if (s->shards == s->rows_cap) {
-        size_t cap = s->rows_cap != 0 ? s->rows_cap * 2 : 64;
-        struct odbc_leader_shard *v = realloc(s->rows, cap * sizeof(*v));
-
-        if (v == NULL) {
-            s->oom = 1;
-            return;
-        }
-        s->rows = v;
-        s->rows_cap = cap;
+    v = odbc_leader__cli_grow(s->rows, &s->rows_cap, s->shards, sizeof(*v));
+    if (v == NULL) {
+        s->oom = 1;
+        return;
     }
+    s->rows = v;
     s->rows[s->shards++] = *r;
 }
 

@@ -193,7 +193,7 @@ static void test_error_classes(void **state) {
     assert_int_equal(odbc_leader_error_class(0), ODBC_LEADER_CLASS_NONE);
     assert_int_equal(odbc_leader_error_class(ODBC_LEADER_LEADER),
                      ODBC_LEADER_CLASS_NONE);
-    for (int rc = ODBC_LEADER_EREADONLY; rc < 0; rc++) {
+    for (int rc = ODBC_LEADER_ENOELECTIONS; rc < 0; rc++) {
         int c = odbc_leader_error_class(rc);
 
         assert_in_range(c, ODBC_LEADER_CLASS_TRANSIENT,

@@ -9,12 +9,17 @@ Selenium and chromedriver), reads the leader the page shows for namespace
 NS, then kills that leader's process PID with SIGKILL. Once serve's own
 JSON (URL api/v1/namespaces/NS) names another leader, the page must show
 it within 3 s without being reloaded (a marker set in the page must
-survive), and the fires of namespace "jobs" must show a failed fire of job
-"backup". Saves a screenshot to SHOT. Exits 0 when all holds, 1 with the
-reason otherwise ("stale leader" when the page kept the dead leader).
+survive), and by then its timeline of NS must hold a bar of the killed
+leader, ended "expired", followed by an open one ("to now", "leads") of
+the new leader, both labelled and titled with their leader's id; and the
+fires of namespace "jobs" must show a failed fire of job "backup". Saves a
+screenshot to SHOT. Exits 0 when all holds, 1 with the reasons otherwise
+("stale leader" when the page kept the dead leader, "timeline" when its
+timeline does not show the failover).
 
 --block-script blocks dashboard.js in the browser (the broken variant: a
-page that never updates); the run must then fail with a stale leader.
+page that never updates); the run must then fail with a stale leader and
+a timeline without the failover.
 """
 import json
 import os
@@ -44,6 +49,32 @@ def page_leader(driver, ns):
         if s.get_attribute("data-ns") == ns:
             b = s.find_elements(By.CSS_SELECTOR, ".state .leader")
             return b[0].text if b else None
+    return None
+
+
+def timeline_problem(driver, ns, old, new):
+    """Returns why NS's timeline does not show old's term expired and
+    new's open after it, or None when it does."""
+    bars = driver.execute_script("""
+        const s = [...document.querySelectorAll('section[data-ns]')]
+            .find(x => x.dataset.ns === arguments[0]);
+        if (!s) return [];
+        return [...s.querySelectorAll('.timeline .lane .term')].map(b => {
+            const r = b.getBoundingClientRect();
+            return [b.textContent, b.title, r.left, r.right];
+        });""", ns)
+    if not bars:
+        return "no bars"
+    dead = [b for b in bars if b[0] == old and b[1].startswith(f"{old}, term ")
+            and b[1].endswith(" UTC, expired")]
+    cur = bars[-1]
+    if not dead:
+        return f"no bar of {old} ended expired in {bars!r}"
+    if not (cur[0] == new and cur[1].startswith(f"{new}, term ")
+            and cur[1].endswith(" to now UTC, leads")):
+        return f"the last bar is not {new}'s open term: {bars!r}"
+    if dead[-1][3] > cur[2] + 1:
+        return f"{old}'s bar does not end before {new}'s starts: {bars!r}"
     return None
 
 
@@ -86,11 +117,20 @@ def main():
         new = wait(f"serve names no new leader of {ns}", 30,
                    lambda: (lambda l: l if l and l != old else None)(api_leader(url, ns)))
         deadline = time.monotonic() + 3
+        problems = []
         while page_leader(driver, ns) != new:
             if time.monotonic() > deadline:
-                fail(f"stale leader: the page shows {page_leader(driver, ns)!r} for {ns} "
-                     f"3 s after serve named {new!r} (killed: {old!r})")
+                problems.append(f"stale leader: the page shows {page_leader(driver, ns)!r} "
+                                f"for {ns} 3 s after serve named {new!r} (killed: {old!r})")
+                break
             time.sleep(0.1)
+        while (why := timeline_problem(driver, ns, old, new)) is not None:
+            if time.monotonic() > deadline:  # the same 3 s: no wait of its own
+                problems.append(f"timeline of {ns} 3 s after serve named {new!r}: {why}")
+                break
+            time.sleep(0.1)
+        if problems:
+            fail("\n".join(problems))
         if driver.execute_script("return window.olMarker;") != 42:
             fail("the page was reloaded to show the new leader")
         wait("no failed fire of backup in the page", 10, lambda: driver.find_elements(

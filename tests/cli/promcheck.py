@@ -3,14 +3,15 @@
 """promcheck.py: checks Prometheus text exposition format (version 0.0.4)
 read from stdin, as written by "odbc-leader status --format=prometheus".
 
-  promcheck.py [SAMPLE=VALUE ...] < metrics.txt
+  promcheck.py [SAMPLE=VALUE | SAMPLE>=VALUE ...] < metrics.txt
 
 Each line must be a "# HELP name text" line, a "# TYPE name type" line,
 another comment, or a sample "name{label="value",...} value [timestamp]"
 whose names and label values follow the format's grammar. Every metric
 needs HELP and TYPE before its first sample, at most one of each, and its
 samples must form one group. Each SAMPLE=VALUE argument (SAMPLE written
-as in the output, labels in output order) must appear with that value.
+as in the output, labels in output order) must appear with that value,
+each SAMPLE>=VALUE with at least that value.
 Exits 0 when all holds, 1 with the reasons on stderr otherwise.
 """
 import re
@@ -87,9 +88,13 @@ def main():
     problems, samples = check(sys.stdin.read())
     for want in sys.argv[1:]:
         key, _, value = want.rpartition("=")
+        at_least = key.endswith(">")
+        key = key.removesuffix(">")
         if key not in samples:
             problems.append(f"missing sample {key}")
-        elif samples[key] != float(value):
+        elif at_least and samples[key] < float(value):
+            problems.append(f"{key} is {samples[key]}, expected at least {value}")
+        elif not at_least and samples[key] != float(value):
             problems.append(f"{key} is {samples[key]}, expected {value}")
     for p in problems:
         print("promcheck:", p, file=sys.stderr)

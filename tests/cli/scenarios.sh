@@ -230,6 +230,25 @@ sc_handoff() {
     [ "$(olc_field ho leader)" = b ] || ol_fail "b does not lead after handoff"
     kill -TERM "$pb"
     olc_wait_pid "$pb"
+    # who led when: the election log, as the terms ended
+    ol_log "elections"
+    olc elections -C "$OLC_CONN" -n ho --json >"$OL_TMP/ho.json" ||
+        ol_fail "elections --json failed"
+    python3 - "$OL_TMP/ho.json" <<'PY' || ol_fail "elections: $(cat "$OL_TMP/ho.json")"
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+got = [(r["leader_id"], r["ended_how"], r["handed_to"]) for r in rows]
+assert got == [("a", "handover", "c"), ("c", "handover", "b"),
+               ("b", "resigned", None)], got
+for r, n in zip(rows, rows[1:]):
+    assert r["term"] < n["term"], rows
+    assert r["started_at_ms"] < r["ended_at_ms"] <= n["started_at_ms"], rows
+    assert r["duration_ms"] == r["ended_at_ms"] - r["started_at_ms"], rows
+PY
+    olc elections -C "$OLC_CONN" -n ho --limit 1 >"$OL_TMP/ho.txt" ||
+        ol_fail "elections failed"
+    [ "$(wc -l <"$OL_TMP/ho.txt")" = 2 ] && grep -q '^[0-9]* *b .* resigned ' \
+        "$OL_TMP/ho.txt" || ol_fail "elections --limit 1: $(cat "$OL_TMP/ho.txt")"
 }
 
 # watch prints one line per change of leader until SIGINT.
@@ -368,7 +387,7 @@ SQL
         -n upgrade --once U -- true
     olc schema --upgrade-sql --dialect sqlite >"$OL_TMP/upgrade.sql" ||
         ol_fail "schema --upgrade-sql failed"
-    grep -q 'SET version = 3 WHERE version < 3' "$OL_TMP/upgrade.sql" ||
+    grep -q 'SET version = 4 WHERE version < 4' "$OL_TMP/upgrade.sql" ||
         ol_fail "schema --upgrade-sql: $(cat "$OL_TMP/upgrade.sql")"
 }
 

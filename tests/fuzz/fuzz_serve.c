@@ -5,12 +5,14 @@
  * a limit parameter, an ADDR:PORT argument, a line of a --basic-auth file
  * and any text; each part goes through its parser and the whole input
  * through the HTML escaping. Checked: a route's namespace lies inside the
- * path after /api/v1/namespaces/; an accepted limit is 1-10000 and is the
- * decimal the parameter spells; an accepted ADDR:PORT gives a port of
- * 0-65535 and a host that fits and is a part of the argument; an accepted
- * user line gives a non-empty name without ':' and a non-empty hash; the
- * escaped text holds no < > " ' and no & that does not start one of the
- * five entities, and unescapes to the input. Nothing may leak.
+ * path after /api/v1/namespaces/; every other route (/metrics,
+ * /api/v1/fires, /api/v1/elections, ...) is given for its exact path and
+ * only for it; an accepted limit (of fires or of elections) is 1-10000
+ * and is the decimal the parameter spells; an accepted ADDR:PORT gives a
+ * port of 0-65535 and a host that fits and is a part of the argument; an
+ * accepted user line gives a non-empty name without ':' and a non-empty
+ * hash; the escaped text holds no < > " ' and no & that does not start one
+ * of the five entities, and unescapes to the input. Nothing may leak.
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -38,9 +40,28 @@ static char *next_line(char **s) {
     return line;
 }
 
+/* The routes of one exact path each. */
+static const struct {
+    enum odbc_leader__route route;
+    const char *path;
+} exact[] = {
+    {ODBC_LEADER__ROUTE_PAGE, "/"},
+    {ODBC_LEADER__ROUTE_SCRIPT, "/dashboard.js"},
+    {ODBC_LEADER__ROUTE_METRICS, "/metrics"},
+    {ODBC_LEADER__ROUTE_HEALTH, "/health/leader"},
+    {ODBC_LEADER__ROUTE_NAMESPACES, "/api/v1/namespaces"},
+    {ODBC_LEADER__ROUTE_FIRES, "/api/v1/fires"},
+    {ODBC_LEADER__ROUTE_ELECTIONS, "/api/v1/elections"},
+};
+
 static void check_route(const char *url) {
     const char *rest = "";
     enum odbc_leader__route r = odbc_leader__http_route(url, &rest);
+
+    for (size_t k = 0; k < sizeof(exact) / sizeof(exact[0]); k++) {
+        fuzz_check((r == exact[k].route) == (strcmp(url, exact[k].path) == 0),
+                   exact[k].path);
+    }
 
     if (r == ODBC_LEADER__ROUTE_NAMESPACE) {
         fuzz_check(rest == url + strlen("/api/v1/namespaces/"),
@@ -49,8 +70,6 @@ static void check_route(const char *url) {
     } else {
         fuzz_check(rest == NULL, "no namespace outside that route");
     }
-    fuzz_check(r != ODBC_LEADER__ROUTE_METRICS || strcmp(url, "/metrics") == 0,
-               "metrics only at /metrics");
 }
 
 static void check_limit(const char *s) {
@@ -100,8 +119,10 @@ static void check_user(const char *s) {
 /* Decodes the five entities of odbc_leader__http_html; returns 0 on text
  * the escaping could not have written. */
 static int unescape_matches(const char *esc, const char *want) {
-    static const char *const ent[][2] = {{"&lt;", "<"},    {"&gt;", ">"},
-                                         {"&amp;", "&"},   {"&quot;", "\""},
+    static const char *const ent[][2] = {{"&lt;", "<"},
+                                         {"&gt;", ">"},
+                                         {"&amp;", "&"},
+                                         {"&quot;", "\""},
                                          {"&#39;", "'"}};
 
     while (*esc != '\0') {

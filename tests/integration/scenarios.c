@@ -296,6 +296,13 @@ static void group_members_split_and_claim(void **state) {
              grp, (unsigned)s, job);
     assert_true(raw_exec(&r, sql, &rows));
     assert_int_equal(rows, 1);
+    /* the shards keep no election log */
+    snprintf(sql, sizeof(sql),
+             "SELECT COUNT(*) FROM odbc_leader_election WHERE namespace LIKE "
+             "'%s/%%'",
+             grp);
+    assert_true(raw_exec(&r, sql, &rows));
+    assert_int_equal(rows, 0);
     raw_close(&r);
     /* a graceful leave hands everything over at once, well inside a TTL */
     odbc_leader_group_destroy(m[0]);
@@ -1185,15 +1192,15 @@ static int first_row_waits(const struct odbc_leader__db *db) {
 }
 #endif
 
-/* The schema version of the dialect under test: 5 (epochs, then groups)
- * on PostgreSQL and MariaDB, 3 (groups, no epochs) on SQLite, 2 with the
- * generic dialect. */
+/* The schema version of the dialect under test: 6 (epochs, groups, then
+ * the election log) on PostgreSQL and MariaDB, 4 (groups and the election
+ * log, no epochs) on SQLite and with the generic dialect. */
 static int64_t current_schema_version(void) {
     const char *extra = getenv("OL_LEADER_EXTRA");
 
     if (extra != NULL && strstr(extra, "generic"))
-        return 3;
-    return is_kind("sqlite") ? 3 : 5;
+        return 4;
+    return is_kind("sqlite") ? 4 : 6;
 }
 
 /* The statement that counts sessions waiting on a row or key lock, or
@@ -1786,98 +1793,429 @@ static void terms_keep_growing_across_a_deleted_lease_row(void **state) {
     port_close(a, &c);
 }
 
-/* Creates real version-1 tables (the DDL of odbc-leader 0.1) with prefix
- * p and a lease row of namespace ns at term 41, as an existing site has
- * them. */
-static void create_v1_tables(const char *p, const char *ns) {
-    static const char *const ddl[][2] = {
-        {"schema", "(version INTEGER NOT NULL)"},
-        {"lease", "(namespace VARCHAR(128) NOT NULL PRIMARY KEY, "
-                  "leader_id VARCHAR(128) NULL, term BIGINT NOT NULL, "
-                  "elected_at_ms BIGINT, renewed_at_ms BIGINT, "
-                  "expires_at_ms BIGINT NOT NULL, "
-                  "resign_requested INTEGER NOT NULL DEFAULT 0, "
-                  "handoff_to VARCHAR(128) NULL)"},
-        {"candidate", "(namespace VARCHAR(128) NOT NULL, "
-                      "candidate_id VARCHAR(128) NOT NULL, "
-                      "registered_at_ms BIGINT NOT NULL, "
-                      "heartbeat_at_ms BIGINT NOT NULL, "
-                      "expires_at_ms BIGINT NOT NULL, "
-                      "PRIMARY KEY (namespace, candidate_id))"},
+/* ---- the election log ---------------------------------------------------- */
+
+#define ELOG_MAX 16
+
+/* A namespace's election log as odbc_leader_list_elections reads it. */
+struct elog {
+    struct odbc_leader_election e[ELOG_MAX];
+    int n; /* rows seen, also beyond ELOG_MAX */
+};
+
+static void elog_row(void *ctx, const struct odbc_leader_election *e) {
+    struct elog *l = ctx;
+
+    if (l->n < ELOG_MAX)
+        l->e[l->n] = *e;
+    l->n++;
+}
+
+/* Reads h's namespace's election log into *l and checks what holds for
+ * every log: the count returned is the rows seen; terms ascend; a term
+ * starts no later than the next one and has ended, at or after its start
+ * and no later than that start; an open term has ended_how ""; handed_to
+ * only on a handover. Fails the test otherwise. Returns the row count. */
+static int read_elog(odbc_leader_t *h, struct elog *l) {
+    int rc;
+
+    memset(l, 0, sizeof(*l));
+    rc = odbc_leader_list_elections(h, elog_row, l);
+    if (rc < 0)
+        fail_msg("odbc_leader_list_elections: %s", odbc_leader_strerror(rc));
+    assert_int_equal(rc, l->n);
+    assert_true(l->n <= ELOG_MAX);
+    for (int i = 0; i < l->n; i++) {
+        const struct odbc_leader_election *e = &l->e[i], *next = e + 1;
+
+        assert_true(e->started_at_ms > 0 && e->started_at_ms <= e->db_now_ms);
+        assert_true(e->ended_at_ms == 0 || e->ended_at_ms >= e->started_at_ms);
+        assert_int_equal(e->ended_at_ms == 0, e->ended_how[0] == '\0');
+        assert_true(strcmp(e->ended_how, "handover") == 0 ||
+                    e->handed_to[0] == '\0');
+        if (i + 1 == l->n)
+            continue;
+        if (!(e->term < next->term && e->started_at_ms <= next->started_at_ms &&
+              e->ended_at_ms != 0 && e->ended_at_ms <= next->started_at_ms))
+            fail_msg("term %lld (%lld-%lld) before term %lld (from %lld)",
+                     (long long)e->term, (long long)e->started_at_ms,
+                     (long long)e->ended_at_ms, (long long)next->term,
+                     (long long)next->started_at_ms);
+    }
+    return l->n;
+}
+
+/* Row i of l is term, won by leader, ended how ("" while open) in favour
+ * of to ("" but for a handover). */
+static void expect_term(const struct elog *l, int i, int64_t term,
+                        const char *leader, const char *how, const char *to) {
+    const struct odbc_leader_election *e = &l->e[i];
+
+    assert_true(i < l->n);
+    if (e->term != term || strcmp(e->leader_id, leader) != 0 ||
+        strcmp(e->ended_how, how) != 0 || strcmp(e->handed_to, to) != 0)
+        fail_msg("election log row %d: term %lld of '%s' ended '%s' to '%s'; "
+                 "expected term %lld of '%s' ended '%s' to '%s'",
+                 i, (long long)e->term, e->leader_id, e->ended_how,
+                 e->handed_to, (long long)term, leader, how, to);
+}
+
+/*
+ * The election log follows the terms: one row per won term, in order, with
+ * its winner; renewals and lost attempts write none; the current term is
+ * open; each earlier one ended as it did: a handover (with its target), a
+ * requested resignation, the leader's own resignation, its shutdown.
+ */
+static void election_log_follows_terms_and_their_ends(void **state) {
+    static const char *const fast = "LeaderTTL=30000;LeaderRenewInterval=100;"
+                                    "LeaderFollowerWait=0";
+    char ns[64], a_id[129];
+    odbc_leader_t *a, *b, *c;
+    struct elog l;
+    int64_t t;
+
+    (void)state;
+    ns_name(ns, sizeof(ns), "elog");
+    a = make_ns(ns, fast);
+    b = make_ns(ns, fast);
+    c = make_ns(ns, fast);
+    snprintf(a_id, sizeof(a_id), "%s", odbc_leader_id(a));
+    assert_int_equal(read_elog(c, &l), 0);
+    assert_int_equal(odbc_leader_tick(a, NULL), ODBC_LEADER_LEADER);
+    t = odbc_leader_term(a);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(odbc_leader_tick(b, NULL), ODBC_LEADER_FOLLOWER);
+        assert_int_equal(odbc_leader_tick(c, NULL), ODBC_LEADER_FOLLOWER);
+        assert_int_equal(odbc_leader_tick(a, NULL), ODBC_LEADER_LEADER);
+    }
+    assert_int_equal(read_elog(b, &l), 1);
+    expect_term(&l, 0, t, a_id, "", "");
+    assert_int_equal(l.e[0].ended_at_ms, 0);
+    /* c asks a to hand over to b */
+    assert_int_equal(odbc_leader_request_resign(c, odbc_leader_id(b)), 0);
+    assert_int_equal(odbc_leader_tick(a, NULL), ODBC_LEADER_FOLLOWER);
+    assert_int_equal(odbc_leader_tick(c, NULL), ODBC_LEADER_FOLLOWER);
+    assert_int_equal(odbc_leader_tick(b, NULL), ODBC_LEADER_LEADER);
+    assert_int_equal(odbc_leader_term(b), t + 1);
+    /* a asks b to resign; c takes over */
+    assert_int_equal(odbc_leader_request_resign(a, NULL), 0);
+    assert_int_equal(odbc_leader_tick(b, NULL), ODBC_LEADER_FOLLOWER);
+    assert_int_equal(odbc_leader_tick(c, NULL), ODBC_LEADER_LEADER);
+    /* c resigns, a takes over (once the renew interval a holds off for
+     * after its own resignation has passed) and shuts down, b takes over */
+    assert_int_equal(odbc_leader_resign(c), 0);
+    sleep_ms(120);
+    assert_int_equal(odbc_leader_tick(a, NULL), ODBC_LEADER_LEADER);
+    odbc_leader_destroy(a);
+    assert_int_equal(odbc_leader_tick(b, NULL), ODBC_LEADER_LEADER);
+    assert_int_equal(odbc_leader_term(b), t + 4);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(odbc_leader_tick(c, NULL), ODBC_LEADER_FOLLOWER);
+        assert_int_equal(odbc_leader_tick(b, NULL), ODBC_LEADER_LEADER);
+    }
+    assert_int_equal(read_elog(c, &l), 5);
+    expect_term(&l, 0, t, a_id, "handover", odbc_leader_id(b));
+    expect_term(&l, 1, t + 1, odbc_leader_id(b), "requested", "");
+    expect_term(&l, 2, t + 2, odbc_leader_id(c), "resigned", "");
+    expect_term(&l, 3, t + 3, a_id, "resigned", "");
+    expect_term(&l, 4, t + 4, odbc_leader_id(b), "", "");
+    assert_int_equal(l.e[4].ended_at_ms, 0);
+    odbc_leader_destroy(b);
+    odbc_leader_destroy(c);
+}
+
+/* A leader that stops ticking (killed): once its lease ran out, the
+ * candidate that watched it takes over, and the log ends the dead term as
+ * expired at the expiry of the lease the taker saw. */
+static void election_log_ends_an_expired_term(void **state) {
+    static const char *const fast = "LeaderTTL=1000;LeaderSafetyMargin=200;"
+                                    "LeaderFollowerWait=0";
+    char ns[64];
+    struct odbc_leader_lease lease;
+    odbc_leader_t *a, *b;
+    struct elog l;
+    int64_t t0, term, expiry;
+    int rc = ODBC_LEADER_FOLLOWER;
+
+    (void)state;
+    ns_name(ns, sizeof(ns), "elogexp");
+    a = make_ns(ns, fast);
+    b = make_ns(ns, fast);
+    assert_int_equal(odbc_leader_tick(a, NULL), ODBC_LEADER_LEADER);
+    assert_int_equal(odbc_leader_tick(b, NULL), ODBC_LEADER_FOLLOWER);
+    term = odbc_leader_term(a);
+    assert_int_equal(odbc_leader_read_lease(b, &lease), 0);
+    assert_int_equal(lease.term, term);
+    expiry = lease.expires_at_ms;
+    /* a is never ticked again */
+    sleep_ms(1100);
+    for (t0 = mono_ms(); rc != ODBC_LEADER_LEADER && mono_ms() - t0 < 10000;) {
+        rc = odbc_leader_tick(b, NULL);
+        if (rc != ODBC_LEADER_LEADER)
+            sleep_ms(50);
+    }
+    assert_int_equal(rc, ODBC_LEADER_LEADER);
+    assert_int_equal(odbc_leader_term(b), term + 1);
+    assert_int_equal(read_elog(b, &l), 2);
+    expect_term(&l, 0, term, odbc_leader_id(a), "expired", "");
+    assert_true(l.e[0].ended_at_ms > l.e[0].started_at_ms);
+    if (l.e[0].ended_at_ms != expiry)
+        fail_msg("the expired term ended at %lld, its lease expired at %lld",
+                 (long long)l.e[0].ended_at_ms, (long long)expiry);
+    expect_term(&l, 1, term + 1, odbc_leader_id(b), "", "");
+    odbc_leader_destroy(a);
+    odbc_leader_destroy(b);
+}
+
+/* LeaderElectionRetention: the leader deletes the terms that ended longer
+ * ago than that (here its gc runs every 100 ms: a tenth of
+ * LeaderFireRetention); the current term stays, however old. */
+static void election_log_retention_deletes_old_terms(void **state) {
+    char ns[64];
+    odbc_leader_t *a;
+    struct elog l;
+    int64_t t;
+
+    (void)state;
+    ns_name(ns, sizeof(ns), "eloggc");
+    a = make_ns(ns, "LeaderTTL=3000;LeaderRenewInterval=100;"
+                    "LeaderFollowerWait=0;LeaderFireRetention=1000;"
+                    "LeaderElectionRetention=1000");
+    assert_int_equal(odbc_leader_tick(a, NULL), ODBC_LEADER_LEADER);
+    t = odbc_leader_term(a);
+    assert_int_equal(odbc_leader_resign(a), 0);
+    /* past the gc's interval: the next tick's gc keeps the term that
+     * ended just now */
+    sleep_ms(150);
+    assert_int_equal(odbc_leader_tick(a, NULL), ODBC_LEADER_LEADER);
+    assert_int_equal(read_elog(a, &l), 2); /* ended too recently */
+    expect_term(&l, 0, t, odbc_leader_id(a), "resigned", "");
+    expect_term(&l, 1, t + 1, odbc_leader_id(a), "", "");
+    sleep_ms(1100);
+    assert_int_equal(odbc_leader_tick(a, NULL), ODBC_LEADER_LEADER);
+    assert_int_equal(read_elog(a, &l), 1);
+    expect_term(&l, 0, t + 1, odbc_leader_id(a), "", "");
+    odbc_leader_destroy(a);
+}
+
+/* ---- upgrades from every earlier schema version ---- */
+
+/* The dialects, as indexes of old_schema's since[]. */
+enum old_dialect { OLD_SQLITE, OLD_PG, OLD_MARIADB, OLD_GENERIC };
+
+static enum old_dialect dialect_under_test(void) {
+    const char *extra = getenv("OL_LEADER_EXTRA");
+
+    if (extra != NULL && strstr(extra, "generic"))
+        return OLD_GENERIC;
+    if (is_kind("postgresql"))
+        return OLD_PG;
+    return is_kind("mariadb") ? OLD_MARIADB : OLD_SQLITE;
+}
+
+/*
+ * The tables of every earlier schema version, from the history of
+ * sql/{sqlite,postgresql,mariadb,generic}.sql (each version's ddl and
+ * upgrade, as its last release wrote them): a statement is part of the
+ * tables of a dialect from the version since[dialect] on (0: never).
+ * {prefix}, {version} (the version built), {ns} and {epoch} (the
+ * database's epoch, as the dialect defines it) are replaced; {opts} is
+ * the MariaDB dialect's table options. The version row and a vacant
+ * lease row at term 41 come right after the version-1 tables.
+ */
+static const struct {
+    int since[4];
+    const char *sql;
+} old_schema[] = {
+    {{1, 1, 1, 1},
+     "CREATE TABLE {prefix}schema (version INTEGER NOT NULL){opts}"},
+    {{1, 1, 1, 1},
+     "CREATE TABLE {prefix}lease (namespace VARCHAR(128) NOT NULL PRIMARY KEY, "
+     "leader_id VARCHAR(128) NULL, term BIGINT NOT NULL, elected_at_ms BIGINT, "
+     "renewed_at_ms BIGINT, expires_at_ms BIGINT NOT NULL, resign_requested "
+     "INTEGER NOT NULL DEFAULT 0, handoff_to VARCHAR(128) NULL){opts}"},
+    {{1, 1, 1, 1},
+     "CREATE TABLE {prefix}candidate (namespace VARCHAR(128) NOT NULL, "
+     "candidate_id VARCHAR(128) NOT NULL, registered_at_ms BIGINT NOT NULL, "
+     "heartbeat_at_ms BIGINT NOT NULL, expires_at_ms BIGINT NOT NULL, PRIMARY "
+     "KEY (namespace, candidate_id)){opts}"},
+    {{1, 1, 1, 1}, "INSERT INTO {prefix}schema (version) VALUES ({version})"},
+    {{1, 1, 1, 1},
+     "INSERT INTO {prefix}lease (namespace, leader_id, term, elected_at_ms, "
+     "renewed_at_ms, expires_at_ms, resign_requested, handoff_to) VALUES "
+     "('{ns}', NULL, 41, 1, 1, 1, 0, NULL)"},
+    /* 2: the fire ledger */
+    {{2, 2, 2, 2},
+     "CREATE TABLE {prefix}fire (namespace VARCHAR(128) NOT NULL, job "
+     "VARCHAR(128) NOT NULL, fire_ms BIGINT NOT NULL, term BIGINT NOT NULL, "
+     "claimed_by VARCHAR(128) NOT NULL, claimed_at_ms BIGINT NOT NULL, "
+     "finished_at_ms BIGINT NULL, status INTEGER NULL, PRIMARY KEY (namespace, "
+     "job, fire_ms)){opts}"},
+    /* PostgreSQL and MariaDB 3: the lease's epoch (written with the row) */
+    {{0, 3, 3, 0},
+     "ALTER TABLE {prefix}lease ADD COLUMN epoch VARCHAR(64) NULL"},
+    {{0, 3, 3, 0}, "UPDATE {prefix}lease SET epoch = {epoch}"},
+    /* PostgreSQL and MariaDB 4: the database's epoch */
+    {{0, 4, 4, 0},
+     "ALTER TABLE {prefix}schema ADD COLUMN epoch VARCHAR(64) NULL"},
+    {{0, 4, 4, 0},
+     "ALTER TABLE {prefix}schema ADD COLUMN epoch_since_ms BIGINT NULL"},
+    {{0, 4, 4, 0},
+     "UPDATE {prefix}schema SET epoch = {epoch}, epoch_since_ms = 0"},
+    /* sharded groups: SQLite and generic 3, PostgreSQL and MariaDB 5 */
+    {{3, 5, 5, 3},
+     "ALTER TABLE {prefix}lease ADD COLUMN grp VARCHAR(128) NULL"},
+    {{3, 5, 5, 3}, "ALTER TABLE {prefix}lease ADD COLUMN shard INTEGER NULL"},
+    {{3, 5, 5, 3}, "ALTER TABLE {prefix}lease ADD COLUMN inc BIGINT NULL"},
+    {{3, 5, 5, 3},
+     "ALTER TABLE {prefix}lease ADD COLUMN renew_seq BIGINT NULL"},
+    {{3, 5, 5, 3},
+     "CREATE UNIQUE INDEX {prefix}lease_grp_shard ON {prefix}lease (grp, "
+     "shard)"},
+    {{3, 5, 5, 3},
+     "CREATE INDEX {prefix}lease_grp_inc ON {prefix}lease (grp, inc)"},
+    {{0, 5, 0, 0}, "ALTER TABLE {prefix}lease SET (fillfactor = 50)"},
+};
+
+/* Writes old_schema's sql into out (of size cap) with its {names}
+ * replaced; fails the test when it does not fit. */
+static void old_sql(char *out, size_t cap, const char *sql, const char *p,
+                    const char *ns, int version, enum old_dialect d) {
+    static const char *const epoch[4] = {
+        [OLD_PG] = "((SELECT CAST(system_identifier AS TEXT) FROM "
+                   "pg_control_system()) || '/' || CASE WHEN "
+                   "pg_is_in_recovery() THEN 'recovery' ELSE "
+                   "SUBSTR(pg_walfile_name(pg_current_wal_insert_lsn()), 1, "
+                   "8) END)",
+        [OLD_MARIADB] = "IF(@@wsrep_on, (SELECT VARIABLE_VALUE FROM "
+                        "information_schema.GLOBAL_STATUS WHERE "
+                        "VARIABLE_NAME = 'WSREP_CLUSTER_STATE_UUID'), "
+                        "CONCAT(@@hostname, ':', @@port, '/', @@server_id))",
     };
+    static const char *const names[] = {"{prefix}", "{version}", "{ns}",
+                                        "{epoch}", "{opts}"};
+    char v[16];
+    const char *values[] = {p, v, ns, epoch[d],
+                            d == OLD_MARIADB
+                                ? " ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 "
+                                  "COLLATE = utf8mb4_bin"
+                                : ""};
+    size_t n = 0;
+
+    snprintf(v, sizeof(v), "%d", version);
+    while (*sql != '\0') {
+        const char *text = sql;
+        size_t len = 1, skip = 1;
+
+        for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+            if (strncmp(sql, names[k], strlen(names[k])) == 0) {
+                assert_non_null(values[k]);
+                text = values[k];
+                len = strlen(text);
+                skip = strlen(names[k]);
+            }
+        }
+        if (n + len >= cap)
+            fail_msg("statement too long: %.60s...", out);
+        memcpy(out + n, text, len);
+        n += len;
+        sql += skip;
+    }
+    out[n] = '\0';
+}
+
+/* Creates the tables of schema version `version` of the dialect under
+ * test with prefix p, and the lease row of namespace ns at term 41, as a
+ * site that ran that release has them. */
+static void create_old_tables(const char *p, const char *ns, int version) {
+    enum old_dialect d = dialect_under_test();
     char sql[1024];
     struct raw r;
 
     raw_open(&r);
-    for (size_t i = 0; i < sizeof(ddl) / sizeof(ddl[0]); i++) {
-        snprintf(sql, sizeof(sql), "CREATE TABLE %s%s %s", p, ddl[i][0],
-                 ddl[i][1]);
+    for (size_t i = 0; i < sizeof(old_schema) / sizeof(old_schema[0]); i++) {
+        int since = old_schema[i].since[d];
+
+        if (since == 0 || since > version)
+            continue;
+        old_sql(sql, sizeof(sql), old_schema[i].sql, p, ns, version, d);
         if (!raw_exec(&r, sql, NULL))
-            fail_msg("creating version-1 tables: %s", sql);
+            fail_msg("creating version-%d tables: %s", version, sql);
     }
-    snprintf(sql, sizeof(sql), "INSERT INTO %sschema (version) VALUES (1)", p);
-    assert_true(raw_exec(&r, sql, NULL));
-    snprintf(sql, sizeof(sql),
-             "INSERT INTO %slease (namespace, leader_id, term, elected_at_ms, "
-             "renewed_at_ms, expires_at_ms, resign_requested, handoff_to) "
-             "VALUES ('%s', NULL, 41, 1, 1, 1, 0, NULL)",
-             p, ns);
-    assert_true(raw_exec(&r, sql, NULL));
     raw_close(&r);
 }
 
-/* Version-1 tables: refused with LeaderCreateSchema=no (naming the
- * upgrade, changing nothing), upgraded at connect otherwise; the
- * namespace's terms go on from the old row. */
-static void version_1_tables_are_upgraded(void **state) {
-    char prefix[64], ns[64], table[96], sql[256], err[512] = "";
-    odbc_leader_t *h = NULL;
-    struct raw r;
-    int64_t version = 0;
+static void raw_run(const char *sql, int64_t *first);
+
+/* Tables of every earlier schema version of the dialect: refused with
+ * LeaderCreateSchema=no (naming their version, changing nothing),
+ * upgraded at connect otherwise, in place; the namespace's terms go on
+ * from the old row, fires are claimed and the election log is written. */
+static void earlier_schema_versions_are_upgraded(void **state) {
+    char prefix[64], ns[64], table[96], sql[256], err[512] = "", what[32];
+    odbc_leader_t *h;
+    struct elog l;
+    int64_t n;
     char *cfg;
     int rc;
 
     (void)state;
-    snprintf(prefix, sizeof(prefix), "v1x%ld_", (long)getpid());
-    ns_name(ns, sizeof(ns), "upgrade");
-    create_v1_tables(prefix, ns);
-    snprintf(table, sizeof(table), "%sfire", prefix);
+    for (int v = 1; v < current_schema_version(); v++) {
+        snprintf(prefix, sizeof(prefix), "v%dx%ld_", v, (long)getpid());
+        snprintf(what, sizeof(what), "upgrade-v%d", v);
+        ns_name(ns, sizeof(ns), what);
+        create_old_tables(prefix, ns, v);
+        snprintf(table, sizeof(table), "%selection", prefix);
+        snprintf(sql, sizeof(sql), "SELECT MAX(version) FROM %sschema", prefix);
 
-    cfg = config("LeaderNamespace=%s;LeaderTablePrefix=%s;"
-                 "LeaderCreateSchema=no",
-                 ns, prefix);
-    rc = odbc_leader_create(&h, cfg, NULL, err, sizeof(err));
-    test_free(cfg);
-    assert_int_equal(rc, ODBC_LEADER_ESCHEMA);
-    assert_null(h);
-    assert_non_null(strstr(err, "schema version 1"));
-    assert_non_null(strstr(err, "odbc-leader schema --upgrade"));
-    assert_false(table_exists(table));
+        h = NULL;
+        cfg = config("LeaderNamespace=%s;LeaderTablePrefix=%s;"
+                     "LeaderCreateSchema=no",
+                     ns, prefix);
+        rc = odbc_leader_create(&h, cfg, NULL, err, sizeof(err));
+        test_free(cfg);
+        assert_int_equal(rc, ODBC_LEADER_ESCHEMA);
+        assert_null(h);
+        snprintf(what, sizeof(what), "schema version %d ", v);
+        if (strstr(err, what) == NULL ||
+            strstr(err, "odbc-leader schema --upgrade") == NULL)
+            fail_msg("version %d refused with: %s", v, err);
+        assert_false(table_exists(table));
+        raw_run(sql, &n);
+        assert_int_equal(n, v);
 
-    cfg = config("LeaderNamespace=%s;LeaderTablePrefix=%s", ns, prefix);
-    h = make(cfg);
-    test_free(cfg);
-    assert_true(table_exists(table));
-    raw_open(&r);
-    snprintf(sql, sizeof(sql), "SELECT MAX(version) FROM %sschema", prefix);
-    assert_true(raw_exec(&r, sql, &version));
-    assert_int_equal(version, current_schema_version());
-    snprintf(sql, sizeof(sql), "SELECT COUNT(*) FROM %sschema", prefix);
-    assert_true(raw_exec(&r, sql, &version));
-    assert_int_equal(version, 1); /* one row, upgraded in place */
-    raw_close(&r);
-    assert_int_equal(odbc_leader_tick(h, NULL), ODBC_LEADER_LEADER);
-    assert_int_equal(odbc_leader_term(h), 42); /* the old row's next term */
-    assert_int_equal(odbc_leader_claim(h, "j", 0), 1);
-    odbc_leader_destroy(h);
+        cfg = config("LeaderNamespace=%s;LeaderTablePrefix=%s", ns, prefix);
+        h = make(cfg);
+        test_free(cfg);
+        raw_run(sql, &n);
+        if (n != current_schema_version())
+            fail_msg("version %d upgraded to %lld", v, (long long)n);
+        snprintf(sql, sizeof(sql), "SELECT COUNT(*) FROM %sschema", prefix);
+        raw_run(sql, &n);
+        assert_int_equal(n, 1); /* one row, upgraded in place */
+        /* the old row's next term; a fire; the term's election row */
+        rc = odbc_leader_tick(h, NULL);
+        if (rc != ODBC_LEADER_LEADER || odbc_leader_term(h) != 42)
+            fail_msg("tables of version %d: tick %d (%s), term %lld", v, rc,
+                     odbc_leader_strerror(rc), (long long)odbc_leader_term(h));
+        rc = odbc_leader_claim(h, "j", 0);
+        if (rc != 1)
+            fail_msg("tables of version %d: claim %d (%s)", v, rc,
+                     odbc_leader_strerror(rc));
+        assert_int_equal(read_elog(h, &l), 1);
+        expect_term(&l, 0, 42, odbc_leader_id(h), "", "");
+        odbc_leader_destroy(h);
 
-    /* and a second connect finds the current version */
-    cfg = config("LeaderNamespace=%s;LeaderTablePrefix=%s;"
-                 "LeaderCreateSchema=no",
-                 ns, prefix);
-    h = make(cfg);
-    test_free(cfg);
-    odbc_leader_destroy(h);
+        /* a second connect finds the current version; the term ended */
+        cfg = config("LeaderNamespace=%s;LeaderTablePrefix=%s;"
+                     "LeaderCreateSchema=no",
+                     ns, prefix);
+        h = make(cfg);
+        test_free(cfg);
+        assert_int_equal(read_elog(h, &l), 1);
+        assert_string_equal(l.e[0].ended_how, "resigned");
+        odbc_leader_destroy(h);
+    }
 }
 
 /* Attempts every 50 ms (for at most 20 s) until db wins, each time
@@ -1922,7 +2260,8 @@ static void rows_of_another_epoch_are_quarantined(void **state) {
     int64_t t1, n = -1;
 
     (void)state;
-    if (current_schema_version() < 4)
+    if (dialect_under_test() == OLD_SQLITE ||
+        dialect_under_test() == OLD_GENERIC)
         skip(); /* no epochs: SQLite and the generic dialect */
     snprintf(prefix, sizeof(prefix), "ep%ld_", (long)getpid());
     snprintf(extra, sizeof(extra),
@@ -2137,7 +2476,10 @@ int main(void) {
         cmocka_unit_test(retention_deletes_old_finished_fires),
         cmocka_unit_test(public_claim_api),
         cmocka_unit_test(terms_keep_growing_across_a_deleted_lease_row),
-        cmocka_unit_test(version_1_tables_are_upgraded),
+        cmocka_unit_test(earlier_schema_versions_are_upgraded),
+        cmocka_unit_test(election_log_follows_terms_and_their_ends),
+        cmocka_unit_test(election_log_ends_an_expired_term),
+        cmocka_unit_test(election_log_retention_deletes_old_terms),
         cmocka_unit_test(rows_of_another_epoch_are_quarantined),
         cmocka_unit_test(fenced_write_is_refused_after_takeover),
         cmocka_unit_test(group_members_split_and_claim),

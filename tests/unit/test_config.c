@@ -620,6 +620,29 @@ static void test_pooler(void **state) {
     assert_string_equal(odbc_leader__pooler_name(99), "?");
 }
 
+/* LeaderElectionRetention: 90 days by default, in ms from 1000 ms to
+ * 3660 days, apart from LeaderFireRetention. */
+static void test_election_retention(void **state) {
+    struct odbc_leader__config cfg;
+    char err[ERRLEN];
+
+    (void)state;
+    parse_ok("Driver=A", &cfg);
+    assert_int_equal(cfg.election_retention_ms, INT64_C(7776000000));
+    odbc_leader__config_free(&cfg);
+    parse_ok("Driver=A;LeaderElectionRetention=1000;LeaderFireRetention=5000",
+             &cfg);
+    assert_int_equal(cfg.election_retention_ms, 1000);
+    assert_int_equal(cfg.fire_retention_ms, 5000);
+    odbc_leader__config_free(&cfg);
+    parse_bad("Driver=A;LeaderElectionRetention=999", err);
+    assert_has(err, "LeaderElectionRetention");
+    parse_bad("Driver=A;LeaderElectionRetention=316224000001", err);
+    assert_has(err, "LeaderElectionRetention");
+    parse_bad("Driver=A;LeaderElectionRetention=soon", err);
+    assert_has(err, "LeaderElectionRetention");
+}
+
 /* LeaderTestNoPoolerCheck: a boolean in a build configured with
  * --enable-test-hooks, refused with any value without. */
 static void test_test_no_pooler_check(void **state) {
@@ -959,6 +982,7 @@ int main(void) {
         cmocka_unit_test(test_test_trust_extra),
         cmocka_unit_test(test_test_no_watch),
         cmocka_unit_test(test_pooler),
+        cmocka_unit_test(test_election_retention),
         cmocka_unit_test(test_test_no_pooler_check),
         cmocka_unit_test(test_strip_password),
         cmocka_unit_test(test_dialect),

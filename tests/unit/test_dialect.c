@@ -157,6 +157,9 @@ static void expect_clean_sql(const struct odbc_leader__dialect *d) {
             i != ODBC_LEADER__OP_GROUP_INIT &&
             i != ODBC_LEADER__OP_GROUP_TICK && i != ODBC_LEADER__OP_GROUP_LEAVE)
             assert_true(d->ops[i].n > 0);
+    /* the election log: both statements, in every built-in */
+    assert_true(d->ops[ODBC_LEADER__OP_ELECTIONS].n > 0);
+    assert_true(d->ops[ODBC_LEADER__OP_ELECTION_GC].n > 0);
     /* sharded groups: all three statements, or none */
     assert_int_equal(d->ops[ODBC_LEADER__OP_GROUP_INIT].n > 0,
                      d->ops[ODBC_LEADER__OP_GROUP_TICK].n > 0);
@@ -233,8 +236,9 @@ static void expect_ledger(const struct odbc_leader__dialect *d) {
     if (d->schema_version == 2)
         assert_int_equal(up->n, 2);
     if (strcmp(d->name, "sqlite") == 0) {
-        assert_int_equal(d->schema_version, 3);
-        assert_non_null(strstr(up->v[1].sql, "pfx_lease ADD COLUMN grp"));
+        assert_int_equal(d->schema_version, 4);
+        assert_int_equal(up->v[2].step, 3);
+        assert_non_null(strstr(up->v[2].sql, "pfx_lease ADD COLUMN grp"));
     } else if (d->schema_version >= 3) {
         assert_true(up->n >= 4);
         assert_non_null(strstr(up->v[1].sql, "pfx_lease ADD COLUMN IF NOT "
@@ -245,6 +249,9 @@ static void expect_ledger(const struct odbc_leader__dialect *d) {
     snprintf(set_version, sizeof set_version, "SET version = %d WHERE version",
              d->schema_version);
     assert_non_null(strstr(up->v[up->n - 1].sql, set_version));
+    /* the election log: its table comes with the last version */
+    if (d->ops[ODBC_LEADER__OP_ELECTIONS].n > 0)
+        assert_non_null(strstr(up->v[up->n - 2].sql, "pfx_election ("));
     expect_params(d, ODBC_LEADER__OP_CLAIM, 0, claim, sizeof claim);
     assert_non_null(
         strstr(d->ops[ODBC_LEADER__OP_CLAIM].v[0].sql, "pfx_lease"));
@@ -260,17 +267,19 @@ static void test_builtin_sqlite(void **state) {
     const struct odbc_leader__code *c;
     static const unsigned char hb[] = {NS, ID, CTTL};
     static const unsigned char take[] = {NS, ID, TTL, SEEN, SEENX};
+    static const unsigned char expired[] = {SEENX, NS, SEEN, NS, SEEN, SEENX};
     static const unsigned char ns[] = {NS};
     static const unsigned char ext[] = {TTL, NS, ID, TERM};
     static const unsigned char gc[] = {NS, ID, CTTL};
     static const unsigned char nsid[] = {NS, ID};
+    static const unsigned char ended[] = {NS, NS, NS, TERM, NS, ID, TERM};
     static const unsigned char resign[] = {TTL, NS, ID, TERM};
     static const unsigned char request[] = {TO, NS};
 
     (void)state;
     assert_string_equal(d->name, "sqlite");
     assert_string_equal(d->dbms, "SQLite");
-    assert_int_equal(d->schema_version, 3);
+    assert_int_equal(d->schema_version, 4);
     assert_true(d->ops[ODBC_LEADER__OP_GROUP_TICK].n > 0);
     assert_string_equal(d->begin, "BEGIN IMMEDIATE");
     assert_string_equal(d->commit, "COMMIT");
@@ -294,18 +303,27 @@ static void test_builtin_sqlite(void **state) {
     expect_ledger(d);
     expect_params(d, ODBC_LEADER__OP_SCHEMA_VERSION, 0, NULL, 0);
 
-    assert_int_equal(d->ops[ODBC_LEADER__OP_ATTEMPT].n, 3);
+    /* heartbeat, end the watched term's log entry, take, open the new
+     * term's entry, report (won: changes() of the entry's insert) */
+    assert_int_equal(d->ops[ODBC_LEADER__OP_ATTEMPT].n, 5);
     expect_params(d, ODBC_LEADER__OP_ATTEMPT, 0, hb, 3);
-    expect_params(d, ODBC_LEADER__OP_ATTEMPT, 1, take, sizeof take);
-    expect_params(d, ODBC_LEADER__OP_ATTEMPT, 2, ns, 1);
+    expect_params(d, ODBC_LEADER__OP_ATTEMPT, 1, expired, sizeof expired);
+    expect_params(d, ODBC_LEADER__OP_ATTEMPT, 2, take, sizeof take);
+    expect_params(d, ODBC_LEADER__OP_ATTEMPT, 3, ns, 1);
+    expect_params(d, ODBC_LEADER__OP_ATTEMPT, 4, ns, 1);
     assert_non_null(
-        strstr(d->ops[ODBC_LEADER__OP_ATTEMPT].v[2].sql, "changes()"));
+        strstr(d->ops[ODBC_LEADER__OP_ATTEMPT].v[3].sql, "changes() = 1"));
+    assert_non_null(
+        strstr(d->ops[ODBC_LEADER__OP_ATTEMPT].v[4].sql, "changes()"));
     assert_int_equal(d->ops[ODBC_LEADER__OP_RENEW].n, 4);
     expect_params(d, ODBC_LEADER__OP_RENEW, 0, hb, 3);
     expect_params(d, ODBC_LEADER__OP_RENEW, 1, gc, 3);
     expect_params(d, ODBC_LEADER__OP_RENEW, 2, ext, 4);
     expect_params(d, ODBC_LEADER__OP_RENEW, 3, ns, 1);
-    expect_params(d, ODBC_LEADER__OP_RESIGN, 0, resign, sizeof resign);
+    /* the log entry ends first; the lease's UPDATE (the result) last */
+    assert_int_equal(d->ops[ODBC_LEADER__OP_RESIGN].n, 2);
+    expect_params(d, ODBC_LEADER__OP_RESIGN, 0, ended, sizeof ended);
+    expect_params(d, ODBC_LEADER__OP_RESIGN, 1, resign, sizeof resign);
     expect_params(d, ODBC_LEADER__OP_REQUEST_RESIGN, 0, request,
                   sizeof request);
     expect_params(d, ODBC_LEADER__OP_UNREGISTER, 0, nsid, 2);
@@ -328,20 +346,22 @@ static void test_builtin_sqlite(void **state) {
 static void test_builtin_postgresql(void **state) {
     struct odbc_leader__dialect *d = parse_builtin("postgresql");
     const struct odbc_leader__code *c;
-    static const unsigned char attempt[] = {NS,   ID,    CTTL, ID, TTL, NS, ID,
-                                            SEEN, SEENX, TTL,  NS, TTL, NS, NS,
-                                            ID,   TTL,   NS,   NS, NS};
+    /* ... ins, elog (NS), eend (SEEN, SEENX, NS), cur (NS), {wake_try} */
+    static const unsigned char attempt[] = {
+        NS, ID, CTTL, ID,  TTL, NS, ID,   SEEN,  SEENX, TTL, NS, TTL,
+        NS, NS, ID,   TTL, NS,  NS, SEEN, SEENX, NS,    NS,  NS};
     static const unsigned char renew[] = {NS,  ID, CTTL, NS,   ID, CTTL,
                                           TTL, NS, ID,   TERM, NS};
     static const unsigned char wait[] = {NS, WAIT};
     static const unsigned char ns[] = {NS};
-    static const unsigned char resign[] = {TTL, NS, ID, TERM};
+    static const unsigned char resign[] = {NS,  ID, TERM, NS,  TERM,
+                                           TTL, NS, ID,   TERM};
     static const unsigned char request[] = {TO, NS};
 
     (void)state;
     assert_string_equal(d->name, "postgresql");
     assert_string_equal(d->dbms, "PostgreSQL");
-    assert_int_equal(d->schema_version, 5);
+    assert_int_equal(d->schema_version, 6);
     /* a group's tick is one statement: one round trip */
     assert_int_equal(d->ops[ODBC_LEADER__OP_GROUP_TICK].n, 1);
     assert_null(d->begin);
@@ -644,6 +664,15 @@ static void test_err_group_ops_together(void **state) {
                  "and group_shards");
 }
 
+/* The election log: elections and election_gc come together. */
+static void test_err_election_ops_together(void **state) {
+    (void)state;
+    expect_error(HEADER REQUIRED_OPS "-- @statement election_gc\nSELECT 1;\n",
+                 21,
+                 "missing @statement elections; the election log (@statement "
+                 "election_gc here) need elections and election_gc");
+}
+
 static void test_err_duplicate_op(void **state) {
     (void)state;
     expect_error(HEADER REQUIRED_OPS "-- @statement leader\nSELECT 8;\n", 21,
@@ -658,7 +687,7 @@ static void test_err_missing_op(void **state) {
                  "renew, resign, unregister, leader, candidates and "
                  "request_resign, and may also have on_connect, release, "
                  "wait, hold, session_id, group_init, group_tick, "
-                 "group_leave and group_shards");
+                 "group_leave, group_shards, elections and election_gc");
     expect_error(HEADER, 2, "missing @statement ddl");
     expect_error("", 1, "missing @dialect");
     expect_error("-- @dialect t\n-- @schema-version 2\n" REQUIRED_OPS, 20,
@@ -667,8 +696,8 @@ static void test_err_missing_op(void **state) {
                  "renew, resign, unregister, leader, candidates, "
                  "request_resign, claim, finish, fire, fires, fire_gc and "
                  "fence, and may also have on_connect, release, wait, hold, "
-                 "upgrade, session_id, group_init, group_tick, group_leave "
-                 "and group_shards");
+                 "upgrade, session_id, group_init, group_tick, group_leave, "
+                 "group_shards, elections and election_gc");
 }
 
 /* The operations a file of @schema-version 2 must have, written out here
@@ -766,8 +795,8 @@ static void test_err_lists_are_complete(void **state) {
                  "on_connect, ddl, schema_version, attempt, renew, resign, "
                  "unregister, leader, candidates, request_resign, release, "
                  "wait, hold, upgrade, claim, finish, fire, fires, fire_gc, "
-                 "fence, session_id, group_init, group_tick, group_leave or "
-                 "group_shards");
+                 "fence, session_id, group_init, group_tick, group_leave, "
+                 "group_shards, elections or election_gc");
     expect_error(HEADER "-- @frobnicate yes\n" REQUIRED_OPS, 3,
                  "unknown directive @frobnicate; expected @statement or a "
                  "header directive: @dialect, @dbms, @schema-version, "
@@ -780,7 +809,8 @@ static void test_err_lists_are_complete(void **state) {
                  ":ttl_ms, :cand_ttl_ms, :version, :to, :wait_ms, :job, "
                  ":fire_ms, :status, :retention_ms, :seen_term, "
                  ":seen_expires_ms, :inc, :seq, :shards, :take, :release, "
-                 ":dead, :take_mask, :release_mask, :dead_inc or :dead_seq");
+                 ":dead, :take_mask, :release_mask, :dead_inc, :dead_seq or "
+                 ":election_retention_ms");
     expect_error(HEADER REQUIRED_OPS LEDGER_OPS, 21,
                  "@statement claim needs @schema-version 2 or later (the "
                  "fire ledger's table); a file of @schema-version 1 has no "
@@ -1041,9 +1071,11 @@ static void test_builtin_postgresql_pooled(void **state) {
  * trip), every other operation one statement. */
 static void test_builtin_mariadb(void **state) {
     struct odbc_leader__dialect *d = parse_builtin("mariadb");
-    static const unsigned char attempt[] = {NS,   ID,    CTTL, NS, TTL, NS, ID,
-                                            TTL,  TTL,   NS,   ID, TTL, NS, ID,
-                                            SEEN, SEENX, NS,   NS, NS,  NS};
+    /* ... the takeover, the log's expired entries (SEEN, SEENX, NS), the
+     * winner's entry (NS) and the rest (NS...) */
+    static const unsigned char attempt[] = {
+        NS, ID,   CTTL,  NS,   TTL,   NS, ID, TTL, TTL, NS, ID, TTL, NS,
+        ID, SEEN, SEENX, SEEN, SEENX, NS, NS, NS,  NS,  NS, NS, NS};
     static const unsigned char renew[] = {NS, ID,   CTTL, NS, ID,  CTTL, NS,
                                           ID, CTTL, TTL,  NS, ID,  TERM, NS,
                                           NS, NS,   NS,   ID, TERM};
@@ -1051,6 +1083,8 @@ static void test_builtin_mariadb(void **state) {
     static const unsigned char hold[] = {NS, NS, WAIT};
     static const unsigned char ns[] = {NS};
     static const unsigned char nsid[] = {NS, ID};
+    static const unsigned char lock[] = {NS, ID, TERM};
+    static const unsigned char ended[] = {ID, NS, TERM};
     static const unsigned char resign[] = {TTL, NS, ID, TERM};
     static const unsigned char request[] = {TO, NS};
     const char *upsert;
@@ -1058,7 +1092,7 @@ static void test_builtin_mariadb(void **state) {
     (void)state;
     assert_string_equal(d->name, "mariadb");
     assert_string_equal(d->dbms, "MariaDB");
-    assert_int_equal(d->schema_version, 5);
+    assert_int_equal(d->schema_version, 6);
     assert_null(d->begin);
     expect_clean_sql(d);
     assert_int_equal(d->ops[ODBC_LEADER__OP_ON_CONNECT].n, 3);
@@ -1075,14 +1109,23 @@ static void test_builtin_mariadb(void **state) {
                         "BEGIN NOT ATOMIC", 16);
     assert_non_null(strstr(d->ops[ODBC_LEADER__OP_ATTEMPT].v[0].sql,
                            "INSERT INTO pfx_lease"));
-    /* only the heartbeat upserts: the lease row's INSERT can collide */
+    /* only the heartbeat and the log's entry upsert: the lease row's INSERT
+     * can collide */
     upsert = strstr(d->ops[ODBC_LEADER__OP_ATTEMPT].v[0].sql,
                     "ON DUPLICATE KEY UPDATE");
     assert_non_null(upsert);
+    upsert = strstr(upsert + 1, "ON DUPLICATE KEY UPDATE");
+    assert_non_null(upsert);
+    assert_true(upsert > strstr(d->ops[ODBC_LEADER__OP_ATTEMPT].v[0].sql,
+                                "INSERT INTO pfx_election"));
     assert_null(strstr(upsert + 1, "ON DUPLICATE KEY UPDATE"));
     assert_int_equal(d->ops[ODBC_LEADER__OP_RENEW].n, 1);
     expect_params(d, ODBC_LEADER__OP_RENEW, 0, renew, sizeof renew);
-    expect_params(d, ODBC_LEADER__OP_RESIGN, 0, resign, sizeof resign);
+    /* lock the lease row, end the log's entry, vacate the lease (last) */
+    assert_int_equal(d->ops[ODBC_LEADER__OP_RESIGN].n, 3);
+    expect_params(d, ODBC_LEADER__OP_RESIGN, 0, lock, sizeof lock);
+    expect_params(d, ODBC_LEADER__OP_RESIGN, 1, ended, sizeof ended);
+    expect_params(d, ODBC_LEADER__OP_RESIGN, 2, resign, sizeof resign);
     expect_params(d, ODBC_LEADER__OP_REQUEST_RESIGN, 0, request,
                   sizeof request);
     expect_params(d, ODBC_LEADER__OP_UNREGISTER, 0, nsid, 2);
@@ -1367,6 +1410,7 @@ int main(void) {
         cmocka_unit_test(test_err_each_required_op_is_named),
         cmocka_unit_test(test_err_lists_are_complete),
         cmocka_unit_test(test_err_group_ops_together),
+        cmocka_unit_test(test_err_election_ops_together),
         cmocka_unit_test(test_err_attempt_without_watch),
         cmocka_unit_test(test_ledger_ops_by_version),
         cmocka_unit_test(test_upgrade_steps),
