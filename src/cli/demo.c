@@ -53,6 +53,9 @@ struct demo {
     struct odbc_leader__cli *cli; /* borrowed */
     int n;                        /* -c */
     int64_t pause_ms;             /* --pause */
+    const char *serve;            /* --serve ADDR:PORT, borrowed; NULL */
+    pid_t serve_pid;              /* its odbc-leader serve; 0 none */
+    int stopping;                 /* stop_all is stopping everything */
     char dir[PATH_MAX];           /* temp dir, "" until made */
     char exe[PATH_MAX];           /* this binary */
     char work[PATH_MAX + 16];     /* the jobs' log */
@@ -85,16 +88,21 @@ static const char job_script[] =
     "while :; do sleep 1; done\n";
 
 static const char demo_help[] =
-    "Usage: odbc-leader demo [-c N] [--pause DURATION]\n"
+    "Usage: odbc-leader demo [-c N] [--pause DURATION] [--serve[=ADDR:PORT]]\n"
     "Leader election in about 20 seconds: N candidates (odbc-leader run,\n"
     "each running a small job only while it leads) on one SQLite file in a\n"
     "temp dir. Shows who leads, kills the leader with SIGKILL and times the\n"
     "takeover, then stops the new leader with SIGTERM and times the\n"
-    "graceful handoff; then stops everything and removes the temp dir.\n"
+    "graceful handoff; shows who led when (the election log); then stops\n"
+    "everything and removes the temp dir.\n"
     "Needs the SQLite3 ODBC driver (Debian: libsqliteodbc).\n"
     "\n"
     "  -c, --candidates N    number of candidates, 3 to 9 (default 3)\n"
     "  --pause DURATION      pause between the acts (default 5s)\n"
+    "  --serve[=ADDR:PORT]   also run odbc-leader serve on the demo's\n"
+    "                        database (default 127.0.0.1:9466): open the\n"
+    "                        page it prints and watch (a longer --pause\n"
+    "                        helps)\n"
     "  -v, --verbose         more log lines on stderr\n"
     "  -h, --help            this help\n"
     "\n"
@@ -102,8 +110,9 @@ static const char demo_help[] =
     "election did not behave (no leader in time, a candidate died); 71\n"
     "system error; 128+N interrupted by signal N.\n"
     "\n"
-    "Example:\n"
-    "  odbc-leader demo -c 5\n";
+    "Examples:\n"
+    "  odbc-leader demo -c 5\n"
+    "  odbc-leader demo --serve --pause 20s\n";
 
 /* ---- output ---- */
 
@@ -155,6 +164,13 @@ static int reap_all(struct demo *d) {
 
         if (pid <= 0)
             break;
+        if (pid == d->serve_pid) {
+            d->serve_pid = 0;
+            if (!d->stopping)
+                say(d, "odbc-leader serve stopped (exit %d): see %s/serve.log",
+                    WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st),
+                    d->dir);
+        }
         for (int i = 0; i < d->n; i++) {
             if (d->cands[i].pid != pid)
                 continue;
@@ -191,6 +207,54 @@ static void exec_candidate(const struct demo *d, const struct cand *k) {
         dup2(fd, STDIN_FILENO);
     execv(d->exe, (char *const *)argv);
     _exit(ODBC_LEADER__EX_NOTFOUND);
+}
+
+/* In the forked child: own group, output to DIR/serve.log, exec serve on
+ * the demo's database. */
+static void exec_serve(const struct demo *d) {
+    char log[PATH_MAX + 32];
+    const char *argv[] = {
+        d->exe, "serve",    "-C",     d->conn, "-n",
+        "demo", "--listen", d->serve, NULL,
+    };
+    int fd;
+
+    setpgid(0, 0);
+    sigprocmask(SIG_SETMASK, &d->oldmask, NULL);
+    snprintf(log, sizeof(log), "%s/serve.log", d->dir);
+    fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+    }
+    fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0)
+        dup2(fd, STDIN_FILENO);
+    execv(d->exe, (char *const *)argv);
+    _exit(ODBC_LEADER__EX_NOTFOUND);
+}
+
+/* With --serve: starts odbc-leader serve on the demo's database (the
+ * observer created the tables) and says where to look. Returns 0 or
+ * EX_OSERR. */
+static int spawn_serve(struct demo *d) {
+    pid_t pid;
+
+    if (d->serve == NULL)
+        return 0;
+    fflush(stdout);
+    pid = fork();
+    if (pid < 0) {
+        odbc_leader__cli_err(d->cli, "demo: fork: %s", strerror(errno));
+        return EX_OSERR;
+    }
+    if (pid == 0)
+        exec_serve(d);
+    setpgid(pid, pid);
+    d->serve_pid = pid;
+    say(d, "the page: http://%s/ (odbc-leader serve; its log: %s/serve.log)",
+        d->serve, d->dir);
+    return 0;
 }
 
 /* Starts every candidate. Returns 0 or EX_OSERR. */
@@ -437,6 +501,30 @@ static void summary(struct demo *d, const char *const who[3],
     fflush(stdout);
 }
 
+/* Prints who led when: the demo namespace's election log, as
+ * "odbc-leader elections" reads it. */
+static void show_elections(struct demo *d) {
+    struct odbc_leader__election_list l = {NULL, 0, 0, 0};
+    int rc =
+        odbc_leader_list_elections(d->obs, odbc_leader__cli_keep_election, &l);
+
+    printf("\nWho led when (the election log: odbc-leader elections):\n");
+    if (rc < 0)
+        printf("  (not readable: %s)\n", odbc_leader_strerror(rc));
+    for (size_t i = 0; i < l.n; i++) {
+        const struct odbc_leader_election *e = &l.v[i];
+        int64_t end = e->ended_at_ms != 0 ? e->ended_at_ms : e->db_now_ms;
+
+        printf("  term %lld  %-8s %6.2f s%s  %s%s%s\n", (long long)e->term,
+               e->leader_id, (double)(end - e->started_at_ms) / 1000.0,
+               e->ended_at_ms != 0 ? " " : "+",
+               e->ended_how[0] != '\0' ? e->ended_how : "leads",
+               e->handed_to[0] != '\0' ? " to " : "", e->handed_to);
+    }
+    fflush(stdout);
+    free(l.v);
+}
+
 /* Runs the three acts. Returns the exit code. */
 static int play(struct demo *d) {
     const char *who_name[3];
@@ -450,6 +538,9 @@ static int play(struct demo *d) {
            "lease\nevery %d s; a lease not renewed expires after %d s.\n"
            "(temp dir: %s)\n\n",
            d->n, TTL_MS / 3000, TTL_MS / 1000, d->dir);
+    rc = spawn_serve(d);
+    if (rc != 0)
+        return rc;
     rc = act_elect(d, &who, &term[0]);
     if (rc != 0)
         return rc;
@@ -465,6 +556,7 @@ static int play(struct demo *d) {
         return rc;
     who_name[2] = d->cands[who].name;
     summary(d, who_name, term, took);
+    show_elections(d);
     return 0;
 }
 
@@ -540,11 +632,14 @@ static void stop_all(struct demo *d) {
     int64_t deadline = odbc_leader__now_ms() + STOP_TIMEOUT_MS;
     int killed = 0;
 
+    d->stopping = 1;
     for (int i = 0; i < d->n; i++) {
         d->cands[i].expected_end = 1;
         if (d->cands[i].pid != 0)
             kill(d->cands[i].pid, SIGTERM);
     }
+    if (d->serve_pid != 0)
+        kill(d->serve_pid, SIGTERM);
     for (;;) {
         reap_all(d);
         if (waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD)
@@ -554,6 +649,8 @@ static void stop_all(struct demo *d) {
                 if (d->cands[i].pid != 0)
                     kill(-d->cands[i].pid, SIGKILL);
             }
+            if (d->serve_pid != 0)
+                kill(-d->serve_pid, SIGKILL);
             killed = 1;
             deadline += STOP_TIMEOUT_MS;
         } else if (killed && odbc_leader__now_ms() >= deadline) {
@@ -585,6 +682,7 @@ static int parse_demo(struct demo *d, int argc, char **argv) {
     static const struct option opts[] = {
         {"candidates", required_argument, NULL, 'c'},
         {"pause", required_argument, NULL, 'P'},
+        {"serve", optional_argument, NULL, 'S'},
         {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -606,6 +704,8 @@ static int parse_demo(struct demo *d, int argc, char **argv) {
                  odbc_leader__cli_duration(optarg, &d->pause_ms) < 0)
             return odbc_leader__cli_usage(
                 d->cli, "demo", "--pause: invalid duration \"%s\"", optarg);
+        else if (opt == 'S')
+            d->serve = optarg != NULL ? optarg : "127.0.0.1:9466";
         else if (opt == 'v' || opt == 'h')
             odbc_leader__cli_common_opt(d->cli, opt, NULL);
         else if (opt != 'P')
