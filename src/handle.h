@@ -27,4 +27,12 @@ int odbc_leader__copy_callbacks(struct odbc_leader_callbacks *dst,
 int odbc_leader__note_error(struct odbc_leader__db *db,
                             struct odbc_leader_error_info *last, int rc);
 
+/* Points h's reads (odbc_leader_read_lease, odbc_leader_list_candidates,
+ * _list_shards, _list_fires, _list_elections) and odbc_leader_namespace()
+ * at namespace ns: one connection reads many namespaces (odbc-leader
+ * serve). Only for a handle that never ticks. Returns 0, or
+ * ODBC_LEADER_EINVAL for a bad handle or name. ns is borrowed for the
+ * call. */
+int odbc_leader__read_namespace(odbc_leader_t *h, const char *ns);
+
 #endif /* ODBC_LEADER_HANDLE_H */

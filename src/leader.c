@@ -253,6 +253,14 @@ const char *odbc_leader_id(const odbc_leader_t *h) {
     return h != NULL ? h->id : NULL;
 }
 
+int odbc_leader__read_namespace(odbc_leader_t *h, const char *ns) {
+    if (h == NULL || ns == NULL || !odbc_leader__valid_name(ns))
+        return ODBC_LEADER_EINVAL;
+    snprintf(h->cfg.ns, sizeof(h->cfg.ns), "%s", ns);
+    odbc_leader__db_set_ns(h->db, ns);
+    return 0;
+}
+
 const char *odbc_leader_namespace(const odbc_leader_t *h) {
     return h != NULL ? h->cfg.ns : NULL;
 }

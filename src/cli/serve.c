@@ -23,6 +23,7 @@
 #include "cli.h"
 #include "clock.h"
 #include "config.h"
+#include "handle.h"
 
 static const char serve_help[] =
     "Usage: odbc-leader serve [--listen ADDR:PORT] [-n NS ...] [OPTIONS]\n"
@@ -58,9 +59,10 @@ static const char serve_help[] =
     "                        the newest N terms of the election log, who led\n"
     "                        when (default 100, at most 10000)\n"
     "\n"
-    "It starts only when it can read every namespace; later outages answer\n"
-    "503 (and odbc_leader_up 0) until the database is back. Stops on\n"
-    "SIGTERM or SIGINT.\n"
+    "It reads every namespace on one database connection, and starts only\n"
+    "when it can open it and read the tables; later outages answer 503 (and\n"
+    "odbc_leader_up 0) until the database is back. Stops on SIGTERM or\n"
+    "SIGINT.\n"
     "Exit status: 0; 64 usage; 66 a file cannot be read; 69 database\n"
     "unavailable at start, or built without libmicrohttpd; 71 cannot\n"
     "listen (or a bad TLS key or certificate); 78 configuration.\n"
@@ -152,19 +154,23 @@ struct tally {
 
 /* One namespace served. */
 struct ns_state {
-    const char *name; /* borrowed from argv or the configuration */
-    odbc_leader_t *h; /* NULL until opened, and after a failed read */
-    int64_t retry_ns; /* monotonic: no new connection before */
-    int64_t backoff_ns;
-    int rc;               /* the error that closed h, 0 before any */
+    const char *name;     /* borrowed from argv or the configuration */
     int group;            /* the last read of its shards found a group */
     int64_t shards_at_ns; /* monotonic: when the shards were last read */
     struct tally tally;   /* of the election log, for /metrics */
-    char error[512];      /* why h is NULL, for the responses */
+    char error[512];      /* why its last read failed, for the responses */
 };
 
 struct serve {
     struct odbc_leader__cli *cli;
+    /* The one connection every namespace is read on (a handle that never
+     * ticks, pointed at each namespace in turn: the daemon runs one request
+     * at a time). NULL until opened, and after a failed read. */
+    odbc_leader_t *h;
+    int64_t retry_ns; /* monotonic: no new connection before */
+    int64_t backoff_ns;
+    int rc;             /* the error that closed h, 0 before any */
+    char error[512];    /* why h is NULL */
     const char *listen; /* borrowed */
     const char *self;   /* --id, borrowed: the id /health/leader checks
                            when the request names none; NULL = none */
@@ -187,11 +193,13 @@ struct body {
     FILE *f;
 };
 
-/* ---- the namespaces' handles ---- */
+/* ---- the connection ---- */
 
-/* Returns ns's handle, opening it when it is closed and its backoff has
- * passed; NULL with ns->error set when it cannot be had now. */
-static odbc_leader_t *ns_handle(struct serve *sv, struct ns_state *ns) {
+/* Returns the connection's handle, opening it when it is closed and its
+ * backoff has passed; NULL with sv->error set when it cannot be had now.
+ * Its configuration names the first namespace; ns_handle points it at
+ * each. */
+static odbc_leader_t *conn_handle(struct serve *sv) {
     struct odbc_leader_callbacks cb = {.struct_size = sizeof(cb),
                                        .ctx = sv->cli,
                                        .log = odbc_leader__cli_log,
@@ -202,49 +210,66 @@ static odbc_leader_t *ns_handle(struct serve *sv, struct ns_state *ns) {
     const char *saved = sv->cli->ns;
     int rc;
 
-    if (ns->h != NULL || now < ns->retry_ns)
-        return ns->h;
-    sv->cli->ns = ns->name;
+    if (sv->h != NULL || now < sv->retry_ns)
+        return sv->h;
+    sv->cli->ns = sv->ns[0].name;
     rc = odbc_leader__cli_config(sv->cli, READ_ONLY, &conf);
     sv->cli->ns = saved;
     if (rc != 0) {
-        ns->rc = ODBC_LEADER_EINVAL;
-        snprintf(ns->error, sizeof(ns->error), "bad configuration");
+        sv->rc = ODBC_LEADER_EINVAL;
+        snprintf(sv->error, sizeof(sv->error), "bad configuration");
         return NULL;
     }
-    rc = odbc_leader_create(&ns->h, conf, &cb, err, sizeof(err));
+    rc = odbc_leader_create(&sv->h, conf, &cb, err, sizeof(err));
     free(conf);
     if (rc < 0) {
-        ns->rc = rc;
-        snprintf(ns->error, sizeof(ns->error), "%s",
+        sv->rc = rc;
+        snprintf(sv->error, sizeof(sv->error), "%s",
                  err[0] != '\0' ? err : odbc_leader_strerror(rc));
-        ns->backoff_ns = ns->backoff_ns == 0 ? BACKOFF_MIN_NS
-                         : 2 * ns->backoff_ns > BACKOFF_MAX_NS
+        sv->backoff_ns = sv->backoff_ns == 0 ? BACKOFF_MIN_NS
+                         : 2 * sv->backoff_ns > BACKOFF_MAX_NS
                              ? BACKOFF_MAX_NS
-                             : 2 * ns->backoff_ns;
-        ns->retry_ns = now + ns->backoff_ns;
+                             : 2 * sv->backoff_ns;
+        sv->retry_ns = now + sv->backoff_ns;
         if (sv->started)
-            odbc_leader__cli_msg(
-                sv->cli, LOG_WARNING,
-                "serve: namespace %s: %s (next try in %lld ms)", ns->name,
-                ns->error, (long long)(ns->backoff_ns / 1000000));
+            odbc_leader__cli_msg(sv->cli, LOG_WARNING,
+                                 "serve: %s (next try in %lld ms)", sv->error,
+                                 (long long)(sv->backoff_ns / 1000000));
         return NULL;
     }
-    ns->backoff_ns = 0;
-    ns->error[0] = '\0';
-    return ns->h;
+    sv->backoff_ns = 0;
+    sv->error[0] = '\0';
+    return sv->h;
 }
 
-/* Drops ns's handle after the failed read rc: the next request opens a
- * new connection. */
+/* Returns the connection's handle pointed at ns, or NULL with ns->error
+ * set when there is no connection now. */
+static odbc_leader_t *ns_handle(struct serve *sv, struct ns_state *ns) {
+    odbc_leader_t *h = conn_handle(sv);
+
+    if (h == NULL) {
+        snprintf(ns->error, sizeof(ns->error), "%s", sv->error);
+        return NULL;
+    }
+    if (odbc_leader__read_namespace(h, ns->name) != 0) {
+        snprintf(ns->error, sizeof(ns->error), "bad namespace");
+        return NULL;
+    }
+    ns->error[0] = '\0';
+    return h;
+}
+
+/* Drops the connection after ns's failed read rc: the next request opens
+ * a new one. */
 static void ns_failed(struct serve *sv, struct ns_state *ns, int rc) {
     snprintf(ns->error, sizeof(ns->error), "reading failed: %s",
              odbc_leader_strerror(rc));
+    snprintf(sv->error, sizeof(sv->error), "%s", ns->error);
     odbc_leader__cli_msg(sv->cli, LOG_WARNING, "serve: namespace %s: %s",
                          ns->name, ns->error);
-    odbc_leader_destroy(ns->h);
-    ns->h = NULL;
-    ns->retry_ns = 0;
+    odbc_leader_destroy(sv->h);
+    sv->h = NULL;
+    sv->retry_ns = 0;
     ns->tally.read_ns = 0;
 }
 
@@ -272,6 +297,7 @@ static int ns_snapshot(struct serve *sv, struct ns_state *ns,
         if (h == NULL)
             break;
         rc = odbc_leader__cli_snapshot_read(h, s, shards);
+        s->ns = ns->name; /* not h's: it moves on to other namespaces */
         if (rc == 0 && shards) {
             ns->group = s->shards > 0;
             ns->shards_at_ns = now;
@@ -1298,21 +1324,18 @@ static int default_namespace(struct serve *sv) {
         return rc;
     sv->default_ns = strdup(odbc_leader_namespace(h));
     sv->ns[0].name = sv->default_ns;
-    sv->ns[0].h = h;
+    sv->h = h;
     sv->n = 1;
     return sv->default_ns != NULL ? 0 : EX_OSERR;
 }
 
-/* Opens every namespace's handle at start: serve starts only when it can
- * read every namespace (a service manager restarts it); later outages
- * only answer 503. Returns 0 or an exit code after a message. */
+/* Opens the connection at start: serve starts only when it can read the
+ * tables (a service manager restarts it); later outages only answer 503.
+ * Returns 0 or an exit code after a message. */
 static int open_all(struct serve *sv) {
-    for (size_t i = 0; i < sv->n; i++) {
-        if (sv->ns[i].h != NULL || ns_handle(sv, &sv->ns[i]) != NULL)
-            continue;
-        odbc_leader__cli_err(sv->cli, "serve: namespace %s: %s", sv->ns[i].name,
-                             sv->ns[i].error);
-        return odbc_leader__cli_exit_code(sv->ns[i].rc);
+    if (conn_handle(sv) == NULL) {
+        odbc_leader__cli_err(sv->cli, "serve: %s", sv->error);
+        return odbc_leader__cli_exit_code(sv->rc);
     }
     sv->started = 1;
     return 0;
@@ -1396,8 +1419,7 @@ int odbc_leader__cli_serve(struct odbc_leader__cli *c, int argc, char **argv) {
 out:
     if (ai != NULL)
         freeaddrinfo(ai);
-    for (size_t i = 0; i < sv.n; i++)
-        odbc_leader_destroy(sv.ns[i].h);
+    odbc_leader_destroy(sv.h);
     free(sv.ns);
     free(sv.default_ns);
     if (sv.tls_key != NULL)
