@@ -313,7 +313,7 @@ $BENCH_PY add "$out" "metric=serve under load: errors" \
     "note=other statuses, wrong answers ($(f wrong)), connection errors, /metrics without every namespace up; serve logged $warnings lines; exit status on SIGTERM $rc"
 $BENCH_PY add "$out" "metric=serve under load: RSS after start" \
     dialect=sqlite "value=$(f rss_start)" unit=KiB target=- \
-    "note=VmRSS once listening, $nsn handles open (one ODBC connection each)"
+    "note=VmRSS once listening, $nsn namespaces read on one ODBC connection"
 $BENCH_PY add "$out" "metric=serve under load: RSS after warm-up" \
     dialect=sqlite "value=$(f rss_warm)" unit=KiB target=- \
     "note=after ${warmup} s of load"
