@@ -183,20 +183,17 @@ static int reap_all(struct demo *d) {
     return bad;
 }
 
-/* In the forked child: own group, output to DIR/NAME.log, exec run. */
-static void exec_candidate(const struct demo *d, const struct cand *k) {
+/* In a forked child: its own process group, the demo's signal mask
+ * restored, stdin from /dev/null, stdout and stderr to DIR/NAME.log; then
+ * execs argv (this binary). Does not return. */
+static void exec_child(const struct demo *d, const char *name,
+                       const char *const argv[]) {
     char log[PATH_MAX + 32];
-    const char *argv[] = {
-        d->exe,  "run",     "-C",    d->conn,    "-n",
-        "demo",  "--id",    k->name, "--grace",  "300ms",
-        "--",    "/bin/sh", "-c",    job_script, "odbc-leader-demo-job",
-        d->work, NULL,
-    };
     int fd;
 
     setpgid(0, 0);
     sigprocmask(SIG_SETMASK, &d->oldmask, NULL);
-    snprintf(log, sizeof(log), "%s/%s.log", d->dir, k->name);
+    snprintf(log, sizeof(log), "%s/%s.log", d->dir, name);
     fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd >= 0) {
         dup2(fd, STDOUT_FILENO);
@@ -209,29 +206,26 @@ static void exec_candidate(const struct demo *d, const struct cand *k) {
     _exit(ODBC_LEADER__EX_NOTFOUND);
 }
 
-/* In the forked child: own group, output to DIR/serve.log, exec serve on
- * the demo's database. */
+/* In the forked child: exec run for candidate k. */
+static void exec_candidate(const struct demo *d, const struct cand *k) {
+    const char *argv[] = {
+        d->exe,  "run",     "-C",    d->conn,    "-n",
+        "demo",  "--id",    k->name, "--grace",  "300ms",
+        "--",    "/bin/sh", "-c",    job_script, "odbc-leader-demo-job",
+        d->work, NULL,
+    };
+
+    exec_child(d, k->name, argv);
+}
+
+/* In the forked child: exec serve on the demo's database. */
 static void exec_serve(const struct demo *d) {
-    char log[PATH_MAX + 32];
     const char *argv[] = {
         d->exe, "serve",    "-C",     d->conn, "-n",
         "demo", "--listen", d->serve, NULL,
     };
-    int fd;
 
-    setpgid(0, 0);
-    sigprocmask(SIG_SETMASK, &d->oldmask, NULL);
-    snprintf(log, sizeof(log), "%s/serve.log", d->dir);
-    fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd >= 0) {
-        dup2(fd, STDOUT_FILENO);
-        dup2(fd, STDERR_FILENO);
-    }
-    fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (fd >= 0)
-        dup2(fd, STDIN_FILENO);
-    execv(d->exe, (char *const *)argv);
-    _exit(ODBC_LEADER__EX_NOTFOUND);
+    exec_child(d, "serve", argv);
 }
 
 /* With --serve: starts odbc-leader serve on the demo's database (the

@@ -282,61 +282,102 @@ static struct ns_state *ns_find(struct serve *sv, const char *name) {
     return NULL;
 }
 
-/* Reads ns's snapshot into *s (zeroed on failure, with ns->error).
- * Returns 0 or -1. One retry on a fresh connection after a failed read,
- * so a restarted database costs no failed request. */
-static int ns_snapshot(struct serve *sv, struct ns_state *ns,
-                       struct odbc_leader__snapshot *s) {
+/* One read of a namespace on the connection's handle h (pointed at it):
+ * returns what the library call returned. */
+typedef int (*ns_read_fn)(odbc_leader_t *h, void *ctx);
+
+/* Runs read for ns, and once more on a fresh connection after a failed
+ * read, so a restarted database costs no failed request. Returns read's
+ * result: 0 or more, ODBC_LEADER_ENOLEDGER or ODBC_LEADER_ENOELECTIONS
+ * (the dialect lacks the table: no reason to reconnect), or another
+ * negative error with ns->error set. */
+static int ns_read(struct serve *sv, struct ns_state *ns, ns_read_fn read,
+                   void *ctx) {
+    int rc = ODBC_LEADER_ECONNECT;
+
     for (int attempt = 0; attempt < 2; attempt++) {
         odbc_leader_t *h = ns_handle(sv, ns);
-        int64_t now = odbc_leader__now_ns(NULL);
-        int shards = ns->group || ns->shards_at_ns == 0 ||
-                     now - ns->shards_at_ns >= GROUP_RECHECK_NS;
-        int rc;
 
         if (h == NULL)
-            break;
-        rc = odbc_leader__cli_snapshot_read(h, s, shards);
-        s->ns = ns->name; /* not h's: it moves on to other namespaces */
-        if (rc == 0 && shards) {
-            ns->group = s->shards > 0;
-            ns->shards_at_ns = now;
-        }
-        if (rc == 0)
-            return 0;
-        odbc_leader__cli_snapshot_free(s);
+            return ODBC_LEADER_ECONNECT;
+        rc = read(h, ctx);
+        if (rc >= 0 || rc == ODBC_LEADER_ENOLEDGER ||
+            rc == ODBC_LEADER_ENOELECTIONS)
+            return rc;
         ns_failed(sv, ns, rc);
     }
-    memset(s, 0, sizeof(*s));
-    return -1;
+    return rc;
+}
+
+/* ns_read_fn: the lease, into the struct odbc_leader_lease ctx. */
+static int read_lease(odbc_leader_t *h, void *ctx) {
+    return odbc_leader_read_lease(h, ctx);
+}
+
+struct snapshot_read {
+    struct odbc_leader__snapshot *s; /* borrowed */
+    int shards;                      /* read the group's shards too */
+};
+
+/* ns_read_fn: a snapshot (freed again when the read fails). */
+static int read_snapshot(odbc_leader_t *h, void *ctx) {
+    struct snapshot_read *r = ctx;
+    int rc = odbc_leader__cli_snapshot_read(h, r->s, r->shards);
+
+    if (rc < 0)
+        odbc_leader__cli_snapshot_free(r->s);
+    return rc;
+}
+
+/* Reads ns's snapshot into *s (zeroed on failure, with ns->error).
+ * Returns 0 or -1. */
+static int ns_snapshot(struct serve *sv, struct ns_state *ns,
+                       struct odbc_leader__snapshot *s) {
+    int64_t now = odbc_leader__now_ns(NULL);
+    struct snapshot_read r = {s,
+                              ns->group || ns->shards_at_ns == 0 ||
+                                  now - ns->shards_at_ns >= GROUP_RECHECK_NS};
+
+    if (ns_read(sv, ns, read_snapshot, &r) < 0) {
+        memset(s, 0, sizeof(*s));
+        return -1;
+    }
+    s->ns = ns->name; /* not h's: it moves on to other namespaces */
+    if (r.shards) {
+        ns->group = s->shards > 0;
+        ns->shards_at_ns = now;
+    }
+    return 0;
 }
 
 /* ---- the fires of a namespace ---- */
+
+struct fires_read {
+    const char *job;                  /* borrowed; NULL = every job */
+    struct odbc_leader__fire_list *l; /* borrowed */
+};
+
+/* ns_read_fn: a ledger, into an emptied list. */
+static int read_fires(odbc_leader_t *h, void *ctx) {
+    struct fires_read *r = ctx;
+
+    r->l->n = 0;
+    return odbc_leader_list_fires(h, r->job, odbc_leader__cli_keep_fire, r->l);
+}
 
 /* Reads ns's ledger (of job only unless NULL) into *l, which the caller
  * frees. Returns 0, or -1 with ns->error set. A dialect without a ledger
  * gives an empty list. */
 static int ns_fires(struct serve *sv, struct ns_state *ns, const char *job,
                     struct odbc_leader__fire_list *l) {
-    for (int attempt = 0; attempt < 2; attempt++) {
-        odbc_leader_t *h = ns_handle(sv, ns);
-        int rc;
+    struct fires_read r = {job, l};
+    int rc = ns_read(sv, ns, read_fires, &r);
 
-        if (h == NULL)
-            break;
-        l->n = 0;
-        rc = odbc_leader_list_fires(h, job, odbc_leader__cli_keep_fire, l);
-        if (rc == ODBC_LEADER_ENOLEDGER)
-            return 0;
-        if (rc >= 0 && l->nomem) {
-            snprintf(ns->error, sizeof(ns->error), "out of memory");
-            return -1;
-        }
-        if (rc >= 0)
-            return 0;
-        ns_failed(sv, ns, rc);
-    }
-    return -1;
+    if (rc == ODBC_LEADER_ENOLEDGER)
+        return 0;
+    if (rc >= 0 && l->nomem)
+        snprintf(ns->error, sizeof(ns->error), "out of memory");
+    return rc >= 0 && !l->nomem ? 0 : -1;
 }
 
 /* qsort order of fires: by job, then by fire time. */
@@ -382,30 +423,26 @@ static void job_sum(const struct odbc_leader__fire_list *l, size_t from,
 
 /* ---- the election log of a namespace ---- */
 
+/* ns_read_fn: an election log, into an emptied list. */
+static int read_elections(odbc_leader_t *h, void *ctx) {
+    struct odbc_leader__election_list *l = ctx;
+
+    l->n = 0;
+    return odbc_leader_list_elections(h, odbc_leader__cli_keep_election, l);
+}
+
 /* Reads ns's election log, oldest term first, into *l, which the caller
  * frees. Returns 0, 1 when the dialect keeps no log (l empty), or -1 with
  * ns->error set. */
 static int ns_elections(struct serve *sv, struct ns_state *ns,
                         struct odbc_leader__election_list *l) {
-    for (int attempt = 0; attempt < 2; attempt++) {
-        odbc_leader_t *h = ns_handle(sv, ns);
-        int rc;
+    int rc = ns_read(sv, ns, read_elections, l);
 
-        if (h == NULL)
-            break;
-        l->n = 0;
-        rc = odbc_leader_list_elections(h, odbc_leader__cli_keep_election, l);
-        if (rc == ODBC_LEADER_ENOELECTIONS)
-            return 1;
-        if (rc >= 0 && l->nomem) {
-            snprintf(ns->error, sizeof(ns->error), "out of memory");
-            return -1;
-        }
-        if (rc >= 0)
-            return 0;
-        ns_failed(sv, ns, rc);
-    }
-    return -1;
+    if (rc == ODBC_LEADER_ENOELECTIONS)
+        return 1;
+    if (rc >= 0 && l->nomem)
+        snprintf(ns->error, sizeof(ns->error), "out of memory");
+    return rc >= 0 && !l->nomem ? 0 : -1;
 }
 
 /* Returns the index in ended_how[] of how term e ended, or N_ENDED for a
@@ -568,8 +605,6 @@ static enum MHD_Result health(struct serve *sv, struct MHD_Connection *conn) {
     struct ns_state *ns = req_ns(sv, conn, &ret);
     const char *id = arg(conn, "id") != NULL ? arg(conn, "id") : sv->self;
     struct odbc_leader_lease l;
-    odbc_leader_t *h;
-    int rc = -1;
 
     if (ns == NULL)
         return ret;
@@ -577,15 +612,7 @@ static enum MHD_Result health(struct serve *sv, struct MHD_Connection *conn) {
         return reply_text(conn, MHD_HTTP_BAD_REQUEST,
                           "missing or invalid parameter id (the candidate's "
                           "LeaderId; serve --id gives a default)");
-    for (int attempt = 0; attempt < 2 && rc < 0; attempt++) {
-        h = ns_handle(sv, ns);
-        if (h == NULL)
-            break;
-        rc = odbc_leader_read_lease(h, &l);
-        if (rc < 0)
-            ns_failed(sv, ns, rc);
-    }
-    if (rc < 0)
+    if (ns_read(sv, ns, read_lease, &l) < 0)
         return reply_text(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
                           "unknown: database unavailable: %s", ns->error);
     if (l.leader_id[0] != '\0' && l.expires_at_ms > l.db_now_ms &&
