@@ -91,23 +91,48 @@ def holds_file_lock(pid):
     return False
 
 
-def stop_unlocked(pid, tries=20):
+# Linux system call numbers of the calls a host idles in, by machine.
+_SYSCALLS = {
+    "x86_64": {"rt_sigtimedwait": 128},
+    "aarch64": {"rt_sigtimedwait": 137},
+}
+
+
+def blocked_in(pid, name):
+    """True when pid's main thread is blocked in system call name (by
+    /proc/PID/syscall); True too on a machine whose number for it is not
+    known here, so that callers only lose precision there."""
+    nr = _SYSCALLS.get(os.uname().machine, {}).get(name)
+    if nr is None:
+        return True
+    try:
+        with open("/proc/%d/syscall" % pid) as f:
+            return f.read().split()[0] == str(nr)
+    except (OSError, IndexError):
+        return False
+
+
+def stop_unlocked(pid, tries=50, idle=None):
     """SIGSTOPs pid outside any file lock: a SQLite host stopped inside
     its short transaction keeps the database file locked, and nobody can
-    be elected until it runs again (docs/reliability.md). Waits until
-    pid is stopped; while it holds a lock, continues it and tries again a
-    little later. Returns the number of tries that hit a lock; raises
-    RuntimeError when every try did."""
+    be elected until it runs again (docs/reliability.md). With idle (a
+    system call name), pid must also be stopped while blocked in it, so
+    that what it does first on SIGCONT is known. Waits until pid is
+    stopped; while it is not where it should be, continues it and tries
+    again a little later. Returns the number of tries that missed;
+    raises RuntimeError when every try did."""
     for i in range(tries):
         os.kill(pid, signal.SIGSTOP)
         while proc_state(pid) not in ("T", "t", None):
             time.sleep(0.001)
-        if not holds_file_lock(pid):
+        if not holds_file_lock(pid) and (idle is None or
+                                         blocked_in(pid, idle)):
             return i
         os.kill(pid, signal.SIGCONT)
-        time.sleep(0.013 * (i + 1))
-    raise RuntimeError("%d held a file lock at each of %d stops"
-                       % (pid, tries))
+        time.sleep(0.007 * (i % 5 + 1))
+    raise RuntimeError("%d was never stopped outside a file lock%s in %d "
+                       "tries" % (pid, "" if idle is None else
+                                  " and in " + idle, tries))
 
 
 def is_cmd_life(pid):
@@ -334,18 +359,6 @@ def end_session(ctx, db, port):
         lib_call(ctx, "ol_mariadb %s" % sh_quote(
             "KILL CONNECTION %d" % int(cid)))
     return bool(out)
-
-
-def holds_file_lock(pid):
-    """True when pid holds a POSIX file lock (SQLite's locks are)."""
-    with open("/proc/locks") as f:
-        for line in f:
-            cols = line.split()
-            if "->" in cols:
-                continue  # a waiter, not a holder
-            if len(cols) > 4 and cols[4] == str(pid):
-                return True
-    return False
 
 
 def sh_quote(s):
