@@ -186,6 +186,7 @@ class Election:
             self.config += ";LeaderTestTrustExtra=%d" % extra_ms
         self.hosts = {}  # pid -> Popen
         self.born = {}  # pid -> spawn time (ns)
+        self.fault_end = 0  # when the last fault ended (ns)
         self.proxy_of = {}  # host pid -> proxy Popen
         self.stopped = set()
         self.spawned = 0
@@ -270,18 +271,24 @@ class Election:
         self.proxy_of[pid].send_signal(sig)
 
     def stuck(self):
-        """Live candidates whose last good tick (or their start, when they
-        have not ticked yet) is older than TTL + 2 ticks + the 1 s
-        reconnect backoff cap."""
+        """Live candidates without a good tick within TTL + 2 ticks + the
+        1 s reconnect backoff cap of the last fault's end (or of their
+        start, when later). Waits until every candidate has ticked well
+        since then or its time is up: measured at once, a follower still
+        in its backoff after an outage counted as stuck."""
         limit = (TTL_MS + 2 * self.renew_ms + 1000) * 1e6
-        t = now_ns()
-        last = {h["pid"]: h["last_ok_tick_ns"] for h in self.headers()}
-        n = 0
-        for pid, p in self.hosts.items():
-            if p.poll() is None and \
-                    t - max(last.get(pid, 0), self.born[pid]) > limit:
-                n += 1
-        return n
+        while True:
+            t = now_ns()
+            last = {h["pid"]: h["last_ok_tick_ns"] for h in self.headers()}
+            late, over = 0, 0
+            for pid, p in self.hosts.items():
+                since = max(self.fault_end, self.born[pid])
+                if p.poll() is None and last.get(pid, 0) < since:
+                    late += 1
+                    over += t - since > limit
+            if late == over:
+                return over
+            time.sleep(0.05)
 
     def stop_all(self):
         """SIGTERM (resign) every candidate; returns how many did not exit
@@ -456,6 +463,7 @@ def inject(ctx, el, db, fault, res, limit_ms):
             el.stopped.discard(pid)
         else:
             el.signal_proxy(pid, signal.SIGUSR2)
+    el.fault_end = now_ns()
     if fault in ("sigstop", "stall", "negative"):
         time.sleep(2 * el.renew_ms / 1000.0)  # the resumed one acts now
 
