@@ -112,6 +112,25 @@ class Group:
         led = {r["shard"] for r in recs if r["last_before"] > t}
         return len(led) == self.ctx.shards
 
+    def unled(self, after_ns):
+        """What all_led() misses, for the log: the count of shards not
+        led recently, and the newest record of up to 5 of them."""
+        _, recs = self.ctx.checker.load_run(self.dir)
+        t = max(now_ns() - 300 * 1000000, after_ns)
+        newest = {}
+        for r in recs:
+            if r["shard"] not in newest or \
+                    r["last_before"] > newest[r["shard"]]["last_before"]:
+                newest[r["shard"]] = r
+        out = [s for s in range(self.ctx.shards)
+               if s not in newest or newest[s]["last_before"] <= t]
+        shown = ["shard %d: %s" % (s, "never led" if s not in newest else
+                                   "pid %d term %d, last led %.1f s ago" % (
+                                       newest[s]["pid"], newest[s]["term"],
+                                       (now_ns() - newest[s]["last_before"])
+                                       / 1e9)) for s in out[:5]]
+        return "%d shards unled (%s)" % (len(out), "; ".join(shown))
+
     def wait_led(self, timeout_s, after_ns=0):
         """Waits until every shard is led past after_ns (a fault's time +
         one TTL: past the window any member that stopped could still
@@ -142,9 +161,18 @@ def faults(ctx, g, rounds):
 
     def settle(what):
         g.note(what)
-        if not g.wait_led(4 * TTL_MS / 1000.0 + 10,
-                          now_ns() + TTL_MS * 1000000):
-            raise RuntimeError("%s: not every shard led again" % what)
+        t = now_ns()
+        if not g.wait_led(4 * TTL_MS / 1000.0 + 10, t + TTL_MS * 1000000):
+            raise RuntimeError("%s: not every shard led again within %.0f "
+                               "s: %s; members alive: %s" % (
+                                   what, (now_ns() - t) / 1e9,
+                                   g.unled(t + TTL_MS * 1000000),
+                                   ", ".join("%s (pid %d)" % (m, p.pid)
+                                             for m, p in sorted(
+                                                 g.hosts.items())
+                                             if p.poll() is None)))
+        print("    every shard led again after %.1f s" % (
+            (now_ns() - t) / 1e9), file=sys.stderr, flush=True)
         time.sleep(RENEW_MS / 1000.0 * 4)  # moves after the fault, too
 
     for r in range(rounds):
