@@ -1917,6 +1917,41 @@ int odbc_leader__db_claim(struct odbc_leader__db *db, int64_t term,
     return rc > 0 ? 1 : why_not_claimed(db, term);
 }
 
+/* See db.h. */
+int odbc_leader__db_claim_retryable(const struct odbc_leader__db *db, int rc) {
+    return rc == ODBC_LEADER_ECONNLOST || rc == ODBC_LEADER_EUNKNOWN ||
+           (rc == ODBC_LEADER_EDB &&
+            db->diag.errclass == ODBC_LEADER__ERR_TRANSIENT);
+}
+
+/* See db.h. */
+int odbc_leader__db_claim_again(struct odbc_leader__db *db, int64_t term,
+                                const char *job, int64_t fire_ms, int first) {
+    struct odbc_leader__diag d = db->diag;
+    struct odbc_leader_fire f;
+    int rc;
+
+    odbc_leader__logf(db->log, LOG_INFO,
+                      "claim of %s at %lld failed (%s); trying once more", job,
+                      (long long)fire_ms, odbc_leader_strerror(first));
+    rc = odbc_leader__db_claim(db, term, job, fire_ms);
+    if (rc != 0 ||
+        (first != ODBC_LEADER_ECONNLOST && first != ODBC_LEADER_EUNKNOWN))
+        return rc;
+    rc = odbc_leader__db_fire(db, job, fire_ms, &f);
+    if (rc <= 0 || f.term != term || strcmp(f.claimed_by, db->id) != 0)
+        return rc; /* not ours: claimed by another term, a plain 0 */
+    db->diag = d;
+    odbc_leader__logf(db->log, LOG_WARNING,
+                      "claim of %s at %lld: the first try's outcome is "
+                      "unknown (%s) and the fire is claimed in this term, "
+                      "by that try or an earlier claim; not reported as "
+                      "claimed, so it may not run (odbc-leader fires shows "
+                      "it unfinished)",
+                      job, (long long)fire_ms, odbc_leader_strerror(first));
+    return first;
+}
+
 /* Reads column col as a 64-bit integer into *v; *null is 1 for NULL. */
 static int get_int_null(SQLHSTMT h, int col, int64_t *v, int *null) {
     SQLBIGINT x = 0;

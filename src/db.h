@@ -89,6 +89,20 @@ int odbc_leader__db_has_ledger(const struct odbc_leader__db *db);
  * another negative error. job is borrowed and valid. */
 int odbc_leader__db_claim(struct odbc_leader__db *db, int64_t term,
                           const char *job, int64_t fire_ms);
+/* 1 when a claim that failed with rc is worth one more try at once: the
+ * connection was lost (the caller reopens it first), the outcome is
+ * unknown, or the statement failed for a passing reason in the dialect's
+ * terms (a lock or statement timeout, a deadlock, a busy file). */
+int odbc_leader__db_claim_retryable(const struct odbc_leader__db *db, int rc);
+/* The one more try of a claim whose first try failed with first, on a
+ * connection the caller has reopened. Returns what odbc_leader__db_claim
+ * returns, except that a 0 after a first try of unknown outcome
+ * (ECONNLOST, EUNKNOWN) whose row holds this candidate's claim in term
+ * returns first again, with its diagnostic: that row is the first try's
+ * own or an earlier claim of the same fire, and the row cannot tell
+ * which. job is borrowed and valid. */
+int odbc_leader__db_claim_again(struct odbc_leader__db *db, int64_t term,
+                                const char *job, int64_t fire_ms, int first);
 /* Records the outcome of a fire this candidate claimed. Returns 0 (also
  * when it was finished before), ODBC_LEADER_ENOFIRE, or a negative
  * error. */

@@ -859,6 +859,36 @@ static int ledger_failed(odbc_leader_group_t *g, int rc) {
     return odbc_leader__note_error(g->db, &g->last, rc);
 }
 
+/* Opens the port's connection when it has none. Returns 0 or a negative
+ * error (noted). */
+static int reopen(odbc_leader_group_t *g) {
+    char err[256];
+    int rc;
+
+    if (g->m.connected)
+        return 0;
+    rc = odbc_leader__db_group_connect(g->db, err, sizeof(err));
+    if (rc < 0)
+        return ledger_failed(g, rc);
+    g->m.connected = 1;
+    return 0;
+}
+
+/* One claim statement of job's shard's namespace, for term. */
+static int claim_once(odbc_leader_group_t *g, int64_t term, const char *job,
+                      int64_t fire_ms, int first) {
+    int rc;
+
+    fence_ns(g, job);
+    rc = first == 0
+             ? odbc_leader__db_claim(g->db, term, job, fire_ms)
+             : odbc_leader__db_claim_again(g->db, term, job, fire_ms, first);
+    unfence(g);
+    return rc < 0 ? ledger_failed(g, rc) : rc;
+}
+
+/* As odbc_leader_claim(): a try that fails for a passing reason is made
+ * once more at once while the shard's term still leads here. */
 int odbc_leader_group_claim(odbc_leader_group_t *g, const char *job,
                             int64_t fire_ms) {
     int64_t term;
@@ -873,12 +903,14 @@ int odbc_leader_group_claim(odbc_leader_group_t *g, const char *job,
     term = odbc_leader__group_member_leadership(&g->m, s, NULL);
     if (term == 0)
         return ODBC_LEADER_ENOTLEADER;
-    if (!g->m.connected)
-        return ledger_failed(g, ODBC_LEADER_ECONNLOST);
-    fence_ns(g, job);
-    rc = odbc_leader__db_claim(g->db, term, job, fire_ms);
-    unfence(g);
-    return rc < 0 ? ledger_failed(g, rc) : rc;
+    rc = reopen(g);
+    if (rc == 0)
+        rc = claim_once(g, term, job, fire_ms, 0);
+    if (rc >= 0 || rc == ODBC_LEADER_ECONNECT ||
+        !odbc_leader__db_claim_retryable(g->db, rc) ||
+        odbc_leader__group_member_leadership(&g->m, s, NULL) != term)
+        return rc;
+    return reopen(g) < 0 ? g->last.code : claim_once(g, term, job, fire_ms, rc);
 }
 
 int odbc_leader_group_finish(odbc_leader_group_t *g, const char *job,
@@ -889,14 +921,9 @@ int odbc_leader_group_finish(odbc_leader_group_t *g, const char *job,
         fire_ms < 0)
         return ODBC_LEADER_EINVAL;
     odbc_leader__db_clear_diag(g->db);
-    if (!g->m.connected) {
-        char err[256];
-
-        rc = odbc_leader__db_group_connect(g->db, err, sizeof(err));
-        if (rc < 0)
-            return ledger_failed(g, rc);
-        g->m.connected = 1;
-    }
+    rc = reopen(g);
+    if (rc < 0)
+        return rc;
     fence_ns(g, job);
     rc = odbc_leader__db_finish(g->db, job, fire_ms, status);
     unfence(g);

@@ -394,10 +394,14 @@ static int ledger_failed(odbc_leader_t *h, int rc) {
     return rc;
 }
 
-/* odbc_leader_claim() without the last-error bookkeeping. */
+/* odbc_leader_claim() without the last-error bookkeeping. A try that
+ * fails for a passing reason (a lost connection, a timeout) is made once
+ * more at once, on a new connection when the old one is gone, while the
+ * term still leads here (odbc_leader__db_claim_again says what a second
+ * "already claimed" means). */
 static int claim_call(odbc_leader_t *h, const char *job, int64_t fire_ms) {
     int64_t term;
-    int rc;
+    int rc, first;
 
     if (h == NULL || !valid_fire(job, fire_ms))
         return ODBC_LEADER_EINVAL;
@@ -407,9 +411,17 @@ static int claim_call(odbc_leader_t *h, const char *job, int64_t fire_ms) {
     rc = connected(h);
     if (rc == 0)
         rc = odbc_leader__db_claim(h->db, term, job, fire_ms);
-    if (rc < 0)
-        return ledger_failed(h, rc);
-    return rc;
+    if (rc >= 0)
+        return rc;
+    first = ledger_failed(h, rc);
+    if (first == ODBC_LEADER_ECONNECT ||
+        !odbc_leader__db_claim_retryable(h->db, first) ||
+        odbc_leader__elector_leadership(&h->el, NULL) != term)
+        return first;
+    rc = connected(h);
+    if (rc == 0)
+        rc = odbc_leader__db_claim_again(h->db, term, job, fire_ms, first);
+    return rc < 0 ? ledger_failed(h, rc) : rc;
 }
 
 /* odbc_leader_finish() without the last-error bookkeeping. */

@@ -346,9 +346,16 @@ odbc_leader_list_shards(odbc_leader_t *h, odbc_leader_shard_fn fn, void *ctx);
  * first, then by the database); ODBC_LEADER_EFIREAGE: fire_ms is older
  * than LeaderFireRetention by the database clock (its row may already be
  * gone, so it could run twice); ODBC_LEADER_ENOLEDGER; or another negative
- * error, after which the outcome is unknown (the ledger tells).
+ * error, after which the outcome is unknown (the ledger tells). A try that
+ * fails for a passing reason (a lost connection, a timeout, a deadlock, a
+ * busy file) is made once more at once, on a new connection when the old
+ * one is gone, while the term still leads here: a 1 then means the first
+ * try never committed. A 0 after a first try of unknown outcome, with the
+ * row claimed in this term by this handle, returns the first error: that
+ * row is the first try's or an earlier claim's, and it cannot tell which.
  * Owns: job borrowed for the call. Thread: tick. Blocks: yes: one round
- * trip (none when this handle does not lead).
+ * trip; after such a failure a reconnect and up to two more (none when
+ * this handle does not lead).
  */
 ODBC_LEADER_EXTERN int odbc_leader_claim(odbc_leader_t *h, const char *job,
                                          int64_t fire_ms);
@@ -479,8 +486,10 @@ ODBC_LEADER_EXTERN const char *
 odbc_leader_group_id(const odbc_leader_group_t *g);
 
 /* odbc_leader_claim() for the shard of job (odbc_leader_shard_of()):
- * fenced by that shard's term. ODBC_LEADER_ENOTLEADER when this member
- * does not lead it. Thread: tick. Blocks: yes: one round trip. */
+ * fenced by that shard's term, tried once more as odbc_leader_claim() is.
+ * ODBC_LEADER_ENOTLEADER when this member does not lead it. Reopens a
+ * lost connection first, as odbc_leader_group_finish() does. Thread:
+ * tick. Blocks: yes: one round trip (more after a lost connection). */
 ODBC_LEADER_EXTERN int odbc_leader_group_claim(odbc_leader_group_t *g,
                                                const char *job,
                                                int64_t fire_ms);
