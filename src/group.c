@@ -893,7 +893,7 @@ int odbc_leader_group_claim(odbc_leader_group_t *g, const char *job,
                             int64_t fire_ms) {
     int64_t term;
     uint32_t s;
-    int rc;
+    int rc, first;
 
     if (g == NULL || job == NULL || !odbc_leader__valid_name(job) ||
         fire_ms < 0)
@@ -906,11 +906,12 @@ int odbc_leader_group_claim(odbc_leader_group_t *g, const char *job,
     rc = reopen(g);
     if (rc == 0)
         rc = claim_once(g, term, job, fire_ms, 0);
-    if (rc >= 0 || rc == ODBC_LEADER_ECONNECT ||
-        !odbc_leader__db_claim_retryable(g->db, rc) ||
+    if (rc >= 0 || !odbc_leader__db_claim_retryable(g->db, rc) ||
         odbc_leader__group_member_leadership(&g->m, s, NULL) != term)
         return rc;
-    return reopen(g) < 0 ? g->last.code : claim_once(g, term, job, fire_ms, rc);
+    first = rc;
+    rc = reopen(g);
+    return rc < 0 ? rc : claim_once(g, term, job, fire_ms, first);
 }
 
 int odbc_leader_group_finish(odbc_leader_group_t *g, const char *job,

@@ -414,8 +414,7 @@ static int claim_call(odbc_leader_t *h, const char *job, int64_t fire_ms) {
     if (rc >= 0)
         return rc;
     first = ledger_failed(h, rc);
-    if (first == ODBC_LEADER_ECONNECT ||
-        !odbc_leader__db_claim_retryable(h->db, first) ||
+    if (!odbc_leader__db_claim_retryable(h->db, first) ||
         odbc_leader__elector_leadership(&h->el, NULL) != term)
         return first;
     rc = connected(h);

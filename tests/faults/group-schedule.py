@@ -104,17 +104,9 @@ class Group:
             proxy.terminate()
             proxy.wait()
 
-    def all_led(self, after_ns):
-        """True when every shard has a record whose last "yes" is recent
-        and later than after_ns."""
-        _, recs = self.ctx.checker.load_run(self.dir)
-        t = max(now_ns() - 300 * 1000000, after_ns)
-        led = {r["shard"] for r in recs if r["last_before"] > t}
-        return len(led) == self.ctx.shards
-
-    def unled(self, after_ns):
-        """What all_led() misses, for the log: the count of shards not
-        led recently, and the newest record of up to 5 of them."""
+    def unled_shards(self, after_ns):
+        """The shards without a record whose last "yes" is recent and
+        later than after_ns, and each shard's newest record."""
         _, recs = self.ctx.checker.load_run(self.dir)
         t = max(now_ns() - 300 * 1000000, after_ns)
         newest = {}
@@ -122,8 +114,17 @@ class Group:
             if r["shard"] not in newest or \
                     r["last_before"] > newest[r["shard"]]["last_before"]:
                 newest[r["shard"]] = r
-        out = [s for s in range(self.ctx.shards)
-               if s not in newest or newest[s]["last_before"] <= t]
+        return [s for s in range(self.ctx.shards)
+                if s not in newest or newest[s]["last_before"] <= t], newest
+
+    def all_led(self, after_ns):
+        """True when every shard is led recently, later than after_ns."""
+        return not self.unled_shards(after_ns)[0]
+
+    def unled(self, after_ns):
+        """What all_led() misses, for the log: the count of shards not
+        led recently, and the newest record of up to 5 of them."""
+        out, newest = self.unled_shards(after_ns)
         shown = ["shard %d: %s" % (s, "never led" if s not in newest else
                                    "pid %d term %d, last led %.1f s ago" % (
                                        newest[s]["pid"], newest[s]["term"],
