@@ -271,9 +271,10 @@ class Election:
         self.proxy_of[pid].send_signal(sig)
 
     def stuck(self):
-        """Live candidates without a good tick within TTL + 2 ticks + the
-        1 s reconnect backoff cap of the last fault's end (or of their
-        start, when later). Waits until every candidate has ticked well
+        """Live candidates whose last good tick is older than TTL + 2
+        ticks + the 1 s reconnect backoff cap, counted from the last
+        fault's end (or their start, when later) when they have not
+        ticked well since. Waits until every candidate has ticked well
         since then or its time is up: measured at once, a follower still
         in its backoff after an outage counted as stuck."""
         limit = (TTL_MS + 2 * self.renew_ms + 1000) * 1e6
@@ -282,10 +283,13 @@ class Election:
             last = {h["pid"]: h["last_ok_tick_ns"] for h in self.headers()}
             late, over = 0, 0
             for pid, p in self.hosts.items():
+                if p.poll() is not None:
+                    continue
+                seen = last.get(pid, 0)
                 since = max(self.fault_end, self.born[pid])
-                if p.poll() is None and last.get(pid, 0) < since:
-                    late += 1
-                    over += t - since > limit
+                stale = t - max(seen, since) > limit
+                late += seen < since or stale
+                over += stale
             if late == over:
                 return over
             time.sleep(0.05)
