@@ -45,11 +45,15 @@ def api_leader(url, ns):
 
 
 def page_leader(driver, ns):
-    for s in driver.find_elements(By.CSS_SELECTOR, "section[data-ns]"):
-        if s.get_attribute("data-ns") == ns:
-            b = s.find_elements(By.CSS_SELECTOR, ".state .leader")
-            return b[0].text if b else None
-    return None
+    """Returns the leader the page shows for NS, or None. Read in one
+    script, so in one turn of the page's event loop: the page redraws its
+    state line every poll, and an element found by one WebDriver call can
+    be gone (stale) by the next."""
+    return driver.execute_script("""
+        const s = [...document.querySelectorAll('section[data-ns]')]
+            .find(x => x.dataset.ns === arguments[0]);
+        const b = s && s.querySelector('.state .leader');
+        return b ? b.innerText : null;""", ns)
 
 
 def timeline_problem(driver, ns, old, new):
