@@ -14,6 +14,11 @@
  *   SIGHUP   cut: close every connection and close new ones at once, as
  *            when the database host is unreachable
  *   SIGUSR2  back to forwarding
+ *   SIGWINCH lose one answer: the next bytes a client sends (on any
+ *            connection) are forwarded, and when the server's first answer
+ *            to them arrives the proxy reads it and closes that connection
+ *            on both sides; the server has run the request, the client
+ *            never learns its outcome. One-shot, in FORWARD mode
  *   SIGTERM  exit
  * One thread, poll(2), signals through a signalfd: no handler, no global.
  */
@@ -47,11 +52,13 @@ struct pipe_buf {
 struct conn {
     int fd[2];              /* 0 client, 1 server; -1 when closed */
     struct pipe_buf buf[2]; /* buf[i]: read from fd[i], to write to fd[!i] */
+    int losing;             /* the server's next answer is lost (SIGWINCH) */
 };
 
 struct proxy {
     int listen_fd, sig_fd, target_port;
     enum mode mode;
+    int lose;                 /* armed by SIGWINCH: see the header */
     struct conn *c[MAX_CONN]; /* owned */
 };
 
@@ -115,9 +122,11 @@ fail:
     close(fd);
 }
 
-/* Moves bytes for connection i according to the poll results in r[2].
- * Returns 0, or -1 when the connection ended. */
-static int pump(struct conn *c, const short r[2]) {
+/* Moves bytes for connection c according to the poll results in r[2];
+ * *lose is the proxy's SIGWINCH flag, taken by the first client bytes
+ * read. Returns 0, or -1 when the connection ended or is to be cut (the
+ * answer it was to lose has arrived). */
+static int pump(struct conn *c, const short r[2], int *lose) {
     int s;
 
     for (s = 0; s < 2; s++) {
@@ -130,6 +139,12 @@ static int pump(struct conn *c, const short r[2]) {
                 return -1;
             b->off = 0;
             b->len = n > 0 ? (size_t)n : 0;
+            if (n > 0 && s == 0 && *lose) {
+                *lose = 0;
+                c->losing = 1;
+            } else if (n > 0 && s == 1 && c->losing) {
+                return -1; /* the answer: dropped with the connection */
+            }
         }
         if (b->len > 0) {
             n = write(c->fd[!s], b->data + b->off, b->len);
@@ -158,6 +173,9 @@ static int on_signal(struct proxy *px) {
         break;
     case SIGUSR2:
         px->mode = FORWARD;
+        break;
+    case SIGWINCH:
+        px->lose = 1;
         break;
     case SIGHUP:
         px->mode = CUT;
@@ -203,6 +221,8 @@ static void serve(struct proxy *px) {
         }
         if (poll(pfd, (nfds_t)n, -1) < 0 && errno != EINTR)
             return;
+        /* signals first: a SIGWINCH sent before a client's request is
+         * armed before that request is read */
         if ((pfd[0].revents & POLLIN) && on_signal(px))
             return;
         if (px->mode != STALL && (pfd[1].revents & POLLIN))
@@ -214,7 +234,7 @@ static void serve(struct proxy *px) {
                 continue;
             r[0] = pfd[idx[i]].revents;
             r[1] = pfd[idx[i] + 1].revents;
-            if ((r[0] | r[1]) != 0 && pump(px->c[i], r) != 0)
+            if ((r[0] | r[1]) != 0 && pump(px->c[i], r, &px->lose) != 0)
                 drop(px, i);
         }
     }
@@ -264,6 +284,7 @@ int main(int argc, char **argv) {
     sigaddset(&sigs, SIGUSR1);
     sigaddset(&sigs, SIGUSR2);
     sigaddset(&sigs, SIGHUP);
+    sigaddset(&sigs, SIGWINCH);
     sigaddset(&sigs, SIGTERM);
     sigaddset(&sigs, SIGINT);
     sigprocmask(SIG_BLOCK, &sigs, NULL);

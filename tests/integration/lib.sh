@@ -393,6 +393,21 @@ ol_restart_pg() {
     ol_start_pg_again
 }
 
+# Starts tests/faults/fault-proxy in front of 127.0.0.1:$1 and exports
+# OL_LOSE_CONNECT (connect string $2 with its Port= pointed at the proxy)
+# and OL_LOSE_PID (the proxy's pid: SIGWINCH makes it lose one answer, see
+# fault-proxy.c). Without the built proxy it exports neither, and the
+# scenario that needs them fails (it is built with the check programs).
+ol_lose_proxy() {
+    local proxy=${top_builddir:-.}/tests/faults/fault-proxy port
+    [ -x "$proxy" ] || ol_fail "not built: $proxy (run make check)"
+    coproc OL__LOSE { exec "$proxy" -t "$1"; }
+    OL_LOSE_PID=$OL__LOSE_PID
+    ol_track_pid "$OL_LOSE_PID"
+    read -r port <&"${OL__LOSE[0]}" || ol_fail "fault-proxy printed no port"
+    export OL_LOSE_PID OL_LOSE_CONNECT="${2//Port=$1/Port=$port}"
+}
+
 # Runs one SQL string with psql against database $2 (default leader) and
 # prints the result unaligned, tuples only. Returns psql's status.
 ol_psql() {

@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1491,6 +1492,81 @@ static void claim_after_server_restart_is_tried_again(void **state) {
     odbc_leader_destroy(a);
 }
 
+/* Log callback of claim_answer_lost_is_not_claimed_twice: counts the
+ * warnings that a claim's outcome is unknown (ctx: an int). */
+static void count_unknown_claims(void *ctx, int level, const char *msg) {
+    if (level == LOG_WARNING && strstr(msg, "outcome is unknown") != NULL)
+        ++*(int *)ctx;
+    if (getenv("OL_DEBUG") != NULL)
+        debug_log(NULL, level, msg);
+}
+
+/* Claims job at fire_ms on h while the fault proxy (pid) loses the
+ * answer to the claim's first request. Returns the claim's result. */
+static int claim_losing_answer(odbc_leader_t *h, long pid, const char *job,
+                               int64_t fire_ms) {
+    assert_int_equal(kill((pid_t)pid, SIGWINCH), 0);
+    return odbc_leader_claim(h, job, fire_ms);
+}
+
+/*
+ * A claim whose answer is lost. The handle reaches the database through
+ * the fault proxy (OL_LOSE_CONNECT, its pid in OL_LOSE_PID), which, when
+ * told, forwards a claim's request and drops the server's answer with the
+ * connection: the server ran the claim, the handle never learns how it
+ * went. The library tries once more on a new connection; that second try
+ * finds the fire claimed in the handle's own term, and the library cannot
+ * tell whether its first try or an earlier claim of the same process made
+ * that row. So a claim of a fire this process already claimed (and ran)
+ * must not answer 1, which would run it twice: it returns the first try's
+ * error and warns. A new fire (the claim is one statement, committed by
+ * the server before the answer was lost) is left claimed in the leading
+ * term and unrun the same way: the price of never running a fire twice.
+ */
+static void claim_answer_lost_is_not_claimed_twice(void **state) {
+    const char *conn = getenv("OL_LOSE_CONNECT"), *pid = getenv("OL_LOSE_PID");
+    const char *extra = getenv("OL_LEADER_EXTRA");
+    char ns[64], cfg[1024], err[512] = "";
+    struct odbc_leader_callbacks cb = {0};
+    struct odbc_leader_fire f;
+    odbc_leader_t *a = NULL;
+    int warned = 0, rc;
+
+    (void)state;
+    if (conn == NULL || pid == NULL)
+        skip(); /* no server (SQLite), so no proxy in front of one */
+    ns_name(ns, sizeof(ns), "claimlost");
+    snprintf(cfg, sizeof(cfg),
+             "%s;%s;LeaderNamespace=%s;LeaderTTL=30000;LeaderRenewInterval=500",
+             conn, extra != NULL ? extra : "", ns);
+    cb.struct_size = sizeof(cb);
+    cb.log = count_unknown_claims;
+    cb.ctx = &warned;
+    rc = odbc_leader_create(&a, cfg, &cb, err, sizeof(err));
+    if (rc != 0)
+        fail_msg("odbc_leader_create: %s (%s)", err, odbc_leader_strerror(rc));
+    assert_int_equal(odbc_leader_tick(a, NULL), ODBC_LEADER_LEADER);
+    assert_int_equal(odbc_leader_claim(a, "again", 0), 1);
+
+    /* The same fire again, the answer lost: never 1. */
+    rc = claim_losing_answer(a, atol(pid), "again", 0);
+    assert_true(rc == ODBC_LEADER_ECONNLOST || rc == ODBC_LEADER_EUNKNOWN);
+    assert_int_equal(warned, 1);
+    assert_int_equal(odbc_leader_claim(a, "again", 0), 0);
+
+    /* A new fire, the answer lost. */
+    rc = claim_losing_answer(a, atol(pid), "new", 0);
+    assert_true(rc == ODBC_LEADER_ECONNLOST || rc == ODBC_LEADER_EUNKNOWN);
+    assert_int_equal(warned, 2);
+    assert_int_equal(odbc_leader_claim(a, "new", 0), 0);
+    assert_int_equal(odbc_leader_read_fire(a, "new", 0, &f), 1);
+    assert_int_equal(f.term, odbc_leader_term(a));
+    assert_string_equal(f.claimed_by, odbc_leader_id(a));
+    assert_int_equal(f.finished_at_ms, 0);
+    assert_int_equal(odbc_leader_tick(a, NULL), ODBC_LEADER_LEADER);
+    odbc_leader_destroy(a);
+}
+
 /*
  * Least privilege: the tables were created by the admin account (the
  * suite's own); OL_LIMITED_CONNECT logs in as an account that may only
@@ -2514,6 +2590,7 @@ int main(void) {
         cmocka_unit_test(waiting_follower_wakes_on_resign),
         cmocka_unit_test(reconnects_after_server_restart),
         cmocka_unit_test(claim_after_server_restart_is_tried_again),
+        cmocka_unit_test(claim_answer_lost_is_not_claimed_twice),
         cmocka_unit_test(least_privilege_candidates),
         cmocka_unit_test(bad_config_gives_clear_errors_and_writes_nothing),
         cmocka_unit_test(missing_tables_and_wrong_version_are_refused),
