@@ -396,8 +396,8 @@ ol_restart_pg() {
 # Starts tests/faults/fault-proxy in front of 127.0.0.1:$1 and exports
 # OL_LOSE_CONNECT (connect string $2 with its Port= pointed at the proxy)
 # and OL_LOSE_PID (the proxy's pid: SIGWINCH makes it lose one answer, see
-# fault-proxy.c). Without the built proxy it exports neither, and the
-# scenario that needs them fails (it is built with the check programs).
+# fault-proxy.c). Fails when the proxy is not built (make check builds
+# it with the other check programs).
 ol_lose_proxy() {
     local proxy=${top_builddir:-.}/tests/faults/fault-proxy port
     [ -x "$proxy" ] || ol_fail "not built: $proxy (run make check)"
