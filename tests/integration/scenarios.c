@@ -1522,6 +1522,7 @@ static int claim_losing_answer(odbc_leader_t *h, long pid, const char *job,
  * error and warns. A new fire (the claim is one statement, committed by
  * the server before the answer was lost) is left claimed in the leading
  * term and unrun the same way: the price of never running a fire twice.
+ * A group member's claims (odbc_leader_group_claim) must do the same.
  */
 static void claim_answer_lost_is_not_claimed_twice(void **state) {
     const char *conn = getenv("OL_LOSE_CONNECT"), *pid = getenv("OL_LOSE_PID");
@@ -1530,6 +1531,7 @@ static void claim_answer_lost_is_not_claimed_twice(void **state) {
     struct odbc_leader_callbacks cb = {0};
     struct odbc_leader_fire f;
     odbc_leader_t *a = NULL;
+    odbc_leader_group_t *g = NULL;
     int warned = 0, rc;
 
     (void)state;
@@ -1565,6 +1567,35 @@ static void claim_answer_lost_is_not_claimed_twice(void **state) {
     assert_int_equal(f.finished_at_ms, 0);
     assert_int_equal(odbc_leader_tick(a, NULL), ODBC_LEADER_LEADER);
     odbc_leader_destroy(a);
+
+    /* The same for a group member leading both shards of its group. */
+    ns_name(ns, sizeof(ns), "claimlostg");
+    snprintf(cfg, sizeof(cfg),
+             "%s;%s;LeaderNamespace=%s;LeaderId=g1;LeaderShards=2;"
+             "LeaderTTL=30000;LeaderRenewInterval=500",
+             conn, extra != NULL ? extra : "", ns);
+    warned = 0;
+    rc = odbc_leader_group_create(&g, cfg, &cb, err, sizeof(err));
+    if (rc != 0)
+        fail_msg("odbc_leader_group_create: %s (%s)", err,
+                 odbc_leader_strerror(rc));
+    assert_true(tick_members(&g, 1, 50, 10000, all_led));
+    assert_int_equal(odbc_leader_group_claim(g, "again", 0), 1);
+    assert_int_equal(kill((pid_t)atol(pid), SIGWINCH), 0);
+    rc = odbc_leader_group_claim(g, "again", 0);
+    assert_true(rc == ODBC_LEADER_ECONNLOST || rc == ODBC_LEADER_EUNKNOWN);
+    assert_int_equal(warned, 1);
+    /* The member closed its (healthy) connection on that error and opens
+     * a new one on its next call: this claim does, so the next lost answer
+     * is a claim's, not the new connection's first query. */
+    assert_int_equal(odbc_leader_group_claim(g, "again", 0), 0);
+    assert_int_equal(kill((pid_t)atol(pid), SIGWINCH), 0);
+    rc = odbc_leader_group_claim(g, "new", 0);
+    assert_true(rc == ODBC_LEADER_ECONNLOST || rc == ODBC_LEADER_EUNKNOWN);
+    assert_int_equal(warned, 2);
+    assert_int_equal(odbc_leader_group_claim(g, "again", 0), 0);
+    assert_int_equal(odbc_leader_group_claim(g, "new", 0), 0);
+    odbc_leader_group_destroy(g);
 }
 
 /*
