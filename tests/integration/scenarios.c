@@ -1501,12 +1501,10 @@ static void count_unknown_claims(void *ctx, int level, const char *msg) {
         debug_log(NULL, level, msg);
 }
 
-/* Claims job at fire_ms on h while the fault proxy (pid) loses the
- * answer to the claim's first request. Returns the claim's result. */
-static int claim_losing_answer(odbc_leader_t *h, long pid, const char *job,
-                               int64_t fire_ms) {
-    assert_int_equal(kill((pid_t)pid, SIGWINCH), 0);
-    return odbc_leader_claim(h, job, fire_ms);
+/* Tells the fault proxy to lose the answer to the next request it
+ * forwards (fault-proxy.c, SIGWINCH). */
+static void lose_next_answer(pid_t proxy) {
+    assert_int_equal(kill(proxy, SIGWINCH), 0);
 }
 
 /*
@@ -1532,11 +1530,13 @@ static void claim_answer_lost_is_not_claimed_twice(void **state) {
     struct odbc_leader_fire f;
     odbc_leader_t *a = NULL;
     odbc_leader_group_t *g = NULL;
+    pid_t proxy;
     int warned = 0, rc;
 
     (void)state;
     if (conn == NULL || pid == NULL)
         skip(); /* no server (SQLite), so no proxy in front of one */
+    proxy = (pid_t)atol(pid);
     ns_name(ns, sizeof(ns), "claimlost");
     snprintf(cfg, sizeof(cfg),
              "%s;%s;LeaderNamespace=%s;LeaderTTL=30000;LeaderRenewInterval=500",
@@ -1551,13 +1551,15 @@ static void claim_answer_lost_is_not_claimed_twice(void **state) {
     assert_int_equal(odbc_leader_claim(a, "again", 0), 1);
 
     /* The same fire again, the answer lost: never 1. */
-    rc = claim_losing_answer(a, atol(pid), "again", 0);
+    lose_next_answer(proxy);
+    rc = odbc_leader_claim(a, "again", 0);
     assert_true(rc == ODBC_LEADER_ECONNLOST || rc == ODBC_LEADER_EUNKNOWN);
     assert_int_equal(warned, 1);
     assert_int_equal(odbc_leader_claim(a, "again", 0), 0);
 
     /* A new fire, the answer lost. */
-    rc = claim_losing_answer(a, atol(pid), "new", 0);
+    lose_next_answer(proxy);
+    rc = odbc_leader_claim(a, "new", 0);
     assert_true(rc == ODBC_LEADER_ECONNLOST || rc == ODBC_LEADER_EUNKNOWN);
     assert_int_equal(warned, 2);
     assert_int_equal(odbc_leader_claim(a, "new", 0), 0);
@@ -1581,7 +1583,7 @@ static void claim_answer_lost_is_not_claimed_twice(void **state) {
                  odbc_leader_strerror(rc));
     assert_true(tick_members(&g, 1, 50, 10000, all_led));
     assert_int_equal(odbc_leader_group_claim(g, "again", 0), 1);
-    assert_int_equal(kill((pid_t)atol(pid), SIGWINCH), 0);
+    lose_next_answer(proxy);
     rc = odbc_leader_group_claim(g, "again", 0);
     assert_true(rc == ODBC_LEADER_ECONNLOST || rc == ODBC_LEADER_EUNKNOWN);
     assert_int_equal(warned, 1);
@@ -1589,7 +1591,7 @@ static void claim_answer_lost_is_not_claimed_twice(void **state) {
      * a new one on its next call: this claim does, so the next lost answer
      * is a claim's, not the new connection's first query. */
     assert_int_equal(odbc_leader_group_claim(g, "again", 0), 0);
-    assert_int_equal(kill((pid_t)atol(pid), SIGWINCH), 0);
+    lose_next_answer(proxy);
     rc = odbc_leader_group_claim(g, "new", 0);
     assert_true(rc == ODBC_LEADER_ECONNLOST || rc == ODBC_LEADER_EUNKNOWN);
     assert_int_equal(warned, 2);
