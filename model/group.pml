@@ -16,6 +16,8 @@
  *            answer shows the shard gone;
  *   renew    every other row of its incarnation that is unexpired;
  *   take     the shards it chose that are vacant, or expired and held by
+ *            its own incarnation (unrenewed: it could not renew them), or
+ *            expired and held by
  *            an incarnation on its dead list whose rows were not renewed
  *            since its sighting of that holder (renew_seq <= seen);
  *   answer   the shards it holds after the statement and, per other
@@ -192,6 +194,13 @@ inline db_run(q)
 #else
             rseq[s] = (rseq[s] > sseq[q] -> rseq[s] : sseq[q])
 #endif
+        :: hold[s] == me && tak[q * K + s] && exp[s] == 0 &&
+           term[s] < MAXTERM ->
+            /* its own incarnation's row, expired unrenewed: taken back in
+             * a new term, its seq never lowered */
+            term[s] = term[s] + 1;
+            exp[s] = T;
+            rseq[s] = (rseq[s] > sseq[q] -> rseq[s] : sseq[q])
         :: hold[s] != me && tak[q * K + s] && term[s] < MAXTERM &&
            (hold[s] == 0 ||
 #ifdef NO_WATCH

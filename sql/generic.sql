@@ -538,13 +538,17 @@ FROM {prefix}schema
 WHERE NOT EXISTS (SELECT 1 FROM {prefix}candidate
                   WHERE namespace = :ns AND candidate_id = :id);
 -- 2. Take the shards of :take_mask that are vacant and reserved for
--- nobody, or expired and held by the watched-dead holder while it has
+-- nobody, or expired and held by this process's own incarnation (which
+-- could not renew them, and which nobody else takes from while it lives),
+-- or expired and held by the watched-dead holder while it has
 -- not renewed them since it was seen. A row taken here gets renew_seq =
--- :seq, so step 3 cannot release it and step 4 renews it in place.
+-- :seq (a row of its own keeps a higher one: never lowered), so step 3
+-- cannot release it and step 4 renews it in place.
 UPDATE {prefix}lease
 SET leader_id = :id,
+    renew_seq = CASE WHEN inc = :inc AND renew_seq > :seq THEN renew_seq
+                     ELSE :seq END,
     inc = :inc,
-    renew_seq = :seq,
     term = term + 1,
     elected_at_ms = {now},
     renewed_at_ms = {now},
@@ -554,6 +558,9 @@ SET leader_id = :id,
 WHERE grp = :ns
   AND SUBSTRING(:take_mask, shard + 1, 1) = '1'
   AND ((leader_id IS NULL AND inc IS NULL AND handoff_to IS NULL)
+       OR (expires_at_ms <= {now}
+           AND inc = :inc
+           AND leader_id = :id)
        OR (expires_at_ms <= {now}
            AND inc <> :inc
            AND inc = :dead_inc

@@ -616,13 +616,16 @@ BEGIN NOT ATOMIC
 -- other shard this process (:id, incarnation :inc) holds while unexpired
 -- and of this epoch; quarantine the group's rows written in another
 -- epoch; take the shards in :take that are vacant and reserved for
--- nobody, or expired and held by an incarnation the caller has watched
+-- nobody, or expired and held by this process's own incarnation (which
+-- could not renew them, and which nobody else takes from while it lives;
+-- an UPDATE of its own, as one UPDATE's assignments may not read each
+-- other's results), or expired and held by an incarnation the caller has watched
 -- unrenewed for one TTL on its own clock (:dead, a JSON array of
 -- [incarnation, the highest renew_seq seen of it]: a row is taken only
 -- while its holder has not renewed it since). Rows renewed or taken get
--- renew_seq = :seq, this process's tick number (a renewal never lowers it:
--- an old tick still running on a lost connection must not hide a later
--- renewal from a watcher).
+-- renew_seq = :seq, this process's tick number (a renewal or a take of its
+-- own row never lowers it: an old tick still running on a lost connection
+-- must not hide a later renewal from a watcher).
 --
 -- Locks: under REPEATABLE READ an InnoDB UPDATE locks every row it reads
 -- (and the gaps of a range it scans), whether it matches or not. So each
@@ -709,6 +712,8 @@ BEGIN NOT ATOMIC
             AND ((l.leader_id IS NULL AND l.inc IS NULL
                   AND l.handoff_to IS NULL)
                  OR (l.expires_at_ms <= v_now
+                     AND l.inc = :inc AND l.leader_id = :id)
+                 OR (l.expires_at_ms <= v_now
                      AND l.inc <> :inc
                      AND EXISTS (SELECT 1 FROM JSON_TABLE(:dead, '$[*]'
                                  COLUMNS (i BIGINT PATH '$[0]',
@@ -717,6 +722,16 @@ BEGIN NOT ATOMIC
     ; END IF
     ; IF v_take IS NOT NULL THEN
           UPDATE {prefix}lease AS l
+          JOIN JSON_TABLE(v_take, '$[*]' COLUMNS (s INT PATH '$')) AS j
+            ON l.grp = :ns AND l.shard = j.s
+          SET l.renew_seq = GREATEST(COALESCE(l.renew_seq, 0), :seq),
+              l.term = l.term + 1, l.elected_at_ms = v_now,
+              l.renewed_at_ms = v_now, l.expires_at_ms = v_now + :ttl_ms,
+              l.resign_requested = 0, l.handoff_to = NULL, l.epoch = v_epoch
+          WHERE (l.epoch IS NULL OR l.epoch = v_epoch)
+            AND l.expires_at_ms <= v_now
+            AND l.inc = :inc AND l.leader_id = :id
+        ; UPDATE {prefix}lease AS l
           JOIN JSON_TABLE(v_take, '$[*]' COLUMNS (s INT PATH '$')) AS j
             ON l.grp = :ns AND l.shard = j.s
           SET l.leader_id = :id, l.inc = :inc, l.renew_seq = :seq,

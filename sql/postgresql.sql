@@ -681,13 +681,16 @@ SELECT (SELECT COUNT(*) FROM {prefix}lease
 -- are released in the term named only (vacant at once; the host stopped
 -- their work before this statement; an old tick still running on a lost
 -- connection cannot release a later term); take the shards in :take that are vacant and reserved for
--- nobody, or expired and held by an incarnation the caller has watched
+-- nobody, or expired and held by this process's own incarnation (its
+-- windows over them ended; it could neither renew them nor, were it not
+-- allowed here, take them, and nobody else would while it lives and is
+-- their assignee), or expired and held by an incarnation the caller has watched
 -- unrenewed for one TTL on its own clock (:dead, a JSON array of
 -- [incarnation, the highest renew_seq seen of it] pairs: a row is taken
 -- only while its holder has not renewed it since). Rows renewed or taken
--- get renew_seq = :seq, this process's tick number (a renewal never lowers
--- it: an old tick still running on a lost connection must not hide a
--- later renewal from a watcher). Quarantine the
+-- get renew_seq = :seq, this process's tick number (a renewal or a take of
+-- its own row never lowers it: an old tick still running on a lost
+-- connection must not hide a later renewal from a watcher). Quarantine the
 -- group's rows written in another epoch. The CTEs touch disjoint rows.
 -- The take and release lists are read as "(... IN (SELECT ...)) IS TRUE":
 -- a hashed subplan probed once per row of the group, whatever the
@@ -770,7 +773,10 @@ tak AS (
     UPDATE {prefix}lease AS l
     SET leader_id = CAST(:id AS VARCHAR(128)),
         inc = CAST(:inc AS BIGINT),
-        renew_seq = CAST(:seq AS BIGINT),
+        renew_seq = CASE WHEN l.inc = CAST(:inc AS BIGINT)
+                         THEN GREATEST(COALESCE(l.renew_seq, 0),
+                                       CAST(:seq AS BIGINT))
+                         ELSE CAST(:seq AS BIGINT) END,
         term = l.term + 1,
         elected_at_ms = clock.now_ms,
         renewed_at_ms = clock.now_ms,
@@ -785,6 +791,9 @@ tak AS (
       AND (l.epoch IS NULL OR l.epoch = {epoch})
       AND ((l.leader_id IS NULL AND l.inc IS NULL
             AND l.handoff_to IS NULL)
+           OR (l.expires_at_ms <= clock.now_ms
+               AND l.inc = CAST(:inc AS BIGINT)
+               AND l.leader_id = CAST(:id AS VARCHAR(128)))
            OR (l.expires_at_ms <= clock.now_ms
                AND l.inc <> CAST(:inc AS BIGINT)
                AND EXISTS (SELECT 1 FROM dead_list AS d

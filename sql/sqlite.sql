@@ -434,12 +434,14 @@ SELECT (SELECT COUNT(*) FROM {prefix}lease WHERE grp = :ns),
 -- work first); renew every other shard
 -- this process (:id, incarnation :inc) holds while unexpired; take the
 -- shards in :take that are vacant and reserved for nobody, or expired and
+-- held by this process's own incarnation (which could not renew them, and
+-- which nobody else takes from while it lives), or expired and
 -- held by an incarnation the caller has watched unrenewed for one TTL on
 -- its own clock (:dead, a JSON array of [incarnation, the highest
 -- renew_seq seen of it]: a row is taken only while its holder has not
 -- renewed it since). Rows renewed or taken get renew_seq = :seq (a
--- renewal never lowers it: a late copy of an older tick must not hide a
--- later renewal from a watcher), this
+-- renewal or a take of its own row never lowers it: a late copy of an
+-- older tick must not hide a later renewal from a watcher), this
 -- process's tick number. The lists are read as uncorrelated IN
 -- subqueries, which SQLite builds into a temporary index once per
 -- statement (a correlated EXISTS would read the list again for every row:
@@ -484,8 +486,9 @@ WHERE grp = :ns
   AND expires_at_ms > {now};
 UPDATE {prefix}lease
 SET leader_id = :id,
+    renew_seq = CASE WHEN inc = :inc THEN MAX(COALESCE(renew_seq, 0), :seq)
+                     ELSE :seq END,
     inc = :inc,
-    renew_seq = :seq,
     term = term + 1,
     elected_at_ms = {now},
     renewed_at_ms = {now},
@@ -496,6 +499,9 @@ SET leader_id = :id,
 WHERE grp = :ns
   AND shard IN (SELECT value FROM json_each(:take))
   AND ((leader_id IS NULL AND inc IS NULL AND handoff_to IS NULL)
+       OR (expires_at_ms <= {now}
+           AND inc = :inc
+           AND leader_id = :id)
        OR (expires_at_ms <= {now}
            AND inc <> :inc
            AND EXISTS (SELECT 1 FROM json_each(:dead) AS d

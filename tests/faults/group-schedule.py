@@ -12,7 +12,10 @@ on a server database) start at once as members of one group of SHARDS
 shards, then go through, ROUNDS times: kill -9 of a member, a join, a
 SIGSTOP past the TTL, a graceful leave (SIGTERM), a restart under the
 same id, a stall of one member's tick thread past the TTL (its worker
-goes on asking), and on a server database a network stall of one member
+goes on asking), the database out of every member's reach for longer
+than the TTL (every member lives on; its rows expire meanwhile: a cut of
+every proxy, on SQLite a lock on the file), and on a server database a
+network stall of one member
 and a restart of the database (through pgbouncer: of the PostgreSQL
 behind it). After each fault the schedule waits until every
 shard is led again. groupcheck then reads every process's records: no
@@ -29,6 +32,7 @@ import json
 import os
 import re
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -148,6 +152,29 @@ class Group:
             self.kill(mid, signal.SIGTERM)
 
 
+def cut_all(g, seconds):
+    """The database out of every member's reach for seconds, all at once:
+    on a server, every member's proxy cuts its connections and refuses new
+    ones (fault-proxy SIGHUP); on SQLite, another process holds the file's
+    exclusive lock. Longer than the TTL, every member's rows expire while
+    nobody can renew them; every member lives on."""
+    if g.proxied:
+        for proxy in g.proxy_of.values():
+            proxy.send_signal(signal.SIGHUP)
+        time.sleep(seconds)
+        for proxy in g.proxy_of.values():
+            proxy.send_signal(signal.SIGUSR2)
+        return
+    path = re.search(r"Database=([^;]+)", g.config).group(1)
+    con = sqlite3.connect(path, timeout=30, isolation_level=None)
+    try:
+        con.execute("BEGIN EXCLUSIVE")
+        time.sleep(seconds)
+        con.execute("ROLLBACK")
+    finally:
+        con.close()
+
+
 def restart_db(ctx, db):
     func = "ol_restart_mariadb fast" if db.endswith("mariadb") else \
         "ol_restart_pg fast"  # postgresql, or the one behind pgbouncer
@@ -198,6 +225,9 @@ def faults(ctx, g, rounds):
         time.sleep(TTL_MS / 1000.0 * 2.5)
         settle("tick thread of %s stalled for %.1f s" % (stuck,
                                                           TTL_MS * 2.5e-3))
+        outage = TTL_MS / 1000.0 * 1.5
+        cut_all(g, outage)
+        settle("database out of every member's reach for %.1f s" % outage)
         if g.proxied:
             stalled = sorted(g.hosts)[0]
             g.proxy_of[stalled].send_signal(signal.SIGUSR1)

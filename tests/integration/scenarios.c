@@ -349,6 +349,59 @@ static void group_crashed_member_is_replaced_after_the_watch(void **state) {
     odbc_leader_group_destroy(m[1]);
 }
 
+/* Every shard led by one of the members (an uneven split counts). */
+static int all_led(odbc_leader_group_t **m, int n) {
+    uint32_t total = 0;
+
+    for (int i = 0; i < n; i++)
+        total += led_by(m[i]);
+    return total == odbc_leader_group_shards(m[0]);
+}
+
+/*
+ * Members that all lose the database for longer than the TTL (a restart
+ * behind a pooler that refuses logins for a while, a long network cut)
+ * and then come back, alive all along: every member's shards expired
+ * while nobody could reach them, and each is still assigned to it. Every
+ * shard must be led again within a few renew intervals. Once seen
+ * failing: a member's own expired rows could be neither renewed (expired)
+ * nor taken (its own incarnation, never on its own dead list), and nobody
+ * else took them (their live holder is their assignee), so they stayed
+ * unled for as long as that member lived.
+ */
+static void group_members_back_after_an_outage_lead_again(void **state) {
+    char grp[64];
+    odbc_leader_group_t *m[2] = {NULL, NULL};
+    const char *extra = "LeaderShards=8;LeaderTTL=1500;"
+                        "LeaderRenewInterval=200;LeaderSafetyMargin=400";
+    int64_t t0;
+
+    (void)state;
+    ns_name(grp, sizeof(grp), "grpback");
+    m[0] = make_member(grp, "member-a", extra);
+    m[1] = make_member(grp, "member-b", extra);
+    assert_true(tick_members(m, 2, 100, 20000, split_evenly));
+    /* the outage: neither ticks for more than the TTL; the windows end */
+    sleep_ms(2500);
+    assert_int_equal(led_by(m[0]) + led_by(m[1]), 0);
+    /* back: both tick again and lead every shard again, a few renew
+     * intervals after their first tick (not one TTL more: nothing of
+     * another member has to be watched) */
+    t0 = mono_ms();
+    assert_true(tick_members(m, 2, 100, 6000, all_led));
+    print_message("    all %u shards led again %lld ms after the outage\n",
+                  odbc_leader_group_shards(m[0]), (long long)(mono_ms() - t0));
+    assert_true(tick_members(m, 2, 100, 20000, split_evenly));
+    /* and a member alone, back after an outage, leads all of them again */
+    odbc_leader_group_destroy(m[1]);
+    m[1] = NULL;
+    assert_true(tick_members(m, 1, 100, 6000, all_led));
+    sleep_ms(2500);
+    assert_int_equal(led_by(m[0]), 0);
+    assert_true(tick_members(m, 1, 100, 6000, all_led));
+    odbc_leader_group_destroy(m[0]);
+}
+
 /* A group of another size, shard names taken by single handles, and
  * LeaderShards on a single handle are refused with messages naming them. */
 static const char *lock_wait_probe(void);
@@ -1445,12 +1498,6 @@ static void reconnects_after_server_restart(void **state) {
     /* the lease outlived the restart: the same term was renewed */
     assert_int_equal(odbc_leader_term(a), term);
     odbc_leader_destroy(a);
-}
-
-/* Every shard of a group of one member is led. */
-static int all_led(odbc_leader_group_t **m, int n) {
-    (void)n;
-    return led_by(m[0]) == odbc_leader_group_shards(m[0]);
 }
 
 /*
@@ -2640,6 +2687,7 @@ int main(void) {
         cmocka_unit_test(fenced_write_is_refused_after_takeover),
         cmocka_unit_test(group_members_split_and_claim),
         cmocka_unit_test(group_crashed_member_is_replaced_after_the_watch),
+        cmocka_unit_test(group_members_back_after_an_outage_lead_again),
         cmocka_unit_test(group_bad_settings_are_refused),
         cmocka_unit_test(group_of_many_shards_is_made_whole),
         cmocka_unit_test(group_first_members_race),
