@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 #include <sysexits.h>
 
@@ -334,6 +335,9 @@ struct odbc_leader__wd;
 struct odbc_leader__wd_spec {
     char **cmd;               /* NULL-terminated; cmd[0] is looked up in PATH */
     const sigset_t *cmd_mask; /* the signal mask CMD starts with */
+    /* the limit of open files CMD starts with (run's own at start: the
+     * health server raises run's); NULL: as the supervisor has it */
+    const struct rlimit *cmd_nofile;
     const char *term, *ns, *id; /* ODBC_LEADER_TERM, _NAMESPACE, _ID */
     int64_t deadline_ns; /* CLOCK_BOOTTIME: CMD's group gets SIGKILL then */
     int64_t grace_ns;    /* ... and SIGTERM this long before */

@@ -71,9 +71,11 @@ struct run {
     int fire_known;  /* fire_ms is settled */
     int claimed;     /* this run claimed the fire: finish it */
     odbc_leader_t *h;
-    sigset_t sigs;    /* TERM INT HUP CHLD, blocked while we run */
-    sigset_t oldmask; /* restored for CMD and at the end */
-    int tty;          /* stderr is a terminal */
+    sigset_t sigs;        /* TERM INT HUP CHLD, blocked while we run */
+    sigset_t oldmask;     /* restored for CMD and at the end */
+    struct rlimit nofile; /* open files at start: CMD's (--health-listen
+                             raises run's own) */
+    int tty;              /* stderr is a terminal */
     char leader_id[ODBC_LEADER__NAME_MAX + 1]; /* from on_change, "" none */
     int64_t leader_term;
     int64_t next_tick_at;       /* odbc_leader__now_ms() time */
@@ -123,7 +125,8 @@ static const char run_help[] =
     "  --health-listen ADDR:PORT\n"
     "                        answer GET /health/leader there: 200 while\n"
     "                        this process leads and CMD runs, else 503\n"
-    "                        (a load balancer's or readiness probe's check)\n"
+    "                        (a load balancer's or readiness probe's check;\n"
+    "                        limits: those of odbc-leader serve --help)\n"
     "" ODBC_LEADER__CLI_COMMON_HELP "\n"
     "DURATION: 500ms, 10s, 1.5s, 2m, 1h or plain seconds.\n"
     "CMD gets ODBC_LEADER_TERM (the fencing token), ODBC_LEADER_NAMESPACE\n"
@@ -563,6 +566,7 @@ static int start_cmd(struct run *r) {
     snprintf(term, sizeof(term), "%lld", (long long)r->term);
     spec.cmd = r->cmd;
     spec.cmd_mask = &r->oldmask;
+    spec.cmd_nofile = &r->nofile;
     spec.term = term;
     spec.ns = odbc_leader_namespace(r->h);
     spec.id = odbc_leader_id(r->h);
@@ -810,6 +814,8 @@ int odbc_leader__cli_run(struct odbc_leader__cli *c, int argc, char **argv) {
     sigemptyset(&pipe_only);
     sigaddset(&pipe_only, SIGPIPE);
     sigprocmask(SIG_BLOCK, &pipe_only, NULL);
+    if (getrlimit(RLIMIT_NOFILE, &r.nofile) != 0)
+        r.nofile.rlim_cur = r.nofile.rlim_max = RLIM_INFINITY;
     rc = open_run(&r);
     if (rc == 0 && r.health_listen != NULL)
         rc = odbc_leader__cli_health_start(&r.health, c, r.health_listen, r.h);

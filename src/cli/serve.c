@@ -9,7 +9,10 @@
  * time on libmicrohttpd's polling thread, the only thread that uses the
  * handles; a handle whose read failed is dropped and opened again, with a
  * backoff, by a later request. Also the health check of "odbc-leader run
- * --health-listen": 200 while that process leads and its CMD runs.
+ * --health-listen": 200 while that process leads and its CMD runs. Both
+ * servers poll with epoll and have the same limits (connections, silence,
+ * request size, open files), sized so that idle and slow clients cannot
+ * keep the health check waiting.
  */
 #include <build_config.h>
 
@@ -25,6 +28,21 @@
 #include "config.h"
 #include "handle.h"
 
+/* The limits of the HTTP servers of serve and run --health-listen
+ * (docs/operations.md, "Idle and slow clients"): as many idle connections
+ * as a client can cheaply hold (tests/cli/idle.test holds 2,000 from the
+ * health check's own address) must not keep the health check waiting.
+ * Past CONN_LIMIT libmicrohttpd stops polling the listening socket: a new
+ * connection waits in the kernel's listen queue until one closes. */
+#define CONN_LIMIT 4096      /* connections at once (fewer: the hard NOFILE) */
+#define CONN_TIMEOUT_S 3     /* seconds of silence before a connection closes */
+#define SERVE_REQUEST_KIB 16 /* serve: a request's line and headers */
+#define HEALTH_REQUEST_KIB 4 /* run --health-listen: the same */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+/* The help; the limits stand inside its lines. */
+/* clang-format off */
 static const char serve_help[] =
     "Usage: odbc-leader serve [--listen ADDR:PORT] [-n NS ...] [OPTIONS]\n"
     "Serve the namespaces' state over HTTP, read only: it never campaigns,\n"
@@ -59,6 +77,16 @@ static const char serve_help[] =
     "                        the newest N terms of the election log, who led\n"
     "                        when (default 100, at most 10000)\n"
     "\n"
+    "Limits (the same for run --health-listen, with " STR(HEALTH_REQUEST_KIB)
+    " KiB a request):\n"
+    "  at most " STR(CONN_LIMIT) " connections at once, all clients together (fewer\n"
+    "  when the hard limit of open files is too low: said at start; the soft\n"
+    "  one is raised to fit); past them a new connection waits in the\n"
+    "  kernel's listen queue (net.core.somaxconn) until one closes. A\n"
+    "  connection silent for " STR(CONN_TIMEOUT_S) " s, in a request or between two, is\n"
+    "  closed without an answer; a request's line and headers may take\n"
+    "  " STR(SERVE_REQUEST_KIB) " KiB (431 or 414 past it).\n"
+    "\n"
     "It reads every namespace on one database connection, and starts only\n"
     "when it can open it and read the tables; later outages answer 503 (and\n"
     "odbc_leader_up 0) until the database is back. Stops on SIGTERM or\n"
@@ -70,6 +98,7 @@ static const char serve_help[] =
     "Examples:\n"
     "  odbc-leader serve -d sched -n report -n backup\n"
     "  odbc-leader serve -d sched --listen 0.0.0.0:9466 -n report --id host1\n";
+/* clang-format on */
 
 #ifndef ODBC_LEADER_HAVE_MHD
 
@@ -108,8 +137,10 @@ void odbc_leader__cli_health_stop(struct odbc_leader__health *hs) { (void)hs; }
 
 #include <crypt.h>
 #include <microhttpd.h>
-#include <stdatomic.h>
 #include <netdb.h>
+#include <stdatomic.h>
+#include <sys/resource.h>
+#include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
@@ -132,6 +163,14 @@ void odbc_leader__cli_health_stop(struct odbc_leader__health *hs) { (void)hs; }
  * per term and one per 10 s, not one per scrape. */
 #define ELECTIONS_REREAD_NS (10 * INT64_C(1000000000))
 #define MAX_USERS 64
+/* Descriptors kept for everything but the connections: stdio, the
+ * database's, the listening socket, the poller's, syslog, run's pipes. */
+#define FD_RESERVE 64
+/* libmicrohttpd logs one message per client for some events (a client
+ * that closed in the middle of a request): idle clients must not flood
+ * the log, nor block the server's thread on it. */
+#define MHD_LOG_BURST 10
+#define MHD_LOG_WINDOW_NS (60 * INT64_C(1000000000))
 /* serve's handles never create or upgrade the tables: it only reads. */
 #define READ_ONLY ";LeaderCreateSchema=no"
 
@@ -184,6 +223,11 @@ struct serve {
     char *hashes[MAX_USERS];  /* into auth: its crypt(3) hash */
     size_t nusers;
     int started; /* every namespace was opened once */
+    /* libmicrohttpd's messages (on_mhd_log), most of them about one
+     * client: at most MHD_LOG_BURST a MHD_LOG_WINDOW_NS, then counted. */
+    int64_t log_since_ns;   /* monotonic: the current window's start */
+    unsigned log_count;     /* logged in the window */
+    unsigned long log_held; /* not logged in the window */
 };
 
 /* A response body under construction (open_memstream). */
@@ -1193,6 +1237,57 @@ static int load_secrets(struct serve *sv) {
     return rc;
 }
 
+/* ---- the limits of both servers ---- */
+
+/* Raises the soft limit of open files to want, at most to the hard limit.
+ * Returns the soft limit now. */
+static rlim_t nofile_raise(rlim_t want) {
+    struct rlimit now;
+
+    if (getrlimit(RLIMIT_NOFILE, &now) != 0)
+        return 0;
+    if (now.rlim_cur == RLIM_INFINITY || now.rlim_cur >= want)
+        return now.rlim_cur;
+    now.rlim_cur = now.rlim_max != RLIM_INFINITY && now.rlim_max < want
+                       ? now.rlim_max
+                       : want;
+    if (setrlimit(RLIMIT_NOFILE, &now) != 0)
+        getrlimit(RLIMIT_NOFILE, &now);
+    return now.rlim_cur;
+}
+
+/* The polling of a server and how many connections it holds at once, for
+ * subcmd's messages: epoll (else poll) in libmicrohttpd's own thread, so
+ * no descriptor has to be below FD_SETSIZE as with select; CONN_LIMIT
+ * connections after raising the soft limit of open files to fit them,
+ * fewer when the hard limit or select allows no more (said as a warning
+ * below CONN_LIMIT / 2, else as a notice). Sets *flags (the MHD_USE_
+ * flags of the polling) and *conns. */
+static void server_limits(struct odbc_leader__cli *c, const char *subcmd,
+                          unsigned *flags, unsigned *conns) {
+    rlim_t nofile = nofile_raise(CONN_LIMIT + FD_RESERVE);
+    rlim_t most = nofile > FD_RESERVE + 16 ? nofile - FD_RESERVE : 16;
+    const char *why = "the hard limit of open files (ulimit -Hn)";
+
+    if (MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES) {
+        *flags = MHD_USE_EPOLL_INTERNAL_THREAD;
+    } else if (MHD_is_feature_supported(MHD_FEATURE_POLL) == MHD_YES) {
+        *flags = MHD_USE_POLL_INTERNAL_THREAD;
+    } else {
+        *flags = MHD_USE_INTERNAL_POLLING_THREAD;
+        if (most > FD_SETSIZE - FD_RESERVE) {
+            most = FD_SETSIZE - FD_RESERVE;
+            why = "select (libmicrohttpd has neither epoll nor poll)";
+        }
+    }
+    *conns = most < CONN_LIMIT ? (unsigned)most : CONN_LIMIT;
+    if (*conns < CONN_LIMIT)
+        odbc_leader__cli_msg(
+            c, *conns < CONN_LIMIT / 2 ? LOG_WARNING : LOG_NOTICE,
+            "%s: at most %u connections at once, not %d: %s allows no more",
+            subcmd, *conns, CONN_LIMIT, why);
+}
+
 /* ---- the server ---- */
 
 /* libmicrohttpd's request callback: routes a request. */
@@ -1235,12 +1330,30 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
                       "paths");
 }
 
-/* libmicrohttpd's error log: to the command's log. */
+/* libmicrohttpd's error log: to the command's log, at most MHD_LOG_BURST
+ * messages a MHD_LOG_WINDOW_NS; the next message after the window says
+ * how many were left out. */
 static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
     struct serve *sv = cls;
+    int64_t now = odbc_leader__now_ns(NULL);
     char msg[512];
     size_t n;
 
+    if (sv->log_since_ns == 0 || now - sv->log_since_ns >= MHD_LOG_WINDOW_NS) {
+        if (sv->log_held > 0)
+            odbc_leader__cli_msg(sv->cli, LOG_WARNING,
+                                 "serve: %lu more messages of libmicrohttpd "
+                                 "not logged (at most %d a minute)",
+                                 sv->log_held, MHD_LOG_BURST);
+        sv->log_since_ns = now;
+        sv->log_count = 0;
+        sv->log_held = 0;
+    }
+    if (sv->log_count == MHD_LOG_BURST) {
+        sv->log_held++;
+        return;
+    }
+    sv->log_count++;
     vsnprintf(msg, sizeof(msg), fmt, ap);
     n = strlen(msg);
     while (n > 0 && msg[n - 1] == '\n')
@@ -1375,13 +1488,15 @@ static int run_daemon(struct serve *sv, const struct addrinfo *ai,
                       const sigset_t *sigs) {
     struct MHD_Daemon *d;
     const union MHD_DaemonInfo *info;
-    unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
+    unsigned flags, conns;
     struct MHD_OptionItem tls[] = {
         {MHD_OPTION_HTTPS_MEM_KEY, 0, sv->tls_key},
         {MHD_OPTION_HTTPS_MEM_CERT, 0, sv->tls_cert},
         {MHD_OPTION_END, 0, NULL},
     };
 
+    server_limits(sv->cli, "serve", &flags, &conns);
+    flags |= MHD_USE_ERROR_LOG;
     if (ai->ai_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     if (sv->tls_cert != NULL)
@@ -1390,9 +1505,9 @@ static int run_daemon(struct serve *sv, const struct addrinfo *ai,
     d = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, sv, MHD_OPTION_EXTERNAL_LOGGER,
         on_mhd_log, sv, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)128,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768, MHD_OPTION_ARRAY,
+        MHD_OPTION_CONNECTION_LIMIT, conns, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)CONN_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)SERVE_REQUEST_KIB * 1024, MHD_OPTION_ARRAY,
         sv->tls_cert != NULL ? tls : tls + 2, MHD_OPTION_END);
     if (d == NULL) {
         odbc_leader__cli_err(sv->cli, "serve: cannot listen on %s%s%s",
@@ -1401,12 +1516,13 @@ static int run_daemon(struct serve *sv, const struct addrinfo *ai,
         return EX_OSERR;
     }
     info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-    odbc_leader__cli_msg(sv->cli, LOG_NOTICE,
-                         "serve: listening on %s, port %u, %zu namespace%s%s%s",
-                         sv->listen, info != NULL ? (unsigned)info->port : 0u,
-                         sv->n, sv->n == 1 ? "" : "s",
-                         sv->tls_cert != NULL ? ", TLS" : "",
-                         sv->nusers > 0 ? ", basic authentication" : "");
+    odbc_leader__cli_msg(
+        sv->cli, LOG_NOTICE,
+        "serve: listening on %s, port %u, %zu namespace%s%s%s, at most %u "
+        "connections",
+        sv->listen, info != NULL ? (unsigned)info->port : 0u, sv->n,
+        sv->n == 1 ? "" : "s", sv->tls_cert != NULL ? ", TLS" : "",
+        sv->nusers > 0 ? ", basic authentication" : "", conns);
     while (odbc_leader__cli_wait_signal(sigs, 1000) == 0)
         ;
     MHD_stop_daemon(d);
@@ -1505,7 +1621,7 @@ int odbc_leader__cli_health_start(struct odbc_leader__health **out,
                                   const char *listen, const odbc_leader_t *h) {
     struct odbc_leader__health *hs;
     struct addrinfo *ai = NULL;
-    unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD;
+    unsigned flags, conns;
     int rc = resolve(c, "run", "--health-listen", listen, &ai);
 
     *out = NULL;
@@ -1519,6 +1635,7 @@ int odbc_leader__cli_health_start(struct odbc_leader__health **out,
     }
     hs->h = h;
     atomic_init(&hs->running, 0);
+    server_limits(c, "run: --health-listen", &flags, &conns);
     if (ai->ai_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     /* No error log: the thread stays off stdio, so a fork of run (the
@@ -1526,9 +1643,9 @@ int odbc_leader__cli_health_start(struct odbc_leader__health **out,
     errno = 0;
     hs->d = MHD_start_daemon(
         flags, 0, NULL, NULL, on_health, hs, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)32,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384, MHD_OPTION_END);
+        MHD_OPTION_CONNECTION_LIMIT, conns, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)CONN_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)HEALTH_REQUEST_KIB * 1024, MHD_OPTION_END);
     freeaddrinfo(ai);
     if (hs->d == NULL) {
         odbc_leader__cli_err(c, "run: cannot listen on %s%s%s", listen,

@@ -242,8 +242,8 @@ static void sup_reap(struct sup *s) {
 }
 
 /* In the forked CMD: own process group, killed with the supervisor, the
- * caller's signal mask, the ODBC_LEADER_* variables, then exec. Never
- * returns. */
+ * caller's signal mask and limit of open files, the ODBC_LEADER_*
+ * variables, then exec. Never returns. */
 static void exec_cmd(const struct odbc_leader__wd_spec *spec, pid_t sup) {
     int e;
 
@@ -252,6 +252,8 @@ static void exec_cmd(const struct odbc_leader__wd_spec *spec, pid_t sup) {
     if (getppid() != sup)
         _exit(ODBC_LEADER__EX_LOST);
     sigprocmask(SIG_SETMASK, spec->cmd_mask, NULL);
+    if (spec->cmd_nofile != NULL)
+        setrlimit(RLIMIT_NOFILE, spec->cmd_nofile);
     if (setenv("ODBC_LEADER_TERM", spec->term, 1) < 0 ||
         setenv("ODBC_LEADER_NAMESPACE", spec->ns, 1) < 0 ||
         setenv("ODBC_LEADER_ID", spec->id, 1) < 0) {
