@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// index.d.ts: the TypeScript declarations of the odbc-leader package and
-// its scheduler integrations (odbc-leader/node-cron, /node-schedule,
-// /croner, /cron).
+// index.d.ts: the TypeScript declarations of the odbc-leader package's
+// root; each scheduler integration has its own (node-cron.d.ts for
+// odbc-leader/node-cron, node-schedule.d.ts, croner.d.ts, cron.d.ts).
+// test/exports.test.js checks that every value declared here is exported.
 import { EventEmitter } from 'node:events';
 
 export const ABI_MAJOR: number;
@@ -97,7 +98,8 @@ export interface LeaderOptions {
     shards?: number;
     /** More Leader* keys, "Key=value;...". */
     extra?: string;
-    /** odbc_leader.so; default $ODBC_LEADER_PLUGIN, else the installed one. */
+    /** odbc_leader.so; default $ODBC_LEADER_PLUGIN, else the installed one
+     * (looked for by start(), never by the constructor). */
     plugin?: string;
     log?: (level: number, message: string) => void;
 }
@@ -120,9 +122,22 @@ export interface RunResult<T> {
     result: T | undefined;
 }
 
+/** What a Leader shows when printed: nothing of the connection string. */
+export interface LeaderSummary {
+    namespace: string | undefined;
+    pluginPath: string | null;
+    shards: number;
+    isLeader: boolean;
+    term: number;
+}
+
 export class Leader extends EventEmitter {
+    /** Does no I/O: start() finds and loads the plugin. */
     constructor(options: LeaderOptions);
-    readonly pluginPath: string;
+    /** The plugin start() loaded; null before. */
+    readonly pluginPath: string | null;
+    readonly plugin: Plugin | null;
+    readonly namespace: string | undefined;
     readonly shards: number;
     lastError: LeaderPluginError | null;
     inst: Instance | null;
@@ -139,6 +154,7 @@ export class Leader extends EventEmitter {
     finish(fire: Fire, status?: number): Promise<void>;
     runFire<T>(job: string, fireMs: number, fn: (fire: Fire) => T | Promise<T>): Promise<RunResult<T>>;
     track<T>(promise: Promise<T>): Promise<T>;
+    toJSON(): LeaderSummary;
     on(event: 'elected' | 'lost', listener: (term: number) => void): this;
     on(event: 'change', listener: (e: ChangeEvent) => void): this;
     on(event: 'shard', listener: (e: ShardEvent) => void): this;
@@ -146,6 +162,7 @@ export class Leader extends EventEmitter {
     on(event: string | symbol, listener: (...args: any[]) => void): this;
 }
 
+/** Synchronous (it waits for pkg-config); Leader.start() looks without blocking. */
 export function findPlugin(file?: string): string;
 export function currentFire(): Fire | undefined;
 export function shardOf(key: string, shards: number): number;
@@ -186,34 +203,4 @@ export class FireRunner {
     fireDue(name: string, what: string): Promise<void> | undefined;
     catchUp(shard?: number): Promise<void>;
     close(): void;
-}
-
-/** odbc-leader/node-cron */
-export class LeaderCoordinator {
-    constructor(leader: Leader, options?: RunnerOptions & { cron?: unknown });
-    shouldRun(key: string, ttlMs: number): Promise<boolean>;
-    onComplete(key: string): Promise<void>;
-    schedule(expression: string, name: string, fn: (context: any) => unknown,
-        options?: Record<string, unknown>): any;
-}
-
-/** odbc-leader/node-schedule */
-export class LeaderSchedule {
-    constructor(leader: Leader, options?: RunnerOptions & { schedule?: unknown; tz?: string });
-    scheduleJob(name: string, spec: unknown, fn: (fireDate: Date) => unknown): any;
-    cancelJob(name: string): boolean;
-}
-
-/** odbc-leader/croner */
-export class LeaderCron {
-    constructor(leader: Leader, options?: RunnerOptions & { Cron?: unknown });
-    schedule(pattern: string, options: { name: string } & Record<string, unknown>,
-        fn: (job: any, fire: Fire) => unknown): any;
-}
-
-/** odbc-leader/cron */
-export class LeaderCronJob {
-    constructor(leader: Leader, options?: RunnerOptions & { CronJob?: unknown });
-    from(params: { name: string; cronTime: string | Date; onTick: (fire: Fire) => unknown }
-        & Record<string, unknown>): any;
 }

@@ -554,6 +554,215 @@ class LeaderTest(unittest.TestCase):
                 os.environ[ol.PLUGIN_ENV] = old
 
 
+# Two passwords: a braced one with a ';' in it (a form that shows a piece of
+# the connection string cut at ';' would show its second half) and one under
+# a lower-case key.
+PASSWORDS = ("Sup3r", "S3cr3t", "An0therPw")
+
+
+def pw_connect(db):
+    """A connection string with both passwords on SQLite file db."""
+    return "Driver=SQLite3;Database=%s;UID=ol;PWD={Sup3r;S3cr3t};" \
+        "password = An0therPw" % db
+
+
+def reachable_strings(obj, bound=100000):
+    """Every str (and decoded bytes) reachable from obj through its
+    attributes (__dict__, __slots__), containers and exception args."""
+    seen, out, todo = set(), [], [obj]
+    while todo and len(seen) < bound:
+        v = todo.pop()
+        if isinstance(v, str):
+            out.append(v)
+            continue
+        if isinstance(v, (bytes, bytearray)):
+            out.append(bytes(v).decode("utf-8", "replace"))
+            continue
+        if v is None or isinstance(v, (int, float, bool)) or id(v) in seen:
+            continue
+        seen.add(id(v))
+        if isinstance(v, dict):
+            todo.extend(v.keys())
+            todo.extend(v.values())
+        elif isinstance(v, (list, tuple, set, frozenset)):
+            todo.extend(v)
+        if isinstance(v, BaseException):
+            todo.extend(v.args)
+            todo.extend([v.__cause__, v.__context__])
+        d = getattr(v, "__dict__", None)
+        if isinstance(d, dict):
+            todo.append(d)
+        for cls in type(v).__mro__:
+            for name in getattr(cls, "__slots__", ()):
+                todo.append(getattr(v, name, None))
+    return out
+
+
+class PrintableTest(unittest.TestCase):
+    """No password in any printable form of the package's objects: repr,
+    str, format, pprint, logging, vars() and everything reachable from
+    them. A Leader shows what names it (namespace, plugin, shards, state),
+    nothing of its connection string."""
+
+    def setUp(self):
+        self.db = os.path.join(TMP, self.id().rsplit(".", 1)[-1] + ".db")
+
+    def forms(self, obj):
+        import io
+        import logging
+        import pprint
+        import traceback
+        out = {"repr": repr(obj), "str": str(obj),
+               "format": "%s %r {0} {0!r}".format(obj) % (obj, obj),
+               "pprint": pprint.pformat(obj),
+               "reachable": "\n".join(reachable_strings(obj))}
+        try:
+            out["vars"] = pprint.pformat(vars(obj))
+        except TypeError:
+            pass
+        if isinstance(obj, BaseException):
+            out["traceback"] = "".join(traceback.format_exception(
+                type(obj), obj, obj.__traceback__))
+        buf = io.StringIO()
+        handler = logging.StreamHandler(buf)
+        log = logging.getLogger("odbc_leader.test.printable")
+        log.addHandler(handler)
+        log.setLevel(logging.DEBUG)
+        try:
+            log.info("%s %r", obj, obj)
+            log.info(obj)
+            if isinstance(obj, BaseException):
+                try:
+                    raise obj
+                except BaseException:
+                    log.exception("failed")
+        finally:
+            log.removeHandler(handler)
+        out["logging"] = buf.getvalue()
+        return out
+
+    def assert_no_password(self, what, obj):
+        leaks = []
+        for how, text in self.forms(obj).items():
+            for pw in PASSWORDS:
+                if pw in text:
+                    at = text.index(pw)
+                    leaks.append("  %s shows %s: ...%s..." % (
+                        how, pw, text[max(0, at - 30):at + 20]))
+                    break
+        if leaks:
+            self.fail("%s: the password is printed\n%s" % (what, "\n".join(leaks)))
+
+    def test_leader_prints_no_password(self):
+        import io
+        import logging
+        buf = io.StringIO()
+        handler = logging.StreamHandler(buf)
+        root = logging.getLogger("odbc_leader")
+        root.addHandler(handler)
+        old_level = root.level
+        root.setLevel(logging.DEBUG)  # the plugin's own log lines too
+        try:
+            leader = ol.Leader(pw_connect(self.db), namespace="pw",
+                               ttl_ms=3000, plugin=ODBC_SO,
+                               extra="Pwd=An0therPw")
+            try:
+                self.assert_no_password("Leader", leader)
+                leader.start()
+                deadline = time.monotonic() + LIVENESS_S
+                while not leader.is_leader():
+                    self.assertLess(time.monotonic(), deadline)
+                    time.sleep(0.01)
+                self.assert_no_password("Leader (leading)", leader)
+                self.assertIn(" leader=True term=", repr(leader))
+                self.assert_no_password("Instance", leader._inst)
+                self.assert_no_password("Plugin", leader._inst.plugin)
+            finally:
+                leader.stop()
+            self.assert_no_password("Leader (stopped)", leader)
+            # What names the Leader, nothing of the connection string.
+            shown = repr(leader)
+            for want in ("namespace='pw'", repr(ODBC_SO), "shards=0",
+                         "leader=False", "term=0"):
+                self.assertIn(want, shown)
+            for part in ("Driver", "SQLite3", self.db, "UID", "PWD", "Pwd",
+                         "password", "Leader"):
+                self.assertNotIn(part, shown.replace("odbc_leader.Leader", ""),
+                                 "repr shows the connection string")
+        finally:
+            root.removeHandler(handler)
+            root.setLevel(old_level)
+        self.assertNotEqual(buf.getvalue(), "", "the plugin logged nothing")
+        for pw in PASSWORDS:
+            self.assertNotIn(pw, buf.getvalue(), "the log shows a password")
+
+    def test_refused_start_prints_no_password(self):
+        cases = [
+            ("a bad key", pw_connect(self.db) + ";LeaderBogus=1"),
+            ("no database", "Driver=SQLite3;Database=/nonexistent/dir/x.db;"
+                            "PWD={Sup3r;S3cr3t};Password=An0therPw"),
+        ]
+        for what, conn in cases:
+            logged = []
+            with self.assertRaises(ol.LeaderPluginError) as cm:
+                ol.Leader(conn, namespace="pw", plugin=ODBC_SO,
+                          log=lambda level, msg: logged.append(msg))
+            self.assert_no_password(what + ": the error", cm.exception)
+            self.assert_no_password(what + ": its log lines", logged)
+            with self.assertRaises(ol.LeaderPluginError) as cm:
+                lp.Plugin(ODBC_SO).init(conn, log=lambda level, msg: None)
+            self.assert_no_password(what + ": Plugin.init's error",
+                                    cm.exception)
+
+
+class QuotingTest(unittest.TestCase):
+    """A namespace reaches the library as one value, whatever it holds:
+    the binding quotes it as the library's parser reads it (braces, '}'
+    doubled), so it can neither add nor change a key."""
+
+    def test_namespace_is_one_value(self):
+        # The library refuses these bytes in a namespace; its message names
+        # the byte and where it is in the value, so the whole value got
+        # there. A namespace cut at the ';' would have set LeaderTTL, one
+        # braced on its own would swallow the keys after it, and blanks
+        # would be trimmed.
+        db = os.path.join(TMP, "quoting.db")
+        cases = [
+            ("a;LeaderTTL=60000", "character ';' at byte 2 "),
+            ("{x", "character '{' at byte 1 "),
+            ("{a};LeaderTTL=60000", "character '{' at byte 1 "),
+            ("a}", "character '}' at byte 2 "),
+            (" ns", "character '\\x20' at byte 1 "),
+            ("ns ", "character '\\x20' at byte 3 "),
+        ]
+        wrong = []
+        for ns, want in cases:
+            try:
+                leader = ol.Leader("Driver=SQLite3;Database=%s" % db,
+                                   namespace=ns, ttl_ms=3000, plugin=ODBC_SO)
+            except ol.LeaderPluginError as e:
+                if "LeaderNamespace: " + want not in str(e):
+                    wrong.append("  %r: %s" % (ns, e))
+            else:
+                leader.stop()
+                wrong.append("  %r: taken, the Leader started" % ns)
+        if wrong:
+            self.fail("namespaces not refused as one value:\n" +
+                      "\n".join(wrong))
+
+    def test_valid_names_pass_as_they_are(self):
+        db = os.path.join(TMP, "quoting-ok.db")
+        with ol.Leader("Driver=SQLite3;Database=%s" % db,
+                       namespace="a.b-c:d/e@f_1", ttl_ms=3000,
+                       plugin=ODBC_SO) as leader:
+            deadline = time.monotonic() + LIVENESS_S
+            while not leader.is_leader():
+                self.assertLess(time.monotonic(), deadline)
+                time.sleep(0.01)
+            self.assertEqual(ol.leader._quote("a.b-c:d/e@f_1"), "a.b-c:d/e@f_1")
+            self.assertIn("namespace='a.b-c:d/e@f_1'", repr(leader))
+
+
 class FenceTest(unittest.TestCase):
     """odbc_leader.fencing.Fence: a fenced write with Python's sqlite3 on
     the file whose lease odbc_leader.so holds."""

@@ -3,10 +3,14 @@
 // fires; the scheduler integrations are odbc-leader/node-cron,
 // odbc-leader/node-schedule, odbc-leader/croner and odbc-leader/cron;
 // plugin is the ABI binding itself; fence gives a job's own SQL the
-// predicate that fences its writes by term.
+// predicate that fences its writes by term. index.d.ts declares exactly
+// these names (test/exports.test.js); they are listed one by one so that
+// an ES module's `import { Plugin } from 'odbc-leader'` finds them too.
 'use strict';
 
-const plugin = require('./plugin');
+const {
+    Plugin, Instance, shardOf, ABI_MAJOR, ABI_MINOR, EABI, ENOTLEADER,
+} = require('./plugin');
 const { Leader, findPlugin, currentFire, PLUGIN_ENV } = require('./leader');
 const { LeaderPluginError, NotLeaderError } = require('./errors');
 const { fence, Fence } = require('./fence');
@@ -15,7 +19,6 @@ const { FireRunner } = require('./runner');
 module.exports = {
     Leader, findPlugin, currentFire, fence, Fence, FireRunner,
     LeaderPluginError, NotLeaderError, PLUGIN_ENV,
-    Plugin: plugin.Plugin, Instance: plugin.Instance, shardOf: plugin.shardOf,
-    ABI_MAJOR: plugin.ABI_MAJOR, ABI_MINOR: plugin.ABI_MINOR, EABI: plugin.EABI,
-    ENOTLEADER: plugin.ENOTLEADER,
+    Plugin, Instance, shardOf,
+    ABI_MAJOR, ABI_MINOR, EABI, ENOTLEADER,
 };

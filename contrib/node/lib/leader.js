@@ -11,9 +11,11 @@ const { EventEmitter } = require('node:events');
 const { AsyncLocalStorage } = require('node:async_hooks');
 const fs = require('node:fs');
 const path = require('node:path');
-const { execFileSync } = require('node:child_process');
+const util = require('node:util');
+const { execFile, execFileSync } = require('node:child_process');
 const { Plugin, shardOf } = require('./plugin');
 const { LeaderPluginError, NotLeaderError } = require('./errors');
+const { quote } = require('./config');
 
 const PLUGIN_ENV = 'ODBC_LEADER_PLUGIN';
 const PLUGIN_NAME = 'odbc_leader.so';
@@ -28,52 +30,96 @@ const PKGLIBDIRS = [
 
 const fireStore = new AsyncLocalStorage();
 
-/** The pkglibdir of an installed odbcleader.pc, or null. */
-function pkgconfigDir() {
+const PKGCONFIG_ARGS = ['--variable=pkglibdir', 'odbcleader'];
+const PKGCONFIG_OPTS = { encoding: 'utf8', timeout: 10000 };
+
+/** The pkglibdir of an installed odbcleader.pc, or null; blocks while
+ * pkg-config runs. */
+function pkgconfigDirSync() {
     try {
-        const out = execFileSync('pkg-config', ['--variable=pkglibdir', 'odbcleader'],
-            { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 10000 });
+        const out = execFileSync('pkg-config', PKGCONFIG_ARGS,
+            { ...PKGCONFIG_OPTS, stdio: ['ignore', 'pipe', 'ignore'] });
         return out.trim() || null;
     } catch {
         return null;
     }
 }
 
-/**
- * The path of odbc_leader.so: file when given, else $ODBC_LEADER_PLUGIN,
- * else the installed pkglibdir (pkg-config's, then the usual prefixes).
- * Throws an Error naming every place it looked.
- */
-function findPlugin(file) {
-    if (file) {
-        if (!fs.existsSync(file))
-            throw new Error(`odbc-leader plugin ${file}: no such file`);
-        return file;
-    }
+/** Resolves to the pkglibdir of an installed odbcleader.pc, or null. */
+function pkgconfigDir() {
+    return new Promise((resolve) => {
+        execFile('pkg-config', PKGCONFIG_ARGS, PKGCONFIG_OPTS,
+            (err, out) => resolve(err ? null : out.trim() || null));
+    });
+}
+
+/** [path, how it was named] of the plugin given as file or in
+ * $ODBC_LEADER_PLUGIN, or null when neither names one. */
+function named(file) {
+    if (file)
+        return [file, ''];
     const env = process.env[PLUGIN_ENV];
-    if (env) {
-        if (!fs.existsSync(env))
-            throw new Error(`odbc-leader plugin ${env} (from $${PLUGIN_ENV}): no such file`);
-        return env;
-    }
-    const tried = [];
-    for (const dir of [pkgconfigDir(), ...PKGLIBDIRS]) {
-        if (!dir)
-            continue;
-        const p = path.join(dir, PLUGIN_NAME);
-        if (fs.existsSync(p))
-            return p;
-        tried.push(p);
-    }
-    throw new Error('odbc-leader plugin not found: pass plugin, set ' +
+    return env ? [env, ` (from $${PLUGIN_ENV})`] : null;
+}
+
+function noSuchFile([file, how]) {
+    return new Error(`odbc-leader plugin ${file}${how}: no such file`);
+}
+
+function notFound(tried) {
+    return new Error('odbc-leader plugin not found: pass plugin, set ' +
         `$${PLUGIN_ENV}, or install odbc-leader (tried ${tried.join(', ')})`);
 }
 
-/** The plugin's configuration: the connection string with the Leader* keys. */
+/** The plugin's path in each installed directory, pkg-config's first. */
+function installed(pcDir) {
+    return [pcDir, ...PKGLIBDIRS].filter(Boolean).map((d) => path.join(d, PLUGIN_NAME));
+}
+
+/**
+ * The path of odbc_leader.so: file when given, else $ODBC_LEADER_PLUGIN,
+ * else the installed pkglibdir (pkg-config's, then the usual prefixes).
+ * Throws an Error naming every place it looked. Synchronous: it waits for
+ * pkg-config; Leader.start() looks without blocking (findPluginAsync).
+ */
+function findPlugin(file) {
+    const n = named(file);
+    if (n !== null) {
+        if (!fs.existsSync(n[0]))
+            throw noSuchFile(n);
+        return n[0];
+    }
+    const tried = installed(pkgconfigDirSync());
+    const found = tried.find((p) => fs.existsSync(p));
+    if (found === undefined)
+        throw notFound(tried);
+    return found;
+}
+
+/** findPlugin without blocking the event loop: resolves to the path,
+ * rejects with the same Error. */
+async function findPluginAsync(file) {
+    const exists = (p) => fs.promises.access(p).then(() => true, () => false);
+    const n = named(file);
+    if (n !== null) {
+        if (!await exists(n[0]))
+            throw noSuchFile(n);
+        return n[0];
+    }
+    const tried = installed(await pkgconfigDir());
+    for (const p of tried) {
+        if (await exists(p))
+            return p;
+    }
+    throw notFound(tried);
+}
+
+/** The plugin's configuration: the connection string with the Leader* keys
+ * (the namespace quoted: it is one value, whatever it holds). */
 function configString(o) {
     const parts = [String(o.connect || '').replace(/;+$/, '')];
     if (o.namespace !== undefined)
-        parts.push(`LeaderNamespace=${o.namespace}`);
+        parts.push(`LeaderNamespace=${quote(o.namespace)}`);
     if (o.ttlMs !== undefined)
         parts.push(`LeaderTTL=${Math.trunc(o.ttlMs)}`);
     if (o.shards !== undefined)
@@ -92,20 +138,29 @@ function currentFire() {
 /**
  * One candidate. options: connect (an ODBC connection string or
  * "DSN=name"), namespace, ttlMs, shards (a member of a group of that many
- * shards), extra (more Leader* keys), plugin (the .so, see findPlugin),
- * log(level, message) (syslog levels; default: warnings and errors on
- * stderr). Events: 'elected' (term), 'lost' (term), 'change' ({ isLeader,
- * term, leaderId }), 'shard' ({ shard, isLeader, term }) in a group,
- * 'tickError' (LeaderPluginError; ticking goes on).
+ * shards), extra (more Leader* keys), plugin (the .so, see findPlugin; it
+ * is looked for and loaded by start()), log(level, message) (syslog
+ * levels; default: warnings and errors on stderr). Events: 'elected'
+ * (term), 'lost' (term), 'change' ({ isLeader, term, leaderId }), 'shard'
+ * ({ shard, isLeader, term }) in a group, 'tickError' (LeaderPluginError;
+ * ticking goes on). The constructor does no I/O. The configuration, which
+ * may hold a password, is kept private: printed (util.inspect, console.log,
+ * JSON.stringify), a Leader shows its namespace, plugin, shards and state,
+ * nothing of the connection string.
  */
 class Leader extends EventEmitter {
+    #config;
+    #pluginOption;
+    #starting = null;
+
     constructor(options = {}) {
         super();
         if (!options.connect)
             throw new TypeError('Leader: options.connect is required');
-        this.pluginPath = findPlugin(options.plugin);
-        this.plugin = new Plugin(this.pluginPath);
-        this.config = configString(options);
+        this.#config = configString(options);
+        this.#pluginOption = options.plugin;
+        this.pluginPath = null; // set by start()
+        this.plugin = null;
         this.namespace = options.namespace;
         this.log = options.log || ((level, msg) => {
             if (level <= 4)
@@ -123,15 +178,35 @@ class Leader extends EventEmitter {
     }
 
     /**
-     * Creates the instance and starts ticking. Resolves once the first
-     * tick has answered (leader or not); rejects with LeaderPluginError
-     * when the configuration or the database is refused (the message
-     * names the problem).
+     * Finds and loads the plugin (the plugin option, else
+     * $ODBC_LEADER_PLUGIN, else the installed one: pkg-config runs as a
+     * child process the event loop does not wait for), creates the
+     * instance and starts ticking. Resolves once the first tick has
+     * answered (leader or not); rejects with an Error when no plugin is
+     * found, with LeaderPluginError when the plugin, the configuration or
+     * the database is refused (the message names the problem).
      */
-    async start() {
-        if (this.inst !== null || this._stopped)
+    start() {
+        if (this.#starting === null) {
+            this.#starting = this.#start().catch((e) => {
+                this.#starting = null; // start() may be called again
+                throw e;
+            });
+        }
+        return this.#starting;
+    }
+
+    async #start() {
+        if (this._stopped)
             return this;
-        this.inst = await this.plugin.init(this.config, {
+        if (this.plugin === null) {
+            const file = await findPluginAsync(this.#pluginOption);
+            this.plugin = new Plugin(file);
+            this.pluginPath = file;
+        }
+        if (this._stopped) // stop() came while the plugin was looked for
+            return this;
+        this.inst = await this.plugin.init(this.#config, {
             log: this.log,
             onChange: (isLeader, term, leaderId) =>
                 this._onChange(isLeader, term, leaderId),
@@ -146,6 +221,23 @@ class Leader extends EventEmitter {
         this._running = true;
         await this._tick();
         return this;
+    }
+
+    /** What a Leader shows of itself: its namespace, its plugin and its
+     * state; nothing of the connection string. */
+    toJSON() {
+        return {
+            namespace: this.namespace,
+            pluginPath: this.pluginPath, shards: this.shards,
+            isLeader: this.isLeader(), term: this.term(),
+        };
+    }
+
+    [util.inspect.custom](depth, options, inspect) {
+        if (depth < 0)
+            return options.stylize('[Leader]', 'special');
+        const inner = { ...options, depth: options.depth === null ? null : options.depth - 1 };
+        return `Leader ${inspect(this.toJSON(), inner)}`;
     }
 
     _onChange(isLeader, term, leaderId) {
@@ -314,4 +406,6 @@ class Leader extends EventEmitter {
     }
 }
 
-module.exports = { Leader, findPlugin, configString, currentFire, fireStore, PLUGIN_ENV };
+module.exports = {
+    Leader, findPlugin, findPluginAsync, configString, currentFire, fireStore, PLUGIN_ENV,
+};

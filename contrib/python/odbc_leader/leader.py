@@ -34,6 +34,7 @@ spread over the hosts:
 """
 
 import os
+import re
 import shutil
 import subprocess
 import threading
@@ -97,13 +98,27 @@ def find_plugin(path: Optional[str] = None) -> str:
         "odbc-leader (tried %s)" % (PLUGIN_ENV, ", ".join(tried)))
 
 
+_BLANKS = " \t\r\n\v\f"
+
+
+def _quote(value: str) -> str:
+    """value as the library's parser (src/config.c) reads it back as one
+    value: as it is, or in braces with '}' doubled when it holds ';', '{',
+    '}' or blanks at either end."""
+    s = str(value)
+    if not re.search(r"[;{}\0]", s) and s.strip(_BLANKS) == s:
+        return s
+    return "{" + s.replace("}", "}}") + "}"
+
+
 def _config(connect: str, namespace: Optional[str], ttl_ms: Optional[int],
             extra: Optional[str], shards: Optional[int] = None) -> str:
     """The plugin's configuration string: the ODBC connection string (or
-    DSN=...) with the Leader* keys added."""
+    DSN=...) with the Leader* keys added (the namespace quoted: one value,
+    whatever it holds)."""
     parts = [connect.rstrip(";")]
     if namespace is not None:
-        parts.append("LeaderNamespace=%s" % namespace)
+        parts.append("LeaderNamespace=%s" % _quote(namespace))
     if ttl_ms is not None:
         parts.append("LeaderTTL=%d" % int(ttl_ms))
     if shards is not None:
@@ -137,6 +152,10 @@ class Leader:
     "odbc_leader" logger. Raises odbc_leader.LeaderPluginError when the
     configuration or the database is refused (the message names the
     problem).
+
+    The configuration string, which may hold a password, is passed to the
+    plugin and not kept: repr() shows the namespace, the plugin, the shards
+    and the state, nothing of the connection string.
     """
 
     def __init__(self, connect: str, namespace: Optional[str] = None,
@@ -164,6 +183,15 @@ class Leader:
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
         self.last_error: Optional[BaseException] = None
+
+    def __repr__(self) -> str:
+        inst = getattr(self, "_inst", None)
+        return "<odbc_leader.Leader namespace=%r plugin=%r shards=%d " \
+            "leader=%s term=%d>" % (
+                getattr(self, "namespace", None),
+                getattr(self, "plugin_path", None), getattr(self, "shards", 0),
+                inst is not None and inst.is_leader(),
+                inst.term() if inst is not None else 0)
 
     # ---- the ticking thread ----
 

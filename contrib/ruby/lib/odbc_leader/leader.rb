@@ -77,11 +77,21 @@ module OdbcLeader
                          "$#{PLUGIN_ENV}, or install odbc-leader (tried #{tried.join(', ')})"
   end
 
+  # Returns value as the library's parser (src/config.c) reads it back as
+  # one value: as it is, or in braces with '}' doubled when it holds ';',
+  # '{', '}' or blanks at either end.
+  def self.quote(value)
+    s = value.to_s
+    return s unless s.match?(/[;{}\0]|\A[ \t\r\n\v\f]|[ \t\r\n\v\f]\z/)
+
+    "{#{s.gsub('}', '}}')}}"
+  end
+
   # Returns the plugin's configuration: the connection string with the
-  # Leader* keys.
+  # Leader* keys (the namespace quoted: one value, whatever it holds).
   def self.config_string(connect:, namespace: nil, ttl_ms: nil, shards: nil, extra: nil)
     parts = [connect.to_s.sub(/;+\z/, '')]
-    parts << "LeaderNamespace=#{namespace}" unless namespace.nil?
+    parts << "LeaderNamespace=#{quote(namespace)}" unless namespace.nil?
     parts << "LeaderTTL=#{Integer(ttl_ms)}" unless ttl_ms.nil?
     parts << "LeaderShards=#{Integer(shards)}" unless shards.nil?
     parts << extra.to_s.gsub(/\A;+|;+\z/, '') if extra
@@ -97,10 +107,15 @@ module OdbcLeader
   # term) in a group, :tick_error (the Error; ticking goes on). The blocks
   # run on the ticking thread while the plugin waits for them: keep them
   # short and call no I/O method of this Leader from them.
+  #
+  # The configuration string, which may hold a password, is kept out of
+  # reach of inspect, pp, to_yaml and instance_variables: #inspect shows the
+  # namespace, the plugin, the shards and the state, nothing of the
+  # connection string.
   class Leader
     EVENTS = %i[elected lost change shard tick_error].freeze
 
-    attr_reader :plugin_path, :plugin, :namespace, :shards, :last_error, :config
+    attr_reader :plugin_path, :plugin, :namespace, :shards, :last_error
 
     def initialize(connect:, namespace: nil, ttl_ms: nil, shards: nil, extra: nil,
                    plugin: nil, log: nil)
@@ -108,8 +123,9 @@ module OdbcLeader
 
       @plugin_path = OdbcLeader.find_plugin(plugin)
       @plugin = Plugin.new(@plugin_path)
-      @config = OdbcLeader.config_string(connect: connect, namespace: namespace,
-                                         ttl_ms: ttl_ms, shards: shards, extra: extra)
+      config = OdbcLeader.config_string(connect: connect, namespace: namespace,
+                                        ttl_ms: ttl_ms, shards: shards, extra: extra)
+      @create = ->(**callbacks) { @plugin.init(config, **callbacks) }
       @namespace = namespace
       @log = log || ->(level, msg) { warn("odbc-leader: #{msg}") if level <= 4 }
       @listeners = Hash.new { |h, k| h[k] = [] }
@@ -123,6 +139,18 @@ module OdbcLeader
       @stopping = false
       @inflight = 0
       @thread = nil
+    end
+
+    # Returns the Leader as p and pp show it: its namespace, its plugin and
+    # its state; nothing of the connection string.
+    def inspect
+      "#<#{self.class.name} namespace=#{@namespace.inspect} plugin=#{@plugin_path.inspect} " \
+        "shards=#{@shards} leader=#{leader?} term=#{term}>"
+    end
+
+    # to_yaml (and Rails' debug) show what inspect shows.
+    def encode_with(coder)
+      coder.represent_scalar(nil, inspect)
     end
 
     # Calls block on event (one of EVENTS); returns the block (for off).
@@ -152,8 +180,7 @@ module OdbcLeader
     def start
       return self if @inst || @stopping
 
-      @inst = @plugin.init(@config,
-                           log: @log,
+      @inst = @create.call(log: @log,
                            on_change: ->(l, t, id) { on_change(l, t, id) },
                            on_shard_change: ->(s, l, t) { emit(:shard, s, l, t) })
       @shards = @inst.shards

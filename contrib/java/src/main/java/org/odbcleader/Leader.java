@@ -28,7 +28,9 @@ import java.util.function.BiConsumer;
 
 /**
  * One candidate; made by {@link #builder()}, started by {@link #start()}, ended by
- * {@link #close()} (a leader resigns, so another candidate takes over at once).
+ * {@link #close()} (a leader resigns, so another candidate takes over at once). The
+ * configuration string, which may hold a password, stays private: {@link #toString()} shows
+ * the namespace, the plugin, the shards and the state, nothing of the connection string.
  */
 public final class Leader implements AutoCloseable {
     /** The environment variable naming the plugin when no path is given. */
@@ -38,7 +40,7 @@ public final class Leader implements AutoCloseable {
         "/usr/lib/x86_64-linux-gnu/odbc-leader", "/usr/lib/aarch64-linux-gnu/odbc-leader"};
 
     private final Plugin plugin;
-    private final String config;
+    private final String config; // may hold a password: never shown
     private final String namespace;
     private final BiConsumer<Integer, String> log;
     private final List<LeaderListener> listeners = new CopyOnWriteArrayList<>();
@@ -202,11 +204,14 @@ public final class Leader implements AutoCloseable {
         }
     }
 
-    /** Returns the plugin's configuration: the connection string with the Leader* keys. */
+    /**
+     * Returns the plugin's configuration: the connection string with the Leader* keys (the
+     * namespace quoted: one value, whatever it holds).
+     */
     static String configString(String connect, String namespace, Long ttlMs, Integer shards, String extra) {
         StringBuilder b = new StringBuilder(connect.replaceAll(";+$", ""));
         if (namespace != null)
-            b.append(";LeaderNamespace=").append(namespace);
+            b.append(";LeaderNamespace=").append(quote(namespace));
         if (ttlMs != null)
             b.append(";LeaderTTL=").append(ttlMs);
         if (shards != null)
@@ -214,6 +219,32 @@ public final class Leader implements AutoCloseable {
         if (extra != null && !extra.replaceAll("^;+|;+$", "").isEmpty())
             b.append(';').append(extra.replaceAll("^;+|;+$", ""));
         return b.toString();
+    }
+
+    private static boolean isBlank(char c) {
+        return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == 0x0b || c == '\f';
+    }
+
+    /**
+     * Returns value as the library's parser (src/config.c) reads it back as one value: as it
+     * is, or in braces with '}' doubled when it holds ';', '{', '}' or blanks at either end.
+     */
+    static String quote(String value) {
+        boolean plain = !value.isEmpty() && !isBlank(value.charAt(0))
+                && !isBlank(value.charAt(value.length() - 1));
+        for (int i = 0; plain && i < value.length(); i++)
+            plain = ";{}\0".indexOf(value.charAt(i)) < 0;
+        return plain || value.isEmpty() ? value : "{" + value.replace("}", "}}") + "}";
+    }
+
+    /**
+     * Returns the Leader as it may be printed: its namespace, its plugin and its state; nothing
+     * of the connection string.
+     */
+    @Override
+    public String toString() {
+        return "Leader[namespace=" + namespace + ", plugin=" + plugin.path() + ", shards=" + shards()
+                + ", leader=" + isLeader() + ", term=" + term() + "]";
     }
 
     /** Adds a listener of leadership events (see {@link LeaderListener}); returns this. */
