@@ -22,7 +22,10 @@
  *            since its sighting of that holder (renew_seq <= seen);
  *   answer   the shards it holds after the statement and, per other
  *            holder, whether that holder renewed anything since the
- *            member's last sighting (its highest renew_seq grew).
+ *            member's last sighting (its highest renew_seq grew). A shard
+ *            it held that the answer lacks is lost: the member forgets it
+ *            (and may take it again) or releases it in the term it held
+ *            (settle_lost(): the assignment gives it to another).
  * Which shards a member takes or releases is chosen freely at every tick:
  * the model covers every assignment and every disagreement of views.
  * Time is discrete: a database tick lowers every expiry by one; each
@@ -109,6 +112,8 @@ byte trust[N * K];     /* [p * K + s]: local units left in the window */
 byte held[N * K];      /* the term the member believes it holds, 0 none */
 bool relp[N * K];      /* a release of held[] is pending: sent with every
                           statement until an answer shows the shard gone */
+bool lost[N * K];      /* the last answer lacked held[] (settle_lost()):
+                          the next send takes it again or releases it */
 byte sq[N];            /* the seq of the member's last tick (1..MAXSEQ) */
 byte seen[N * HOLDERS]; /* [p * HOLDERS + h]: the highest renew_seq of
                            holder h the member has seen */
@@ -271,9 +276,16 @@ inline answer(p)
                 relp[p * K + s] = 0
             fi
 #else
-            trust[p * K + s] = 0;
-            held[p * K + s] = 0;
-            relp[p * K + s] = 0
+            if
+            :: held[p * K + s] != 0 && !relp[p * K + s] ->
+                /* lost: settled at the next send (settle_lost()) */
+                trust[p * K + s] = 0;
+                lost[p * K + s] = 1
+            :: else ->
+                trust[p * K + s] = 0;
+                held[p * K + s] = 0;
+                relp[p * K + s] = 0
+            fi
 #endif
         fi;
         s++
@@ -317,7 +329,20 @@ inline send(p, m)
         rterm[p * K + s] = 0;
         tak[p * K + s] = 0;
         if
-        :: held[p * K + s] != 0 && (relp[p * K + s] || (m & (1 << s))) ->
+        :: lost[p * K + s] && (m & (1 << s)) ->
+            /* lost, the assignment gives it to another: released in the
+             * term it was held in */
+            lost[p * K + s] = 0;
+            relp[p * K + s] = 1;
+            rel[p * K + s] = 1;
+            rterm[p * K + s] = held[p * K + s]
+        :: lost[p * K + s] && !(m & (1 << s)) ->
+            /* lost, the assignment gives it to this member: taken again */
+            lost[p * K + s] = 0;
+            held[p * K + s] = 0;
+            tak[p * K + s] = 1
+        :: !lost[p * K + s] && held[p * K + s] != 0 &&
+           (relp[p * K + s] || (m & (1 << s))) ->
             relp[p * K + s] = 1;
             rel[p * K + s] = 1;
             rterm[p * K + s] = held[p * K + s];
@@ -390,7 +415,8 @@ inline crash(p)
     s = 0;
     do
     :: s < K ->
-        trust[p * K + s] = 0; held[p * K + s] = 0; relp[p * K + s] = 0; s++
+        trust[p * K + s] = 0; held[p * K + s] = 0; relp[p * K + s] = 0;
+        lost[p * K + s] = 0; s++
     :: else -> break
     od;
     h = 0;

@@ -38,6 +38,8 @@
 #define SETTLE_RENEWS 2
 /* A vacant shard nobody takes for this many TTLs is taken by anyone. */
 #define ORPHAN_TTLS 2
+/* release[s]: the answer just showed shard s lost (settle_lost()). */
+#define LOST 2
 
 /* Publishes a held shard: term first, then the deadline. */
 static void trust(struct odbc_leader__group_member_state *m, uint32_t s,
@@ -184,6 +186,12 @@ static int settled(const struct odbc_leader__group_member_state *m, uint32_t s,
     return now - d->since_ns >= SETTLE_RENEWS * m->renew_ns;
 }
 
+/* The assignment gives shard s to this member. */
+static int assigned_here(const struct odbc_leader__group_member_state *m,
+                         uint32_t s) {
+    return m->assigned && m->self >= 0 && m->owner[s] == (uint32_t)m->self;
+}
+
 /* Before a tick: stops (and reports) the held shards the assignment gives
  * to another member, which this tick then releases, and reports the
  * shards whose windows ran out without a renewal. */
@@ -210,7 +218,7 @@ static int build_lists(struct odbc_leader__group_member_state *m, int64_t now) {
     rc = rc < 0 ? rc : list_open(&m->rel);
     rc = rc < 0 ? rc : list_open(&m->dead);
     for (uint32_t s = 0; rc == 0 && s < m->shards; s++) {
-        int mine = m->assigned && m->owner[s] == (uint32_t)m->self;
+        int mine = assigned_here(m, s);
         int orphan = m->vacant_ns[s] != 0 &&
                      now - m->vacant_ns[s] >= ORPHAN_TTLS * m->ttl_ns;
 
@@ -463,12 +471,17 @@ static int take_shards(struct odbc_leader__group_member_state *m,
         m->vacant_ns[s] =
             a->vacant[s] ? (m->vacant_ns[s] != 0 ? m->vacant_ns[s] : hi) : 0;
         if (t == 0) {
-            if (m->held[s] != 0 && m->release[s])
-                released++;
-            else if (m->held[s] != 0)
-                lost++;
             if (m->rep[s])
                 stop(m, s);
+            if (m->held[s] != 0 && !m->release[s]) {
+                /* lost: settled by settle_lost() once the members of
+                 * this answer are known */
+                lost++;
+                m->release[s] = LOST;
+                continue;
+            }
+            if (m->held[s] != 0)
+                released++;
             m->held[s] = 0;
             m->release[s] = 0;
             continue;
@@ -493,6 +506,31 @@ static int take_shards(struct odbc_leader__group_member_state *m,
                           "lost %d",
                           led, (unsigned)m->shards, won, released, lost);
     return led;
+}
+
+/*
+ * After an answer and the assignment it led to: each shard this answer
+ * showed lost (held here before, renewed by nobody: its row expired in a
+ * pause of this member's ticks, or another took it). Its row may still
+ * be this incarnation's, expired. Then nobody else takes it while this
+ * member lives: a taker waits for its holder's renewals to stand still,
+ * and this member renews its other rows. So a lost shard the assignment
+ * gives to this member is taken back (its own expired row, in a new
+ * term: held 0 puts it in the next take list), and one it gives to
+ * another member is released in the term it was held in (a row another
+ * took since has a later term and stays as it is).
+ */
+static void settle_lost(struct odbc_leader__group_member_state *m) {
+    for (uint32_t s = 0; s < m->shards; s++) {
+        if (m->release[s] != LOST)
+            continue;
+        if (assigned_here(m, s)) {
+            m->held[s] = 0;
+            m->release[s] = 0;
+        } else {
+            m->release[s] = 1;
+        }
+    }
 }
 
 /* ---- the tick ---- */
@@ -539,8 +577,7 @@ static int has_takes(const struct odbc_leader__group_member_state *m) {
     if (!m->assigned || m->self < 0)
         return 0;
     for (uint32_t s = 0; s < m->shards; s++) {
-        if (m->owner[s] == (uint32_t)m->self && m->held[s] == 0 &&
-            !m->release[s])
+        if (assigned_here(m, s) && m->held[s] == 0 && !m->release[s])
             return 1;
     }
     return 0;
@@ -629,6 +666,7 @@ static int run_tick(struct odbc_leader__group_member_state *m) {
         if (r < 0)
             rc = r;
     }
+    settle_lost(m);
     m->answers++;
     if (changed >= 0)
         m->next_ns = next_useful(m, changed, hi, m->next_ns);

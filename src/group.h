@@ -102,7 +102,8 @@ struct odbc_leader__group_member_state {
     int64_t *held;          /* per shard: the term held in the database as
                                far as known, 0 none */
     int64_t *vacant_ns;     /* per shard: first seen vacant, 0 not vacant */
-    unsigned char *release; /* per shard: stopped here, release it */
+    unsigned char *release; /* per shard: stopped here, release it (2: just
+                               lost, to settle once assigned) */
     unsigned char *rep;     /* per shard: reported as led */
     uint32_t *owner;        /* per shard: index into members */
     struct odbc_leader__group_member *members; /* sorted by id, live or

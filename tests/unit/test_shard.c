@@ -218,6 +218,10 @@ static int fake_tick(void *port, const struct odbc_leader__group_args *a,
         } else if (mine && w->expires_ms > now) {
             w->expires_ms = now + 1000;
             w->seq = a->seq;
+        } else if (mine && in_list(a->take, s)) { /* its own, expired */
+            w->term++;
+            w->expires_ms = now + 1000;
+            w->seq = a->seq;
         } else if (!mine && in_list(a->take, s) &&
                    (w->holder[0] == '\0' ||
                     (w->expires_ms <= now && strstr(a->dead, "[77,") &&
@@ -513,6 +517,69 @@ static void test_wakes_at_watch_then_takes_at_once(void **state) {
     odbc_leader__group_member_free(&m);
 }
 
+/* Leads all; its ticks stop for longer than the TTL, so every row
+ * expires while it is still its own. The rows the assignment gives it
+ * are taken back in a new term: nobody else would while it lives. */
+static void test_own_expired_rows_taken_back(void **state) {
+    struct odbc_leader__group_member_state m;
+    struct fake f;
+
+    (void)state;
+    start(&m, &f);
+    odbc_leader__group_member_tick(&m, NULL);
+    f.now_ns += 300 * MS;
+    assert_int_equal(odbc_leader__group_member_tick(&m, NULL), SHARDS);
+    f.now_ns += 1500 * MS; /* past the TTL: expired, still held by "a" */
+    assert_int_equal(odbc_leader__group_member_tick(&m, NULL), 0);
+    assert_string_equal(f.rows[0].holder, "a");
+    f.now_ns += 300 * MS;
+    assert_int_equal(odbc_leader__group_member_tick(&m, NULL), SHARDS);
+    assert_string_equal(f.last_take, "[0,1,2,3,4,5,6,7]");
+    assert_true(odbc_leader__group_member_leadership(&m, 0, NULL) == 2);
+    odbc_leader__group_member_free(&m);
+}
+
+/* Leads all; its ticks stop for longer than the TTL, and the answer that
+ * shows every row lost also shows a second member back, to whom the
+ * assignment now gives some. Those rows are still this member's, expired,
+ * and the other cannot take them while this member lives and renews the
+ * rest: they are released in the term they were held in, the others taken
+ * back. */
+static void test_lost_rows_of_another_are_released(void **state) {
+    struct odbc_leader__group_member_state m;
+    struct fake f;
+    int given = 0;
+
+    (void)state;
+    start(&m, &f);
+    odbc_leader__group_member_tick(&m, NULL);
+    f.now_ns += 300 * MS;
+    assert_int_equal(odbc_leader__group_member_tick(&m, NULL), SHARDS);
+    f.now_ns += 1500 * MS;
+    f.other_beat_ms = db_ms(&f); /* b is back */
+    assert_int_equal(odbc_leader__group_member_tick(&m, NULL), 0);
+    f.now_ns += 10 * MS;
+    f.other_beat_ms = db_ms(&f);
+    odbc_leader__group_member_tick(&m, NULL);
+    for (int s = 0; s < SHARDS; s++) {
+        if (in_pairs(f.last_release, s, 1)) {
+            given++;
+            assert_string_equal(f.rows[s].holder, ""); /* vacant for b */
+            assert_false(in_list(f.last_take, s));
+        } else {
+            assert_true(in_list(f.last_take, s));
+            assert_int_equal(f.rows[s].term, 2);
+        }
+    }
+    assert_true(given > 0 && given < SHARDS);
+    assert_int_equal(led(&m), SHARDS - given);
+    f.now_ns += 300 * MS;
+    f.other_beat_ms = db_ms(&f);
+    odbc_leader__group_member_tick(&m, NULL);
+    assert_string_equal(f.last_release, "[]"); /* sent until seen gone */
+    odbc_leader__group_member_free(&m);
+}
+
 /* A lost connection keeps each window until it ends, then reconnects. */
 static void test_error_keeps_windows(void **state) {
     struct odbc_leader__group_member_state m;
@@ -550,6 +617,8 @@ int main(void) {
         cmocka_unit_test(test_watch_of_a_holder),
         cmocka_unit_test(test_wakes_at_watch_then_takes_at_once),
         cmocka_unit_test(test_error_keeps_windows),
+        cmocka_unit_test(test_own_expired_rows_taken_back),
+        cmocka_unit_test(test_lost_rows_of_another_are_released),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
