@@ -722,7 +722,8 @@ static int settle_bool(const struct state *st, int k, int *out, char *err,
  * takeover on database time alone, the rule before the watch, for the
  * tests that must show it failing) and LeaderTestNoPoolerCheck (no check
  * for a transaction pooler at connect, so the tests reach the run-time
- * detection, SQLSTATE 26000 in db.c). Returns 0 or ODBC_LEADER_ECONFIG. */
+ * detection, SQLSTATE 26000 in db_pooler.c). Returns 0 or ODBC_LEADER_ECONFIG.
+ */
 static int settle_test_bool(const struct state *st, int k, int *out, char *err,
                             size_t errlen) {
     *out = 0;

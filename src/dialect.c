@@ -1239,7 +1239,7 @@ static int check_watch(struct parser *p) {
 }
 
 /* Checks session_id: one statement without parameters, since the pooler
- * check runs it on a second connection of its own too (db.c), where
+ * check runs it on a second connection of its own too (db_pooler.c), where
  * nothing is bound. Returns 0 or an error code with the message set. */
 static int check_session_id(struct parser *p) {
     const struct odbc_leader__stmt_list *l =

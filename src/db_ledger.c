@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * db_ledger.c: what a port keeps besides the lease (db_ledger.h): the
+ * fire ledger (a claim per job and fire time, fenced by the leader's
+ * term, and its outcome) and the election log (one row per term), with
+ * the retention of each.
+ */
+#include <build_config.h>
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "db.h"
+#include "db_internal.h"
+#include "db_lease.h"
+#include "db_ledger.h"
+#include "dialect.h"
+#include "elector.h"
+#include "log.h"
+
+/* ---- the fire ledger ---- */
+
+int odbc_leader__db_has_ledger(const struct odbc_leader__db *db) {
+    return db->dialect != NULL && db->dialect->ops[ODBC_LEADER__OP_CLAIM].n > 0;
+}
+
+/* Sets the :job and :fire_ms parameters. */
+static void set_fire(struct odbc_leader__db *db, const char *job,
+                     int64_t fire_ms) {
+    snprintf((char *)db->p_job, sizeof(db->p_job), "%s", job);
+    db->p_fire_ms = fire_ms;
+}
+
+/* After a claim that inserted nothing: reads the lease to tell a fire older
+ * than the retention (this handle still holds term) from a lost term.
+ * Returns ODBC_LEADER_EFIREAGE, ODBC_LEADER_ENOTLEADER or a negative
+ * error. */
+static int why_not_claimed(struct odbc_leader__db *db, int64_t term) {
+    struct odbc_leader__result res;
+    int rc = odbc_leader__db_read_lease(db, &res);
+
+    if (rc < 0)
+        return rc;
+    if (res.found && res.term == term && strcmp(res.leader_id, db->id) == 0 &&
+        res.expires_at_ms > res.now_ms)
+        return ODBC_LEADER_EFIREAGE;
+    return ODBC_LEADER_ENOTLEADER;
+}
+
+int odbc_leader__db_claim(struct odbc_leader__db *db, int64_t term,
+                          const char *job, int64_t fire_ms) {
+    int cls;
+    int rc;
+
+    if (!odbc_leader__db_has_ledger(db))
+        return ODBC_LEADER_ENOLEDGER;
+    db->p_term = term;
+    set_fire(db, job, fire_ms);
+    rc = odbc_leader__db_run_op(db, ODBC_LEADER__OP_CLAIM, NULL, NULL, &cls);
+    if (rc < 0 && cls == ODBC_LEADER__ERR_UNIQUE && rc != ODBC_LEADER_EUNKNOWN)
+        return 0; /* the normal "already claimed" */
+    if (rc < 0)
+        return rc;
+    return rc > 0 ? 1 : why_not_claimed(db, term);
+}
+
+/* See db.h. */
+int odbc_leader__db_claim_retryable(const struct odbc_leader__db *db, int rc) {
+    return rc == ODBC_LEADER_ECONNLOST || rc == ODBC_LEADER_EUNKNOWN ||
+           (rc == ODBC_LEADER_EDB &&
+            db->diag.errclass == ODBC_LEADER__ERR_TRANSIENT);
+}
+
+/* See db.h. */
+int odbc_leader__db_claim_again(struct odbc_leader__db *db, int64_t term,
+                                const char *job, int64_t fire_ms, int first) {
+    struct odbc_leader__diag d = db->diag;
+    struct odbc_leader_fire f;
+    int rc;
+
+    odbc_leader__logf(db->log, LOG_INFO,
+                      "claim of %s at %lld failed (%s); trying once more", job,
+                      (long long)fire_ms, odbc_leader_strerror(first));
+    rc = odbc_leader__db_claim(db, term, job, fire_ms);
+    if (rc != 0 ||
+        (first != ODBC_LEADER_ECONNLOST && first != ODBC_LEADER_EUNKNOWN))
+        return rc;
+    rc = odbc_leader__db_fire(db, job, fire_ms, &f);
+    if (rc <= 0 || f.term != term || strcmp(f.claimed_by, db->id) != 0)
+        return rc; /* not ours: claimed by another term, a plain 0 */
+    db->diag = d;
+    odbc_leader__logf(db->log, LOG_WARNING,
+                      "claim of %s at %lld: the first try's outcome is "
+                      "unknown (%s) and the fire is claimed in this term, "
+                      "by that try or an earlier claim; not reported as "
+                      "claimed, so it may not run (odbc-leader fires shows "
+                      "it unfinished)",
+                      job, (long long)fire_ms, odbc_leader_strerror(first));
+    return first;
+}
+
+struct fire_ctx {
+    odbc_leader_fire_fn fn; /* may be NULL */
+    void *ctx;
+    struct odbc_leader_fire last; /* the last row read */
+};
+
+/* The columns of fire and fires: job, fire_ms, term, claimed_by,
+ * claimed_at_ms, finished_at_ms, status, now_ms. */
+static const struct odbc_leader__db_col fire_cols[] = {
+    ODBC_LEADER__DB_TEXT(1, struct odbc_leader_fire, job),
+    ODBC_LEADER__DB_NUM(2, struct odbc_leader_fire, fire_ms),
+    ODBC_LEADER__DB_NUM(3, struct odbc_leader_fire, term),
+    ODBC_LEADER__DB_TEXT(4, struct odbc_leader_fire, claimed_by),
+    ODBC_LEADER__DB_NUM(5, struct odbc_leader_fire, claimed_at_ms),
+    ODBC_LEADER__DB_NUM(6, struct odbc_leader_fire, finished_at_ms),
+    ODBC_LEADER__DB_NUM(7, struct odbc_leader_fire, status),
+    ODBC_LEADER__DB_NUM(8, struct odbc_leader_fire, db_now_ms),
+};
+
+/* Row callback of fire and fires. ctx is a struct fire_ctx. */
+static int fire_row(void *ctx, void *stmt) {
+    struct fire_ctx *c = ctx;
+    struct odbc_leader_fire *f = &c->last;
+    int rc;
+
+    memset(f, 0, sizeof(*f));
+    rc = odbc_leader__db_read_row(stmt, f, fire_cols,
+                                  sizeof(fire_cols) / sizeof(fire_cols[0]));
+    if (rc == 0 && c->fn != NULL)
+        c->fn(c->ctx, f);
+    return rc;
+}
+
+int odbc_leader__db_fire(struct odbc_leader__db *db, const char *job,
+                         int64_t fire_ms, struct odbc_leader_fire *out) {
+    struct fire_ctx c;
+    int cls;
+    int rc;
+
+    memset(&c, 0, sizeof(c));
+    memset(out, 0, sizeof(*out));
+    if (!odbc_leader__db_has_ledger(db))
+        return ODBC_LEADER_ENOLEDGER;
+    set_fire(db, job, fire_ms);
+    rc = odbc_leader__db_run_op(db, ODBC_LEADER__OP_FIRE, fire_row, &c, &cls);
+    if (rc <= 0)
+        return rc;
+    *out = c.last;
+    return 1;
+}
+
+int odbc_leader__db_finish(struct odbc_leader__db *db, const char *job,
+                           int64_t fire_ms, int status) {
+    struct odbc_leader_fire f;
+    int cls;
+    int rc;
+
+    if (!odbc_leader__db_has_ledger(db))
+        return ODBC_LEADER_ENOLEDGER;
+    set_fire(db, job, fire_ms);
+    db->p_status = status;
+    rc = odbc_leader__db_run_op(db, ODBC_LEADER__OP_FINISH, NULL, NULL, &cls);
+    if (rc != 0)
+        return rc < 0 ? rc : 0;
+    /* nothing changed: finished before (by us), or not ours */
+    rc = odbc_leader__db_fire(db, job, fire_ms, &f);
+    if (rc < 0)
+        return rc;
+    if (rc == 1 && strcmp(f.claimed_by, db->id) == 0 && f.finished_at_ms != 0)
+        return 0;
+    return ODBC_LEADER_ENOFIRE;
+}
+
+int odbc_leader__db_fires(struct odbc_leader__db *db, const char *job,
+                          odbc_leader_fire_fn fn, void *ctx) {
+    struct fire_ctx c;
+    int cls;
+
+    memset(&c, 0, sizeof(c));
+    c.fn = fn;
+    c.ctx = ctx;
+    if (!odbc_leader__db_has_ledger(db))
+        return ODBC_LEADER_ENOLEDGER;
+    set_fire(db, job != NULL ? job : "", 0);
+    return odbc_leader__db_run_op(db, ODBC_LEADER__OP_FIRES, fire_row, &c,
+                                  &cls);
+}
+
+int odbc_leader__db_fire_gc(struct odbc_leader__db *db) {
+    int cls;
+
+    if (!odbc_leader__db_has_ledger(db))
+        return 0;
+    return odbc_leader__db_run_op(db, ODBC_LEADER__OP_FIRE_GC, NULL, NULL,
+                                  &cls);
+}
+
+/* ---- the election log ---- */
+
+int odbc_leader__db_has_elections(const struct odbc_leader__db *db) {
+    return db->dialect != NULL &&
+           db->dialect->ops[ODBC_LEADER__OP_ELECTIONS].n > 0;
+}
+
+struct election_ctx {
+    odbc_leader_election_fn fn;
+    void *ctx;
+};
+
+/* The columns of elections: term, leader_id, started_at_ms, ended_at_ms,
+ * ended_how, handed_to, now_ms. */
+static const struct odbc_leader__db_col election_cols[] = {
+    ODBC_LEADER__DB_NUM(1, struct odbc_leader_election, term),
+    ODBC_LEADER__DB_TEXT(2, struct odbc_leader_election, leader_id),
+    ODBC_LEADER__DB_NUM(3, struct odbc_leader_election, started_at_ms),
+    ODBC_LEADER__DB_NUM(4, struct odbc_leader_election, ended_at_ms),
+    ODBC_LEADER__DB_TEXT(5, struct odbc_leader_election, ended_how),
+    ODBC_LEADER__DB_TEXT(6, struct odbc_leader_election, handed_to),
+    ODBC_LEADER__DB_NUM(7, struct odbc_leader_election, db_now_ms),
+};
+
+/* Row callback of elections. ctx is a struct election_ctx. */
+static int election_row(void *ctx, void *stmt) {
+    struct election_ctx *c = ctx;
+    struct odbc_leader_election e;
+    int rc;
+
+    memset(&e, 0, sizeof(e));
+    rc = odbc_leader__db_read_row(stmt, &e, election_cols,
+                                  sizeof(election_cols) /
+                                      sizeof(election_cols[0]));
+    if (rc == 0 && c->fn != NULL)
+        c->fn(c->ctx, &e);
+    return rc;
+}
+
+int odbc_leader__db_elections(struct odbc_leader__db *db,
+                              odbc_leader_election_fn fn, void *ctx) {
+    struct election_ctx c = {fn, ctx};
+    int cls;
+
+    if (!odbc_leader__db_has_elections(db))
+        return ODBC_LEADER_ENOELECTIONS;
+    return odbc_leader__db_run_op(db, ODBC_LEADER__OP_ELECTIONS, election_row,
+                                  &c, &cls);
+}
+
+int odbc_leader__db_election_gc(struct odbc_leader__db *db) {
+    int cls;
+
+    if (!odbc_leader__db_has_elections(db))
+        return 0;
+    return odbc_leader__db_run_op(db, ODBC_LEADER__OP_ELECTION_GC, NULL, NULL,
+                                  &cls);
+}
