@@ -362,33 +362,36 @@ static const char *origin(const struct state *st, int k) {
     return st->v[k].from_file ? st->origin : "";
 }
 
+/* Refuses the value of key k: "KEY: "VALUE" what" and the note on its
+ * origin, the value quoted with odbc_leader__show(). Returns
+ * ODBC_LEADER_ECONFIG. */
+static int bad_value(const struct state *st, int k, const char *what, char *err,
+                     size_t errlen) {
+    char vbuf[ODBC_LEADER__SHOW_BUF];
+
+    odbc_leader__errf(err, errlen, "%s: \"%s\" %s%s", key_names[k],
+                      odbc_leader__show_str(vbuf, st->v[k].text), what,
+                      origin(st, k));
+    return ODBC_LEADER_ECONFIG;
+}
+
 /* Parses key k as a count of milliseconds: digits only. Returns 0 with
  * *ms set, or ODBC_LEADER_ECONFIG naming the key and the value. */
 static int parse_ms(const struct state *st, int k, int64_t *ms, char *err,
                     size_t errlen) {
     const char *s = st->v[k].text;
-    char vbuf[ODBC_LEADER__SHOW_BUF];
     int64_t v = 0;
     size_t i = 0;
 
     for (; s[i] >= '0' && s[i] <= '9'; i++) {
         int d = s[i] - '0';
-        if (v > (INT64_MAX - d) / 10) {
-            odbc_leader__errf(err, errlen, "%s: \"%s\" is too large%s",
-                              key_names[k], odbc_leader__show_str(vbuf, s),
-                              origin(st, k));
-            return ODBC_LEADER_ECONFIG;
-        }
+        if (v > (INT64_MAX - d) / 10)
+            return bad_value(st, k, "is too large", err, errlen);
         v = v * 10 + d;
     }
-    if (i == 0 || s[i] != '\0') {
-        odbc_leader__errf(err, errlen,
-                          "%s: \"%s\" is not a whole number of "
-                          "milliseconds%s",
-                          key_names[k], odbc_leader__show_str(vbuf, s),
-                          origin(st, k));
-        return ODBC_LEADER_ECONFIG;
-    }
+    if (i == 0 || s[i] != '\0')
+        return bad_value(st, k, "is not a whole number of milliseconds", err,
+                         errlen);
     *ms = v;
     return 0;
 }
@@ -654,37 +657,34 @@ static int report_fault(const struct state *st, int k, enum fault f, size_t at,
     return ODBC_LEADER_ECONFIG;
 }
 
-/* Checks key k as a name and copies it into dst (NAME_MAX + 1 bytes);
+/* How a name-like value is checked: its fault function, the bytes the
+ * message says it may hold, and its longest length. */
+struct name_rule {
+    enum fault (*fault)(const char *s, size_t *at);
+    const char *allowed;
+    size_t max;
+};
+
+static const struct name_rule name_rule = {name_fault, NAME_CHARS,
+                                           ODBC_LEADER__NAME_MAX};
+static const struct name_rule prefix_rule = {prefix_fault, "A-Z a-z 0-9 _",
+                                             ODBC_LEADER__PREFIX_MAX};
+
+/* Checks key k by rule and copies it into dst (rule->max + 1 bytes);
  * keeps dst when the key is not given. Returns 0 or ODBC_LEADER_ECONFIG. */
-static int settle_name(const struct state *st, int k, char *dst, char *err,
+static int settle_name(const struct state *st, int k,
+                       const struct name_rule *rule, char *dst, char *err,
                        size_t errlen) {
     size_t at = 0;
     enum fault f;
 
     if (!st->v[k].text)
         return 0;
-    f = name_fault(st->v[k].text, &at);
+    f = rule->fault(st->v[k].text, &at);
     if (f != F_OK)
-        return report_fault(st, k, f, at, NAME_CHARS, ODBC_LEADER__NAME_MAX,
-                            err, errlen);
+        return report_fault(st, k, f, at, rule->allowed, rule->max, err,
+                            errlen);
     strcpy(dst, st->v[k].text);
-    return 0;
-}
-
-/* Checks LeaderTablePrefix and copies it into c->prefix. Returns 0 or
- * ODBC_LEADER_ECONFIG. */
-static int settle_prefix(const struct state *st, struct odbc_leader__config *c,
-                         char *err, size_t errlen) {
-    size_t at = 0;
-    enum fault f;
-
-    if (!st->v[K_PREFIX].text)
-        return 0;
-    f = prefix_fault(st->v[K_PREFIX].text, &at);
-    if (f != F_OK)
-        return report_fault(st, K_PREFIX, f, at, "A-Z a-z 0-9 _",
-                            ODBC_LEADER__PREFIX_MAX, err, errlen);
-    strcpy(c->prefix, st->v[K_PREFIX].text);
     return 0;
 }
 
@@ -695,7 +695,6 @@ static int settle_bool(const struct state *st, int k, int *out, char *err,
     static const char *const yes[] = {"yes", "true", "on", "1"};
     static const char *const no[] = {"no", "false", "off", "0"};
     const char *s = st->v[k].text;
-    char vbuf[ODBC_LEADER__SHOW_BUF];
 
     if (!s)
         return 0;
@@ -709,12 +708,8 @@ static int settle_bool(const struct state *st, int k, int *out, char *err,
             return 0;
         }
     }
-    odbc_leader__errf(err, errlen,
-                      "%s: \"%s\" is not one of yes, no, true, false, on, "
-                      "off, 1, 0%s",
-                      key_names[k], odbc_leader__show_str(vbuf, s),
-                      origin(st, k));
-    return ODBC_LEADER_ECONFIG;
+    return bad_value(st, k, "is not one of yes, no, true, false, on, off, 1, 0",
+                     err, errlen);
 }
 
 /* Reads test-only boolean key k (when given) into *out, default 0;
@@ -744,7 +739,6 @@ static int settle_resign_requests(const struct state *st,
                                   struct odbc_leader__config *c, char *err,
                                   size_t errlen) {
     const char *s = st->v[K_RESIGN_REQUESTS].text;
-    char vbuf[ODBC_LEADER__SHOW_BUF];
 
     c->report_resign = 0;
     if (s == NULL || strcasecmp(s, "resign") == 0)
@@ -753,12 +747,8 @@ static int settle_resign_requests(const struct state *st,
         c->report_resign = 1;
         return 0;
     }
-    odbc_leader__errf(err, errlen,
-                      "LeaderResignRequests: \"%s\" is not one of resign, "
-                      "report%s",
-                      odbc_leader__show_str(vbuf, s),
-                      origin(st, K_RESIGN_REQUESTS));
-    return ODBC_LEADER_ECONFIG;
+    return bad_value(st, K_RESIGN_REQUESTS, "is not one of resign, report", err,
+                     errlen);
 }
 
 /* The LeaderPooler values, indexed by enum odbc_leader__pooler. */
@@ -782,7 +772,6 @@ const char *odbc_leader__pooler_name(int pooler) {
 static int settle_pooler(const struct state *st, struct odbc_leader__config *c,
                          char *err, size_t errlen) {
     const char *s = st->v[K_POOLER].text;
-    char vbuf[ODBC_LEADER__SHOW_BUF];
 
     c->pooler = ODBC_LEADER__POOL_AUTO;
     if (s == NULL)
@@ -793,11 +782,9 @@ static int settle_pooler(const struct state *st, struct odbc_leader__config *c,
             return 0;
         }
     }
-    odbc_leader__errf(err, errlen,
-                      "LeaderPooler: \"%s\" is not one of auto, none, "
-                      "session, transaction%s",
-                      odbc_leader__show_str(vbuf, s), origin(st, K_POOLER));
-    return ODBC_LEADER_ECONFIG;
+    return bad_value(st, K_POOLER,
+                     "is not one of auto, none, session, transaction", err,
+                     errlen);
 }
 
 /* Reads LeaderShards (when given): the shard count of a group, 1 to
@@ -866,13 +853,13 @@ static int settle(const struct state *st, struct odbc_leader__config *c,
     c->id[0] = '\0';
     strcpy(c->prefix, "odbc_leader_");
     c->create_schema = 1;
-    rc = settle_name(st, K_NAMESPACE, c->ns, err, errlen);
+    rc = settle_name(st, K_NAMESPACE, &name_rule, c->ns, err, errlen);
     if (rc == 0)
-        rc = settle_name(st, K_ID, c->id, err, errlen);
+        rc = settle_name(st, K_ID, &name_rule, c->id, err, errlen);
     if (rc == 0)
         rc = settle_durations(st, c, err, errlen);
     if (rc == 0)
-        rc = settle_prefix(st, c, err, errlen);
+        rc = settle_name(st, K_PREFIX, &prefix_rule, c->prefix, err, errlen);
     if (rc == 0)
         rc = settle_bool(st, K_CREATE_SCHEMA, &c->create_schema, err, errlen);
     if (rc == 0)

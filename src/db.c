@@ -724,6 +724,18 @@ int odbc_leader__db_read_row(void *stmt, void *row,
     return 0;
 }
 
+/* See db_internal.h. */
+int odbc_leader__db_table_row(void *ctx, void *stmt) {
+    const struct odbc_leader__db_rows *r = ctx;
+    int rc;
+
+    memset(r->row, 0, r->size);
+    rc = odbc_leader__db_read_row(stmt, r->row, r->cols, r->ncols);
+    if (rc < 0 || r->each == NULL)
+        return rc;
+    return r->each(r->ctx, r->row);
+}
+
 /* ---- the connection ---- */
 
 /* Logs a failed connect: a warning for the first failure after a

@@ -302,9 +302,9 @@ static int tick_row(void *ctx, void *stmt) {
     return t->fn(t->ctx, &r);
 }
 
-/* Reads one group_shards row and hands it to the caller's callback. */
+/* The host's callback of group_shards. */
 struct shards_ctx {
-    odbc_leader_shard_fn fn;
+    odbc_leader_shard_fn fn; /* may be NULL */
     void *ctx;
 };
 
@@ -318,18 +318,13 @@ static const struct odbc_leader__db_col shard_cols[] = {
     ODBC_LEADER__DB_NUM(5, struct odbc_leader_shard, db_now_ms),
 };
 
-static int shard_row(void *ctx, void *stmt) {
+/* Hands one shard row to the host (ctx is a struct shards_ctx). Returns
+ * 0. */
+static int each_shard(void *ctx, const void *row) {
     const struct shards_ctx *c = ctx;
-    struct odbc_leader_shard sh;
-    int rc;
 
-    memset(&sh, 0, sizeof(sh));
-    rc = odbc_leader__db_read_row(stmt, &sh, shard_cols,
-                                  sizeof(shard_cols) / sizeof(shard_cols[0]));
-    if (rc < 0)
-        return rc;
     if (c->fn != NULL)
-        c->fn(c->ctx, &sh);
+        c->fn(c->ctx, row);
     return 0;
 }
 
@@ -337,12 +332,15 @@ int odbc_leader__db_group_shards(struct odbc_leader__db *db,
                                  odbc_leader_shard_fn fn, void *ctx) {
     struct odbc_leader__group_args a;
     struct shards_ctx c = {fn, ctx};
+    struct odbc_leader_shard sh;
+    struct odbc_leader__db_rows rows =
+        ODBC_LEADER__DB_ROWS(shard_cols, &sh, each_shard, &c);
 
     if (!odbc_leader__db_has_group(db))
         return 0;
     memset(&a, 0, sizeof(a));
     return odbc_leader__db_group_run(db, ODBC_LEADER__OP_GROUP_SHARDS, &a,
-                                     shard_row, &c);
+                                     odbc_leader__db_table_row, &rows);
 }
 
 static int port_connect(void *port, char *err, size_t errlen) {

@@ -140,6 +140,29 @@ struct odbc_leader__db_col {
 int odbc_leader__db_read_row(void *stmt, void *row,
                              const struct odbc_leader__db_col *cols, size_t n);
 
+/* The rows of a result read into one struct by a column table: the
+ * context of odbc_leader__db_table_row(). */
+struct odbc_leader__db_rows {
+    const struct odbc_leader__db_col *cols; /* borrowed */
+    size_t ncols;
+    void *row; /* the caller's struct of size bytes: the row last read */
+    size_t size;
+    /* Called with each row (NULL: none); returns 0 or a negative error,
+     * which stops the fetch. */
+    int (*each)(void *ctx, const void *row);
+    void *ctx;
+};
+#define ODBC_LEADER__DB_ROWS(cols, row, each, ctx)                             \
+    {                                                                          \
+        (cols), sizeof(cols) / sizeof((cols)[0]), (row), sizeof(*(row)),       \
+            (each), (ctx)                                                      \
+    }
+
+/* The odbc_leader__db_row_fn of a struct odbc_leader__db_rows (ctx):
+ * zeroes its row, reads the columns into it and hands it to each. Returns
+ * 0 or a negative error. */
+int odbc_leader__db_table_row(void *ctx, void *stmt);
+
 /* ---- db_connect.c ---- */
 
 /* Loads the dialect LeaderDialect names (or the one for db->dbms), with

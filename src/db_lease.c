@@ -287,8 +287,9 @@ int odbc_leader__db_wait(struct odbc_leader__db *db, int64_t budget_ms) {
 
 /* ---- the candidates ---- */
 
+/* The host's callback of candidates. */
 struct candidate_ctx {
-    odbc_leader_candidate_fn fn;
+    odbc_leader_candidate_fn fn; /* may be NULL */
     void *ctx;
 };
 
@@ -301,28 +302,26 @@ static const struct odbc_leader__db_col candidate_cols[] = {
     ODBC_LEADER__DB_NUM(4, struct odbc_leader_candidate, db_now_ms),
 };
 
-/* Row callback of candidates. ctx is a struct candidate_ctx. */
-static int candidate_row(void *ctx, void *stmt) {
-    struct candidate_ctx *c = ctx;
-    struct odbc_leader_candidate cand;
-    int rc;
+/* Hands one candidate to the host (ctx is a struct candidate_ctx).
+ * Returns 0. */
+static int each_candidate(void *ctx, const void *row) {
+    const struct candidate_ctx *c = ctx;
 
-    memset(&cand, 0, sizeof(cand));
-    rc = odbc_leader__db_read_row(stmt, &cand, candidate_cols,
-                                  sizeof(candidate_cols) /
-                                      sizeof(candidate_cols[0]));
-    if (rc == 0 && c->fn != NULL)
-        c->fn(c->ctx, &cand);
-    return rc;
+    if (c->fn != NULL)
+        c->fn(c->ctx, row);
+    return 0;
 }
 
 int odbc_leader__db_candidates(struct odbc_leader__db *db,
                                odbc_leader_candidate_fn fn, void *ctx) {
     struct candidate_ctx c = {fn, ctx};
+    struct odbc_leader_candidate cand;
+    struct odbc_leader__db_rows rows =
+        ODBC_LEADER__DB_ROWS(candidate_cols, &cand, each_candidate, &c);
     int cls;
 
-    return odbc_leader__db_run_op(db, ODBC_LEADER__OP_CANDIDATES, candidate_row,
-                                  &c, &cls);
+    return odbc_leader__db_run_op(db, ODBC_LEADER__OP_CANDIDATES,
+                                  odbc_leader__db_table_row, &rows, &cls);
 }
 
 /* ---- the elector's port ---- */

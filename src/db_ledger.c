@@ -101,10 +101,10 @@ int odbc_leader__db_claim_again(struct odbc_leader__db *db, int64_t term,
     return first;
 }
 
+/* The host's callback of fires. */
 struct fire_ctx {
     odbc_leader_fire_fn fn; /* may be NULL */
     void *ctx;
-    struct odbc_leader_fire last; /* the last row read */
 };
 
 /* The columns of fire and fires: job, fire_ms, term, claimed_by,
@@ -120,35 +120,32 @@ static const struct odbc_leader__db_col fire_cols[] = {
     ODBC_LEADER__DB_NUM(8, struct odbc_leader_fire, db_now_ms),
 };
 
-/* Row callback of fire and fires. ctx is a struct fire_ctx. */
-static int fire_row(void *ctx, void *stmt) {
-    struct fire_ctx *c = ctx;
-    struct odbc_leader_fire *f = &c->last;
-    int rc;
+/* Hands one fire to the host (ctx is a struct fire_ctx). Returns 0. */
+static int each_fire(void *ctx, const void *row) {
+    const struct fire_ctx *c = ctx;
 
-    memset(f, 0, sizeof(*f));
-    rc = odbc_leader__db_read_row(stmt, f, fire_cols,
-                                  sizeof(fire_cols) / sizeof(fire_cols[0]));
-    if (rc == 0 && c->fn != NULL)
-        c->fn(c->ctx, f);
-    return rc;
+    if (c->fn != NULL)
+        c->fn(c->ctx, row);
+    return 0;
 }
 
 int odbc_leader__db_fire(struct odbc_leader__db *db, const char *job,
                          int64_t fire_ms, struct odbc_leader_fire *out) {
-    struct fire_ctx c;
+    struct odbc_leader_fire f;
+    struct odbc_leader__db_rows rows =
+        ODBC_LEADER__DB_ROWS(fire_cols, &f, NULL, NULL);
     int cls;
     int rc;
 
-    memset(&c, 0, sizeof(c));
     memset(out, 0, sizeof(*out));
     if (!odbc_leader__db_has_ledger(db))
         return ODBC_LEADER_ENOLEDGER;
     set_fire(db, job, fire_ms);
-    rc = odbc_leader__db_run_op(db, ODBC_LEADER__OP_FIRE, fire_row, &c, &cls);
+    rc = odbc_leader__db_run_op(db, ODBC_LEADER__OP_FIRE,
+                                odbc_leader__db_table_row, &rows, &cls);
     if (rc <= 0)
         return rc;
-    *out = c.last;
+    *out = f;
     return 1;
 }
 
@@ -176,17 +173,17 @@ int odbc_leader__db_finish(struct odbc_leader__db *db, const char *job,
 
 int odbc_leader__db_fires(struct odbc_leader__db *db, const char *job,
                           odbc_leader_fire_fn fn, void *ctx) {
-    struct fire_ctx c;
+    struct fire_ctx c = {fn, ctx};
+    struct odbc_leader_fire f;
+    struct odbc_leader__db_rows rows =
+        ODBC_LEADER__DB_ROWS(fire_cols, &f, each_fire, &c);
     int cls;
 
-    memset(&c, 0, sizeof(c));
-    c.fn = fn;
-    c.ctx = ctx;
     if (!odbc_leader__db_has_ledger(db))
         return ODBC_LEADER_ENOLEDGER;
     set_fire(db, job != NULL ? job : "", 0);
-    return odbc_leader__db_run_op(db, ODBC_LEADER__OP_FIRES, fire_row, &c,
-                                  &cls);
+    return odbc_leader__db_run_op(db, ODBC_LEADER__OP_FIRES,
+                                  odbc_leader__db_table_row, &rows, &cls);
 }
 
 int odbc_leader__db_fire_gc(struct odbc_leader__db *db) {
@@ -205,8 +202,9 @@ int odbc_leader__db_has_elections(const struct odbc_leader__db *db) {
            db->dialect->ops[ODBC_LEADER__OP_ELECTIONS].n > 0;
 }
 
+/* The host's callback of elections. */
 struct election_ctx {
-    odbc_leader_election_fn fn;
+    odbc_leader_election_fn fn; /* may be NULL */
     void *ctx;
 };
 
@@ -222,30 +220,27 @@ static const struct odbc_leader__db_col election_cols[] = {
     ODBC_LEADER__DB_NUM(7, struct odbc_leader_election, db_now_ms),
 };
 
-/* Row callback of elections. ctx is a struct election_ctx. */
-static int election_row(void *ctx, void *stmt) {
-    struct election_ctx *c = ctx;
-    struct odbc_leader_election e;
-    int rc;
+/* Hands one term to the host (ctx is a struct election_ctx). Returns 0. */
+static int each_election(void *ctx, const void *row) {
+    const struct election_ctx *c = ctx;
 
-    memset(&e, 0, sizeof(e));
-    rc = odbc_leader__db_read_row(stmt, &e, election_cols,
-                                  sizeof(election_cols) /
-                                      sizeof(election_cols[0]));
-    if (rc == 0 && c->fn != NULL)
-        c->fn(c->ctx, &e);
-    return rc;
+    if (c->fn != NULL)
+        c->fn(c->ctx, row);
+    return 0;
 }
 
 int odbc_leader__db_elections(struct odbc_leader__db *db,
                               odbc_leader_election_fn fn, void *ctx) {
     struct election_ctx c = {fn, ctx};
+    struct odbc_leader_election e;
+    struct odbc_leader__db_rows rows =
+        ODBC_LEADER__DB_ROWS(election_cols, &e, each_election, &c);
     int cls;
 
     if (!odbc_leader__db_has_elections(db))
         return ODBC_LEADER_ENOELECTIONS;
-    return odbc_leader__db_run_op(db, ODBC_LEADER__OP_ELECTIONS, election_row,
-                                  &c, &cls);
+    return odbc_leader__db_run_op(db, ODBC_LEADER__OP_ELECTIONS,
+                                  odbc_leader__db_table_row, &rows, &cls);
 }
 
 int odbc_leader__db_election_gc(struct odbc_leader__db *db) {

@@ -796,6 +796,26 @@ static int check_session_id(struct odbc_leader__parser *p) {
     return 0;
 }
 
+/* Checks the statements of sharded groups: all of them or none. */
+static int check_groups(struct odbc_leader__parser *p) {
+    return check_together(p, OPF_GROUP, "sharded groups",
+                          "group_init, group_tick, group_leave and "
+                          "group_shards");
+}
+
+/* Checks the statements of the election log: both or none. */
+static int check_elections(struct odbc_leader__parser *p) {
+    return check_together(p, OPF_ELECTION, "the election log",
+                          "elections and election_gc");
+}
+
+/* The checks at the end of a file, in this order; each returns 0 or an
+ * error code with the message set. */
+static int (*const checks[])(struct odbc_leader__parser *p) = {
+    check_required,   check_allowed, check_wakeup,    check_watch,
+    check_session_id, check_groups,  check_elections,
+};
+
 /* Runs the parser over text and the end-of-file checks. Returns 0 or an
  * error code. */
 static int parse_text(struct odbc_leader__parser *p, const char *text) {
@@ -815,23 +835,8 @@ static int parse_text(struct odbc_leader__parser *p, const char *text) {
     rc = end_section(p);
     if (rc == 0 && p->in_header)
         rc = odbc_leader__dialect_end_header(p);
-    if (rc == 0)
-        rc = check_required(p);
-    if (rc == 0)
-        rc = check_allowed(p);
-    if (rc == 0)
-        rc = check_wakeup(p);
-    if (rc == 0)
-        rc = check_watch(p);
-    if (rc == 0)
-        rc = check_session_id(p);
-    if (rc == 0)
-        rc = check_together(p, OPF_GROUP, "sharded groups",
-                            "group_init, group_tick, group_leave and "
-                            "group_shards");
-    if (rc == 0)
-        rc = check_together(p, OPF_ELECTION, "the election log",
-                            "elections and election_gc");
+    for (size_t i = 0; rc == 0 && i < sizeof(checks) / sizeof(checks[0]); i++)
+        rc = checks[i](p);
     return rc;
 }
 

@@ -241,10 +241,7 @@ int odbc_leader_group_finish(odbc_leader_group_t *g, const char *job,
 
 int odbc_leader_group_last_error(const odbc_leader_group_t *g,
                                  struct odbc_leader_error_info *out) {
-    if (g == NULL || out == NULL)
-        return ODBC_LEADER_EINVAL;
-    *out = g->c.last;
-    return g->c.last.code;
+    return odbc_leader__handle_last_error(g != NULL ? &g->c : NULL, out);
 }
 
 void odbc_leader_group_destroy(odbc_leader_group_t *g) {

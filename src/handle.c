@@ -154,6 +154,14 @@ int odbc_leader__handle_note(struct odbc_leader__handle *c, int rc) {
     return rc;
 }
 
+int odbc_leader__handle_last_error(const struct odbc_leader__handle *c,
+                                   struct odbc_leader_error_info *out) {
+    if (c == NULL || out == NULL)
+        return ODBC_LEADER_EINVAL;
+    *out = c->last;
+    return c->last.code;
+}
+
 int odbc_leader__valid_fire(const char *job, int64_t fire_ms) {
     return odbc_leader__valid_name(job) && fire_ms >= 0;
 }

@@ -69,6 +69,12 @@ int odbc_leader__handle_clear(struct odbc_leader__handle *c);
  * waits after, and rc >= 0 (or c NULL) changes nothing. Returns rc. */
 int odbc_leader__handle_note(struct odbc_leader__handle *c, int rc);
 
+/* What odbc_leader_last_error() and odbc_leader_group_last_error() do:
+ * copies c->last into *out. Returns its code (0 when nothing failed yet),
+ * or ODBC_LEADER_EINVAL when c or out is NULL. */
+int odbc_leader__handle_last_error(const struct odbc_leader__handle *c,
+                                   struct odbc_leader_error_info *out);
+
 /* 1 when job is a valid job name and fire_ms is not negative. */
 int odbc_leader__valid_fire(const char *job, int64_t fire_ms);
 

@@ -532,10 +532,7 @@ int odbc_leader_list_elections(odbc_leader_t *h, odbc_leader_election_fn fn,
 
 int odbc_leader_last_error(const odbc_leader_t *h,
                            struct odbc_leader_error_info *out) {
-    if (h == NULL || out == NULL)
-        return ODBC_LEADER_EINVAL;
-    *out = h->c.last;
-    return h->c.last.code;
+    return odbc_leader__handle_last_error(h != NULL ? &h->c : NULL, out);
 }
 
 void odbc_leader_destroy(odbc_leader_t *h) {

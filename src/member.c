@@ -243,20 +243,23 @@ struct answer {
     int bad; /* rows out of range, logged once */
 };
 
-/* Grows *v (elements of size sz, *cap of them) to hold n + 1. Returns 0 or
- * ODBC_LEADER_ENOMEM. */
-static int grow(void **v, size_t *cap, size_t n, size_t sz) {
-    void *p;
+/* Appends one zeroed element of size sz to the array *v (*n elements,
+ * room for *cap), growing it when full. Returns the element (the array's),
+ * or NULL when out of memory. */
+static void *append(void **v, size_t *cap, size_t *n, size_t sz) {
     size_t c = *cap ? *cap * 2 : 16;
+    char *p;
 
-    if (n < *cap)
-        return 0;
-    p = realloc(*v, c * sz);
-    if (p == NULL)
-        return ODBC_LEADER_ENOMEM;
-    *v = p;
-    *cap = c;
-    return 0;
+    if (*n >= *cap) {
+        p = realloc(*v, c * sz);
+        if (p == NULL)
+            return NULL;
+        *v = p;
+        *cap = c;
+    }
+    p = (char *)*v + (*n)++ * sz;
+    memset(p, 0, sz);
+    return p;
 }
 
 /* Makes the answer's array (av, acap, n elements) the member's (mv,
@@ -288,23 +291,19 @@ static int answer_row(void *ctx, const struct odbc_leader__group_row *r) {
     } else if (r->kind == 'V') {
         a->vacant[r->a] = 1;
     } else if (r->kind == 'M') {
-        struct odbc_leader__group_member *x;
+        struct odbc_leader__group_member *x = append(
+            (void **)&a->members, &a->cap_members, &a->n_members, sizeof(*x));
 
-        if (grow((void **)&a->members, &a->cap_members, a->n_members,
-                 sizeof(*x)) < 0)
+        if (x == NULL)
             return ODBC_LEADER_ENOMEM;
-        x = &a->members[a->n_members++];
-        memset(x, 0, sizeof(*x));
         memcpy(x->id, r->name, sizeof(x->id));
         x->beat_ms = r->b;
     } else if (r->kind == 'H') {
-        struct odbc_leader__group_holder *x;
+        struct odbc_leader__group_holder *x = append(
+            (void **)&a->holders, &a->cap_holders, &a->n_holders, sizeof(*x));
 
-        if (grow((void **)&a->holders, &a->cap_holders, a->n_holders,
-                 sizeof(*x)) < 0)
+        if (x == NULL)
             return ODBC_LEADER_ENOMEM;
-        x = &a->holders[a->n_holders++];
-        memset(x, 0, sizeof(*x));
         memcpy(x->id, r->name, sizeof(x->id));
         x->inc = r->a;
         x->seq = r->b;
@@ -358,13 +357,12 @@ static int take_members(struct odbc_leader__group_member_state *m,
     for (size_t i = 0; i < a->n_members; i++)
         self |= strcmp(a->members[i].id, m->id) == 0;
     if (!self) {
-        if (grow((void **)&a->members, &a->cap_members, a->n_members,
-                 sizeof(*a->members)) < 0)
+        struct odbc_leader__group_member *x = append(
+            (void **)&a->members, &a->cap_members, &a->n_members, sizeof(*x));
+
+        if (x == NULL)
             return ODBC_LEADER_ENOMEM;
-        memset(&a->members[a->n_members], 0, sizeof(*a->members));
-        snprintf(a->members[a->n_members].id, sizeof(a->members->id), "%s",
-                 m->id);
-        a->n_members++;
+        snprintf(x->id, sizeof(x->id), "%s", m->id);
     }
     for (size_t i = 0; i < a->n_members; i++) {
         struct odbc_leader__group_member *x = &a->members[i];
