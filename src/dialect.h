@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dialect.h: a dialect file's named operations and
- * statements, its error-code classes, and the parser and loader
- * (dialect.c, builtin_dialects.c). docs/dialects.md describes the format.
+ * dialect.h: a dialect file's named operations and statements, its
+ * error-code classes, and the parser and loader (dialect.c with
+ * dialect_header.c, dialect_codes.c and dialect_load.c;
+ * builtin_dialects.c). docs/dialects.md describes the format.
  * Internal: every name has the odbc_leader__ prefix and hidden visibility.
  */
 #ifndef ODBC_LEADER_DIALECT_H

@@ -9,7 +9,6 @@
 #include <build_config.h>
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
 #include <uuid/uuid.h>
