@@ -137,6 +137,7 @@ int odbc_leader__db_fire(struct odbc_leader__db *db, const char *job,
     int cls;
     int rc;
 
+    memset(&f, 0, sizeof(f));
     memset(out, 0, sizeof(*out));
     if (!odbc_leader__db_has_ledger(db))
         return ODBC_LEADER_ENOLEDGER;
