@@ -13,7 +13,7 @@
  * odbc_leader__config_parse(); nothing connects. Its LeaderTablePrefix,
  * statement timeout (LeaderStatementTimeout, or the default the TTL gives) and
  * LeaderPooler are the values the library expands the dialect with
- * (odbc_leader__dialect_load(), as db.c does after connecting). The
+ * (odbc_leader__dialect_load(), as db_connect.c does after connecting). The
  * dialect is LeaderDialect; when that is "auto" (the default), -d DIALECT
  * names it instead (a built-in name such as "sqlite", or a file path),
  * because the choice by SQL_DBMS_NAME needs a connection. OP is an

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * group.pml: a Promela model of sharded groups (src/group.c, the
+ * group.pml: a Promela model of sharded groups (src/member.c, the
  * dialects' group_tick), checked with spin by model/check.sh (make
  * model). docs/protocol.md ("Sharded groups") explains the protocol.
  *

@@ -5,7 +5,8 @@
  * starting with "Leader" configure the election and are taken out, every
  * other pair is handed on to the driver manager as written. Leader* keys may
  * also sit in the odbc.ini section of the DSN named (read with odbcinst);
- * the string overrides them.
+ * the string overrides them. The tokenizer of connstr.c splits the
+ * string into pairs.
  */
 #include <build_config.h>
 
@@ -21,6 +22,7 @@
 
 #include "buf.h"
 #include "config.h"
+#include "connstr.h"
 #include "log.h"
 #include "shard.h"
 
@@ -31,12 +33,10 @@
 #undef F_OK
 #endif
 
-#define DIALECT_MAX 4096            /* LeaderDialect, bytes */
-#define SHOW_MAX 64                 /* bytes of user text quoted in a message */
-#define SHOW_BUF (SHOW_MAX * 4 + 8) /* room for SHOW_MAX escaped bytes */
-#define INI_NAME_MAX 1000           /* unixODBC's longest odbc.ini key name */
-#define KEY_LIST_START 4096         /* first buffer size for the key list */
-#define KEY_LIST_MAX (1 << 20)      /* give up growing the key list here */
+#define DIALECT_MAX 4096       /* LeaderDialect, bytes */
+#define INI_NAME_MAX 1000      /* unixODBC's longest odbc.ini key name */
+#define KEY_LIST_START 4096    /* first buffer size for the key list */
+#define KEY_LIST_MAX (1 << 20) /* give up growing the key list here */
 
 #define TTL_MIN 100
 #define TTL_MAX 86400000
@@ -119,7 +119,6 @@ static const char *const key_names[K_COUNT] = {
 /* Why a name or prefix is rejected. */
 enum fault { F_OK, F_EMPTY, F_LONG, F_CHAR, F_DIGIT };
 
-/* A growing NUL-terminated string. */
 /* One Leader* value as found, before conversion. */
 struct value {
     char *text;    /* owned, NULL = not given */
@@ -134,46 +133,9 @@ struct state {
     char *dsn;      /* owned: the DSN= the driver manager will use, or NULL */
     int dsn_closed; /* DSN=, Driver= or FILEDSN= seen: later DSN= is ignored */
     int target;     /* DSN=, Driver= or FILEDSN= seen at all */
-    char origin[SHOW_BUF + 64]; /* note added to messages on file values */
+    char origin[ODBC_LEADER__SHOW_BUF +
+                64]; /* note added to messages on file values */
 };
-
-/* One key=value pair of the connection string, as offsets into it. */
-struct pair {
-    size_t start;  /* first byte of the key */
-    size_t keylen; /* key length, trailing blanks dropped */
-    size_t eq;     /* offset of '=' */
-    size_t end;    /* one past the pair's last non-blank byte */
-    char *value;   /* owned: the value, braces decoded, blanks trimmed */
-};
-
-static int is_blank(char c) {
-    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' ||
-           c == '\f';
-}
-
-/* Writes at most SHOW_MAX bytes of s[0..n) into dst (SHOW_BUF bytes) as
- * printable ASCII, other bytes and '"' '\\' as \xNN. Returns dst. */
-static const char *show(char *dst, const char *s, size_t n) {
-    size_t o = 0;
-    for (size_t i = 0; i < n && i < SHOW_MAX; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
-            dst[o++] = (char)c;
-        else
-            o += (size_t)snprintf(dst + o, 5, "\\x%02x", c);
-    }
-    if (n > SHOW_MAX) {
-        memcpy(dst + o, "...", 3);
-        o += 3;
-    }
-    dst[o] = '\0';
-    return dst;
-}
-
-/* Like show() for a whole string. */
-static const char *show_str(char *dst, const char *s) {
-    return show(dst, s, strlen(s));
-}
 
 /* Writes one byte into dst (8 bytes) as 'c' or '\xNN'. Returns dst. */
 static const char *show_char(char *dst, unsigned char c) {
@@ -184,15 +146,10 @@ static const char *show_char(char *dst, unsigned char c) {
     return dst;
 }
 
-/* 1 when key[0..n) equals name, ignoring ASCII case. */
-static int key_is(const char *key, size_t n, const char *name) {
-    return strlen(name) == n && strncasecmp(key, name, n) == 0;
-}
-
 /* The enum key of a Leader* key name, or -1. */
 static int key_lookup(const char *key, size_t n) {
     for (int k = 0; k < K_COUNT; k++) {
-        if (key_is(key, n, key_names[k]))
+        if (odbc_leader__connstr_key_is(key, n, key_names[k]))
             return k;
     }
     return -1;
@@ -213,147 +170,6 @@ static void state_free(struct state *st) {
     memset(st, 0, sizeof *st);
 }
 
-/*
- * Decodes the braced value starting at s[*pos] == '{' ("}}" is a literal
- * '}'). On return *pos is just past the closing brace. Returns 0 and a new
- * string in *value, ODBC_LEADER_ECONFIG (unterminated) or ENOMEM. The key
- * is only used in the message; the value never appears in it.
- */
-static int decode_braced(const char *s, size_t *pos, const struct pair *p,
-                         char **value, char *err, size_t errlen) {
-    struct odbc_leader__buf b = {0};
-    char kbuf[SHOW_BUF];
-    size_t i = *pos + 1;
-    int oom = odbc_leader__buf_add(&b, "", 0);
-    int rc = 0;
-
-    while (!oom) {
-        size_t run = strcspn(s + i, "}");
-        oom |= odbc_leader__buf_add(&b, s + i, run);
-        i += run;
-        if (s[i] != '}' || s[i + 1] != '}')
-            break;
-        oom |= odbc_leader__buf_add(&b, "}", 1);
-        i += 2;
-    }
-    if (oom) {
-        odbc_leader__errf(err, errlen, "out of memory");
-        rc = ODBC_LEADER_ENOMEM;
-        goto fail;
-    }
-    if (s[i] == '\0') {
-        odbc_leader__errf(err, errlen,
-                          "connection string: the value of \"%s\" (offset "
-                          "%zu) has no closing \"}\"",
-                          show(kbuf, s + p->start, p->keylen), *pos);
-        rc = ODBC_LEADER_ECONFIG;
-        goto fail;
-    }
-    *pos = i + 1;
-    *value = b.p;
-    return 0;
-fail:
-    free(b.p);
-    return rc;
-}
-
-/* Reads an unbraced value from s[*pos] up to ';' or the end, blanks
- * trimmed; *pos ends on the ';' or NUL. Returns 0 or ENOMEM. */
-static int read_plain(const char *s, size_t *pos, char **value, char *err,
-                      size_t errlen) {
-    size_t i = *pos;
-    size_t n = strcspn(s + i, ";");
-    size_t len = n;
-
-    while (len > 0 && is_blank(s[i + len - 1]))
-        len--;
-    *value = odbc_leader__strndup(s + i, len);
-    if (!*value) {
-        odbc_leader__errf(err, errlen, "out of memory");
-        return ODBC_LEADER_ENOMEM;
-    }
-    *pos = i + n;
-    return 0;
-}
-
-/* Reads the value of p, which starts after its '='. Sets p->value and
- * p->end; *pos ends just past the pair's ';' (or on the NUL). Returns 0,
- * ODBC_LEADER_ECONFIG or ENOMEM. */
-static int read_value(const char *s, size_t *pos, struct pair *p, char *err,
-                      size_t errlen) {
-    char kbuf[SHOW_BUF];
-    size_t i = p->eq + 1;
-    int rc;
-
-    while (is_blank(s[i]))
-        i++;
-    if (s[i] == '{')
-        rc = decode_braced(s, &i, p, &p->value, err, errlen);
-    else
-        rc = read_plain(s, &i, &p->value, err, errlen);
-    if (rc != 0)
-        return rc;
-    p->end = i;
-    while (p->end > p->eq + 1 && is_blank(s[p->end - 1]))
-        p->end--;
-    while (is_blank(s[i]))
-        i++;
-    if (s[i] != ';' && s[i] != '\0') {
-        odbc_leader__errf(err, errlen,
-                          "connection string: unexpected text after the "
-                          "closing \"}\" of \"%s\" (offset %zu)",
-                          show(kbuf, s + p->start, p->keylen), i);
-        free(p->value);
-        p->value = NULL;
-        return ODBC_LEADER_ECONFIG;
-    }
-    *pos = s[i] == ';' ? i + 1 : i;
-    return 0;
-}
-
-/*
- * Reads the next pair of s from *pos, skipping blanks and empty pairs.
- * Returns 1 with *p filled (p->value owned by the caller), 0 at the end,
- * or a negative error. Text without '=' is reported by offset only: it may
- * be a piece of an unbraced password.
- */
-static int next_pair(const char *s, size_t *pos, struct pair *p, char *err,
-                     size_t errlen) {
-    size_t i = *pos;
-    int rc;
-
-    while (is_blank(s[i]) || s[i] == ';')
-        i++;
-    if (s[i] == '\0') {
-        *pos = i;
-        return 0;
-    }
-    memset(p, 0, sizeof *p);
-    p->start = i;
-    p->eq = i + strcspn(s + i, "=;");
-    if (s[p->eq] != '=') {
-        odbc_leader__errf(err, errlen,
-                          "connection string: the text at offset %zu is not "
-                          "a key=value pair (no \"=\")",
-                          p->start);
-        return ODBC_LEADER_ECONFIG;
-    }
-    p->keylen = p->eq - p->start;
-    while (p->keylen > 0 && is_blank(s[p->start + p->keylen - 1]))
-        p->keylen--;
-    if (p->keylen == 0) {
-        odbc_leader__errf(err, errlen,
-                          "connection string: empty key at offset %zu",
-                          p->start);
-        return ODBC_LEADER_ECONFIG;
-    }
-    rc = read_value(s, &i, p, err, errlen);
-    if (rc != 0)
-        return rc;
-    *pos = i;
-    return 1;
-}
-
 /* Stores text (ownership passes to st) as the value of key k; a value
  * given again replaces the earlier one. */
 static void set_value(struct state *st, int k, char *text, int from_file) {
@@ -364,17 +180,19 @@ static void set_value(struct state *st, int k, char *text, int from_file) {
 
 /* 1 when key[0..n) is a password key whose value must be hidden. */
 static int is_secret_key(const char *key, size_t n) {
-    return key_is(key, n, "PWD") || key_is(key, n, "Password");
+    return odbc_leader__connstr_key_is(key, n, "PWD") ||
+           odbc_leader__connstr_key_is(key, n, "Password");
 }
 
 /* Notes DSN=, Driver= and FILEDSN= the way the driver manager reads them:
  * the first of DSN and Driver/FILEDSN wins. Takes p->value when it becomes
  * the DSN (p->value is then NULL). */
-static void note_target(struct state *st, const char *key, struct pair *p) {
-    int is_dsn = key_is(key, p->keylen, "DSN");
+static void note_target(struct state *st, const char *key,
+                        struct odbc_leader__pair *p) {
+    int is_dsn = odbc_leader__connstr_key_is(key, p->keylen, "DSN");
 
-    if (!is_dsn && !key_is(key, p->keylen, "Driver") &&
-        !key_is(key, p->keylen, "FILEDSN"))
+    if (!is_dsn && !odbc_leader__connstr_key_is(key, p->keylen, "Driver") &&
+        !odbc_leader__connstr_key_is(key, p->keylen, "FILEDSN"))
         return;
     st->target = 1;
     if (is_dsn && !st->dsn_closed) {
@@ -386,8 +204,8 @@ static void note_target(struct state *st, const char *key, struct pair *p) {
 
 /* Appends a pass-through pair to connect and (redacted) to
  * connect_redacted. Returns 0 or ODBC_LEADER_ENOMEM. */
-static int keep_pair(struct state *st, const char *s, struct pair *p, char *err,
-                     size_t errlen) {
+static int keep_pair(struct state *st, const char *s,
+                     struct odbc_leader__pair *p, char *err, size_t errlen) {
     int fail = 0;
 
     if (st->connect.len > 0) {
@@ -415,10 +233,10 @@ static int keep_pair(struct state *st, const char *s, struct pair *p, char *err,
  * Returns ODBC_LEADER_ECONFIG. */
 static int unknown_key(const char *key, size_t n, const char *where, char *err,
                        size_t errlen) {
-    char kbuf[SHOW_BUF];
+    char kbuf[ODBC_LEADER__SHOW_BUF];
 
     odbc_leader__errf(err, errlen, "unknown key \"%s\"%s (valid keys: %s)",
-                      show(kbuf, key, n), where, VALID_KEYS);
+                      odbc_leader__show(kbuf, key, n), where, VALID_KEYS);
     return ODBC_LEADER_ECONFIG;
 }
 
@@ -426,11 +244,11 @@ static int unknown_key(const char *key, size_t n, const char *where, char *err,
 static int parse_string(struct state *st, const char *s, char *err,
                         size_t errlen) {
     size_t pos = 0;
-    struct pair p = {0};
+    struct odbc_leader__pair p = {0};
     int rc;
 
     for (;;) {
-        rc = next_pair(s, &pos, &p, err, errlen);
+        rc = odbc_leader__connstr_next(s, &pos, &p, err, errlen);
         if (rc <= 0)
             break;
         rc = 0;
@@ -511,12 +329,13 @@ static int read_dsn_value(struct state *st, const char *dsn, const char *name,
  * or a negative error. */
 static int read_dsn(struct state *st, const char *dsn, char *err,
                     size_t errlen) {
-    char dbuf[SHOW_BUF];
+    char dbuf[ODBC_LEADER__SHOW_BUF];
     char *list;
     int rc = 0;
 
     snprintf(st->origin, sizeof st->origin,
-             " (from the odbc.ini section of DSN \"%s\")", show_str(dbuf, dsn));
+             " (from the odbc.ini section of DSN \"%s\")",
+             odbc_leader__show_str(dbuf, dsn));
     list = list_dsn_keys(dsn);
     if (!list) {
         odbc_leader__errf(err, errlen, "out of memory");
@@ -543,31 +362,36 @@ static const char *origin(const struct state *st, int k) {
     return st->v[k].from_file ? st->origin : "";
 }
 
+/* Refuses the value of key k: "KEY: "VALUE" what" and the note on its
+ * origin, the value quoted with odbc_leader__show(). Returns
+ * ODBC_LEADER_ECONFIG. */
+static int bad_value(const struct state *st, int k, const char *what, char *err,
+                     size_t errlen) {
+    char vbuf[ODBC_LEADER__SHOW_BUF];
+
+    odbc_leader__errf(err, errlen, "%s: \"%s\" %s%s", key_names[k],
+                      odbc_leader__show_str(vbuf, st->v[k].text), what,
+                      origin(st, k));
+    return ODBC_LEADER_ECONFIG;
+}
+
 /* Parses key k as a count of milliseconds: digits only. Returns 0 with
  * *ms set, or ODBC_LEADER_ECONFIG naming the key and the value. */
 static int parse_ms(const struct state *st, int k, int64_t *ms, char *err,
                     size_t errlen) {
     const char *s = st->v[k].text;
-    char vbuf[SHOW_BUF];
     int64_t v = 0;
     size_t i = 0;
 
     for (; s[i] >= '0' && s[i] <= '9'; i++) {
         int d = s[i] - '0';
-        if (v > (INT64_MAX - d) / 10) {
-            odbc_leader__errf(err, errlen, "%s: \"%s\" is too large%s",
-                              key_names[k], show_str(vbuf, s), origin(st, k));
-            return ODBC_LEADER_ECONFIG;
-        }
+        if (v > (INT64_MAX - d) / 10)
+            return bad_value(st, k, "is too large", err, errlen);
         v = v * 10 + d;
     }
-    if (i == 0 || s[i] != '\0') {
-        odbc_leader__errf(err, errlen,
-                          "%s: \"%s\" is not a whole number of "
-                          "milliseconds%s",
-                          key_names[k], show_str(vbuf, s), origin(st, k));
-        return ODBC_LEADER_ECONFIG;
-    }
+    if (i == 0 || s[i] != '\0')
+        return bad_value(st, k, "is not a whole number of milliseconds", err,
+                         errlen);
     *ms = v;
     return 0;
 }
@@ -833,37 +657,34 @@ static int report_fault(const struct state *st, int k, enum fault f, size_t at,
     return ODBC_LEADER_ECONFIG;
 }
 
-/* Checks key k as a name and copies it into dst (NAME_MAX + 1 bytes);
+/* How a name-like value is checked: its fault function, the bytes the
+ * message says it may hold, and its longest length. */
+struct name_rule {
+    enum fault (*fault)(const char *s, size_t *at);
+    const char *allowed;
+    size_t max;
+};
+
+static const struct name_rule name_rule = {name_fault, NAME_CHARS,
+                                           ODBC_LEADER__NAME_MAX};
+static const struct name_rule prefix_rule = {prefix_fault, "A-Z a-z 0-9 _",
+                                             ODBC_LEADER__PREFIX_MAX};
+
+/* Checks key k by rule and copies it into dst (rule->max + 1 bytes);
  * keeps dst when the key is not given. Returns 0 or ODBC_LEADER_ECONFIG. */
-static int settle_name(const struct state *st, int k, char *dst, char *err,
+static int settle_name(const struct state *st, int k,
+                       const struct name_rule *rule, char *dst, char *err,
                        size_t errlen) {
     size_t at = 0;
     enum fault f;
 
     if (!st->v[k].text)
         return 0;
-    f = name_fault(st->v[k].text, &at);
+    f = rule->fault(st->v[k].text, &at);
     if (f != F_OK)
-        return report_fault(st, k, f, at, NAME_CHARS, ODBC_LEADER__NAME_MAX,
-                            err, errlen);
+        return report_fault(st, k, f, at, rule->allowed, rule->max, err,
+                            errlen);
     strcpy(dst, st->v[k].text);
-    return 0;
-}
-
-/* Checks LeaderTablePrefix and copies it into c->prefix. Returns 0 or
- * ODBC_LEADER_ECONFIG. */
-static int settle_prefix(const struct state *st, struct odbc_leader__config *c,
-                         char *err, size_t errlen) {
-    size_t at = 0;
-    enum fault f;
-
-    if (!st->v[K_PREFIX].text)
-        return 0;
-    f = prefix_fault(st->v[K_PREFIX].text, &at);
-    if (f != F_OK)
-        return report_fault(st, K_PREFIX, f, at, "A-Z a-z 0-9 _",
-                            ODBC_LEADER__PREFIX_MAX, err, errlen);
-    strcpy(c->prefix, st->v[K_PREFIX].text);
     return 0;
 }
 
@@ -874,7 +695,6 @@ static int settle_bool(const struct state *st, int k, int *out, char *err,
     static const char *const yes[] = {"yes", "true", "on", "1"};
     static const char *const no[] = {"no", "false", "off", "0"};
     const char *s = st->v[k].text;
-    char vbuf[SHOW_BUF];
 
     if (!s)
         return 0;
@@ -888,11 +708,8 @@ static int settle_bool(const struct state *st, int k, int *out, char *err,
             return 0;
         }
     }
-    odbc_leader__errf(err, errlen,
-                      "%s: \"%s\" is not one of yes, no, true, false, on, "
-                      "off, 1, 0%s",
-                      key_names[k], show_str(vbuf, s), origin(st, k));
-    return ODBC_LEADER_ECONFIG;
+    return bad_value(st, k, "is not one of yes, no, true, false, on, off, 1, 0",
+                     err, errlen);
 }
 
 /* Reads test-only boolean key k (when given) into *out, default 0;
@@ -900,7 +717,8 @@ static int settle_bool(const struct state *st, int k, int *out, char *err,
  * takeover on database time alone, the rule before the watch, for the
  * tests that must show it failing) and LeaderTestNoPoolerCheck (no check
  * for a transaction pooler at connect, so the tests reach the run-time
- * detection, SQLSTATE 26000 in db.c). Returns 0 or ODBC_LEADER_ECONFIG. */
+ * detection, SQLSTATE 26000 in db_pooler.c). Returns 0 or ODBC_LEADER_ECONFIG.
+ */
 static int settle_test_bool(const struct state *st, int k, int *out, char *err,
                             size_t errlen) {
     *out = 0;
@@ -921,7 +739,6 @@ static int settle_resign_requests(const struct state *st,
                                   struct odbc_leader__config *c, char *err,
                                   size_t errlen) {
     const char *s = st->v[K_RESIGN_REQUESTS].text;
-    char vbuf[SHOW_BUF];
 
     c->report_resign = 0;
     if (s == NULL || strcasecmp(s, "resign") == 0)
@@ -930,11 +747,8 @@ static int settle_resign_requests(const struct state *st,
         c->report_resign = 1;
         return 0;
     }
-    odbc_leader__errf(err, errlen,
-                      "LeaderResignRequests: \"%s\" is not one of resign, "
-                      "report%s",
-                      show_str(vbuf, s), origin(st, K_RESIGN_REQUESTS));
-    return ODBC_LEADER_ECONFIG;
+    return bad_value(st, K_RESIGN_REQUESTS, "is not one of resign, report", err,
+                     errlen);
 }
 
 /* The LeaderPooler values, indexed by enum odbc_leader__pooler. */
@@ -958,7 +772,6 @@ const char *odbc_leader__pooler_name(int pooler) {
 static int settle_pooler(const struct state *st, struct odbc_leader__config *c,
                          char *err, size_t errlen) {
     const char *s = st->v[K_POOLER].text;
-    char vbuf[SHOW_BUF];
 
     c->pooler = ODBC_LEADER__POOL_AUTO;
     if (s == NULL)
@@ -969,11 +782,9 @@ static int settle_pooler(const struct state *st, struct odbc_leader__config *c,
             return 0;
         }
     }
-    odbc_leader__errf(err, errlen,
-                      "LeaderPooler: \"%s\" is not one of auto, none, "
-                      "session, transaction%s",
-                      show_str(vbuf, s), origin(st, K_POOLER));
-    return ODBC_LEADER_ECONFIG;
+    return bad_value(st, K_POOLER,
+                     "is not one of auto, none, session, transaction", err,
+                     errlen);
 }
 
 /* Reads LeaderShards (when given): the shard count of a group, 1 to
@@ -983,7 +794,7 @@ static int settle_pooler(const struct state *st, struct odbc_leader__config *c,
 static int settle_shards(const struct state *st, struct odbc_leader__config *c,
                          char *err, size_t errlen) {
     const char *s = st->v[K_SHARDS].text;
-    char vbuf[SHOW_BUF], *end = NULL;
+    char vbuf[ODBC_LEADER__SHOW_BUF], *end = NULL;
     long long v;
     int digits = 1;
 
@@ -997,8 +808,8 @@ static int settle_shards(const struct state *st, struct odbc_leader__config *c,
         odbc_leader__errf(err, errlen,
                           "LeaderShards: \"%s\" is not a whole number from 1 "
                           "to %d%s",
-                          show_str(vbuf, s), ODBC_LEADER__SHARDS_MAX,
-                          origin(st, K_SHARDS));
+                          odbc_leader__show_str(vbuf, s),
+                          ODBC_LEADER__SHARDS_MAX, origin(st, K_SHARDS));
         return ODBC_LEADER_ECONFIG;
     }
     for (long long x = v - 1; x >= 10; x /= 10)
@@ -1042,13 +853,13 @@ static int settle(const struct state *st, struct odbc_leader__config *c,
     c->id[0] = '\0';
     strcpy(c->prefix, "odbc_leader_");
     c->create_schema = 1;
-    rc = settle_name(st, K_NAMESPACE, c->ns, err, errlen);
+    rc = settle_name(st, K_NAMESPACE, &name_rule, c->ns, err, errlen);
     if (rc == 0)
-        rc = settle_name(st, K_ID, c->id, err, errlen);
+        rc = settle_name(st, K_ID, &name_rule, c->id, err, errlen);
     if (rc == 0)
         rc = settle_durations(st, c, err, errlen);
     if (rc == 0)
-        rc = settle_prefix(st, c, err, errlen);
+        rc = settle_name(st, K_PREFIX, &prefix_rule, c->prefix, err, errlen);
     if (rc == 0)
         rc = settle_bool(st, K_CREATE_SCHEMA, &c->create_schema, err, errlen);
     if (rc == 0)
@@ -1126,14 +937,14 @@ void odbc_leader__config_free(struct odbc_leader__config *cfg) {
 int odbc_leader__config_strip_password(const char *s, char **out, char *err,
                                        size_t errlen) {
     struct odbc_leader__buf b = {0};
-    struct pair p = {0};
+    struct odbc_leader__pair p = {0};
     size_t pos = 0;
     int oom = odbc_leader__buf_add(&b, "", 0);
     int rc;
 
     *out = NULL;
-    for (rc = next_pair(s, &pos, &p, err, errlen); rc > 0;
-         rc = next_pair(s, &pos, &p, err, errlen)) {
+    for (rc = odbc_leader__connstr_next(s, &pos, &p, err, errlen); rc > 0;
+         rc = odbc_leader__connstr_next(s, &pos, &p, err, errlen)) {
         free(p.value);
         p.value = NULL;
         if (is_secret_key(s + p.start, p.keylen))

@@ -48,7 +48,7 @@ struct odbc_leader__config {
      * watch"): two leaders after a forward step of the database clock. */
     int test_no_watch;
     /* LeaderTestNoPoolerCheck, default 0: TEST ONLY, likewise. 1 skips the
-     * check for a transaction pooler at connect (db.c), so that only the
+     * check for a transaction pooler at connect (db_pooler.c), so that only the
      * run-time detection (a prepared statement gone, SQLSTATE 26000) can
      * find one. */
     int test_no_pooler_check;
@@ -68,7 +68,7 @@ struct odbc_leader__config {
      * that gives each client its own server session; a transaction pooler
      * found makes the connect fail) or TRANSACTION (a server session per
      * transaction, as pgbouncer's pool_mode=transaction): no session state
-     * is kept. db.c does the checking. */
+     * is kept. db_pooler.c does the checking. */
     int pooler;
     /* LeaderShards, default 0: a group of this many shards named
      * LeaderNamespace (odbc_leader_group_create() needs it, and

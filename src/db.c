@@ -1,116 +1,37 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * db.c: the ODBC port of the elector.
+ * db.c: the ODBC executor of the port (db.h, db_internal.h).
  *
- * One connection per handle. At connect the dialect is chosen (once), its
- * on_connect statements run, the schema is checked or created, and the
- * protocol's statements are prepared with their parameters bound to
- * buffers inside struct odbc_leader__db, so an operation is SQLExecute
- * plus fetch. A multi-statement operation runs inside one transaction:
- * the dialect's own BEGIN/COMMIT when it names them, else an ODBC
- * transaction. Driver errors are classified with the dialect's code lists;
- * a unique-key violation during an attempt is retried once, then the
- * current lease is read (the integrity-error retry path).
- *
- * Under LeaderPooler=auto (the default), none or session, every connect
- * also looks for a transaction pooler between the handle and the server
- * (find_pooler): the dialect's session_id read in two transactions of the
- * handle's connection, with two reads on a second connection between
- * them. A transaction pooler found makes an auto handle run as under
- * LeaderPooler=transaction from then on, and fails the connects of a
- * handle that said none or session. So does a statement that fails with
- * SQLSTATE 26000 (a prepared statement gone from the session).
+ * One connection per handle. The protocol's statements are prepared with
+ * their parameters bound to buffers inside struct odbc_leader__db, so an
+ * operation is SQLExecute plus fetch (run_op). A multi-statement
+ * operation runs inside one transaction: the dialect's own BEGIN/COMMIT
+ * when it names them, else an ODBC transaction. Driver errors are read
+ * here (diagnose) and classified with the dialect's code lists; a lost
+ * connection or a timeout of unknown outcome drops the connection, so the
+ * next call reconnects. What runs on the executor lives in files of its
+ * own: connecting (db_connect.c), the schema (db_schema.c), the pooler
+ * check (db_pooler.c), the lease (db_lease.c), the ledger (db_ledger.c)
+ * and groups (db_group.c).
  */
-#define _GNU_SOURCE /* F_OFD_SETLK */
 #include <build_config.h>
 
-#include <errno.h>
-#include <fcntl.h>
-#include <odbcinst.h>
 #include <sql.h>
 #include <sqlext.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <syslog.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "clock.h"
 #include "config.h"
 #include "db.h"
+#include "db_internal.h"
 #include "dialect.h"
 #include "log.h"
 #include "probe.h"
+#include "wakefile.h"
 
-struct odbc_leader__db {
-    const struct odbc_leader__config *cfg; /* borrowed */
-    const char *id;                        /* borrowed */
-    const struct odbc_leader__log *log;    /* borrowed */
-    SQLHENV env;
-    SQLHDBC dbc;
-    int connected;
-    struct odbc_leader__dialect *dialect; /* owned, kept across reconnects */
-    char *connect; /* owned: the dialect's @connect-keys in front of the
-                      configured string, once the dialect is known; NULL
-                      before (the configured string is used) */
-    SQLHSTMT stmts[ODBC_LEADER__OP_COUNT]
-                  [ODBC_LEADER__MAX_STMTS]; /* prepared */
-    char dbms[64];
-    char last_error[1024];         /* first diagnostic of the last failure */
-    struct odbc_leader__diag diag; /* the same, split, for last_error() */
-    int last_timeout; /* the last failure was a client-side timeout (HYT00,
-                         HYT01): its outcome is unknown */
-    char connect_error[1024]; /* the failed connect logged as a warning
-                                 last; "" after a connect succeeded */
-
-    /* transaction pooling (see pooled()) */
-    int pooled;      /* LeaderPooler=transaction, or a transaction pooler
-                        found under auto */
-    int pool_switch; /* found at run time under auto: the next connect
-                        switches to it */
-    int refused;     /* found although LeaderPooler said none or session:
-                        every connect fails with refusal */
-    int refusal_logged;
-    char refusal[768];
-    struct odbc_leader__probe *probe; /* owned: the last check's second
-                                         connection (probe.c) */
-
-    /* parameter buffers, bound once per prepared statement */
-    SQLCHAR p_ns[ODBC_LEADER__NAME_MAX + 1];
-    SQLCHAR p_id[ODBC_LEADER__NAME_MAX + 1];
-    SQLCHAR p_to[ODBC_LEADER__NAME_MAX + 1];
-    SQLLEN p_to_ind; /* SQL_NTS, or SQL_NULL_DATA for "no handoff" */
-    SQLCHAR p_job[ODBC_LEADER__NAME_MAX + 1];
-    SQLBIGINT p_term, p_ttl_ms, p_cand_ttl_ms, p_version, p_wait_ms;
-    SQLBIGINT p_fire_ms, p_status, p_retention_ms, p_election_retention_ms;
-    SQLBIGINT p_seen_term, p_seen_expires_ms; /* attempt's watched row */
-    SQLBIGINT p_inc, p_seq, p_shards;         /* sharded groups */
-    int64_t upgrade_from;  /* the version upgrade starts from (its @step) */
-    const char *p_list[3]; /* borrowed per call: :take, :release, :dead */
-    SQLLEN p_list_len[3];
-    const char *p_mask[2]; /* borrowed per call: :take_mask, :release_mask */
-    SQLLEN p_mask_len[2];
-    SQLBIGINT p_dead_inc, p_dead_seq;
-    SQLLEN nts;  /* SQL_NTS, the indicator of both strings */
-    SQLLEN zero; /* 0, the indicator of every integer */
-
-    struct odbc_leader__db_stats stats;
-
-    /* @wake-file dialects: the follower wake-up through a lock file */
-    int wake_fd;    /* DATABASE-odbc-leader-wake, or -1 */
-    off_t wake_off; /* the byte of this namespace in it */
-    int wake_tried; /* looked for it already (once per handle) */
-};
-
-/* The wake-up lock file: beside the database file, this suffix. */
-#define WAKE_SUFFIX "-odbc-leader-wake"
-/* A follower waiting on the lock file tries again this often. */
-#define WAKE_POLL_NS (5 * INT64_C(1000000))
-
-/* Rows handed to a fetch callback; returns 0 or a negative error. */
-typedef int (*row_fn)(struct odbc_leader__db *db, SQLHSTMT h, void *ctx);
+/* ---- the port ---- */
 
 int odbc_leader__db_create(struct odbc_leader__db **out,
                            const struct odbc_leader__config *cfg,
@@ -131,7 +52,7 @@ int odbc_leader__db_create(struct odbc_leader__db **out,
     db->p_cand_ttl_ms = cfg->ttl_ms;
     db->p_retention_ms = cfg->fire_retention_ms;
     db->p_election_retention_ms = cfg->election_retention_ms;
-    db->wake_fd = -1;
+    odbc_leader__wakefile_init(&db->wake);
     db->pooled = cfg->pooler == ODBC_LEADER__POOL_TRANSACTION;
     *out = db;
     return 0;
@@ -144,8 +65,7 @@ void odbc_leader__db_destroy(struct odbc_leader__db *db) {
     odbc_leader__db_disconnect(db);
     odbc_leader__dialect_free(db->dialect);
     free(db->connect);
-    if (db->wake_fd >= 0)
-        close(db->wake_fd);
+    odbc_leader__wakefile_close(&db->wake);
     free(db);
 }
 
@@ -154,12 +74,28 @@ odbc_leader__db_dialect(const struct odbc_leader__db *db) {
     return db->dialect;
 }
 
+const struct odbc_leader__config *
+odbc_leader__db_config(const struct odbc_leader__db *db) {
+    return db->cfg;
+}
+
+const struct odbc_leader__log *
+odbc_leader__db_log(const struct odbc_leader__db *db) {
+    return db->log;
+}
+
+void odbc_leader__db_set_ns(struct odbc_leader__db *db, const char *ns) {
+    snprintf((char *)db->p_ns, sizeof(db->p_ns), "%s", ns);
+}
+
 #ifdef ODBC_LEADER_TEST_HOOKS
 void odbc_leader__db_stats(const struct odbc_leader__db *db,
                            struct odbc_leader__db_stats *out) {
     *out = db->stats;
 }
 #endif
+
+/* ---- diagnostics ---- */
 
 /* Maps an error class to its precedence when a call returns several
  * diagnostic records: a lost connection outranks everything. */
@@ -279,6 +215,8 @@ static int class_to_rc(struct odbc_leader__db *db, int cls) {
     }
 }
 
+/* ---- transactions ---- */
+
 /* Sets LeaderStatementTimeout, rounded up to whole seconds, as h's ODBC
  * query timeout, unless the dialect says "@query-timeout off" (it bounds
  * its statements in the session, in milliseconds, and psqlODBC would
@@ -319,12 +257,6 @@ static int exec_direct(struct odbc_leader__db *db, const char *sql,
     return rc;
 }
 
-/* 1 under transaction pooling (LeaderPooler=transaction, or a
- * transaction pooler found under auto): every operation is a transaction
- * of its own that starts with the dialect's @pooled-prologue, and nothing
- * is kept in the session. */
-static int pooled(const struct odbc_leader__db *db) { return db->pooled; }
-
 /* Starts the transaction of a multi-statement operation (of every
  * operation under transaction pooling, with the prologue). */
 static int tx_begin(struct odbc_leader__db *db, int *cls) {
@@ -342,7 +274,7 @@ static int tx_begin(struct odbc_leader__db *db, int *cls) {
             return class_to_rc(db, *cls);
         }
     }
-    if (rc == 0 && pooled(db) && db->dialect->pooled_prologue != NULL)
+    if (rc == 0 && db->pooled && db->dialect->pooled_prologue != NULL)
         rc = exec_direct(db, db->dialect->pooled_prologue, "pooled-prologue",
                          cls);
     return rc;
@@ -383,6 +315,8 @@ static int tx_end(struct odbc_leader__db *db, int commit, int *cls) {
         rc = ODBC_LEADER_EUNKNOWN;
     return rc;
 }
+
+/* ---- binding ---- */
 
 /* Returns the buffer address, C type, SQL type and indicator of a named
  * parameter. */
@@ -541,7 +475,7 @@ static int prepare(struct odbc_leader__db *db, int op,
 }
 
 /* Prepares every statement of op into db->stmts[op]. */
-static int prepare_op(struct odbc_leader__db *db, int op, int *cls) {
+int odbc_leader__db_prepare_op(struct odbc_leader__db *db, int op, int *cls) {
     const struct odbc_leader__stmt_list *l = &db->dialect->ops[op];
 
     for (size_t i = 0; i < l->n && i < ODBC_LEADER__MAX_STMTS; i++) {
@@ -553,10 +487,13 @@ static int prepare_op(struct odbc_leader__db *db, int op, int *cls) {
     return 0;
 }
 
+/* ---- running an operation ---- */
+
 /* Fetches the rows of h into fn. Returns the number of rows or a negative
  * error. */
-static int fetch_rows(struct odbc_leader__db *db, SQLHSTMT h, row_fn fn,
-                      void *ctx, const char *what, int *cls) {
+static int fetch_rows(struct odbc_leader__db *db, SQLHSTMT h,
+                      odbc_leader__db_row_fn fn, void *ctx, const char *what,
+                      int *cls) {
     SQLSMALLINT ncols = 0;
     int n = 0;
 
@@ -572,7 +509,7 @@ static int fetch_rows(struct odbc_leader__db *db, SQLHSTMT h, row_fn fn,
             *cls = diagnose(db, SQL_HANDLE_STMT, h, what);
             return class_to_rc(db, *cls);
         }
-        rc = fn != NULL ? fn(db, h, ctx) : 0;
+        rc = fn != NULL ? fn(ctx, h) : 0;
         if (rc < 0)
             return rc;
         n++;
@@ -582,8 +519,9 @@ static int fetch_rows(struct odbc_leader__db *db, SQLHSTMT h, row_fn fn,
 /* Fetches the rows of every result set of h (a statement may be a batch
  * whose first results carry no rows) into fn. Returns the rows fetched or
  * a negative error. */
-static int fetch_results(struct odbc_leader__db *db, SQLHSTMT h, row_fn fn,
-                         void *ctx, const char *what, int *cls) {
+static int fetch_results(struct odbc_leader__db *db, SQLHSTMT h,
+                         odbc_leader__db_row_fn fn, void *ctx, const char *what,
+                         int *cls) {
     int total = 0;
 
     for (;;) {
@@ -612,7 +550,8 @@ static int fetch_results(struct odbc_leader__db *db, SQLHSTMT h, row_fn fn,
  * result set, or a negative error with *cls set.
  */
 static int exec_stmt(struct odbc_leader__db *db, int op, size_t i, int last,
-                     row_fn fn, void *ctx, const char *what, int *cls) {
+                     odbc_leader__db_row_fn fn, void *ctx, const char *what,
+                     int *cls) {
     const struct odbc_leader__stmt *s = &db->dialect->ops[op].v[i];
     SQLHSTMT h = db->stmts[op][i];
     int direct = h == SQL_NULL_HSTMT;
@@ -667,17 +606,15 @@ static int fail_level(int op, int cls) {
     return LOG_WARNING;
 }
 
-static int session_moved(struct odbc_leader__db *db);
-
 /*
  * Runs operation op: each statement in order, inside one transaction when
  * there are several, the last one's rows to fn. Returns what exec_stmt
  * returns for the last statement, or a negative error with *cls set.
  */
-static int run_op(struct odbc_leader__db *db, int op, row_fn fn, void *ctx,
-                  int *cls) {
+int odbc_leader__db_run_op(struct odbc_leader__db *db, int op,
+                           odbc_leader__db_row_fn fn, void *ctx, int *cls) {
     const struct odbc_leader__stmt_list *l = &db->dialect->ops[op];
-    int tx = l->n > 1 || pooled(db);
+    int tx = l->n > 1 || db->pooled;
     int rc = 0, moved;
     char what[64] = "";
 
@@ -711,7 +648,7 @@ fail:
 
         tx_end(db, 0, &ignored);
     }
-    moved = session_moved(db);
+    moved = odbc_leader__db_session_moved(db);
     if (moved < 0) {
         *cls = moved == ODBC_LEADER_ECONNLOST ? ODBC_LEADER__ERR_CONNLOST
                                               : ODBC_LEADER__ERR_OTHER;
@@ -722,11 +659,13 @@ fail:
     return rc;
 }
 
+/* ---- reading a row ---- */
+
 /* Reads column col as text into buf; "" for NULL. */
-static int get_text(SQLHSTMT h, int col, char *buf, size_t len) {
+int odbc_leader__db_col_text(void *stmt, int col, char *buf, size_t len) {
     SQLLEN ind = 0;
-    SQLRETURN r =
-        SQLGetData(h, (SQLUSMALLINT)col, SQL_C_CHAR, buf, (SQLLEN)len, &ind);
+    SQLRETURN r = SQLGetData((SQLHSTMT)stmt, (SQLUSMALLINT)col, SQL_C_CHAR, buf,
+                             (SQLLEN)len, &ind);
 
     if (!SQL_SUCCEEDED(r))
         return ODBC_LEADER_EDB;
@@ -735,295 +674,69 @@ static int get_text(SQLHSTMT h, int col, char *buf, size_t len) {
     return 0;
 }
 
-/* Reads column col as a 64-bit integer; 0 for NULL. */
-static int get_int(SQLHSTMT h, int col, int64_t *v) {
+/* Reads column col as a 64-bit integer into *v; *null is 1 for NULL. */
+int odbc_leader__db_col_int_null(void *stmt, int col, int64_t *v, int *null) {
     SQLBIGINT x = 0;
     SQLLEN ind = 0;
-    SQLRETURN r =
-        SQLGetData(h, (SQLUSMALLINT)col, SQL_C_SBIGINT, &x, sizeof(x), &ind);
+    SQLRETURN r = SQLGetData((SQLHSTMT)stmt, (SQLUSMALLINT)col, SQL_C_SBIGINT,
+                             &x, sizeof(x), &ind);
 
     if (!SQL_SUCCEEDED(r))
         return ODBC_LEADER_EDB;
-    *v = ind == SQL_NULL_DATA ? 0 : (int64_t)x;
+    *null = ind == SQL_NULL_DATA;
+    *v = *null ? 0 : (int64_t)x;
     return 0;
 }
 
-/* Reads column col as an integer flag into *v when the result has that
- * column (0 for NULL), else stores -1. */
-static int get_optional_flag(SQLHSTMT h, int col, int *v) {
-    SQLSMALLINT ncols = 0;
-    int64_t x = 0;
-    int rc;
+/* Reads column col as a 64-bit integer; 0 for NULL. */
+int odbc_leader__db_col_int(void *stmt, int col, int64_t *v) {
+    int null;
 
-    *v = -1;
-    if (!SQL_SUCCEEDED(SQLNumResultCols(h, &ncols)) || ncols < col)
-        return 0;
-    rc = get_int(h, col, &x);
-    if (rc == 0)
-        *v = x != 0;
-    return rc;
+    return odbc_leader__db_col_int_null(stmt, col, v, &null);
 }
 
-/* Reads the four columns every lease result starts with: leader_id,
- * term, expires_at_ms, now_ms. */
-static int lease_columns(SQLHSTMT h, struct odbc_leader__result *out) {
-    int rc = get_text(h, 1, out->leader_id, sizeof(out->leader_id));
+/* Stores v into the integer field at f of size bytes (4 or 8). */
+static void store_int(void *f, size_t size, int64_t v) {
+    if (size == sizeof(int64_t)) {
+        memcpy(f, &v, sizeof(v));
+    } else {
+        uint32_t x = (uint32_t)v;
 
-    if (rc == 0)
-        rc = get_int(h, 2, &out->term);
-    if (rc == 0)
-        rc = get_int(h, 3, &out->expires_at_ms);
-    if (rc == 0)
-        rc = get_int(h, 4, &out->now_ms);
-    if (rc == 0)
-        out->found = 1;
-    return rc;
-}
-
-/* Row callback of leader: the four lease columns. ctx is a struct
- * odbc_leader__result. */
-static int lease_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx) {
-    (void)db;
-    return lease_columns(h, ctx);
-}
-
-/* Row callback of attempt: the lease columns, then won. */
-static int attempt_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx) {
-    struct odbc_leader__result *out = ctx;
-    int64_t won = 0;
-    int rc = lease_columns(h, out);
-
-    (void)db;
-    if (rc == 0)
-        rc = get_int(h, 5, &won);
-    if (rc == 0)
-        rc = get_optional_flag(h, 6, &out->wake_held);
-    out->won = won != 0;
-    return rc;
-}
-
-/* Row callback of renew: the lease columns, then resign_requested and
- * handoff_to. */
-static int renew_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx) {
-    struct odbc_leader__result *out = ctx;
-    int64_t requested = 0;
-    int rc = lease_columns(h, out);
-
-    (void)db;
-    if (rc == 0)
-        rc = get_int(h, 5, &requested);
-    if (rc == 0)
-        rc = get_text(h, 6, out->handoff_to, sizeof(out->handoff_to));
-    if (rc == 0)
-        rc = get_optional_flag(h, 7, &out->wake_held);
-    out->resign_requested = requested != 0;
-    return rc;
-}
-
-/* Row callback of schema_version: ctx is an int64_t, -1 for NULL. */
-static int version_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx) {
-    int64_t *v = ctx;
-    SQLBIGINT x = 0;
-    SQLLEN ind = 0;
-
-    (void)db;
-    if (!SQL_SUCCEEDED(SQLGetData(h, 1, SQL_C_SBIGINT, &x, sizeof(x), &ind)))
-        return ODBC_LEADER_EDB;
-    *v = ind == SQL_NULL_DATA ? -1 : (int64_t)x;
-    return 0;
-}
-
-/* Reads the schema version: *version is -1 when the table is empty.
- * Returns 0 or a negative error (ENOTABLE when the table is missing). */
-static int read_version(struct odbc_leader__db *db, int64_t *version) {
-    int cls;
-    int rc;
-
-    *version = -1;
-    rc = run_op(db, ODBC_LEADER__OP_SCHEMA_VERSION, version_row, version, &cls);
-    return rc < 0 ? rc : 0;
-}
-
-/* Tries of creating or upgrading the tables while other candidates may do
- * the same: each failed or inconclusive try waits SCHEMA_PAUSE_MS times
- * its number, then reads the version again. */
-#define SCHEMA_TRIES 5
-#define SCHEMA_PAUSE_MS 50
-
-static int open_connection(struct odbc_leader__db *db, char *err,
-                           size_t errlen);
-
-/* After a schema statement whose COMMIT failed (EUNKNOWN: on Galera, a
- * certification conflict with another node creating the same tables),
- * connects again so the next try can read what was committed. Returns 0,
- * or rc (the failure being handled) when rc is another error or the new
- * connection fails. */
-static int reopen_after(struct odbc_leader__db *db, int rc) {
-    char err[256];
-    int cls;
-
-    if (rc != ODBC_LEADER_EUNKNOWN || db->connected)
-        return rc;
-    if (open_connection(db, err, sizeof(err)) < 0)
-        return rc;
-    if (db->dialect->ops[ODBC_LEADER__OP_ON_CONNECT].n > 0 && !pooled(db) &&
-        run_op(db, ODBC_LEADER__OP_ON_CONNECT, NULL, NULL, &cls) < 0)
-        return rc;
-    odbc_leader__logf(db->log, LOG_INFO,
-                      "schema statement's commit failed; connected again to "
-                      "read the schema version");
-    return 0;
-}
-
-/* Sleeps SCHEMA_PAUSE_MS times try before the next schema try. */
-static void schema_pause(int try) {
-    struct timespec ts = {0, (long)try * SCHEMA_PAUSE_MS * 1000000L};
-
-    nanosleep(&ts, NULL);
-}
-
-/*
- * Upgrades tables found at an earlier schema version `from` with the
- * dialect's upgrade statements (written to bring any earlier version up),
- * in one transaction,
- * when LeaderCreateSchema allows; a failed upgrade is tried once more
- * (another candidate may have been upgrading at the same moment), and the
- * version read afterwards decides. Returns 0 or a negative error with a
- * message in err.
- */
-static int upgrade_schema(struct odbc_leader__db *db, int64_t from, char *err,
-                          size_t errlen) {
-    const char *p = db->cfg->prefix;
-    int to = db->dialect->schema_version;
-    int64_t version = from;
-    int cls;
-    int rc = 0;
-
-    if (!db->cfg->create_schema) {
-        odbc_leader__errf(err, errlen,
-                          "table %sschema holds schema version %lld and this "
-                          "build of odbc-leader needs version %d; "
-                          "LeaderCreateSchema=no, so upgrade the tables first: "
-                          "odbc-leader schema --upgrade (or print the SQL with "
-                          "odbc-leader schema --upgrade-sql)",
-                          p, (long long)from, to);
-        return ODBC_LEADER_ESCHEMA;
+        memcpy(f, &x, sizeof(x));
     }
-    for (int try = 1; try <= SCHEMA_TRIES && version != to; try++) {
-        if (try > 1)
-            schema_pause(try - 1);
-        odbc_leader__logf(db->log, LOG_NOTICE,
-                          "upgrading tables %s* from schema version %lld to "
-                          "%d",
-                          p, (long long)version, to);
-        db->upgrade_from = version;
-        rc = run_op(db, ODBC_LEADER__OP_UPGRADE, NULL, NULL, &cls);
-        if (rc < 0 && !db->connected && reopen_after(db, rc) < 0)
-            break;
-        rc = read_version(db, &version);
+}
+
+/* See db_internal.h. */
+int odbc_leader__db_read_row(void *stmt, void *row,
+                             const struct odbc_leader__db_col *cols, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        char *f = (char *)row + cols[i].off;
+        int64_t v = 0;
+        int rc = cols[i].text ? odbc_leader__db_col_text(stmt, cols[i].col, f,
+                                                         cols[i].size)
+                              : odbc_leader__db_col_int(stmt, cols[i].col, &v);
+
         if (rc < 0)
-            break;
-    }
-    if (rc == 0 && version == to)
-        return 0;
-    if (rc == 0) {
-        odbc_leader__errf(err, errlen,
-                          "upgrading tables %s* from schema version %lld to "
-                          "%d failed; %sschema holds version %lld: %s",
-                          p, (long long)from, to, p, (long long)version,
-                          db->last_error);
-        return ODBC_LEADER_ESCHEMA;
-    }
-    odbc_leader__errf(err, errlen,
-                      "upgrading tables %s* from schema version %lld to %d "
-                      "failed: %s",
-                      p, (long long)from, to, db->last_error);
-    return rc;
-}
-
-/*
- * Runs the DDL and reads the version into *version, again while another
- * candidate creating the tables at the same moment leaves them missing or
- * without their version row (seen on MariaDB with three candidates
- * starting at once). Returns 0 (with *version >= 0) or a negative error
- * with db->last_error naming the DDL's own failure.
- */
-static int create_tables(struct odbc_leader__db *db, int64_t *version) {
-    char ddl_error[sizeof(db->last_error)] = "";
-    int cls;
-    int rc = 0;
-
-    for (int try = 1; try <= SCHEMA_TRIES; try++) {
-        db->p_version = db->dialect->schema_version;
-        ddl_error[0] = '\0';
-        rc = run_op(db, ODBC_LEADER__OP_DDL, NULL, NULL, &cls);
-        /* Another candidate may have created them at the same moment:
-         * the version decides. Otherwise report the DDL's own error. */
-        if (rc < 0)
-            snprintf(ddl_error, sizeof(ddl_error), "%.900s", db->last_error);
-        if (rc < 0 && !db->connected && reopen_after(db, rc) < 0)
             return rc;
-        rc = read_version(db, version);
-        if (rc == 0 && *version >= 0)
-            return 0;
-        if (rc < 0 && rc != ODBC_LEADER_ENOTABLE)
-            break;
-        schema_pause(try);
-    }
-    if (ddl_error[0] != '\0')
-        snprintf(db->last_error, sizeof(db->last_error),
-                 "creating the tables failed: %.900s", ddl_error);
-    else if (rc == 0)
-        snprintf(db->last_error, sizeof(db->last_error),
-                 "the tables were created but hold no version row");
-    return rc < 0 ? rc : ODBC_LEADER_ENOTABLE;
-}
-
-/*
- * Checks the schema version, creating the tables first when they are
- * missing and LeaderCreateSchema allows it. Returns 0 or a negative error
- * with a message in err.
- */
-static int ensure_schema(struct odbc_leader__db *db, char *err, size_t errlen) {
-    const char *p = db->cfg->prefix;
-    int64_t version = -1;
-    int rc = read_version(db, &version);
-
-    if (rc < 0 && rc != ODBC_LEADER_ENOTABLE)
-        goto fail;
-    if (rc == 0 && version >= 0)
-        goto check;
-    if (!db->cfg->create_schema) {
-        odbc_leader__errf(err, errlen,
-                          "table %sschema %s and LeaderCreateSchema=no: "
-                          "create the tables with the dialect's DDL first",
-                          p, rc < 0 ? "is missing" : "is empty");
-        return ODBC_LEADER_ENOTABLE;
-    }
-    odbc_leader__logf(db->log, LOG_NOTICE,
-                      "creating tables %slease, %scandidate, %sschema", p, p,
-                      p);
-    rc = create_tables(db, &version);
-    if (rc < 0)
-        goto fail;
-check:
-    if (version >= 1 && version < db->dialect->schema_version &&
-        db->dialect->ops[ODBC_LEADER__OP_UPGRADE].n > 0)
-        return upgrade_schema(db, version, err, errlen);
-    if (version != db->dialect->schema_version) {
-        odbc_leader__errf(err, errlen,
-                          "table %sschema holds schema version %lld; dialect "
-                          "%s (LeaderDialect) is written for version %d only",
-                          p, (long long)version, db->dialect->name,
-                          db->dialect->schema_version);
-        return ODBC_LEADER_ESCHEMA;
+        if (!cols[i].text)
+            store_int(f, cols[i].size, v);
     }
     return 0;
-fail:
-    odbc_leader__errf(err, errlen, "checking table %sschema failed: %s", p,
-                      db->last_error);
-    return rc;
 }
+
+/* See db_internal.h. */
+int odbc_leader__db_table_row(void *ctx, void *stmt) {
+    const struct odbc_leader__db_rows *r = ctx;
+    int rc;
+
+    memset(r->row, 0, r->size);
+    rc = odbc_leader__db_read_row(stmt, r->row, r->cols, r->ncols);
+    if (rc < 0 || r->each == NULL)
+        return rc;
+    return r->each(r->ctx, r->row);
+}
+
+/* ---- the connection ---- */
 
 /* Logs a failed connect: a warning for the first failure after a
  * success, or when the driver's message changed; the same message again
@@ -1040,8 +753,7 @@ static void log_connect_failure(struct odbc_leader__db *db) {
 
 /* Allocates the environment and connection and connects. Returns 0 or
  * ECONNECT with the driver's first diagnostic in err. */
-static int open_connection(struct odbc_leader__db *db, char *err,
-                           size_t errlen) {
+int odbc_leader__db_open(struct odbc_leader__db *db, char *err, size_t errlen) {
     SQLUINTEGER secs = (SQLUINTEGER)((db->cfg->stmt_timeout_ms + 999) / 1000);
     SQLSMALLINT len = 0;
     SQLRETURN r;
@@ -1078,573 +790,9 @@ nomem:
     return ODBC_LEADER_ENOMEM;
 }
 
-/* See db.h. A port of its own, connected once and never prepared: the
- * same login timeout, driver messages and redaction as a handle's
- * connect. */
-int odbc_leader__db_dbms_name(const struct odbc_leader__config *cfg, char *name,
-                              size_t n, char *err, size_t errlen) {
-    struct odbc_leader__db *db = NULL;
-    int rc = odbc_leader__db_create(&db, cfg, "", NULL);
-
-    if (rc < 0) {
-        odbc_leader__errf(err, errlen, "out of memory");
-        return rc;
-    }
-    rc = open_connection(db, err, errlen);
-    if (rc == 0)
-        snprintf(name, n, "%s", db->dbms);
-    odbc_leader__db_destroy(db);
-    return rc;
-}
-
-/* ---- the follower wake-up through a lock file (@wake-file) ------------- */
-
-/* Copies the value of key Database= of the connection string (braces
- * removed), else of the DSN's odbc.ini section, into buf. Returns 1 when
- * it names a file, else 0. */
-static int database_file(const struct odbc_leader__db *db, char *buf,
-                         size_t len) {
-    const char *s = db->cfg->connect;
-
-    buf[0] = '\0';
-    while (s != NULL && *s != '\0') {
-        const char *end = strchr(s, ';');
-        size_t n = end != NULL ? (size_t)(end - s) : strlen(s);
-
-        if (n > 9 && strncasecmp(s, "Database=", 9) == 0) {
-            const char *v = s + 9;
-            size_t vn = n - 9;
-
-            if (vn >= 2 && v[0] == '{' && v[vn - 1] == '}') {
-                v++;
-                vn -= 2;
-            }
-            snprintf(buf, len, "%.*s", (int)vn, v);
-            break;
-        }
-        s = end != NULL ? end + 1 : NULL;
-    }
-    if (buf[0] == '\0' && db->cfg->dsn != NULL)
-        SQLGetPrivateProfileString(db->cfg->dsn, "Database", "", buf, (int)len,
-                                   "odbc.ini");
-    return buf[0] != '\0' && strcmp(buf, ":memory:") != 0;
-}
-
-/* Opens the wake-up lock file beside the database file, once per handle;
- * without it (no file name, no permission) followers poll. The byte
- * locked is the namespace's FNV-1a hash (below 2^30). */
-static void wake_open(struct odbc_leader__db *db) {
-    char file[4096], path[4096 + sizeof(WAKE_SUFFIX)];
-    uint64_t h = UINT64_C(14695981039346656037);
-
-    if (!db->dialect->wake_file || db->wake_tried)
-        return;
-    db->wake_tried = 1;
-    if (!database_file(db, file, sizeof(file))) {
-        odbc_leader__logf(db->log, LOG_INFO,
-                          "no database file named: no follower wake-up");
-        return;
-    }
-    snprintf(path, sizeof(path), "%s%s", file, WAKE_SUFFIX);
-    db->wake_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-    if (db->wake_fd < 0) {
-        odbc_leader__logf(db->log, LOG_INFO,
-                          "no follower wake-up: cannot open %s: %s", path,
-                          strerror(errno));
-        return;
-    }
-    for (const char *c = db->cfg->ns; *c != '\0'; c++)
-        h = (h ^ (unsigned char)*c) * UINT64_C(1099511628211);
-    db->wake_off = (off_t)(h % (UINT64_C(1) << 30));
-}
-
-/* Takes the namespace's byte of the lock file (type F_RDLCK or F_WRLCK,
- * an open-file-description lock: per handle, and gone when the process
- * is), trying every WAKE_POLL_NS for up to budget_ms. Returns 1 when
- * taken, 0 when the budget ran out, or ODBC_LEADER_EDB. */
-static int wake_lock(struct odbc_leader__db *db, short type,
-                     int64_t budget_ms) {
-    struct flock fl;
-    int64_t end = odbc_leader__now_ns(NULL) + budget_ms * INT64_C(1000000);
-
-    memset(&fl, 0, sizeof(fl));
-    fl.l_type = type;
-    fl.l_whence = SEEK_SET;
-    fl.l_start = db->wake_off;
-    fl.l_len = 1;
-    for (;;) {
-        int64_t left;
-        struct timespec ts;
-
-        if (fcntl(db->wake_fd, F_OFD_SETLK, &fl) == 0)
-            return 1;
-        if (errno != EAGAIN && errno != EACCES)
-            return ODBC_LEADER_EDB;
-        left = end - odbc_leader__now_ns(NULL);
-        if (left <= 0)
-            return 0;
-        if (left > WAKE_POLL_NS)
-            left = WAKE_POLL_NS;
-        ts.tv_sec = 0;
-        ts.tv_nsec = (long)left;
-        nanosleep(&ts, NULL);
-    }
-}
-
-/* Lets go of the namespace's byte of the lock file. */
-static void wake_unlock(struct odbc_leader__db *db) {
-    struct flock fl;
-
-    memset(&fl, 0, sizeof(fl));
-    fl.l_type = F_UNLCK;
-    fl.l_whence = SEEK_SET;
-    fl.l_start = db->wake_off;
-    fl.l_len = 1;
-    fcntl(db->wake_fd, F_OFD_SETLK, &fl);
-}
-
-/* After an attempt that won or a renewal that held: takes the lock file's
- * byte without waiting and reports it in out->wake_held, as the server
- * dialects' statements do. */
-static void wake_take(struct odbc_leader__db *db,
-                      struct odbc_leader__result *out) {
-    if (db->wake_fd >= 0)
-        out->wake_held = wake_lock(db, F_WRLCK, 0) == 1;
-}
-
-/* Builds db->connect, the connection string with the dialect's
- * @connect-keys (and, under transaction pooling, its @pooled-connect-keys)
- * in front, once the dialect is known; every later connect uses it.
- * Returns 1 when it built one, 0 when the dialect has no keys (or it was
- * built before), or ENOMEM with a message in err. */
-static int build_connect(struct odbc_leader__db *db, char *err, size_t errlen) {
-    const char *keys = db->dialect->connect_keys;
-    const char *pkeys = pooled(db) ? db->dialect->pooled_keys : NULL;
-    size_t n;
-
-    if ((keys == NULL && pkeys == NULL) || db->connect != NULL)
-        return 0;
-    n = (keys ? strlen(keys) : 0) + (pkeys ? strlen(pkeys) : 0) +
-        strlen(db->cfg->connect) + 3;
-    db->connect = malloc(n);
-    if (db->connect == NULL) {
-        odbc_leader__errf(err, errlen, "out of memory");
-        return ODBC_LEADER_ENOMEM;
-    }
-    /* keys only (the connection string may hold a password) */
-    snprintf(db->connect, n, "%s%s%s", keys ? keys : "",
-             keys && pkeys ? ";" : "", pkeys ? pkeys : "");
-    odbc_leader__logf(db->log, LOG_INFO,
-                      "connecting again with the dialect's keys %s",
-                      db->connect);
-    snprintf(db->connect + strlen(db->connect), n - strlen(db->connect), ";%s",
-             db->cfg->connect);
-    return 1;
-}
-
-/* Once the dialect is known: when it has @connect-keys (sqliteodbc's own
- * busy Timeout, say), builds the connection string with them in front and
- * connects again with it. Returns 0 or a negative error with a message in
- * err. */
-static int apply_connect_keys(struct odbc_leader__db *db, char *err,
-                              size_t errlen) {
-    int rc = build_connect(db, err, errlen);
-
-    if (rc <= 0)
-        return rc;
-    odbc_leader__db_disconnect(db);
-    return open_connection(db, err, errlen);
-}
-
-/* Logs what transaction pooling changes. */
-static void note_pooled(struct odbc_leader__db *db) {
-    odbc_leader__logf(db->log, LOG_NOTICE,
-                      "transaction pooling: every operation is one "
-                      "transaction starting with \"%s\", no session state "
-                      "and no on_connect; the follower wake-up is off "
-                      "(followers poll at the lease's expiry)",
-                      db->dialect->pooled_prologue);
-}
-
-/* Under LeaderPooler=transaction, once the dialect is known: it must say
- * how (a @pooled-prologue); logs what changes. Returns 0 or ECONFIG with a
- * message in err. */
-static int check_pooled(struct odbc_leader__db *db, char *err, size_t errlen) {
-    if (!pooled(db))
-        return 0;
-    if (db->dialect->pooled_prologue == NULL) {
-        odbc_leader__errf(err, errlen,
-                          "LeaderPooler=transaction: dialect %s has no "
-                          "@pooled-prologue, so it does not support "
-                          "transaction pooling (see docs/deployment.md)",
-                          db->dialect->name);
-        return ODBC_LEADER_ECONFIG;
-    }
-    note_pooled(db);
-    return 0;
-}
-
-/* ---- the check for a transaction pooler --------------------------------
- *
- * A pooler in transaction mode (pgbouncer pool_mode=transaction) hands
- * each transaction whichever server session is free, so the session state
- * the handle keeps (psqlODBC's prepared statements, on_connect's
- * settings, the wake-up lock) does not follow it. Without such a pooler,
- * a connection keeps its server session, and two connections open at the
- * same time never share one; a session pooler (pool_mode=session) keeps
- * that too. So the check reads the dialect's session_id (a text naming the
- * server session) on the handle's connection (a1), twice on a second
- * connection opened for it (b1, b2), and on the handle's again (a2), each
- * read a transaction of its own, and finds a transaction pooler when
- * a1 != a2, b1 != b2, or b1 or b2 equals a1. A pooler that reuses the
- * server session freed last (pgbouncer's default, server_round_robin = 0)
- * gives the second connection the handle's session; one that hands them
- * out in turn (server_round_robin = 1) changes the second connection's
- * session between its reads, once two are idle.
- *
- * The second connection runs on a thread of its own (probe.c), and the
- * check waits for it up to LeaderStatementTimeout: a session pooler with
- * no free server makes a new client wait for its query_wait_timeout. When
- * it does not answer in time the check goes on with the handle's two reads
- * alone; the probe stays with the handle until the next check or
- * odbc_leader__db_destroy(), which cancels and joins it. */
-
-#define SID_MAX ODBC_LEADER__PROBE_TEXT
-
-/* Opens the check's second connection (probe.c) and waits for its two
- * reads up to LeaderStatementTimeout. Returns 1 with them in sid, or 0
- * with the reason in note (no thread, the connection or a read failed, no
- * answer in time, or the last check's probe has not finished). */
-static int second_session(struct odbc_leader__db *db, char sid[2][SID_MAX],
-                          char *note, size_t n) {
-    char why[320] = "";
-    int ok;
-
-    if (db->probe != NULL) {
-        if (!odbc_leader__probe_done(db->probe)) {
-            snprintf(note, n,
-                     "the second connection of the last check has not "
-                     "returned yet");
-            return 0;
-        }
-        odbc_leader__probe_destroy(db->probe);
-    }
-    db->probe = odbc_leader__probe_start(
-        db->connect != NULL ? db->connect : db->cfg->connect,
-        db->dialect->ops[ODBC_LEADER__OP_SESSION_ID].v[0].sql,
-        db->cfg->stmt_timeout_ms, why, sizeof(why));
-    if (db->probe == NULL) {
-        snprintf(note, n, "second connection: %s", why);
-        return 0;
-    }
-    ok = odbc_leader__probe_wait(db->probe, db->cfg->stmt_timeout_ms, sid, why,
-                                 sizeof(why));
-    if (!ok)
-        snprintf(note, n, "second connection: %s%s", why,
-                 odbc_leader__probe_done(db->probe)
-                     ? ""
-                     : " (LeaderStatementTimeout)");
-    return ok;
-}
-
-/* Row callback of session_id: ctx is a char[SID_MAX]. */
-static int sid_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx) {
-    (void)db;
-    return get_text(h, 1, ctx, SID_MAX);
-}
-
-/* Reads session_id on the handle's connection into sid. Returns 0, 1
- * when it failed but the connection stays (the check cannot tell), or a
- * negative error that dropped the connection. */
-static int read_sid(struct odbc_leader__db *db, char *sid) {
-    int cls;
-    int rc;
-
-    sid[0] = '\0';
-    rc = run_op(db, ODBC_LEADER__OP_SESSION_ID, sid_row, sid, &cls);
-    if (rc < 0 && !db->connected)
-        return rc;
-    if (rc < 0 || sid[0] == '\0') {
-        odbc_leader__logf(db->log, LOG_INFO,
-                          "no check for a transaction pooler: session_id "
-                          "%s",
-                          rc < 0 ? "failed" : "returned nothing");
-        return 1;
-    }
-    return 0;
-}
-
-/*
- * Looks for a transaction pooler between the handle's connection and the
- * server (see above). Returns 1 with how it showed in why, 0 when none
- * showed (or the check could not tell), or a negative error that dropped
- * the connection.
- */
-static int find_pooler(struct odbc_leader__db *db, char *why, size_t n) {
-    char a1[SID_MAX], a2[SID_MAX], b[2][SID_MAX], note[400] = "";
-    int second, rc;
-
-    rc = read_sid(db, a1);
-    if (rc != 0)
-        return rc < 0 ? rc : 0;
-    second = second_session(db, b, note, sizeof(note));
-    rc = read_sid(db, a2);
-    if (rc != 0)
-        return rc < 0 ? rc : 0;
-    if (strcmp(a1, a2) != 0) {
-        snprintf(why, n,
-                 "the server session changed between two transactions of "
-                 "one connection (%s, then %s)",
-                 a1, a2);
-        return 1;
-    }
-    if (second && strcmp(b[0], b[1]) != 0) {
-        snprintf(why, n,
-                 "the server session changed between two transactions of "
-                 "one connection (a second one: %s, then %s)",
-                 b[0], b[1]);
-        return 1;
-    }
-    if (second && (strcmp(b[0], a1) == 0 || strcmp(b[1], a1) == 0)) {
-        snprintf(why, n,
-                 "a second connection got this connection's server "
-                 "session (%s) while this one was open",
-                 a1);
-        return 1;
-    }
-    if (second)
-        odbc_leader__logf(db->log, LOG_DEBUG,
-                          "no transaction pooler: server session %s, a "
-                          "second connection's %s",
-                          a1, b[0]);
-    else
-        odbc_leader__logf(db->log, LOG_INFO,
-                          "checked for a transaction pooler on this "
-                          "connection only (server session %s): %s",
-                          a1, note);
-    return 0;
-}
-
-/* The sticky refusal: every connect of a handle that found a transaction
- * pooler it cannot run through fails with db->refusal, in err at create
- * (the caller shows it), else logged as a warning once, then at debug
- * level. Returns ODBC_LEADER_ECONFIG. */
-static int refused(struct odbc_leader__db *db, char *err, size_t errlen) {
-    odbc_leader__errf(err, errlen, "%s", db->refusal);
-    if (err == NULL) {
-        odbc_leader__logf(db->log, db->refusal_logged ? LOG_DEBUG : LOG_WARNING,
-                          "%s", db->refusal);
-        db->refusal_logged = 1;
-    }
-    return ODBC_LEADER_ECONFIG;
-}
-
-/* Refuses to run: a transaction pooler showed as why, and the handle
- * cannot run through it. Disconnects. Returns ODBC_LEADER_ECONFIG. */
-static int refuse(struct odbc_leader__db *db, const char *why, char *err,
-                  size_t errlen) {
-    const char *mode = odbc_leader__pooler_name(db->cfg->pooler);
-
-    if (db->cfg->pooler != ODBC_LEADER__POOL_AUTO)
-        snprintf(db->refusal, sizeof(db->refusal),
-                 "LeaderPooler=%s, but %s: a transaction-mode pooler "
-                 "(pgbouncer pool_mode=transaction?) is in the way; set "
-                 "LeaderPooler=transaction",
-                 mode, why);
-    else
-        snprintf(db->refusal, sizeof(db->refusal),
-                 "%s: a transaction-mode pooler (pgbouncer "
-                 "pool_mode=transaction?) is in the way, and dialect %s "
-                 "has no @pooled-prologue, so it cannot run through it "
-                 "(LeaderPooler=transaction; see docs/deployment.md)",
-                 why, db->dialect->name);
-    db->refused = 1;
-    odbc_leader__db_disconnect(db);
-    return refused(db, err, errlen);
-}
-
-/* Logs the one warning of an auto handle that found a transaction
- * pooler (why: how it showed). */
-static void warn_pooled(struct odbc_leader__db *db, const char *why) {
-    odbc_leader__logf(db->log, LOG_WARNING,
-                      "%s: a transaction-mode pooler (pgbouncer "
-                      "pool_mode=transaction?); running as with "
-                      "LeaderPooler=transaction; set it to say so",
-                      why);
-}
-
-/* Makes an auto handle run under transaction pooling, with the warning
- * naming why (none when why is "": the caller warned): the dialect again
- * with its @pooled texts, the connection string with its
- * @pooled-connect-keys. Disconnected or not, nothing is prepared after
- * it; the caller connects. Returns 0 or a negative error with a message
- * in err (ECONFIG, sticky, when the dialect has no @pooled-prologue). */
-static int become_pooled(struct odbc_leader__db *db, const char *why, char *err,
-                         size_t errlen) {
-    struct odbc_leader__dialect_vars vars;
-    struct odbc_leader__dialect *d = NULL;
-    int rc;
-
-    if (db->dialect->pooled_prologue == NULL)
-        return refuse(db, why, err, errlen);
-    if (why[0] != '\0')
-        warn_pooled(db, why);
-    vars.prefix = db->cfg->prefix;
-    vars.timeout_ms = db->cfg->stmt_timeout_ms;
-    vars.pooled = 1;
-    rc = odbc_leader__dialect_load(db->cfg->dialect, db->dbms, &vars, &d, err,
-                                   errlen);
-    if (rc < 0)
-        return rc;
-    odbc_leader__db_disconnect(db);
-    odbc_leader__dialect_free(db->dialect);
-    db->dialect = d;
-    db->pooled = 1;
-    free(db->connect);
-    db->connect = NULL;
-    rc = build_connect(db, err, errlen);
-    if (rc < 0)
-        return rc;
-    note_pooled(db);
-    return 0;
-}
-
-/* At connect, unless the handle runs under transaction pooling already
- * or the dialect has no session_id: looks for a transaction pooler and,
- * when one shows, switches an auto handle to transaction pooling (and
- * connects again) or refuses (none, session). Returns 0 or a negative
- * error with a message in err. */
-static int check_pooler(struct odbc_leader__db *db, char *err, size_t errlen) {
-    char why[512];
-    int rc;
-
-    if (pooled(db) || db->dialect->ops[ODBC_LEADER__OP_SESSION_ID].n == 0)
-        return 0;
-    if (db->cfg->test_no_pooler_check) {
-        odbc_leader__logf(db->log, LOG_NOTICE,
-                          "LeaderTestNoPoolerCheck=1: no check for a "
-                          "transaction pooler at connect");
-        return 0;
-    }
-    rc = find_pooler(db, why, sizeof(why));
-    if (rc <= 0)
-        return rc;
-    if (db->cfg->pooler != ODBC_LEADER__POOL_AUTO)
-        return refuse(db, why, err, errlen);
-    rc = become_pooled(db, why, err, errlen);
-    if (rc < 0)
-        return rc;
-    return open_connection(db, err, errlen);
-}
-
-/* After a failed statement: SQLSTATE 26000 (a prepared statement the
- * session had is gone: it ran in another server session) shows a
- * transaction pooler the check at connect missed (it may have given the
- * same session every time). An auto handle switches to transaction
- * pooling at its next connect; none and session refuse. Returns
- * ECONNLOST or ECONFIG (disconnected, warning logged), or 0 when the
- * failure is no such thing. */
-static int session_moved(struct odbc_leader__db *db) {
-    char why[sizeof(db->last_error) + 96];
-
-    if (pooled(db) || db->pool_switch ||
-        db->dialect->ops[ODBC_LEADER__OP_SESSION_ID].n == 0 ||
-        strcmp(db->diag.sqlstate, "26000") != 0)
-        return 0;
-    snprintf(why, sizeof(why),
-             "a statement prepared in this connection's server session was "
-             "not there (%s)",
-             db->last_error);
-    if (db->cfg->pooler != ODBC_LEADER__POOL_AUTO ||
-        db->dialect->pooled_prologue == NULL)
-        return refuse(db, why, NULL, 0);
-    warn_pooled(db, why);
-    db->pool_switch = 1;
-    odbc_leader__db_disconnect(db);
-    return ODBC_LEADER_ECONNLOST;
-}
-
-int odbc_leader__db_connect(struct odbc_leader__db *db, char *err,
-                            size_t errlen) {
-    static const int runtime_ops[] = {
-        ODBC_LEADER__OP_ATTEMPT,        ODBC_LEADER__OP_RENEW,
-        ODBC_LEADER__OP_RESIGN,         ODBC_LEADER__OP_UNREGISTER,
-        ODBC_LEADER__OP_LEADER,         ODBC_LEADER__OP_CANDIDATES,
-        ODBC_LEADER__OP_REQUEST_RESIGN, ODBC_LEADER__OP_RELEASE,
-        ODBC_LEADER__OP_WAIT,           ODBC_LEADER__OP_HOLD,
-        ODBC_LEADER__OP_CLAIM,          ODBC_LEADER__OP_FINISH,
-        ODBC_LEADER__OP_FIRE,           ODBC_LEADER__OP_FIRES,
-        ODBC_LEADER__OP_FIRE_GC,
-    };
-    struct odbc_leader__dialect_vars vars;
-    int cls;
-    int rc;
-
-    if (db->connected)
-        return 0;
-    if (db->refused)
-        return refused(db, err, errlen);
-    if (db->pool_switch) {
-        /* a 26000 under auto: session_moved() logged why */
-        rc = become_pooled(db, "", err, errlen);
-        if (rc < 0)
-            goto fail;
-        db->pool_switch = 0;
-    }
-    rc = open_connection(db, err, errlen);
-    if (rc < 0)
-        goto fail;
-    if (db->dialect == NULL) {
-        vars.prefix = db->cfg->prefix;
-        vars.timeout_ms = db->cfg->stmt_timeout_ms;
-        vars.pooled = pooled(db);
-        rc = odbc_leader__dialect_load(db->cfg->dialect, db->dbms, &vars,
-                                       &db->dialect, err, errlen);
-        if (rc < 0)
-            goto fail;
-        odbc_leader__logf(db->log, LOG_INFO, "database %s, dialect %s",
-                          db->dbms, db->dialect->name);
-        rc = check_pooled(db, err, errlen);
-        if (rc < 0)
-            goto fail;
-        rc = apply_connect_keys(db, err, errlen);
-        if (rc < 0)
-            goto fail;
-    }
-    rc = check_pooler(db, err, errlen);
-    if (rc < 0)
-        goto fail;
-    wake_open(db);
-    if (db->dialect->ops[ODBC_LEADER__OP_ON_CONNECT].n > 0 && !pooled(db)) {
-        rc = run_op(db, ODBC_LEADER__OP_ON_CONNECT, NULL, NULL, &cls);
-        if (rc < 0) {
-            odbc_leader__errf(err, errlen, "on_connect statement failed: %s",
-                              db->last_error);
-            goto fail;
-        }
-    }
-    rc = ensure_schema(db, err, errlen);
-    if (rc < 0)
-        goto fail;
-    for (size_t i = 0; i < sizeof(runtime_ops) / sizeof(runtime_ops[0]); i++) {
-        rc = prepare_op(db, runtime_ops[i], &cls);
-        if (rc < 0) {
-            odbc_leader__errf(err, errlen, "preparing %s failed: %s",
-                              odbc_leader__op_name(runtime_ops[i]),
-                              db->last_error);
-            goto fail;
-        }
-    }
-    return 0;
-fail:
-    odbc_leader__db_disconnect(db);
-    return rc;
-}
-
 void odbc_leader__db_disconnect(struct odbc_leader__db *db) {
     /* the wake-up lock goes with the session, as the servers' do */
-    if (db->wake_fd >= 0)
-        wake_unlock(db);
+    odbc_leader__wakefile_unlock(&db->wake);
     for (int op = 0; op < ODBC_LEADER__OP_COUNT; op++) {
         for (int i = 0; i < ODBC_LEADER__MAX_STMTS; i++) {
             if (db->stmts[op][i] != SQL_NULL_HSTMT)
@@ -1663,576 +811,4 @@ void odbc_leader__db_disconnect(struct odbc_leader__db *db) {
         db->env = SQL_NULL_HENV;
     }
     db->connected = 0;
-}
-
-int odbc_leader__db_attempt(struct odbc_leader__db *db, int64_t seen_term,
-                            int64_t seen_expires_ms,
-                            struct odbc_leader__result *out) {
-    int cls;
-    int rc;
-
-    memset(out, 0, sizeof(*out));
-    db->p_seen_term = seen_term;
-    db->p_seen_expires_ms = seen_expires_ms;
-    rc = run_op(db, ODBC_LEADER__OP_ATTEMPT, attempt_row, out, &cls);
-    if (rc < 0 && cls == ODBC_LEADER__ERR_UNIQUE) {
-        /* Another candidate created the first lease row at the same
-         * moment: retry once, then settle for reading who leads. */
-        odbc_leader__logf(db->log, LOG_INFO,
-                          "unique violation creating the lease row of %s: "
-                          "retrying once",
-                          db->cfg->ns);
-        db->stats.retries++;
-        memset(out, 0, sizeof(*out));
-        rc = run_op(db, ODBC_LEADER__OP_ATTEMPT, attempt_row, out, &cls);
-        if (rc < 0 && cls == ODBC_LEADER__ERR_UNIQUE) {
-            memset(out, 0, sizeof(*out));
-            rc = run_op(db, ODBC_LEADER__OP_LEADER, lease_row, out, &cls);
-        }
-    }
-    if (rc < 0 && cls == ODBC_LEADER__ERR_TRANSIENT &&
-        rc != ODBC_LEADER_EUNKNOWN && db->connected) {
-        /* A deadlock, a serialization failure or (Galera) a certification
-         * conflict at COMMIT: another candidate's write won, ours was
-         * rolled back. A lost race, not an error: not won, nothing seen. */
-        odbc_leader__logf(db->log, LOG_INFO,
-                          "attempt lost a race with another writer (%s)",
-                          db->last_error);
-        memset(out, 0, sizeof(*out));
-        rc = 0;
-    }
-    if (rc >= 0 && out->found && out->won &&
-        strcmp(out->leader_id, db->id) == 0)
-        wake_take(db, out);
-    return rc < 0 ? rc : 0;
-}
-
-int odbc_leader__db_renew(struct odbc_leader__db *db, int64_t term,
-                          struct odbc_leader__result *out) {
-    int cls;
-    int rc;
-
-    memset(out, 0, sizeof(*out));
-    db->p_term = term;
-    rc = run_op(db, ODBC_LEADER__OP_RENEW, renew_row, out, &cls);
-    if (rc >= 0 && out->found)
-        wake_take(db, out);
-    return rc < 0 ? rc : 0;
-}
-
-int odbc_leader__db_resign(struct odbc_leader__db *db, int64_t term) {
-    int cls;
-    int rc;
-
-    db->p_term = term;
-    rc = run_op(db, ODBC_LEADER__OP_RESIGN, NULL, NULL, &cls);
-    return rc < 0 ? rc : rc > 0;
-}
-
-int odbc_leader__db_unregister(struct odbc_leader__db *db) {
-    int cls;
-    int rc = run_op(db, ODBC_LEADER__OP_UNREGISTER, NULL, NULL, &cls);
-
-    return rc < 0 ? rc : 0;
-}
-
-int odbc_leader__db_request_resign(struct odbc_leader__db *db,
-                                   const char *to_id) {
-    int cls;
-    int rc;
-
-    if (to_id != NULL && to_id[0] != '\0') {
-        snprintf((char *)db->p_to, sizeof(db->p_to), "%s", to_id);
-        db->p_to_ind = SQL_NTS;
-    } else {
-        db->p_to[0] = '\0';
-        db->p_to_ind = SQL_NULL_DATA;
-    }
-    rc = run_op(db, ODBC_LEADER__OP_REQUEST_RESIGN, NULL, NULL, &cls);
-    return rc < 0 ? rc : rc > 0;
-}
-
-int odbc_leader__db_read_lease(struct odbc_leader__db *db,
-                               struct odbc_leader__result *out) {
-    int cls;
-    int rc;
-
-    memset(out, 0, sizeof(*out));
-    rc = run_op(db, ODBC_LEADER__OP_LEADER, lease_row, out, &cls);
-    return rc < 0 ? rc : 0;
-}
-
-int odbc_leader__db_has_wait(const struct odbc_leader__db *db) {
-    if (pooled(db)) /* session locks do not survive transaction pooling */
-        return 0;
-    return db->wake_fd >= 0 ||
-           (db->dialect != NULL &&
-            db->dialect->ops[ODBC_LEADER__OP_WAIT].n > 0 &&
-            db->dialect->ops[ODBC_LEADER__OP_RELEASE].n > 0);
-}
-
-int odbc_leader__db_release(struct odbc_leader__db *db) {
-    int cls;
-    int rc;
-
-    if (db->wake_fd >= 0) {
-        wake_unlock(db);
-        return 0;
-    }
-    if (!odbc_leader__db_has_wait(db))
-        return 0;
-    rc = run_op(db, ODBC_LEADER__OP_RELEASE, NULL, NULL, &cls);
-    return rc < 0 ? rc : 0;
-}
-
-/* Row callback of hold and wait: the one flag column. */
-static int flag_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx) {
-    int64_t *flag = ctx;
-
-    (void)db;
-    return get_int(h, 1, flag);
-}
-
-/* Runs hold or wait with a budget of budget_ms. Returns the flag the
- * statement reports (1 or 0), 0 when it failed with a transient error (a
- * lock timeout: its budget ran out), or a negative error. */
-static int run_flag_op(struct odbc_leader__db *db, int op, int64_t budget_ms) {
-    int64_t flag = 0;
-    int cls;
-    int rc;
-
-    db->p_wait_ms = budget_ms;
-    rc = run_op(db, op, flag_row, &flag, &cls);
-    if (rc < 0 && cls == ODBC_LEADER__ERR_TRANSIENT &&
-        rc != ODBC_LEADER_EUNKNOWN)
-        return 0;
-    if (rc < 0)
-        return rc;
-    return flag != 0;
-}
-
-int odbc_leader__db_hold(struct odbc_leader__db *db, int64_t budget_ms) {
-    if (db->wake_fd >= 0)
-        return wake_lock(db, F_WRLCK, budget_ms);
-    if (!odbc_leader__db_has_wait(db) ||
-        db->dialect->ops[ODBC_LEADER__OP_HOLD].n == 0)
-        return 0;
-    return run_flag_op(db, ODBC_LEADER__OP_HOLD, budget_ms);
-}
-
-int odbc_leader__db_wait(struct odbc_leader__db *db, int64_t budget_ms) {
-    int rc;
-
-    if (db->wake_fd >= 0) {
-        /* free when no leader holds it exclusively; let go at once */
-        rc = wake_lock(db, F_RDLCK, budget_ms);
-        if (rc == 1)
-            wake_unlock(db);
-        return rc;
-    }
-    if (!odbc_leader__db_has_wait(db))
-        /* a handle that turned to transaction pooling at run time: no
-         * wake-up; leader.c turns the elector's waits off after the tick */
-        return pooled(db) ? 0 : ODBC_LEADER_EINVAL;
-    return run_flag_op(db, ODBC_LEADER__OP_WAIT, budget_ms);
-}
-
-struct candidate_ctx {
-    odbc_leader_candidate_fn fn;
-    void *ctx;
-};
-
-/* Row callback of candidates: candidate_id, heartbeat_at_ms,
- * expires_at_ms, now_ms. */
-static int candidate_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx) {
-    struct candidate_ctx *c = ctx;
-    struct odbc_leader_candidate cand;
-    int rc;
-
-    (void)db;
-    memset(&cand, 0, sizeof(cand));
-    rc = get_text(h, 1, cand.id, sizeof(cand.id));
-    if (rc == 0)
-        rc = get_int(h, 2, &cand.heartbeat_at_ms);
-    if (rc == 0)
-        rc = get_int(h, 3, &cand.expires_at_ms);
-    if (rc == 0)
-        rc = get_int(h, 4, &cand.db_now_ms);
-    if (rc == 0 && c->fn != NULL)
-        c->fn(c->ctx, &cand);
-    return rc;
-}
-
-int odbc_leader__db_candidates(struct odbc_leader__db *db,
-                               odbc_leader_candidate_fn fn, void *ctx) {
-    struct candidate_ctx c = {fn, ctx};
-    int cls;
-
-    return run_op(db, ODBC_LEADER__OP_CANDIDATES, candidate_row, &c, &cls);
-}
-
-/* ---- the fire ledger ----------------------------------------------------- */
-
-int odbc_leader__db_has_ledger(const struct odbc_leader__db *db) {
-    return db->dialect != NULL && db->dialect->ops[ODBC_LEADER__OP_CLAIM].n > 0;
-}
-
-/* Sets the :job and :fire_ms parameters. */
-static void set_fire(struct odbc_leader__db *db, const char *job,
-                     int64_t fire_ms) {
-    snprintf((char *)db->p_job, sizeof(db->p_job), "%s", job);
-    db->p_fire_ms = fire_ms;
-}
-
-/* After a claim that inserted nothing: reads the lease to tell a fire older
- * than the retention (this handle still holds term) from a lost term.
- * Returns ODBC_LEADER_EFIREAGE, ODBC_LEADER_ENOTLEADER or a negative
- * error. */
-static int why_not_claimed(struct odbc_leader__db *db, int64_t term) {
-    struct odbc_leader__result res;
-    int rc = odbc_leader__db_read_lease(db, &res);
-
-    if (rc < 0)
-        return rc;
-    if (res.found && res.term == term && strcmp(res.leader_id, db->id) == 0 &&
-        res.expires_at_ms > res.now_ms)
-        return ODBC_LEADER_EFIREAGE;
-    return ODBC_LEADER_ENOTLEADER;
-}
-
-int odbc_leader__db_claim(struct odbc_leader__db *db, int64_t term,
-                          const char *job, int64_t fire_ms) {
-    int cls;
-    int rc;
-
-    if (!odbc_leader__db_has_ledger(db))
-        return ODBC_LEADER_ENOLEDGER;
-    db->p_term = term;
-    set_fire(db, job, fire_ms);
-    rc = run_op(db, ODBC_LEADER__OP_CLAIM, NULL, NULL, &cls);
-    if (rc < 0 && cls == ODBC_LEADER__ERR_UNIQUE && rc != ODBC_LEADER_EUNKNOWN)
-        return 0; /* the normal "already claimed" */
-    if (rc < 0)
-        return rc;
-    return rc > 0 ? 1 : why_not_claimed(db, term);
-}
-
-/* See db.h. */
-int odbc_leader__db_claim_retryable(const struct odbc_leader__db *db, int rc) {
-    return rc == ODBC_LEADER_ECONNLOST || rc == ODBC_LEADER_EUNKNOWN ||
-           (rc == ODBC_LEADER_EDB &&
-            db->diag.errclass == ODBC_LEADER__ERR_TRANSIENT);
-}
-
-/* See db.h. */
-int odbc_leader__db_claim_again(struct odbc_leader__db *db, int64_t term,
-                                const char *job, int64_t fire_ms, int first) {
-    struct odbc_leader__diag d = db->diag;
-    struct odbc_leader_fire f;
-    int rc;
-
-    odbc_leader__logf(db->log, LOG_INFO,
-                      "claim of %s at %lld failed (%s); trying once more", job,
-                      (long long)fire_ms, odbc_leader_strerror(first));
-    rc = odbc_leader__db_claim(db, term, job, fire_ms);
-    if (rc != 0 ||
-        (first != ODBC_LEADER_ECONNLOST && first != ODBC_LEADER_EUNKNOWN))
-        return rc;
-    rc = odbc_leader__db_fire(db, job, fire_ms, &f);
-    if (rc <= 0 || f.term != term || strcmp(f.claimed_by, db->id) != 0)
-        return rc; /* not ours: claimed by another term, a plain 0 */
-    db->diag = d;
-    odbc_leader__logf(db->log, LOG_WARNING,
-                      "claim of %s at %lld: the first try's outcome is "
-                      "unknown (%s) and the fire is claimed in this term, "
-                      "by that try or an earlier claim; not reported as "
-                      "claimed, so it may not run (odbc-leader fires shows "
-                      "it unfinished)",
-                      job, (long long)fire_ms, odbc_leader_strerror(first));
-    return first;
-}
-
-/* Reads column col as a 64-bit integer into *v; *null is 1 for NULL. */
-static int get_int_null(SQLHSTMT h, int col, int64_t *v, int *null) {
-    SQLBIGINT x = 0;
-    SQLLEN ind = 0;
-    SQLRETURN r =
-        SQLGetData(h, (SQLUSMALLINT)col, SQL_C_SBIGINT, &x, sizeof(x), &ind);
-
-    if (!SQL_SUCCEEDED(r))
-        return ODBC_LEADER_EDB;
-    *null = ind == SQL_NULL_DATA;
-    *v = *null ? 0 : (int64_t)x;
-    return 0;
-}
-
-struct fire_ctx {
-    odbc_leader_fire_fn fn; /* may be NULL */
-    void *ctx;
-    struct odbc_leader_fire last; /* the last row read */
-};
-
-/* Row callback of fire and fires: job, fire_ms, term, claimed_by,
- * claimed_at_ms, finished_at_ms, status, now_ms. ctx is a struct
- * fire_ctx. */
-static int fire_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx) {
-    struct fire_ctx *c = ctx;
-    struct odbc_leader_fire *f = &c->last;
-    int64_t status = 0;
-    int null = 0;
-    int rc;
-
-    (void)db;
-    memset(f, 0, sizeof(*f));
-    rc = get_text(h, 1, f->job, sizeof(f->job));
-    if (rc == 0)
-        rc = get_int(h, 2, &f->fire_ms);
-    if (rc == 0)
-        rc = get_int(h, 3, &f->term);
-    if (rc == 0)
-        rc = get_text(h, 4, f->claimed_by, sizeof(f->claimed_by));
-    if (rc == 0)
-        rc = get_int(h, 5, &f->claimed_at_ms);
-    if (rc == 0)
-        rc = get_int(h, 6, &f->finished_at_ms);
-    if (rc == 0)
-        rc = get_int_null(h, 7, &status, &null);
-    if (rc == 0)
-        rc = get_int(h, 8, &f->db_now_ms);
-    f->status = (int)status;
-    if (rc == 0 && c->fn != NULL)
-        c->fn(c->ctx, f);
-    return rc;
-}
-
-int odbc_leader__db_fire(struct odbc_leader__db *db, const char *job,
-                         int64_t fire_ms, struct odbc_leader_fire *out) {
-    struct fire_ctx c;
-    int cls;
-    int rc;
-
-    memset(&c, 0, sizeof(c));
-    memset(out, 0, sizeof(*out));
-    if (!odbc_leader__db_has_ledger(db))
-        return ODBC_LEADER_ENOLEDGER;
-    set_fire(db, job, fire_ms);
-    rc = run_op(db, ODBC_LEADER__OP_FIRE, fire_row, &c, &cls);
-    if (rc <= 0)
-        return rc;
-    *out = c.last;
-    return 1;
-}
-
-int odbc_leader__db_finish(struct odbc_leader__db *db, const char *job,
-                           int64_t fire_ms, int status) {
-    struct odbc_leader_fire f;
-    int cls;
-    int rc;
-
-    if (!odbc_leader__db_has_ledger(db))
-        return ODBC_LEADER_ENOLEDGER;
-    set_fire(db, job, fire_ms);
-    db->p_status = status;
-    rc = run_op(db, ODBC_LEADER__OP_FINISH, NULL, NULL, &cls);
-    if (rc != 0)
-        return rc < 0 ? rc : 0;
-    /* nothing changed: finished before (by us), or not ours */
-    rc = odbc_leader__db_fire(db, job, fire_ms, &f);
-    if (rc < 0)
-        return rc;
-    if (rc == 1 && strcmp(f.claimed_by, db->id) == 0 && f.finished_at_ms != 0)
-        return 0;
-    return ODBC_LEADER_ENOFIRE;
-}
-
-int odbc_leader__db_fires(struct odbc_leader__db *db, const char *job,
-                          odbc_leader_fire_fn fn, void *ctx) {
-    struct fire_ctx c;
-    int cls;
-
-    memset(&c, 0, sizeof(c));
-    c.fn = fn;
-    c.ctx = ctx;
-    if (!odbc_leader__db_has_ledger(db))
-        return ODBC_LEADER_ENOLEDGER;
-    set_fire(db, job != NULL ? job : "", 0);
-    return run_op(db, ODBC_LEADER__OP_FIRES, fire_row, &c, &cls);
-}
-
-int odbc_leader__db_fire_gc(struct odbc_leader__db *db) {
-    int cls;
-
-    if (!odbc_leader__db_has_ledger(db))
-        return 0;
-    return run_op(db, ODBC_LEADER__OP_FIRE_GC, NULL, NULL, &cls);
-}
-
-/* ---- the election log --------------------------------------------------- */
-
-int odbc_leader__db_has_elections(const struct odbc_leader__db *db) {
-    return db->dialect != NULL &&
-           db->dialect->ops[ODBC_LEADER__OP_ELECTIONS].n > 0;
-}
-
-struct election_ctx {
-    odbc_leader_election_fn fn;
-    void *ctx;
-};
-
-/* Row callback of elections: term, leader_id, started_at_ms, ended_at_ms,
- * ended_how, handed_to, now_ms. ctx is a struct election_ctx. */
-static int election_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx) {
-    struct election_ctx *c = ctx;
-    struct odbc_leader_election e;
-    int rc;
-
-    (void)db;
-    memset(&e, 0, sizeof(e));
-    rc = get_int(h, 1, &e.term);
-    if (rc == 0)
-        rc = get_text(h, 2, e.leader_id, sizeof(e.leader_id));
-    if (rc == 0)
-        rc = get_int(h, 3, &e.started_at_ms);
-    if (rc == 0)
-        rc = get_int(h, 4, &e.ended_at_ms);
-    if (rc == 0)
-        rc = get_text(h, 5, e.ended_how, sizeof(e.ended_how));
-    if (rc == 0)
-        rc = get_text(h, 6, e.handed_to, sizeof(e.handed_to));
-    if (rc == 0)
-        rc = get_int(h, 7, &e.db_now_ms);
-    if (rc == 0 && c->fn != NULL)
-        c->fn(c->ctx, &e);
-    return rc;
-}
-
-int odbc_leader__db_elections(struct odbc_leader__db *db,
-                              odbc_leader_election_fn fn, void *ctx) {
-    struct election_ctx c = {fn, ctx};
-    int cls;
-
-    if (!odbc_leader__db_has_elections(db))
-        return ODBC_LEADER_ENOELECTIONS;
-    return run_op(db, ODBC_LEADER__OP_ELECTIONS, election_row, &c, &cls);
-}
-
-int odbc_leader__db_election_gc(struct odbc_leader__db *db) {
-    int cls;
-
-    if (!odbc_leader__db_has_elections(db))
-        return 0;
-    return run_op(db, ODBC_LEADER__OP_ELECTION_GC, NULL, NULL, &cls);
-}
-
-/* Port adapters: the elector sees db only through these. */
-static int port_connect(void *port) {
-    return odbc_leader__db_connect(port, NULL, 0);
-}
-
-static void port_disconnect(void *port) { odbc_leader__db_disconnect(port); }
-
-static int port_attempt(void *port, int64_t seen_term, int64_t seen_expires_ms,
-                        struct odbc_leader__result *out) {
-    return odbc_leader__db_attempt(port, seen_term, seen_expires_ms, out);
-}
-
-static int port_renew(void *port, int64_t term,
-                      struct odbc_leader__result *out) {
-    return odbc_leader__db_renew(port, term, out);
-}
-
-static int port_resign(void *port, int64_t term) {
-    int rc = odbc_leader__db_resign(port, term);
-
-    return rc < 0 ? rc : 0;
-}
-
-static int port_unregister(void *port) {
-    return odbc_leader__db_unregister(port);
-}
-
-static int port_release(void *port) { return odbc_leader__db_release(port); }
-
-static int port_wait(void *port, int64_t budget_ms) {
-    return odbc_leader__db_wait(port, budget_ms);
-}
-
-static int port_hold(void *port, int64_t budget_ms) {
-    return odbc_leader__db_hold(port, budget_ms);
-}
-
-static int port_read(void *port, struct odbc_leader__result *out) {
-    return odbc_leader__db_read_lease(port, out);
-}
-
-const struct odbc_leader__port_ops odbc_leader__db_ops = {
-    port_connect,    port_disconnect, port_attempt, port_renew, port_resign,
-    port_unregister, port_release,    port_wait,    port_hold,  port_read,
-};
-
-/* ---- sharded groups: the statements db_group.c runs ---- */
-
-const struct odbc_leader__config *
-odbc_leader__db_config(const struct odbc_leader__db *db) {
-    return db->cfg;
-}
-
-const struct odbc_leader__log *
-odbc_leader__db_log(const struct odbc_leader__db *db) {
-    return db->log;
-}
-
-int odbc_leader__db_has_group(const struct odbc_leader__db *db) {
-    return db->dialect != NULL &&
-           db->dialect->ops[ODBC_LEADER__OP_GROUP_TICK].n > 0;
-}
-
-void odbc_leader__db_set_ns(struct odbc_leader__db *db, const char *ns) {
-    snprintf((char *)db->p_ns, sizeof(db->p_ns), "%s", ns);
-}
-
-/* Hands each row to the caller's callback with the statement handle as an
- * opaque pointer (odbc_leader__db_col_*() read it). */
-struct group_rows {
-    odbc_leader__db_row_fn fn;
-    void *ctx;
-};
-
-static int group_row(struct odbc_leader__db *db, SQLHSTMT h, void *ctx) {
-    const struct group_rows *g = ctx;
-
-    (void)db;
-    return g->fn(g->ctx, (void *)h);
-}
-
-int odbc_leader__db_group_op(struct odbc_leader__db *db, int op,
-                             const struct odbc_leader__group_args *a,
-                             odbc_leader__db_row_fn fn, void *ctx) {
-    struct group_rows g = {fn, ctx};
-    int cls, rc;
-
-    if (!odbc_leader__db_has_group(db))
-        return ODBC_LEADER_EDIALECT;
-    db->p_inc = a->inc;
-    db->p_seq = a->seq;
-    db->p_shards = a->shards;
-    db->p_list[0] = a->take;
-    db->p_list[1] = a->release;
-    db->p_list[2] = a->dead;
-    db->p_mask[0] = a->take_mask;
-    db->p_mask[1] = a->release_mask;
-    db->p_dead_inc = a->dead_inc;
-    db->p_dead_seq = a->dead_seq;
-    rc = run_op(db, op, fn != NULL ? group_row : NULL, &g, &cls);
-    db->p_list[0] = db->p_list[1] = db->p_list[2] = NULL;
-    db->p_mask[0] = db->p_mask[1] = NULL;
-    return rc;
-}
-
-int odbc_leader__db_col_int(void *stmt, int col, int64_t *v) {
-    return get_int((SQLHSTMT)stmt, col, v);
-}
-
-int odbc_leader__db_col_text(void *stmt, int col, char *buf, size_t len) {
-    return get_text((SQLHSTMT)stmt, col, buf, len);
 }

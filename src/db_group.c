@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * db_group.c: the ODBC port of a group member (group.h): connect and
+ * db_group.c: the ODBC port of a group member (member.h): the group
+ * statements on the executor (db.c) with their parameters; connect and
  * create the group's rows (group_init), one tick (group_tick) read into
  * struct odbc_leader__group_row, and the graceful leave (group_leave);
  * for a dialect without JSON (generic.sql), the tick's lists as masks.
@@ -8,6 +9,7 @@
  */
 #include <build_config.h>
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,13 +17,45 @@
 #include <time.h>
 
 #include "db.h"
+#include "db_group.h"
+#include "db_internal.h"
 #include "dialect.h"
-#include "group.h"
 #include "log.h"
+#include "member.h"
+
+/* ---- the group statements ---- */
+
+int odbc_leader__db_has_group(const struct odbc_leader__db *db) {
+    return db->dialect != NULL &&
+           db->dialect->ops[ODBC_LEADER__OP_GROUP_TICK].n > 0;
+}
+
+int odbc_leader__db_group_op(struct odbc_leader__db *db, int op,
+                             const struct odbc_leader__group_args *a,
+                             odbc_leader__db_row_fn fn, void *ctx) {
+    int cls, rc;
+
+    if (!odbc_leader__db_has_group(db))
+        return ODBC_LEADER_EDIALECT;
+    db->p_inc = a->inc;
+    db->p_seq = a->seq;
+    db->p_shards = a->shards;
+    db->p_list[0] = a->take;
+    db->p_list[1] = a->release;
+    db->p_list[2] = a->dead;
+    db->p_mask[0] = a->take_mask;
+    db->p_mask[1] = a->release_mask;
+    db->p_dead_inc = a->dead_inc;
+    db->p_dead_seq = a->dead_seq;
+    rc = odbc_leader__db_run_op(db, op, fn, ctx, &cls);
+    db->p_list[0] = db->p_list[1] = db->p_list[2] = NULL;
+    db->p_mask[0] = db->p_mask[1] = NULL;
+    return rc;
+}
 
 /* ---- the lists for a dialect without JSON (generic.sql) ---- */
 
-/* Reads the next integer of one of group.c's JSON lists ("[1,2]",
+/* Reads the next integer of one of member.c's JSON lists ("[1,2]",
  * "[[1,2],[3,4]]") from *s into *v, moving *s past it. Returns 1, or 0 at
  * the end of the text. */
 static int next_num(const char **s, int64_t *v) {
@@ -241,6 +275,16 @@ struct tick_ctx {
     void *ctx;
 };
 
+/* The columns of group_tick after the kind: name, a, b, c and (column 7)
+ * now_ms. */
+static const struct odbc_leader__db_col tick_cols[] = {
+    ODBC_LEADER__DB_TEXT(2, struct odbc_leader__group_row, name),
+    ODBC_LEADER__DB_NUM(3, struct odbc_leader__group_row, a),
+    ODBC_LEADER__DB_NUM(4, struct odbc_leader__group_row, b),
+    ODBC_LEADER__DB_NUM(5, struct odbc_leader__group_row, c),
+    ODBC_LEADER__DB_NUM(7, struct odbc_leader__group_row, now_ms),
+};
+
 static int tick_row(void *ctx, void *stmt) {
     const struct tick_ctx *t = ctx;
     struct odbc_leader__group_row r;
@@ -250,49 +294,37 @@ static int tick_row(void *ctx, void *stmt) {
     memset(&r, 0, sizeof(r));
     rc = odbc_leader__db_col_text(stmt, 1, kind, sizeof(kind));
     if (rc == 0)
-        rc = odbc_leader__db_col_text(stmt, 2, r.name, sizeof(r.name));
-    if (rc == 0)
-        rc = odbc_leader__db_col_int(stmt, 3, &r.a);
-    if (rc == 0)
-        rc = odbc_leader__db_col_int(stmt, 4, &r.b);
-    if (rc == 0)
-        rc = odbc_leader__db_col_int(stmt, 5, &r.c);
-    if (rc == 0)
-        rc = odbc_leader__db_col_int(stmt, 7, &r.now_ms);
+        rc = odbc_leader__db_read_row(stmt, &r, tick_cols,
+                                      sizeof(tick_cols) / sizeof(tick_cols[0]));
     if (rc < 0)
         return rc;
     r.kind = kind[0];
     return t->fn(t->ctx, &r);
 }
 
-/* Reads one group_shards row and hands it to the caller's callback. */
+/* The host's callback of group_shards. */
 struct shards_ctx {
-    odbc_leader_shard_fn fn;
+    odbc_leader_shard_fn fn; /* may be NULL */
     void *ctx;
 };
 
-static int shard_row(void *ctx, void *stmt) {
-    const struct shards_ctx *c = ctx;
-    struct odbc_leader_shard sh;
-    int64_t shard = 0;
-    int rc;
+/* The columns of group_shards: shard, leader_id, term, expires_at_ms,
+ * now_ms. */
+static const struct odbc_leader__db_col shard_cols[] = {
+    ODBC_LEADER__DB_NUM(1, struct odbc_leader_shard, shard),
+    ODBC_LEADER__DB_TEXT(2, struct odbc_leader_shard, leader_id),
+    ODBC_LEADER__DB_NUM(3, struct odbc_leader_shard, term),
+    ODBC_LEADER__DB_NUM(4, struct odbc_leader_shard, expires_at_ms),
+    ODBC_LEADER__DB_NUM(5, struct odbc_leader_shard, db_now_ms),
+};
 
-    memset(&sh, 0, sizeof(sh));
-    rc = odbc_leader__db_col_int(stmt, 1, &shard);
-    if (rc == 0)
-        rc = odbc_leader__db_col_text(stmt, 2, sh.leader_id,
-                                      sizeof(sh.leader_id));
-    if (rc == 0)
-        rc = odbc_leader__db_col_int(stmt, 3, &sh.term);
-    if (rc == 0)
-        rc = odbc_leader__db_col_int(stmt, 4, &sh.expires_at_ms);
-    if (rc == 0)
-        rc = odbc_leader__db_col_int(stmt, 5, &sh.db_now_ms);
-    if (rc < 0)
-        return rc;
-    sh.shard = (uint32_t)shard;
+/* Hands one shard row to the host (ctx is a struct shards_ctx). Returns
+ * 0. */
+static int each_shard(void *ctx, const void *row) {
+    const struct shards_ctx *c = ctx;
+
     if (c->fn != NULL)
-        c->fn(c->ctx, &sh);
+        c->fn(c->ctx, row);
     return 0;
 }
 
@@ -300,12 +332,15 @@ int odbc_leader__db_group_shards(struct odbc_leader__db *db,
                                  odbc_leader_shard_fn fn, void *ctx) {
     struct odbc_leader__group_args a;
     struct shards_ctx c = {fn, ctx};
+    struct odbc_leader_shard sh;
+    struct odbc_leader__db_rows rows =
+        ODBC_LEADER__DB_ROWS(shard_cols, &sh, each_shard, &c);
 
     if (!odbc_leader__db_has_group(db))
         return 0;
     memset(&a, 0, sizeof(a));
     return odbc_leader__db_group_run(db, ODBC_LEADER__OP_GROUP_SHARDS, &a,
-                                     shard_row, &c);
+                                     odbc_leader__db_table_row, &rows);
 }
 
 static int port_connect(void *port, char *err, size_t errlen) {

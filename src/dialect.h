@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dialect.h: a dialect file's named operations and
- * statements, its error-code classes, and the parser and loader
- * (dialect.c, builtin_dialects.c). docs/dialects.md describes the format.
+ * dialect.h: a dialect file's named operations and statements, its
+ * error-code classes, and the parser and loader (dialect.c with
+ * dialect_header.c, dialect_codes.c and dialect_load.c;
+ * builtin_dialects.c). docs/dialects.md describes the format.
  * Internal: every name has the odbc_leader__ prefix and hidden visibility.
  */
 #ifndef ODBC_LEADER_DIALECT_H
@@ -54,9 +55,9 @@ enum odbc_leader__op {
                                 while :term of :ns holds */
     /* Optional, one statement without parameters: one row, one text
      * naming the server session, which no other session open at the same
-     * time has (db.c looks for a transaction pooler with it). */
+     * time has (db_pooler.c looks for a transaction pooler with it). */
     ODBC_LEADER__OP_SESSION_ID,
-    /* Optional, all four or none: sharded groups (group.c). */
+    /* Optional, all four or none: sharded groups (member.c). */
     ODBC_LEADER__OP_GROUP_INIT,   /* create a group's missing shard rows;
                                      -> shards, foreign_rows */
     ODBC_LEADER__OP_GROUP_TICK,   /* a member's tick: kind, name, a, b, c,
@@ -164,7 +165,7 @@ struct odbc_leader__dialect {
     int no_query_timeout;  /* "@query-timeout off": statements get no ODBC
                               query timeout (the session bounds them) */
     int wake_file;         /* "@wake-file": the follower wake-up through a lock
-                              file beside the database file (db.c), for dialects
+                              file beside the database file (wakefile.c), for dialects
                               without release/wait/hold statements */
     char *pooled_prologue; /* owned: "@pooled-prologue" (timeouts expanded),
                               run first in every transaction under

@@ -32,7 +32,9 @@
 
 #include "clock.h"
 #include "elector.h"
+#include "error.h"
 #include "log.h"
+#include "shard.h"
 
 #define NS_PER_MS INT64_C(1000000)
 
@@ -85,12 +87,6 @@ static int64_t jitter(struct odbc_leader__elector *e, int64_t d) {
     return d / 1000 * (int64_t)(800 + r);
 }
 
-static uint64_t hash_string(const char *s, uint64_t h) {
-    for (; *s != '\0'; s++)
-        h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
-    return h;
-}
-
 void odbc_leader__elector_init(struct odbc_leader__elector *e,
                                const struct odbc_leader__elector_conf *c) {
     memset(e, 0, sizeof(*e));
@@ -121,7 +117,7 @@ void odbc_leader__elector_init(struct odbc_leader__elector *e,
     e->step_bound_ns = e->margin_ns / 2;
     if (e->step_bound_ns < MIN_STEP_BOUND_NS)
         e->step_bound_ns = MIN_STEP_BOUND_NS;
-    e->rng = hash_string(c->id, UINT64_C(14695981039346656037)) ^
+    e->rng = odbc_leader__fnv1a64(c->id, strlen(c->id)) ^
              (uint64_t)e->now_ns(e->clock_ctx);
     if (e->rng == 0)
         e->rng = 1;
@@ -322,8 +318,7 @@ static void schedule_reconnect(struct odbc_leader__elector *e, int64_t now) {
  * lock), disconnects and backs off; other errors retry after a short
  * delay. Returns rc. */
 static int failed(struct odbc_leader__elector *e, int rc, int64_t now) {
-    if (rc == ODBC_LEADER_ECONNLOST || rc == ODBC_LEADER_ECONNECT ||
-        rc == ODBC_LEADER_EUNKNOWN || rc == ODBC_LEADER_EREADONLY) {
+    if (odbc_leader__error_drops_connection(rc)) {
         if (e->connected)
             e->ops->disconnect(e->port);
         e->connected = 0;

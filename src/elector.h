@@ -4,7 +4,7 @@
  *
  * The elector decides what to do on each tick (renew, attempt, reconnect,
  * step down) and keeps the trust window; a "port" carries out the database
- * operations. The real port is db.c; unit tests plug in a fake port and a
+ * operations. The real port is db_lease.c; unit tests plug in a fake port and a
  * fake clock.
  */
 #ifndef ODBC_LEADER_ELECTOR_H

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * error.c: messages and classes of the library's error codes. The
+ * error.c: messages and classes of the library's error codes, and
+ * which of them leave the connection gone. The
  * switches have no default case, so the compiler names any code added
  * without a message or a class.
  */
@@ -125,4 +126,10 @@ int odbc_leader__error_class_refined(int rc, const char *sqlstate) {
             return state_classes[i].error_class;
     }
     return cls;
+}
+
+/* See error.h. */
+int odbc_leader__error_drops_connection(int rc) {
+    return rc == ODBC_LEADER_ECONNLOST || rc == ODBC_LEADER_ECONNECT ||
+           rc == ODBC_LEADER_EUNKNOWN || rc == ODBC_LEADER_EREADONLY;
 }

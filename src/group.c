@@ -1,737 +1,39 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * group.c: a member of a sharded group (docs/protocol.md, "Groups").
- *
- * Every tick is one statement (the port's tick): heartbeat, renew every
- * shard held, release the shards handed over, take the shards the
- * assignment gives this member that are free. Its answer lists the shards
- * held afterwards, the live members, the holders of shards with their
- * renewal counters, and the vacant shards. From it each member computes
- * the same assignment (shard.c) from the same member list.
- *
- * Safety per shard is the single lease's: a shard is trusted until the
- * start of the statement that renewed or took it + TTL - margin on
- * CLOCK_BOOTTIME; a held shard is taken only when it expired in database
- * time and its holder incarnation's renew_seq has not grown for one TTL on
- * this member's own clock (the watch, per holder rather than per row: a
- * holder renews all its rows in one statement that also raises the
- * counter); a shard is released only after its stop was reported to the
- * host. The public calls of odbc_leader_group_t are at the end.
+ * group.c: the public handle of a sharded group, odbc_leader_group_t: the
+ * handle core (handle.c: configuration, ODBC port, last error) and the
+ * group member (member.c), to which it forwards the public calls; a
+ * fire's ledger rows go to the namespace of the job's shard. leader.c is
+ * the same for one namespace.
  */
 #include <build_config.h>
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
 #include <uuid/uuid.h>
 
-#include "clock.h"
-#include "group.h"
+#include "config.h"
+#include "db.h"
+#include "db_group.h"
+#include "db_ledger.h"
+#include "error.h"
 #include "handle.h"
+#include "log.h"
+#include "member.h"
 #include "shard.h"
 
-#define NS_PER_MS INT64_C(1000000)
-#define BACKOFF_MIN_NS (100 * NS_PER_MS)
-/* A shard is handed to a member only after this member has seen it alive
- * for this many renew intervals (no moves for a member that flaps). */
-#define SETTLE_RENEWS 2
-/* A vacant shard nobody takes for this many TTLs is taken by anyone. */
-#define ORPHAN_TTLS 2
-/* release[s]: the answer just showed shard s lost (settle_lost()). */
-#define LOST 2
-
-/* Publishes a held shard: term first, then the deadline. */
-static void trust(struct odbc_leader__group_member_state *m, uint32_t s,
-                  int64_t term, int64_t until) {
-    atomic_store_explicit(&m->term[s], term, memory_order_relaxed);
-    atomic_store_explicit(&m->until[s], until, memory_order_release);
-}
-
-/* Reports shard s's leadership to the host when it changed. */
-static void report(struct odbc_leader__group_member_state *m, uint32_t s,
-                   int is_leader, int64_t term) {
-    if (m->rep[s] == is_leader)
-        return;
-    m->rep[s] = (unsigned char)is_leader;
-    if (m->cb.on_shard_change != NULL)
-        m->cb.on_shard_change(m->cb.ctx, s, is_leader, term);
-}
-
-/* Stops trusting shard s here and reports it. */
-static void stop(struct odbc_leader__group_member_state *m, uint32_t s) {
-    int64_t term = atomic_load_explicit(&m->term[s], memory_order_relaxed);
-
-    atomic_store_explicit(&m->until[s], 0, memory_order_release);
-    atomic_store_explicit(&m->term[s], 0, memory_order_relaxed);
-    report(m, s, 0, term);
-}
-
-int odbc_leader__group_member_init(
-    struct odbc_leader__group_member_state *m,
-    const struct odbc_leader__group_member_conf *c) {
-    size_t n = c->shards;
-
-    memset(m, 0, sizeof(*m));
-    m->ops = c->ops;
-    m->port = c->port;
-    m->now_ns = c->now_ns != NULL ? c->now_ns : odbc_leader__now_ns;
-    m->clock_ctx = c->clock_ctx;
-    m->log = *c->log;
-    if (c->cb != NULL)
-        m->cb = *c->cb;
-    m->id = c->id;
-    m->shards = c->shards;
-    m->inc = c->inc;
-    m->ttl_ns = c->ttl_ms * NS_PER_MS;
-    m->renew_ns = c->renew_ms * NS_PER_MS;
-    m->margin_ns = c->margin_ms * NS_PER_MS;
-    m->trust_extra_ns = c->test_trust_extra_ms * NS_PER_MS;
-    m->connected = c->connected;
-    m->self = -1;
-    m->held = calloc(n, sizeof(*m->held));
-    m->vacant_ns = calloc(n, sizeof(*m->vacant_ns));
-    m->release = calloc(n, 1);
-    m->rep = calloc(n, 1);
-    m->owner = calloc(n, sizeof(*m->owner));
-    m->until = calloc(n, sizeof(*m->until));
-    m->term = calloc(n, sizeof(*m->term));
-    if (m->held == NULL || m->vacant_ns == NULL || m->release == NULL ||
-        m->rep == NULL || m->owner == NULL || m->until == NULL ||
-        m->term == NULL)
-        return ODBC_LEADER_ENOMEM;
-    return 0;
-}
-
-void odbc_leader__group_member_free(struct odbc_leader__group_member_state *m) {
-    free(m->held);
-    free(m->vacant_ns);
-    free(m->release);
-    free(m->rep);
-    free(m->owner);
-    free((void *)m->until);
-    free((void *)m->term);
-    free(m->members);
-    free(m->holders);
-    free(m->load);
-    free(m->hid);
-    free(m->take.p);
-    free(m->rel.p);
-    free(m->dead.p);
-    memset(m, 0, sizeof(*m));
-}
-
-int64_t odbc_leader__group_member_leadership(
-    const struct odbc_leader__group_member_state *m, uint32_t s,
-    uint32_t *valid_for_ms) {
-    int64_t until, term, left;
-
-    if (valid_for_ms != NULL)
-        *valid_for_ms = 0;
-    if (s >= m->shards)
-        return 0;
-    until = atomic_load_explicit(&m->until[s], memory_order_acquire);
-    term = atomic_load_explicit(&m->term[s], memory_order_relaxed);
-    if (until == 0 || term == 0)
-        return 0;
-    left = until - m->now_ns(m->clock_ctx);
-    if (left <= 0)
-        return 0;
-    if (valid_for_ms != NULL)
-        *valid_for_ms = left / NS_PER_MS > UINT32_MAX
-                            ? UINT32_MAX
-                            : (uint32_t)(left / NS_PER_MS);
-    return term;
-}
-
-/* ---- the lists a tick sends ---- */
-
-/* Appends ",n" (or "n" first) to b. Returns 0 or ODBC_LEADER_ENOMEM. */
-static int add_num(struct odbc_leader__buf *b, int64_t n) {
-    char num[48];
-    int len = snprintf(num, sizeof(num), "%s%lld", b->len > 1 ? "," : "",
-                       (long long)n);
-
-    return odbc_leader__buf_add(b, num, (size_t)len) < 0 ? ODBC_LEADER_ENOMEM
-                                                         : 0;
-}
-
-/* Appends ",[x,y]" (or "[x,y]" first) to b. Returns 0 or
- * ODBC_LEADER_ENOMEM. */
-static int add_pair(struct odbc_leader__buf *b, int64_t x, int64_t y) {
-    char pair[64];
-    int len = snprintf(pair, sizeof(pair), "%s[%lld,%lld]",
-                       b->len > 1 ? "," : "", (long long)x, (long long)y);
-
-    return odbc_leader__buf_add(b, pair, (size_t)len) < 0 ? ODBC_LEADER_ENOMEM
-                                                          : 0;
-}
-
-/* Starts a JSON array in b. */
-static int list_open(struct odbc_leader__buf *b) {
-    b->len = 0;
-    return odbc_leader__buf_add(b, "[", 1) < 0 ? ODBC_LEADER_ENOMEM : 0;
-}
-
-static int list_close(struct odbc_leader__buf *b) {
-    return odbc_leader__buf_add(b, "]", 1) < 0 ? ODBC_LEADER_ENOMEM : 0;
-}
-
-/* The member this member hands shard s to has been alive here long
- * enough. */
-static int settled(const struct odbc_leader__group_member_state *m, uint32_t s,
-                   int64_t now) {
-    const struct odbc_leader__group_member *d = &m->members[m->owner[s]];
-
-    return now - d->since_ns >= SETTLE_RENEWS * m->renew_ns;
-}
-
-/* The assignment gives shard s to this member. */
-static int assigned_here(const struct odbc_leader__group_member_state *m,
-                         uint32_t s) {
-    return m->assigned && m->self >= 0 && m->owner[s] == (uint32_t)m->self;
-}
-
-/* Before a tick: stops (and reports) the held shards the assignment gives
- * to another member, which this tick then releases, and reports the
- * shards whose windows ran out without a renewal. */
-static void plan_releases(struct odbc_leader__group_member_state *m,
-                          int64_t now) {
-    for (uint32_t s = 0; s < m->shards; s++) {
-        int64_t until =
-            atomic_load_explicit(&m->until[s], memory_order_relaxed);
-
-        if (m->rep[s] && until != 0 && now >= until)
-            stop(m, s);
-        if (!m->assigned || m->held[s] == 0 || m->release[s] ||
-            m->owner[s] == (uint32_t)m->self || !settled(m, s, now))
-            continue;
-        stop(m, s);
-        m->release[s] = 1;
-    }
-}
-
-/* Fills the take, release and dead lists for a tick at now. */
-static int build_lists(struct odbc_leader__group_member_state *m, int64_t now) {
-    int rc = list_open(&m->take);
-
-    rc = rc < 0 ? rc : list_open(&m->rel);
-    rc = rc < 0 ? rc : list_open(&m->dead);
-    for (uint32_t s = 0; rc == 0 && s < m->shards; s++) {
-        int mine = assigned_here(m, s);
-        int orphan = m->vacant_ns[s] != 0 &&
-                     now - m->vacant_ns[s] >= ORPHAN_TTLS * m->ttl_ns;
-
-        if (m->release[s])
-            rc = add_pair(&m->rel, s, m->held[s]); /* fenced by its term */
-        else if (m->held[s] == 0 && m->answers > 0 && (mine || orphan))
-            rc = add_num(&m->take, s);
-    }
-    for (size_t i = 0; rc == 0 && i < m->n_holders; i++) {
-        const struct odbc_leader__group_holder *h = &m->holders[i];
-
-        if (h->inc != m->inc && now - h->seq_seen_ns >= m->ttl_ns)
-            rc = add_pair(&m->dead, h->inc, h->seq);
-    }
-    rc = rc < 0 ? rc : list_close(&m->take);
-    rc = rc < 0 ? rc : list_close(&m->rel);
-    return rc < 0 ? rc : list_close(&m->dead);
-}
-
-/* ---- reading a tick's answer ---- */
-
-struct answer {
-    struct odbc_leader__group_member_state *m;
-    int64_t *got; /* per shard: the term held after the tick, 0 none */
-    unsigned char *vacant;
-    struct odbc_leader__group_member *members;
-    size_t n_members, cap_members;
-    struct odbc_leader__group_holder *holders;
-    size_t n_holders, cap_holders;
-    int bad; /* rows out of range, logged once */
+struct odbc_leader_group {
+    struct odbc_leader__handle c; /* first: handle.c's core */
+    struct odbc_leader__group_member_state m;
 };
 
-/* Grows *v (elements of size sz, *cap of them) to hold n + 1. Returns 0 or
- * ODBC_LEADER_ENOMEM. */
-static int grow(void **v, size_t *cap, size_t n, size_t sz) {
-    void *p;
-    size_t c = *cap ? *cap * 2 : 16;
-
-    if (n < *cap)
-        return 0;
-    p = realloc(*v, c * sz);
-    if (p == NULL)
-        return ODBC_LEADER_ENOMEM;
-    *v = p;
-    *cap = c;
-    return 0;
-}
-
-/* Makes the answer's array (av, acap, n elements) the member's (mv,
- * mcap, mn) and hands the member's old array to the answer, which frees
- * it. A macro: the arrays have different element types. */
-#define SWAP_IN(mv, mcap, mn, av, acap, n)                                     \
-    do {                                                                       \
-        void *old_v_ = (mv);                                                   \
-        size_t old_cap_ = (mcap);                                              \
-                                                                               \
-        (mv) = (av);                                                           \
-        (mcap) = (acap);                                                       \
-        (mn) = (n);                                                            \
-        (av) = old_v_;                                                         \
-        (acap) = old_cap_;                                                     \
-    } while (0)
-
-static int answer_row(void *ctx, const struct odbc_leader__group_row *r) {
-    struct answer *a = ctx;
-    uint32_t shards = a->m->shards;
-
-    if ((r->kind == 'L' || r->kind == 'V') &&
-        (r->a < 0 || r->a >= (int64_t)shards)) {
-        a->bad++;
-        return 0;
-    }
-    if (r->kind == 'L') {
-        a->got[r->a] = r->b;
-    } else if (r->kind == 'V') {
-        a->vacant[r->a] = 1;
-    } else if (r->kind == 'M') {
-        struct odbc_leader__group_member *x;
-
-        if (grow((void **)&a->members, &a->cap_members, a->n_members,
-                 sizeof(*x)) < 0)
-            return ODBC_LEADER_ENOMEM;
-        x = &a->members[a->n_members++];
-        memset(x, 0, sizeof(*x));
-        memcpy(x->id, r->name, sizeof(x->id));
-        x->beat_ms = r->b;
-    } else if (r->kind == 'H') {
-        struct odbc_leader__group_holder *x;
-
-        if (grow((void **)&a->holders, &a->cap_holders, a->n_holders,
-                 sizeof(*x)) < 0)
-            return ODBC_LEADER_ENOMEM;
-        x = &a->holders[a->n_holders++];
-        memset(x, 0, sizeof(*x));
-        memcpy(x->id, r->name, sizeof(x->id));
-        x->inc = r->a;
-        x->seq = r->b;
-        x->rows = r->c;
-    }
-    return 0;
-}
-
-static int by_id(const void *x, const void *y) {
-    return strcmp(((const struct odbc_leader__group_member *)x)->id,
-                  ((const struct odbc_leader__group_member *)y)->id);
-}
-
-/* The previous sight of member id, or NULL. */
-static const struct odbc_leader__group_member *
-old_member(const struct odbc_leader__group_member_state *m, const char *id) {
-    for (size_t i = 0; i < m->n_members; i++) {
-        if (strcmp(m->members[i].id, id) == 0)
-            return &m->members[i];
-    }
-    return NULL;
-}
-
-/* 1 when the live ids of a (n of them) differ from those of b. */
-static int live_differs(const struct odbc_leader__group_member *a, size_t na,
-                        const struct odbc_leader__group_member *b, size_t nb) {
-    size_t i = 0, j = 0;
-
-    for (;;) {
-        while (i < na && !a[i].live)
-            i++;
-        while (j < nb && !b[j].live)
-            j++;
-        if (i == na || j == nb)
-            return i != na || j != nb;
-        if (strcmp(a[i].id, b[j].id) != 0)
-            return 1;
-        i++;
-        j++;
-    }
-}
-
-/* Takes the members of the answer (adding this member when missing), each
- * live when it is alive in the database and (except this member) its
- * heartbeat moved within one TTL on this member's clock. Returns 1 when
- * the set of live ids changed, 0 when not, or ODBC_LEADER_ENOMEM. */
-static int take_members(struct odbc_leader__group_member_state *m,
-                        struct answer *a, int64_t hi) {
-    int self = 0, changed;
-
-    for (size_t i = 0; i < a->n_members; i++)
-        self |= strcmp(a->members[i].id, m->id) == 0;
-    if (!self) {
-        if (grow((void **)&a->members, &a->cap_members, a->n_members,
-                 sizeof(*a->members)) < 0)
-            return ODBC_LEADER_ENOMEM;
-        memset(&a->members[a->n_members], 0, sizeof(*a->members));
-        snprintf(a->members[a->n_members].id, sizeof(a->members->id), "%s",
-                 m->id);
-        a->n_members++;
-    }
-    for (size_t i = 0; i < a->n_members; i++) {
-        struct odbc_leader__group_member *x = &a->members[i];
-        const struct odbc_leader__group_member *o = old_member(m, x->id);
-        int is_self = strcmp(x->id, m->id) == 0;
-
-        x->beat_seen_ns =
-            o != NULL && o->beat_ms == x->beat_ms ? o->beat_seen_ns : hi;
-        x->live = is_self || hi - x->beat_seen_ns < m->ttl_ns;
-        x->since_ns = o != NULL && o->live && x->live ? o->since_ns : hi;
-    }
-    qsort(a->members, a->n_members, sizeof(*a->members), by_id);
-    changed = live_differs(a->members, a->n_members, m->members, m->n_members);
-    SWAP_IN(m->members, m->cap_members, m->n_members, a->members,
-            a->cap_members, a->n_members);
-    m->self = -1;
-    for (size_t i = 0; i < m->n_members; i++) {
-        if (strcmp(m->members[i].id, m->id) == 0)
-            m->self = (int)i;
-    }
-    return changed;
-}
-
-/* Recomputes the assignment over the live members; owner[] then indexes
- * members[]. Returns 0 or ODBC_LEADER_ENOMEM. */
-static int assign(struct odbc_leader__group_member_state *m) {
-    size_t n = 0, cap = m->n_members ? m->n_members : 1;
-    const char **ids = malloc(cap * sizeof(*ids));
-    size_t *at = malloc(cap * sizeof(*at));
-    uint32_t *load = realloc(m->load, cap * sizeof(*load));
-    uint64_t *hid;
-    uint32_t mine = 0;
-
-    if (load != NULL)
-        m->load = load;
-    hid = realloc(m->hid, cap * sizeof(*hid));
-    if (hid != NULL)
-        m->hid = hid;
-    if (ids == NULL || at == NULL || load == NULL || hid == NULL) {
-        free(ids);
-        free(at);
-        return ODBC_LEADER_ENOMEM;
-    }
-    for (size_t i = 0; i < m->n_members; i++) {
-        if (!m->members[i].live)
-            continue;
-        at[n] = i;
-        ids[n++] = m->members[i].id;
-    }
-    odbc_leader__assign(ids, n, m->shards, m->owner, m->load, m->hid);
-    for (uint32_t s = 0; s < m->shards; s++) {
-        m->owner[s] = (uint32_t)at[m->owner[s]];
-        mine += m->owner[s] == (uint32_t)m->self;
-    }
-    free(ids);
-    free(at);
-    m->assigned = 1;
-    odbc_leader__logf(&m->log, LOG_INFO,
-                      "group of %u shards over %zu live members: this "
-                      "member's share is %u",
-                      (unsigned)m->shards, n, (unsigned)mine);
-    return 0;
-}
-
-/* Keeps the holders of the answer with their watches: a holder whose
- * renew_seq did not grow keeps the local time it was first read. */
-static void take_holders(struct odbc_leader__group_member_state *m,
-                         struct answer *a, int64_t hi) {
-    for (size_t i = 0; i < a->n_holders; i++) {
-        struct odbc_leader__group_holder *x = &a->holders[i];
-
-        x->seq_seen_ns = hi;
-        for (size_t j = 0; j < m->n_holders; j++) {
-            const struct odbc_leader__group_holder *o = &m->holders[j];
-
-            if (o->inc == x->inc && x->seq <= o->seq) {
-                x->seq_seen_ns = o->seq_seen_ns;
-                x->seq = o->seq;
-            }
-        }
-    }
-    SWAP_IN(m->holders, m->cap_holders, m->n_holders, a->holders,
-            a->cap_holders, a->n_holders);
-}
-
-/* Applies the shards held after a tick that started at start and was
- * answered at hi. Returns the number of shards led. */
-static int take_shards(struct odbc_leader__group_member_state *m,
-                       const struct answer *a, int64_t start, int64_t hi) {
-    int64_t until = start + m->ttl_ns - m->margin_ns + m->trust_extra_ns;
-    int led = 0, won = 0, lost = 0, released = 0;
-
-    for (uint32_t s = 0; s < m->shards; s++) {
-        int64_t t = a->got[s];
-
-        m->vacant_ns[s] =
-            a->vacant[s] ? (m->vacant_ns[s] != 0 ? m->vacant_ns[s] : hi) : 0;
-        if (t == 0) {
-            if (m->rep[s])
-                stop(m, s);
-            if (m->held[s] != 0 && !m->release[s]) {
-                /* lost: settled by settle_lost() once the members of
-                 * this answer are known */
-                lost++;
-                m->release[s] = LOST;
-                continue;
-            }
-            if (m->held[s] != 0)
-                released++;
-            m->held[s] = 0;
-            m->release[s] = 0;
-            continue;
-        }
-        if (m->held[s] != t) {
-            won++;
-            if (m->rep[s])
-                stop(m, s); /* another term of ours: report the change */
-        }
-        m->held[s] = t;
-        if (until <= hi) {
-            stop(m, s); /* a late answer: held, not trusted; renewed next */
-            continue;
-        }
-        trust(m, s, t, until);
-        report(m, s, 1, t);
-        led++;
-    }
-    if (won || lost || released)
-        odbc_leader__logf(&m->log, LOG_NOTICE,
-                          "leading %d of %u shards: took %d, released %d, "
-                          "lost %d",
-                          led, (unsigned)m->shards, won, released, lost);
-    return led;
-}
-
-/*
- * After an answer and the assignment it led to: each shard this answer
- * showed lost (held here before, renewed by nobody: its row expired in a
- * pause of this member's ticks, or another took it). Its row may still
- * be this incarnation's, expired. Then nobody else takes it while this
- * member lives: a taker waits for its holder's renewals to stand still,
- * and this member renews its other rows. So a lost shard the assignment
- * gives to this member is taken back (its own expired row, in a new
- * term: held 0 puts it in the next take list), and one it gives to
- * another member is released in the term it was held in (a row another
- * took since has a later term and stays as it is).
- */
-static void settle_lost(struct odbc_leader__group_member_state *m) {
-    for (uint32_t s = 0; s < m->shards; s++) {
-        if (m->release[s] != LOST)
-            continue;
-        if (assigned_here(m, s)) {
-            m->held[s] = 0;
-            m->release[s] = 0;
-        } else {
-            m->release[s] = 1;
-        }
-    }
-}
-
-/* ---- the tick ---- */
-
-/* After a failure at now: a lost connection is reopened after a backoff. */
-static int failed(struct odbc_leader__group_member_state *m, int rc,
-                  int64_t now) {
-    if (rc == ODBC_LEADER_ECONNLOST || rc == ODBC_LEADER_ECONNECT ||
-        rc == ODBC_LEADER_EUNKNOWN || rc == ODBC_LEADER_EREADONLY) {
-        if (m->connected)
-            m->ops->disconnect(m->port);
-        m->connected = 0;
-        m->backoff_ns = m->backoff_ns == 0 ? BACKOFF_MIN_NS : 2 * m->backoff_ns;
-        if (m->backoff_ns > m->renew_ns)
-            m->backoff_ns = m->renew_ns;
-        m->reconnect_at_ns = now + m->backoff_ns;
-        m->next_ns = m->reconnect_at_ns;
-    } else {
-        m->next_ns = now + m->renew_ns;
-    }
-    return rc;
-}
-
-/* The delay until the next useful tick (next_ns: the next renewal or an
- * earlier moment of next_useful()), or earlier when a led shard's window
- * ends first. */
-static uint32_t delay_ms(const struct odbc_leader__group_member_state *m,
-                         int64_t now) {
-    int64_t next = m->next_ns;
-
-    for (uint32_t s = 0; s < m->shards; s++) {
-        int64_t u = atomic_load_explicit(&m->until[s], memory_order_relaxed);
-
-        if (u != 0 && u < next)
-            next = u;
-    }
-    return next <= now ? 0
-                       : (uint32_t)((next - now + NS_PER_MS - 1) / NS_PER_MS);
-}
-
-/* 1 when the assignment gives this member a shard it does not hold and is
- * not releasing: the next tick has something to take. */
-static int has_takes(const struct odbc_leader__group_member_state *m) {
-    if (!m->assigned || m->self < 0)
-        return 0;
-    for (uint32_t s = 0; s < m->shards; s++) {
-        if (assigned_here(m, s) && m->held[s] == 0 && !m->release[s])
-            return 1;
-    }
-    return 0;
-}
-
-/*
- * The time of the next tick after one answered at hi: the next renewal
- * (next), or sooner when a tick then can do more than renew. Right away
- * when the live members just changed and the new assignment gives this
- * member shards to take; else at the first watch that ends before next:
- * a member whose heartbeat stopped turns dead one TTL after it was last
- * seen moving, a holder whose renew_seq stopped can be offered as dead one
- * TTL after that, so waking then (not at the renewal after it) takes a
- * crashed member's shards up to one renew interval sooner. Each deadline
- * wakes one tick at most: once passed, it is no longer after hi.
- */
-static int64_t next_useful(const struct odbc_leader__group_member_state *m,
-                           int changed, int64_t hi, int64_t next) {
-    if (changed && has_takes(m))
-        return hi;
-    for (size_t i = 0; i < m->n_members; i++) {
-        int64_t d = m->members[i].beat_seen_ns + m->ttl_ns;
-
-        if ((int)i != m->self && m->members[i].live && d > hi && d < next)
-            next = d;
-    }
-    for (size_t i = 0; i < m->n_holders; i++) {
-        int64_t d = m->holders[i].seq_seen_ns + m->ttl_ns;
-
-        if (m->holders[i].inc != m->inc && d > hi && d < next)
-            next = d;
-    }
-    return next;
-}
-
-/* Runs one tick statement and applies its answer. Returns the shards led
- * or a negative error. */
-static int run_tick(struct odbc_leader__group_member_state *m) {
-    struct odbc_leader__group_args args;
-    struct answer a;
-    int64_t start, hi;
-    int rc, changed;
-
-    memset(&a, 0, sizeof(a));
-    a.m = m;
-    a.got = calloc(m->shards, sizeof(*a.got));
-    a.vacant = calloc(m->shards, 1);
-    start = m->now_ns(m->clock_ctx);
-    plan_releases(m, start);
-    rc = a.got == NULL || a.vacant == NULL ? ODBC_LEADER_ENOMEM
-                                           : build_lists(m, start);
-    if (rc < 0)
-        goto done;
-    memset(&args, 0, sizeof(args));
-    args.inc = m->inc;
-    args.seq = ++m->seq;
-    args.shards = m->shards;
-    args.take = m->take.p;
-    args.release = m->rel.p;
-    args.dead = m->dead.p;
-    rc = m->ops->tick(m->port, &args, answer_row, &a);
-    hi = m->now_ns(m->clock_ctx);
-    if (rc < 0) {
-        rc = failed(m, rc, hi);
-        goto done;
-    }
-    if (a.bad) {
-        /* members that disagree on the size: nothing here is trusted */
-        odbc_leader__logf(&m->log, LOG_ERR,
-                          "group tick: %d rows name a shard outside 0..%u: "
-                          "the group has more shards than LeaderShards says",
-                          a.bad, (unsigned)m->shards - 1);
-        rc = failed(m, ODBC_LEADER_ECONFIG, hi);
-        goto done;
-    }
-    m->backoff_ns = 0;
-    m->next_ns = start + m->renew_ns;
-    rc = take_shards(m, &a, start, hi);
-    take_holders(m, &a, hi);
-    changed = take_members(m, &a, hi);
-    if (changed < 0)
-        rc = changed;
-    else if ((changed || !m->assigned) && m->self >= 0) {
-        int r = assign(m);
-
-        if (r < 0)
-            rc = r;
-    }
-    settle_lost(m);
-    m->answers++;
-    if (changed >= 0)
-        m->next_ns = next_useful(m, changed, hi, m->next_ns);
-done:
-    free(a.got);
-    free(a.vacant);
-    free(a.members);
-    free(a.holders);
-    return rc;
-}
-
-int odbc_leader__group_member_tick(struct odbc_leader__group_member_state *m,
-                                   uint32_t *next_tick_ms) {
-    int64_t now = m->now_ns(m->clock_ctx);
-    int rc = 0;
-
-    if (!m->connected && now < m->reconnect_at_ns) {
-        plan_releases(m, now);
-        rc = ODBC_LEADER_EBACKOFF;
-    } else if (!m->connected) {
-        rc = m->ops->connect(m->port, NULL, 0);
-        if (rc < 0)
-            rc = failed(m, rc, m->now_ns(m->clock_ctx));
-        else
-            m->connected = 1;
-    }
-    if (rc == 0)
-        rc = run_tick(m);
-    if (next_tick_ms != NULL)
-        *next_tick_ms = delay_ms(m, m->now_ns(m->clock_ctx));
-    return rc;
-}
-
-void odbc_leader__group_member_leave(
-    struct odbc_leader__group_member_state *m) {
-    int rc;
-
-    for (uint32_t s = 0; s < m->shards; s++) {
-        if (m->rep[s])
-            stop(m, s);
-    }
-    if (!m->connected)
-        return;
-    rc = m->ops->leave(m->port, m->inc);
-    if (rc < 0)
-        odbc_leader__logf(&m->log, LOG_WARNING,
-                          "leaving the group failed (%s): its shards move "
-                          "when their leases expire",
-                          odbc_leader_strerror(rc));
-    else
-        odbc_leader__logf(&m->log, LOG_INFO, "left the group");
-    m->ops->disconnect(m->port);
-    m->connected = 0;
-}
-
-/* ---- the public handle ---- */
-
-struct odbc_leader_group {
-    struct odbc_leader__config cfg;
-    struct odbc_leader__log log;
-    char id[ODBC_LEADER__NAME_MAX + 1];
-    struct odbc_leader_callbacks cb;
-    struct odbc_leader__db *db;
-    struct odbc_leader__group_member_state m;
-    struct odbc_leader_error_info last;
+/* A configuration for this kind of handle. */
+static const struct odbc_leader__handle_kind group = {
+    1,
+    "LeaderShards: a group needs its shard count (LeaderNamespace names "
+    "the group)",
+    odbc_leader__db_group_connect,
 };
 
 /* A random incarnation, not 0, below 2^62 (every dialect's BIGINT). */
@@ -746,10 +48,43 @@ static int64_t new_incarnation(void) {
     return v == 0 ? 1 : (int64_t)v;
 }
 
+/* Starts g's member on its connected port. Returns 0 or
+ * ODBC_LEADER_ENOMEM with a message in err. */
+static int start_member(odbc_leader_group_t *g, char *err, size_t errlen) {
+    const struct odbc_leader__config *cfg = &g->c.cfg;
+    struct odbc_leader__group_member_conf mc;
+
+    memset(&mc, 0, sizeof(mc));
+    mc.ops = &odbc_leader__db_group_ops;
+    mc.port = g->c.db;
+    mc.log = &g->c.log;
+    mc.cb = &g->c.cb;
+    mc.id = g->c.id;
+    mc.shards = (uint32_t)cfg->shards;
+    mc.inc = new_incarnation();
+    mc.ttl_ms = cfg->ttl_ms;
+    mc.renew_ms = cfg->renew_ms;
+    mc.margin_ms = cfg->margin_ms;
+#ifdef ODBC_LEADER_TEST_HOOKS
+    mc.test_trust_extra_ms = cfg->test_trust_extra_ms;
+#endif
+    mc.connected = 1;
+    if (odbc_leader__group_member_init(&g->m, &mc) < 0) {
+        odbc_leader__errf(err, errlen, "out of memory");
+        return ODBC_LEADER_ENOMEM;
+    }
+    odbc_leader__logf(&g->c.log, LOG_INFO,
+                      "member %s of group %s (%d shards; TTL %lld ms, renew "
+                      "every %lld ms, margin %lld ms)",
+                      g->c.id, cfg->ns, cfg->shards, (long long)cfg->ttl_ms,
+                      (long long)cfg->renew_ms, (long long)cfg->margin_ms);
+    return 0;
+}
+
 int odbc_leader_group_create(odbc_leader_group_t **out, const char *config,
                              const struct odbc_leader_callbacks *cb, char *err,
                              size_t errlen) {
-    struct odbc_leader__group_member_conf mc;
+    struct odbc_leader__handle *c;
     odbc_leader_group_t *g;
     int rc;
 
@@ -758,83 +93,26 @@ int odbc_leader_group_create(odbc_leader_group_t **out, const char *config,
         return ODBC_LEADER_EINVAL;
     }
     *out = NULL;
-    g = calloc(1, sizeof(*g));
-    if (g == NULL) {
-        odbc_leader__errf(err, errlen, "out of memory");
-        return ODBC_LEADER_ENOMEM;
-    }
-    rc = odbc_leader__copy_callbacks(&g->cb, cb, err, errlen);
+    rc = odbc_leader__handle_create(&c, sizeof(*g), config, cb, &group, err,
+                                    errlen);
     if (rc < 0)
-        goto fail;
-    g->log.fn = g->cb.log;
-    g->log.ctx = g->cb.ctx;
-    rc = odbc_leader__config_parse(config, &g->cfg, err, errlen);
-    if (rc < 0)
-        goto fail;
-    if (g->cfg.shards == 0) {
-        odbc_leader__errf(err, errlen,
-                          "LeaderShards: a group needs its shard count "
-                          "(LeaderNamespace names the group)");
-        rc = ODBC_LEADER_ECONFIG;
-        goto fail;
-    }
-    if (g->cfg.id[0] != '\0') {
-        memcpy(g->id, g->cfg.id, sizeof(g->id));
-    } else {
-        uuid_t u;
-
-        uuid_generate_random(u);
-        uuid_unparse_lower(u, g->id);
-    }
-    rc = odbc_leader__db_create(&g->db, &g->cfg, g->id, &g->log);
+        return rc;
+    g = (odbc_leader_group_t *)c;
+    rc = start_member(g, err, errlen);
     if (rc < 0) {
-        odbc_leader__errf(err, errlen, "out of memory");
-        goto fail;
+        odbc_leader__group_member_free(&g->m);
+        odbc_leader__handle_destroy(c);
+        return rc;
     }
-    rc = odbc_leader__db_group_connect(g->db, err, errlen);
-    if (rc < 0)
-        goto fail;
-    memset(&mc, 0, sizeof(mc));
-    mc.ops = &odbc_leader__db_group_ops;
-    mc.port = g->db;
-    mc.log = &g->log;
-    mc.cb = &g->cb;
-    mc.id = g->id;
-    mc.shards = (uint32_t)g->cfg.shards;
-    mc.inc = new_incarnation();
-    mc.ttl_ms = g->cfg.ttl_ms;
-    mc.renew_ms = g->cfg.renew_ms;
-    mc.margin_ms = g->cfg.margin_ms;
-#ifdef ODBC_LEADER_TEST_HOOKS
-    mc.test_trust_extra_ms = g->cfg.test_trust_extra_ms;
-#endif
-    mc.connected = 1;
-    rc = odbc_leader__group_member_init(&g->m, &mc);
-    if (rc < 0) {
-        odbc_leader__errf(err, errlen, "out of memory");
-        goto fail;
-    }
-    odbc_leader__logf(&g->log, LOG_INFO,
-                      "member %s of group %s (%d shards; TTL %lld ms, renew "
-                      "every %lld ms, margin %lld ms)",
-                      g->id, g->cfg.ns, g->cfg.shards, (long long)g->cfg.ttl_ms,
-                      (long long)g->cfg.renew_ms, (long long)g->cfg.margin_ms);
     *out = g;
     return 0;
-fail:
-    odbc_leader__group_member_free(&g->m);
-    odbc_leader__db_destroy(g->db);
-    odbc_leader__config_free(&g->cfg);
-    free(g);
-    return rc;
 }
 
 int odbc_leader_group_tick(odbc_leader_group_t *g, uint32_t *next_tick_ms) {
-    if (g == NULL)
+    if (!odbc_leader__handle_clear(g != NULL ? &g->c : NULL))
         return ODBC_LEADER_EINVAL;
-    odbc_leader__db_clear_diag(g->db);
-    return odbc_leader__note_error(
-        g->db, &g->last, odbc_leader__group_member_tick(&g->m, next_tick_ms));
+    return odbc_leader__handle_note(
+        &g->c, odbc_leader__group_member_tick(&g->m, next_tick_ms));
 }
 
 uint32_t odbc_leader_group_shards(const odbc_leader_group_t *g) {
@@ -866,115 +144,103 @@ uint32_t odbc_leader_group_led(const odbc_leader_group_t *g) {
 }
 
 const char *odbc_leader_group_id(const odbc_leader_group_t *g) {
-    return g != NULL ? g->id : NULL;
+    return g != NULL ? g->c.id : NULL;
 }
 
-/* Points :ns at job's shard for one ledger call on g's connection; the
- * group's name is put back by unfence(). Returns the shard. */
-static uint32_t fence_ns(odbc_leader_group_t *g, const char *job) {
-    char ns[ODBC_LEADER__NAME_MAX + 16];
+/* ---- the fire ledger, in the namespace of each job's shard ---- */
+
+/* Writes the namespace of job's shard, NAME/SHARD, into ns (n bytes). */
+static void shard_ns(const odbc_leader_group_t *g, const char *job, char *ns,
+                     size_t n) {
     uint32_t s = odbc_leader__shard_of(job, g->m.shards);
 
     /* fits: config.c checked the group's name against its shard count */
-    snprintf(ns, sizeof(ns), "%s/%u", g->cfg.ns, (unsigned)s);
-    odbc_leader__db_set_ns(g->db, ns);
-    return s;
-}
-
-static void unfence(odbc_leader_group_t *g) {
-    odbc_leader__db_set_ns(g->db, g->cfg.ns);
+    snprintf(ns, n, "%s/%u", g->c.cfg.ns, (unsigned)s);
 }
 
 /* After a ledger call failed with rc: a lost connection is reopened at
- * the next tick. Returns rc. */
+ * the next tick. Records rc. Returns rc. */
 static int ledger_failed(odbc_leader_group_t *g, int rc) {
-    if (rc == ODBC_LEADER_ECONNLOST || rc == ODBC_LEADER_EUNKNOWN ||
-        rc == ODBC_LEADER_ECONNECT || rc == ODBC_LEADER_EREADONLY) {
+    if (odbc_leader__error_drops_connection(rc)) {
         if (g->m.connected)
-            odbc_leader__db_disconnect(g->db);
+            odbc_leader__db_disconnect(g->c.db);
         g->m.connected = 0;
     }
-    return odbc_leader__note_error(g->db, &g->last, rc);
+    return odbc_leader__handle_note(&g->c, rc);
 }
 
 /* Opens the port's connection when it has none. Returns 0 or a negative
- * error (noted). */
+ * error. */
 static int reopen(odbc_leader_group_t *g) {
     char err[256];
     int rc;
 
     if (g->m.connected)
         return 0;
-    rc = odbc_leader__db_group_connect(g->db, err, sizeof(err));
+    rc = odbc_leader__db_group_connect(g->c.db, err, sizeof(err));
     if (rc < 0)
-        return ledger_failed(g, rc);
+        return rc;
     g->m.connected = 1;
     return 0;
 }
 
-/* One claim statement of job's shard's namespace, for term. */
-static int claim_once(odbc_leader_group_t *g, int64_t term, const char *job,
-                      int64_t fire_ms, int first) {
-    int rc;
+/* The claim's ways into g (struct odbc_leader__claim_ops): the term of
+ * the job's shard, reopen(), ledger_failed(). */
+static int64_t claim_term(struct odbc_leader__handle *c, const char *job) {
+    const odbc_leader_group_t *g = (const odbc_leader_group_t *)c;
 
-    fence_ns(g, job);
-    rc = first == 0
-             ? odbc_leader__db_claim(g->db, term, job, fire_ms)
-             : odbc_leader__db_claim_again(g->db, term, job, fire_ms, first);
-    unfence(g);
-    return rc < 0 ? ledger_failed(g, rc) : rc;
+    return odbc_leader__group_member_leadership(
+        &g->m, odbc_leader__shard_of(job, g->m.shards), NULL);
 }
 
+static int claim_connect(struct odbc_leader__handle *c) {
+    return reopen((odbc_leader_group_t *)c);
+}
+
+static int claim_failed(struct odbc_leader__handle *c, int rc) {
+    return ledger_failed((odbc_leader_group_t *)c, rc);
+}
+
+static const struct odbc_leader__claim_ops claim_ops = {
+    claim_term,
+    claim_connect,
+    claim_failed,
+};
+
 /* As odbc_leader_claim(): a try that fails for a passing reason is made
- * once more at once while the shard's term still leads here. */
+ * once more at once while the shard's term still leads here (handle.c). */
 int odbc_leader_group_claim(odbc_leader_group_t *g, const char *job,
                             int64_t fire_ms) {
-    int64_t term;
-    uint32_t s;
-    int rc, first;
+    char ns[ODBC_LEADER__NAME_MAX + 16];
 
-    if (g == NULL || job == NULL || !odbc_leader__valid_name(job) ||
-        fire_ms < 0)
+    if (g == NULL || !odbc_leader__valid_fire(job, fire_ms))
         return ODBC_LEADER_EINVAL;
-    odbc_leader__db_clear_diag(g->db);
-    s = odbc_leader__shard_of(job, g->m.shards);
-    term = odbc_leader__group_member_leadership(&g->m, s, NULL);
-    if (term == 0)
-        return ODBC_LEADER_ENOTLEADER;
-    rc = reopen(g);
-    if (rc == 0)
-        rc = claim_once(g, term, job, fire_ms, 0);
-    if (rc >= 0 || !odbc_leader__db_claim_retryable(g->db, rc) ||
-        odbc_leader__group_member_leadership(&g->m, s, NULL) != term)
-        return rc;
-    first = rc;
-    rc = reopen(g);
-    return rc < 0 ? rc : claim_once(g, term, job, fire_ms, first);
+    odbc_leader__handle_clear(&g->c);
+    shard_ns(g, job, ns, sizeof(ns));
+    return odbc_leader__handle_claim(&g->c, &claim_ops, ns, job, fire_ms);
 }
 
 int odbc_leader_group_finish(odbc_leader_group_t *g, const char *job,
                              int64_t fire_ms, int status) {
+    char ns[ODBC_LEADER__NAME_MAX + 16];
     int rc;
 
-    if (g == NULL || job == NULL || !odbc_leader__valid_name(job) ||
-        fire_ms < 0)
+    if (g == NULL || !odbc_leader__valid_fire(job, fire_ms))
         return ODBC_LEADER_EINVAL;
-    odbc_leader__db_clear_diag(g->db);
+    odbc_leader__handle_clear(&g->c);
     rc = reopen(g);
     if (rc < 0)
-        return rc;
-    fence_ns(g, job);
-    rc = odbc_leader__db_finish(g->db, job, fire_ms, status);
-    unfence(g);
+        return ledger_failed(g, rc);
+    shard_ns(g, job, ns, sizeof(ns));
+    odbc_leader__db_set_ns(g->c.db, ns);
+    rc = odbc_leader__db_finish(g->c.db, job, fire_ms, status);
+    odbc_leader__db_set_ns(g->c.db, g->c.cfg.ns);
     return rc < 0 ? ledger_failed(g, rc) : 0;
 }
 
 int odbc_leader_group_last_error(const odbc_leader_group_t *g,
                                  struct odbc_leader_error_info *out) {
-    if (g == NULL || out == NULL)
-        return ODBC_LEADER_EINVAL;
-    *out = g->last;
-    return g->last.code;
+    return odbc_leader__handle_last_error(g != NULL ? &g->c : NULL, out);
 }
 
 void odbc_leader_group_destroy(odbc_leader_group_t *g) {
@@ -982,7 +248,5 @@ void odbc_leader_group_destroy(odbc_leader_group_t *g) {
         return;
     odbc_leader__group_member_leave(&g->m);
     odbc_leader__group_member_free(&g->m);
-    odbc_leader__db_destroy(g->db);
-    odbc_leader__config_free(&g->cfg);
-    free(g);
+    odbc_leader__handle_destroy(&g->c);
 }

@@ -1,16 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * handle.c: what the two public handles (leader.c: one namespace;
- * group.c: a group of shards) share: copying the host's callbacks and
- * recording the last error.
+ * handle.c: the core of the two public handles (handle.h): the create
+ * steps they share, the claim with its one retry, and the record of the
+ * last error that odbc_leader_last_error() and
+ * odbc_leader_group_last_error() return.
  */
 #include <build_config.h>
 
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <uuid/uuid.h>
 
+#include "config.h"
 #include "db.h"
+#include "db_ledger.h"
 #include "error.h"
 #include "handle.h"
 #include "log.h"
@@ -26,9 +31,9 @@
  * newer host) are ignored; only whole members are read. Returns 0, or
  * ODBC_LEADER_EINVAL with a message in err when struct_size does not even cover
  * ctx. */
-int odbc_leader__copy_callbacks(struct odbc_leader_callbacks *dst,
-                                const struct odbc_leader_callbacks *cb,
-                                char *err, size_t errlen) {
+static int copy_callbacks(struct odbc_leader_callbacks *dst,
+                          const struct odbc_leader_callbacks *cb, char *err,
+                          size_t errlen) {
     memset(dst, 0, sizeof(*dst));
     dst->struct_size = sizeof(*dst);
     if (cb == NULL)
@@ -50,14 +55,93 @@ int odbc_leader__copy_callbacks(struct odbc_leader_callbacks *dst,
     return 0;
 }
 
+/* Takes LeaderId, else a random UUID, as c's id. */
+static void choose_id(struct odbc_leader__handle *c) {
+    uuid_t u;
+
+    if (c->cfg.id[0] != '\0') {
+        memcpy(c->id, c->cfg.id, sizeof(c->id));
+        return;
+    }
+    uuid_generate_random(u);
+    uuid_unparse_lower(u, c->id);
+}
+
+/* The steps of create after the allocation. Returns 0 or a negative error
+ * with a message in err; c holds what needs freeing either way. */
+static int ready(struct odbc_leader__handle *c, const char *config,
+                 const struct odbc_leader_callbacks *cb,
+                 const struct odbc_leader__handle_kind *kind, char *err,
+                 size_t errlen) {
+    int rc = copy_callbacks(&c->cb, cb, err, errlen);
+
+    if (rc < 0)
+        return rc;
+    c->log.fn = c->cb.log;
+    c->log.ctx = c->cb.ctx;
+    rc = odbc_leader__config_parse(config, &c->cfg, err, errlen);
+    if (rc < 0)
+        return rc;
+    if ((c->cfg.shards > 0) != kind->group) {
+        odbc_leader__errf(err, errlen, "%s", kind->wrong);
+        return ODBC_LEADER_ECONFIG;
+    }
+    choose_id(c);
+    rc = odbc_leader__db_create(&c->db, &c->cfg, c->id, &c->log);
+    if (rc < 0) {
+        odbc_leader__errf(err, errlen, "out of memory");
+        return rc;
+    }
+    return kind->connect(c->db, err, errlen);
+}
+
 /* See handle.h. */
-int odbc_leader__note_error(struct odbc_leader__db *db,
-                            struct odbc_leader_error_info *last, int rc) {
+int odbc_leader__handle_create(struct odbc_leader__handle **out, size_t size,
+                               const char *config,
+                               const struct odbc_leader_callbacks *cb,
+                               const struct odbc_leader__handle_kind *kind,
+                               char *err, size_t errlen) {
+    struct odbc_leader__handle *c = calloc(1, size);
+    int rc;
+
+    *out = NULL;
+    if (c == NULL) {
+        odbc_leader__errf(err, errlen, "out of memory");
+        return ODBC_LEADER_ENOMEM;
+    }
+    rc = ready(c, config, cb, kind, err, errlen);
+    if (rc < 0) {
+        odbc_leader__handle_destroy(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+void odbc_leader__handle_destroy(struct odbc_leader__handle *c) {
+    if (c == NULL)
+        return;
+    odbc_leader__db_destroy(c->db);
+    odbc_leader__config_free(&c->cfg);
+    free(c);
+}
+
+int odbc_leader__handle_clear(struct odbc_leader__handle *c) {
+    if (c == NULL)
+        return 0;
+    odbc_leader__db_clear_diag(c->db);
+    return 1;
+}
+
+/* See handle.h. */
+int odbc_leader__handle_note(struct odbc_leader__handle *c, int rc) {
+    struct odbc_leader_error_info *last;
     struct odbc_leader__diag d;
 
-    if (rc >= 0 || rc == ODBC_LEADER_EBACKOFF)
+    if (c == NULL || rc >= 0 || rc == ODBC_LEADER_EBACKOFF)
         return rc;
-    odbc_leader__db_diag(db, &d);
+    last = &c->last;
+    odbc_leader__db_diag(c->db, &d);
     memset(last, 0, sizeof(*last));
     last->code = rc;
     last->native = d.native;
@@ -68,4 +152,55 @@ int odbc_leader__note_error(struct odbc_leader__db *db,
                             ? ODBC_LEADER_CLASS_TRANSIENT
                             : odbc_leader__error_class_refined(rc, d.sqlstate);
     return rc;
+}
+
+int odbc_leader__handle_last_error(const struct odbc_leader__handle *c,
+                                   struct odbc_leader_error_info *out) {
+    if (c == NULL || out == NULL)
+        return ODBC_LEADER_EINVAL;
+    *out = c->last;
+    return c->last.code;
+}
+
+int odbc_leader__valid_fire(const char *job, int64_t fire_ms) {
+    return odbc_leader__valid_name(job) && fire_ms >= 0;
+}
+
+/* One try of a claim for term in namespace ns (NULL: the handle's own):
+ * a first (first 0) or the one more after a first that failed with
+ * first. Returns what the claim returns; a failure has gone through
+ * ops->failed. */
+static int claim_try(struct odbc_leader__handle *c,
+                     const struct odbc_leader__claim_ops *ops, const char *ns,
+                     int64_t term, const char *job, int64_t fire_ms,
+                     int first) {
+    int rc = ops->connect(c);
+
+    if (rc == 0) {
+        if (ns != NULL)
+            odbc_leader__db_set_ns(c->db, ns);
+        rc = first == 0 ? odbc_leader__db_claim(c->db, term, job, fire_ms)
+                        : odbc_leader__db_claim_again(c->db, term, job, fire_ms,
+                                                      first);
+        if (ns != NULL)
+            odbc_leader__db_set_ns(c->db, c->cfg.ns);
+    }
+    return rc < 0 ? ops->failed(c, rc) : rc;
+}
+
+/* See handle.h. */
+int odbc_leader__handle_claim(struct odbc_leader__handle *c,
+                              const struct odbc_leader__claim_ops *ops,
+                              const char *ns, const char *job,
+                              int64_t fire_ms) {
+    int64_t term = ops->term(c, job);
+    int first;
+
+    if (term == 0)
+        return ODBC_LEADER_ENOTLEADER;
+    first = claim_try(c, ops, ns, term, job, fire_ms, 0);
+    if (first >= 0 || !odbc_leader__db_claim_retryable(c->db, first) ||
+        ops->term(c, job) != term)
+        return first;
+    return claim_try(c, ops, ns, term, job, fire_ms, first);
 }

@@ -1,38 +1,115 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * handle.h: what the two public handles share (handle.c).
+ * handle.h: the core of the two public handles (handle.c): leader.c's
+ * odbc_leader_t (one namespace) and group.c's odbc_leader_group_t (a
+ * group of shards) each begin with a struct odbc_leader__handle, made by
+ * one create, and share the claim with its one retry and the record of
+ * the last error. The state machines behind them (elector.c, member.c)
+ * know nothing of handles.
  * Internal: every name has the odbc_leader__ prefix and hidden visibility.
  */
 #ifndef ODBC_LEADER_HANDLE_H
 #define ODBC_LEADER_HANDLE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
-#include "db.h"
+#include "config.h"
+#include "log.h"
 #include "odbc_leader.h"
 
-/* Copies the host's callbacks (cb, borrowed; may be NULL) into *dst at this
- * library's size: members past cb->struct_size (a host built against an
- * older, shorter struct) stay NULL, members past this library's struct (a
- * newer host) are ignored; only whole members are read. Returns 0, or
- * ODBC_LEADER_EINVAL with a message in err when struct_size does not even
- * cover ctx. */
-int odbc_leader__copy_callbacks(struct odbc_leader_callbacks *dst,
-                                const struct odbc_leader_callbacks *cb,
-                                char *err, size_t errlen);
+struct odbc_leader__db;
 
-/* Records a failed call's rc in *last, with the driver's diagnostic from
- * db when the failure came from the driver; EBACKOFF keeps the failure it
- * waits after, and rc >= 0 changes nothing. Returns rc. */
-int odbc_leader__note_error(struct odbc_leader__db *db,
-                            struct odbc_leader_error_info *last, int rc);
+/* The first member of each public handle. */
+struct odbc_leader__handle {
+    struct odbc_leader__config cfg;
+    struct odbc_leader__log log;
+    char id[ODBC_LEADER__NAME_MAX + 1];
+    struct odbc_leader_callbacks cb;    /* the host's, at the library's size */
+    struct odbc_leader__db *db;         /* owned: the ODBC port */
+    struct odbc_leader_error_info last; /* what *_last_error() returns */
+};
+
+/* What tells one kind of public handle from the other at create. */
+struct odbc_leader__handle_kind {
+    int group;         /* 1: LeaderShards is required; 0: refused */
+    const char *wrong; /* the message when it is given (or missing) */
+    /* Connects the port as this kind needs it: 0, or a negative error
+     * with a message in err. */
+    int (*connect)(struct odbc_leader__db *db, char *err, size_t errlen);
+};
+
+/*
+ * The create steps of both handles: allocates size bytes (the public
+ * handle, which begins with a struct odbc_leader__handle) zeroed, copies
+ * the host's callbacks (cb, borrowed; may be NULL) at this library's
+ * size, parses config (borrowed), checks LeaderShards against kind
+ * (borrowed), takes LeaderId or a random UUID as the id, creates the port
+ * and connects it with kind->connect. Returns 0 with the handle in *out
+ * (the caller's: odbc_leader__handle_destroy()), or a negative error with
+ * a message in err and nothing left allocated.
+ */
+int odbc_leader__handle_create(struct odbc_leader__handle **out, size_t size,
+                               const char *config,
+                               const struct odbc_leader_callbacks *cb,
+                               const struct odbc_leader__handle_kind *kind,
+                               char *err, size_t errlen);
+
+/* Frees the port, the configuration and c itself (the whole public
+ * handle). NULL is a no-op. */
+void odbc_leader__handle_destroy(struct odbc_leader__handle *c);
+
+/* Before a public call that can fail: forgets the port's last diagnostic,
+ * so that a failure without the driver is not given an older SQLSTATE.
+ * Returns 1, or 0 when c is NULL. */
+int odbc_leader__handle_clear(struct odbc_leader__handle *c);
+
+/* Records a failed call's rc in c->last, with the driver's diagnostic
+ * when the failure came from the driver; EBACKOFF keeps the failure it
+ * waits after, and rc >= 0 (or c NULL) changes nothing. Returns rc. */
+int odbc_leader__handle_note(struct odbc_leader__handle *c, int rc);
+
+/* What odbc_leader_last_error() and odbc_leader_group_last_error() do:
+ * copies c->last into *out. Returns its code (0 when nothing failed yet),
+ * or ODBC_LEADER_EINVAL when c or out is NULL. */
+int odbc_leader__handle_last_error(const struct odbc_leader__handle *c,
+                                   struct odbc_leader_error_info *out);
+
+/* 1 when job is a valid job name and fire_ms is not negative. */
+int odbc_leader__valid_fire(const char *job, int64_t fire_ms);
+
+/* How a claim reaches a handle's database (odbc_leader__handle_claim()). */
+struct odbc_leader__claim_ops {
+    /* The term that leads job's namespace here now, 0 when none. */
+    int64_t (*term)(struct odbc_leader__handle *c, const char *job);
+    /* Connects the port when it has no connection: 0 or a negative
+     * error. */
+    int (*connect)(struct odbc_leader__handle *c);
+    /* After a failed connect or statement (rc): what the handle does
+     * about it (reconnect later, record it). Returns rc. */
+    int (*failed)(struct odbc_leader__handle *c, int rc);
+};
+
+/*
+ * Claims (job, fire_ms) for the term that leads it here, in namespace ns
+ * (NULL: the handle's own; else set for the claim statements only). A try
+ * that fails for a passing reason (a lost connection, a timeout: see
+ * odbc_leader__db_claim_retryable) is made once more at once, on a new
+ * connection when the old one is gone, while the term still leads here
+ * (odbc_leader__db_claim_again says what a second "already claimed"
+ * means). Returns 1 claimed, 0 already claimed, ODBC_LEADER_ENOTLEADER or
+ * another negative error. ops, ns and job are borrowed; job is valid.
+ */
+int odbc_leader__handle_claim(struct odbc_leader__handle *c,
+                              const struct odbc_leader__claim_ops *ops,
+                              const char *ns, const char *job, int64_t fire_ms);
 
 /* Points h's reads (odbc_leader_read_lease, odbc_leader_list_candidates,
  * _list_shards, _list_fires, _list_elections) and odbc_leader_namespace()
  * at namespace ns: one connection reads many namespaces (odbc-leader
  * serve). Only for a handle that never ticks. Returns 0, or
  * ODBC_LEADER_EINVAL for a bad handle or name. ns is borrowed for the
- * call. */
+ * call (leader.c). */
 int odbc_leader__read_namespace(odbc_leader_t *h, const char *ns);
 
 #endif /* ODBC_LEADER_HANDLE_H */

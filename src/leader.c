@@ -1,36 +1,32 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * leader.c: the public handle of libodbcleader. It owns the parsed
- * configuration, the ODBC port and the elector, and forwards the public
- * calls to them.
+ * leader.c: the public handle of one namespace, odbc_leader_t: the
+ * handle core (handle.c: configuration, ODBC port, last error) and the
+ * elector (elector.c), to which it forwards the public calls. group.c is
+ * the same for a group of shards.
  */
 #include <build_config.h>
 
 #include <stddef.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
-#include <uuid/uuid.h>
 
 #include "clock.h"
 #include "config.h"
 #include "db.h"
+#include "db_group.h"
+#include "db_lease.h"
+#include "db_ledger.h"
 #include "elector.h"
 #include "error.h"
-#include "group.h"
 #include "handle.h"
 #include "log.h"
 
 struct odbc_leader {
-    struct odbc_leader__config cfg;
-    struct odbc_leader__log log;
-    char id[ODBC_LEADER__NAME_MAX + 1];
-    struct odbc_leader__db *db;
+    struct odbc_leader__handle c; /* first: handle.c's core */
     struct odbc_leader__elector el;
     int64_t next_gc_ns; /* CLOCK_BOOTTIME: the leader's next fire_gc */
-    struct odbc_leader_callbacks cb;    /* the host's, at the library's size */
-    struct odbc_leader_error_info last; /* odbc_leader_last_error() */
 };
 
 /* The leader deletes expired fires at most this often, and at least ten
@@ -47,28 +43,88 @@ struct odbc_leader {
  * dialect has no wait statement or LeaderFollowerWait=0, else
  * LeaderFollowerWait capped below the statement timeout. */
 static int64_t follower_wait_ms(const odbc_leader_t *h) {
-    int64_t ms = h->cfg.follower_wait_ms;
-    int64_t cap = h->cfg.stmt_timeout_ms - WAIT_TIMEOUT_ROOM_MS;
+    int64_t ms = h->c.cfg.follower_wait_ms;
+    int64_t cap = h->c.cfg.stmt_timeout_ms - WAIT_TIMEOUT_ROOM_MS;
 
-    if (ms == 0 || !odbc_leader__db_has_wait(h->db))
+    if (ms == 0 || !odbc_leader__db_has_wait(h->c.db))
         return 0;
     if (ms > cap)
         ms = cap;
     if (ms < WAIT_MIN_MS) {
-        odbc_leader__logf(&h->log, LOG_INFO,
+        odbc_leader__logf(&h->c.log, LOG_INFO,
                           "LeaderStatementTimeout (%lld ms) leaves no room "
                           "for a follower wait: followers poll",
-                          (long long)h->cfg.stmt_timeout_ms);
+                          (long long)h->c.cfg.stmt_timeout_ms);
         return 0;
     }
     return ms;
 }
 
+/* A configuration for this kind of handle. */
+static const struct odbc_leader__handle_kind single = {
+    0,
+    "LeaderShards: a group of shards needs odbc_leader_group_create(), not "
+    "odbc_leader_create()",
+    odbc_leader__db_connect,
+};
+
+/* Logs what the test-only settings in ec break (test hooks only). */
+static void warn_test_settings(const odbc_leader_t *h,
+                               const struct odbc_leader__elector_conf *ec) {
+#ifdef ODBC_LEADER_TEST_HOOKS
+    if (ec->test_trust_extra_ms > 0)
+        odbc_leader__logf(&h->c.log, LOG_WARNING,
+                          "LeaderTestTrustExtra=%lld: the trust window "
+                          "outlives the lease; two leaders are possible "
+                          "(test setting, never use it in production)",
+                          (long long)ec->test_trust_extra_ms);
+    if (ec->test_no_watch)
+        odbc_leader__logf(&h->c.log, LOG_WARNING,
+                          "LeaderTestNoWatch=1: a held lease is taken on "
+                          "database time alone; a forward step of the "
+                          "database clock gives two leaders (test setting, "
+                          "never use it in production)");
+#else
+    (void)h;
+    (void)ec;
+#endif
+}
+
+/* Starts h's elector on its connected port. */
+static void start_elector(odbc_leader_t *h) {
+    const struct odbc_leader__config *cfg = &h->c.cfg;
+    struct odbc_leader__elector_conf ec;
+
+    memset(&ec, 0, sizeof(ec));
+    ec.ops = &odbc_leader__db_ops;
+    ec.port = h->c.db;
+    ec.log = &h->c.log;
+    ec.cb = &h->c.cb;
+    ec.id = h->c.id;
+    ec.ttl_ms = cfg->ttl_ms;
+    ec.renew_ms = cfg->renew_ms;
+    ec.margin_ms = cfg->margin_ms;
+#ifdef ODBC_LEADER_TEST_HOOKS
+    ec.test_trust_extra_ms = cfg->test_trust_extra_ms;
+    ec.test_no_watch = cfg->test_no_watch;
+#endif
+    warn_test_settings(h, &ec);
+    ec.wait_ms = follower_wait_ms(h);
+    ec.report_resign = cfg->report_resign;
+    ec.connected = 1;
+    odbc_leader__elector_init(&h->el, &ec);
+    odbc_leader__logf(&h->c.log, LOG_INFO,
+                      "candidate %s in namespace %s (TTL %lld ms, renew "
+                      "every %lld ms, margin %lld ms, follower wait %lld ms)",
+                      h->c.id, cfg->ns, (long long)cfg->ttl_ms,
+                      (long long)cfg->renew_ms, (long long)cfg->margin_ms,
+                      (long long)ec.wait_ms);
+}
+
 int odbc_leader_create(odbc_leader_t **out, const char *config,
                        const struct odbc_leader_callbacks *cb, char *err,
                        size_t errlen) {
-    struct odbc_leader__elector_conf ec;
-    odbc_leader_t *h = NULL;
+    struct odbc_leader__handle *c;
     int rc;
 
     if (out == NULL || config == NULL) {
@@ -76,85 +132,13 @@ int odbc_leader_create(odbc_leader_t **out, const char *config,
         return ODBC_LEADER_EINVAL;
     }
     *out = NULL;
-    h = calloc(1, sizeof(*h));
-    if (h == NULL) {
-        odbc_leader__errf(err, errlen, "out of memory");
-        return ODBC_LEADER_ENOMEM;
-    }
-    rc = odbc_leader__copy_callbacks(&h->cb, cb, err, errlen);
+    rc = odbc_leader__handle_create(&c, sizeof(odbc_leader_t), config, cb,
+                                    &single, err, errlen);
     if (rc < 0)
-        goto fail;
-    h->log.fn = h->cb.log;
-    h->log.ctx = h->cb.ctx;
-    rc = odbc_leader__config_parse(config, &h->cfg, err, errlen);
-    if (rc < 0)
-        goto fail;
-    if (h->cfg.shards > 0) {
-        odbc_leader__errf(err, errlen,
-                          "LeaderShards: a group of shards needs "
-                          "odbc_leader_group_create(), not "
-                          "odbc_leader_create()");
-        rc = ODBC_LEADER_ECONFIG;
-        goto fail;
-    }
-    if (h->cfg.id[0] != '\0') {
-        memcpy(h->id, h->cfg.id, sizeof(h->id));
-    } else {
-        uuid_t u;
-
-        uuid_generate_random(u);
-        uuid_unparse_lower(u, h->id);
-    }
-    rc = odbc_leader__db_create(&h->db, &h->cfg, h->id, &h->log);
-    if (rc < 0) {
-        odbc_leader__errf(err, errlen, "out of memory");
-        goto fail;
-    }
-    rc = odbc_leader__db_connect(h->db, err, errlen);
-    if (rc < 0)
-        goto fail;
-    memset(&ec, 0, sizeof(ec));
-    ec.ops = &odbc_leader__db_ops;
-    ec.port = h->db;
-    ec.log = &h->log;
-    ec.cb = &h->cb;
-    ec.id = h->id;
-    ec.ttl_ms = h->cfg.ttl_ms;
-    ec.renew_ms = h->cfg.renew_ms;
-    ec.margin_ms = h->cfg.margin_ms;
-#ifdef ODBC_LEADER_TEST_HOOKS
-    ec.test_trust_extra_ms = h->cfg.test_trust_extra_ms;
-    if (ec.test_trust_extra_ms > 0)
-        odbc_leader__logf(&h->log, LOG_WARNING,
-                          "LeaderTestTrustExtra=%lld: the trust window "
-                          "outlives the lease; two leaders are possible "
-                          "(test setting, never use it in production)",
-                          (long long)ec.test_trust_extra_ms);
-    ec.test_no_watch = h->cfg.test_no_watch;
-    if (ec.test_no_watch)
-        odbc_leader__logf(&h->log, LOG_WARNING,
-                          "LeaderTestNoWatch=1: a held lease is taken on "
-                          "database time alone; a forward step of the "
-                          "database clock gives two leaders (test setting, "
-                          "never use it in production)");
-#endif
-    ec.wait_ms = follower_wait_ms(h);
-    ec.report_resign = h->cfg.report_resign;
-    ec.connected = 1;
-    odbc_leader__elector_init(&h->el, &ec);
-    odbc_leader__logf(&h->log, LOG_INFO,
-                      "candidate %s in namespace %s (TTL %lld ms, renew "
-                      "every %lld ms, margin %lld ms, follower wait %lld ms)",
-                      h->id, h->cfg.ns, (long long)h->cfg.ttl_ms,
-                      (long long)h->cfg.renew_ms, (long long)h->cfg.margin_ms,
-                      (long long)ec.wait_ms);
-    *out = h;
+        return rc;
+    *out = (odbc_leader_t *)c;
+    start_elector(*out);
     return 0;
-fail:
-    odbc_leader__db_destroy(h->db);
-    odbc_leader__config_free(&h->cfg);
-    free(h);
-    return rc;
 }
 
 /* After a tick that leads: runs the retention of the fire ledger and of
@@ -163,44 +147,45 @@ fail:
  * next interval; a lost connection shows up at the next tick. */
 static void collect_fires(odbc_leader_t *h) {
     int64_t now = odbc_leader__now_ns(NULL);
-    int64_t every = h->cfg.fire_retention_ms * INT64_C(100000); /* 1/10 */
+    int64_t every = h->c.cfg.fire_retention_ms * INT64_C(100000); /* 1/10 */
     int rc;
 
-    if (now < h->next_gc_ns || !odbc_leader__db_has_ledger(h->db))
+    if (now < h->next_gc_ns || !odbc_leader__db_has_ledger(h->c.db))
         return;
     if (every > GC_INTERVAL_MAX_NS)
         every = GC_INTERVAL_MAX_NS;
     h->next_gc_ns = now + every;
-    rc = odbc_leader__db_fire_gc(h->db);
+    rc = odbc_leader__db_fire_gc(h->c.db);
     if (rc > 0)
-        odbc_leader__logf(&h->log, LOG_INFO,
+        odbc_leader__logf(&h->c.log, LOG_INFO,
                           "deleted %d fires finished more than %lld ms ago", rc,
-                          (long long)h->cfg.fire_retention_ms);
+                          (long long)h->c.cfg.fire_retention_ms);
     else if (rc < 0)
-        odbc_leader__logf(&h->log, LOG_WARNING, "deleting old fires failed: %s",
+        odbc_leader__logf(&h->c.log, LOG_WARNING,
+                          "deleting old fires failed: %s",
                           odbc_leader_strerror(rc));
-    rc = odbc_leader__db_election_gc(h->db);
+    rc = odbc_leader__db_election_gc(h->c.db);
     if (rc > 0)
-        odbc_leader__logf(&h->log, LOG_INFO,
+        odbc_leader__logf(&h->c.log, LOG_INFO,
                           "deleted %d terms of the election log that ended "
                           "more than %lld ms ago",
-                          rc, (long long)h->cfg.election_retention_ms);
+                          rc, (long long)h->c.cfg.election_retention_ms);
     else if (rc < 0)
-        odbc_leader__logf(&h->log, LOG_WARNING,
+        odbc_leader__logf(&h->c.log, LOG_WARNING,
                           "deleting old terms of the election log failed: %s",
                           odbc_leader_strerror(rc));
 }
 
 /* After a tick: a handle that turned to transaction pooling at run time
- * (a transaction pooler found under LeaderPooler=auto, db.c) has no
+ * (a transaction pooler found under LeaderPooler=auto, db_pooler.c) has no
  * follower wake-up any more, so its followers stop waiting and poll at
  * the lease's expiry, as under LeaderPooler=transaction from the start. */
 static void sync_wait(odbc_leader_t *h) {
-    if (h->el.wait_ns == 0 || odbc_leader__db_has_wait(h->db))
+    if (h->el.wait_ns == 0 || odbc_leader__db_has_wait(h->c.db))
         return;
     h->el.wait_ns = 0;
     h->el.armed = 0;
-    odbc_leader__logf(&h->log, LOG_INFO,
+    odbc_leader__logf(&h->c.log, LOG_INFO,
                       "follower wake-up off: followers poll at the lease's "
                       "expiry");
 }
@@ -246,23 +231,23 @@ int64_t odbc_leader_leadership(const odbc_leader_t *h, uint32_t *valid_for_ms) {
 
 const struct odbc_leader__config *
 odbc_leader__config_of(const odbc_leader_t *h) {
-    return &h->cfg;
+    return &h->c.cfg;
 }
 
 const char *odbc_leader_id(const odbc_leader_t *h) {
-    return h != NULL ? h->id : NULL;
+    return h != NULL ? h->c.id : NULL;
 }
 
 int odbc_leader__read_namespace(odbc_leader_t *h, const char *ns) {
     if (h == NULL || ns == NULL || !odbc_leader__valid_name(ns))
         return ODBC_LEADER_EINVAL;
-    snprintf(h->cfg.ns, sizeof(h->cfg.ns), "%s", ns);
-    odbc_leader__db_set_ns(h->db, ns);
+    snprintf(h->c.cfg.ns, sizeof(h->c.cfg.ns), "%s", ns);
+    odbc_leader__db_set_ns(h->c.db, ns);
     return 0;
 }
 
 const char *odbc_leader_namespace(const odbc_leader_t *h) {
-    return h != NULL ? h->cfg.ns : NULL;
+    return h != NULL ? h->c.cfg.ns : NULL;
 }
 
 /* odbc_leader_resign() without the last-error bookkeeping. */
@@ -279,7 +264,7 @@ static int connected(odbc_leader_t *h) {
 
     if (h->el.connected)
         return 0;
-    rc = odbc_leader__db_connect(h->db, NULL, 0);
+    rc = odbc_leader__db_connect(h->c.db, NULL, 0);
     if (rc == 0)
         h->el.connected = 1;
     return rc;
@@ -295,7 +280,7 @@ static int read_lease_call(odbc_leader_t *h, struct odbc_leader_lease *out) {
     memset(out, 0, sizeof(*out));
     rc = connected(h);
     if (rc == 0)
-        rc = odbc_leader__db_read_lease(h->db, &res);
+        rc = odbc_leader__db_read_lease(h->c.db, &res);
     if (rc < 0) {
         h->el.connected = 0;
         return rc;
@@ -328,7 +313,7 @@ static int list_candidates_call(odbc_leader_t *h, odbc_leader_candidate_fn fn,
     int rc = read_begin(h);
 
     if (rc == 0)
-        rc = odbc_leader__db_candidates(h->db, fn, ctx);
+        rc = odbc_leader__db_candidates(h->c.db, fn, ctx);
     return read_end(h, rc);
 }
 
@@ -338,7 +323,7 @@ static int list_shards_call(odbc_leader_t *h, odbc_leader_shard_fn fn,
     int rc = read_begin(h);
 
     if (rc == 0)
-        rc = odbc_leader__db_group_shards(h->db, fn, ctx);
+        rc = odbc_leader__db_group_shards(h->c.db, fn, ctx);
     return read_end(h, rc);
 }
 
@@ -372,7 +357,7 @@ static int request_resign_call(odbc_leader_t *h, const char *to_id) {
     }
     rc = connected(h);
     if (rc == 0)
-        rc = odbc_leader__db_request_resign(h->db, handoff ? to_id : NULL);
+        rc = odbc_leader__db_request_resign(h->c.db, handoff ? to_id : NULL);
     if (rc < 0) {
         h->el.connected = 0;
         return rc;
@@ -380,47 +365,41 @@ static int request_resign_call(odbc_leader_t *h, const char *to_id) {
     return rc == 1 ? 0 : ODBC_LEADER_ENOLEADER;
 }
 
-/* 1 when job is a valid job name and fire_ms is not negative. */
-static int valid_fire(const char *job, int64_t fire_ms) {
-    return odbc_leader__valid_name(job) && fire_ms >= 0;
-}
-
 /* After a ledger call failed with rc: a lost connection makes the elector
  * reconnect at its next tick. Returns rc. */
 static int ledger_failed(odbc_leader_t *h, int rc) {
-    if (rc == ODBC_LEADER_ECONNLOST || rc == ODBC_LEADER_EUNKNOWN ||
-        rc == ODBC_LEADER_ECONNECT || rc == ODBC_LEADER_EREADONLY)
+    if (odbc_leader__error_drops_connection(rc))
         h->el.connected = 0;
     return rc;
 }
 
-/* odbc_leader_claim() without the last-error bookkeeping. A try that
- * fails for a passing reason (a lost connection, a timeout) is made once
- * more at once, on a new connection when the old one is gone, while the
- * term still leads here (odbc_leader__db_claim_again says what a second
- * "already claimed" means). */
-static int claim_call(odbc_leader_t *h, const char *job, int64_t fire_ms) {
-    int64_t term;
-    int rc, first;
+/* The claim's ways into h (struct odbc_leader__claim_ops): the term the
+ * elector trusts, its connection, ledger_failed(). */
+static int64_t claim_term(struct odbc_leader__handle *c, const char *job) {
+    (void)job;
+    return odbc_leader__elector_leadership(&((odbc_leader_t *)c)->el, NULL);
+}
 
-    if (h == NULL || !valid_fire(job, fire_ms))
+static int claim_connect(struct odbc_leader__handle *c) {
+    return connected((odbc_leader_t *)c);
+}
+
+static int claim_failed(struct odbc_leader__handle *c, int rc) {
+    return ledger_failed((odbc_leader_t *)c, rc);
+}
+
+static const struct odbc_leader__claim_ops claim_ops = {
+    claim_term,
+    claim_connect,
+    claim_failed,
+};
+
+/* odbc_leader_claim() without the last-error bookkeeping (handle.c tries
+ * once more after a passing failure). */
+static int claim_call(odbc_leader_t *h, const char *job, int64_t fire_ms) {
+    if (h == NULL || !odbc_leader__valid_fire(job, fire_ms))
         return ODBC_LEADER_EINVAL;
-    term = odbc_leader__elector_leadership(&h->el, NULL);
-    if (term == 0)
-        return ODBC_LEADER_ENOTLEADER;
-    rc = connected(h);
-    if (rc == 0)
-        rc = odbc_leader__db_claim(h->db, term, job, fire_ms);
-    if (rc >= 0)
-        return rc;
-    first = ledger_failed(h, rc);
-    if (!odbc_leader__db_claim_retryable(h->db, first) ||
-        odbc_leader__elector_leadership(&h->el, NULL) != term)
-        return first;
-    rc = connected(h);
-    if (rc == 0)
-        rc = odbc_leader__db_claim_again(h->db, term, job, fire_ms, first);
-    return rc < 0 ? ledger_failed(h, rc) : rc;
+    return odbc_leader__handle_claim(&h->c, &claim_ops, NULL, job, fire_ms);
 }
 
 /* odbc_leader_finish() without the last-error bookkeeping. */
@@ -428,11 +407,11 @@ static int finish_call(odbc_leader_t *h, const char *job, int64_t fire_ms,
                        int status) {
     int rc;
 
-    if (h == NULL || !valid_fire(job, fire_ms))
+    if (h == NULL || !odbc_leader__valid_fire(job, fire_ms))
         return ODBC_LEADER_EINVAL;
     rc = connected(h);
     if (rc == 0)
-        rc = odbc_leader__db_finish(h->db, job, fire_ms, status);
+        rc = odbc_leader__db_finish(h->c.db, job, fire_ms, status);
     return rc < 0 ? ledger_failed(h, rc) : 0;
 }
 
@@ -443,11 +422,11 @@ static int read_fire_call(odbc_leader_t *h, const char *job, int64_t fire_ms,
 
     if (out != NULL)
         memset(out, 0, sizeof(*out));
-    if (h == NULL || out == NULL || !valid_fire(job, fire_ms))
+    if (h == NULL || out == NULL || !odbc_leader__valid_fire(job, fire_ms))
         return ODBC_LEADER_EINVAL;
     rc = connected(h);
     if (rc == 0)
-        rc = odbc_leader__db_fire(h->db, job, fire_ms, out);
+        rc = odbc_leader__db_fire(h->c.db, job, fire_ms, out);
     return rc < 0 ? ledger_failed(h, rc) : rc;
 }
 
@@ -461,7 +440,7 @@ static int list_fires_call(odbc_leader_t *h, const char *job,
         return ODBC_LEADER_EINVAL;
     rc = connected(h);
     if (rc == 0)
-        rc = odbc_leader__db_fires(h->db, job, fn, ctx);
+        rc = odbc_leader__db_fires(h->c.db, job, fn, ctx);
     return rc < 0 ? ledger_failed(h, rc) : rc;
 }
 
@@ -474,115 +453,92 @@ static int list_elections_call(odbc_leader_t *h, odbc_leader_election_fn fn,
         return ODBC_LEADER_EINVAL;
     rc = connected(h);
     if (rc == 0)
-        rc = odbc_leader__db_elections(h->db, fn, ctx);
+        rc = odbc_leader__db_elections(h->c.db, fn, ctx);
     return rc < 0 ? ledger_failed(h, rc) : rc;
 }
 
 /* ---- the public calls that can fail: each records its failure ---- */
 
-/* Records a failed call's rc in h->last (handle.c). Returns rc. */
+/* Records a failed call's rc in h->c.last (handle.c); h may be NULL.
+ * Returns rc. */
 static int noted(odbc_leader_t *h, int rc) {
-    return odbc_leader__note_error(h->db, &h->last, rc);
+    return odbc_leader__handle_note(h != NULL ? &h->c : NULL, rc);
+}
+
+/* Before a call: 1 with h's last diagnostic forgotten, 0 when h is NULL. */
+static int cleared(odbc_leader_t *h) {
+    return odbc_leader__handle_clear(h != NULL ? &h->c : NULL);
 }
 
 int odbc_leader_tick(odbc_leader_t *h, uint32_t *next_tick_ms) {
-    if (h == NULL)
-        return ODBC_LEADER_EINVAL;
-    odbc_leader__db_clear_diag(h->db);
-    return noted(h, tick_call(h, next_tick_ms));
+    return noted(h,
+                 cleared(h) ? tick_call(h, next_tick_ms) : ODBC_LEADER_EINVAL);
 }
 
 int odbc_leader_resign(odbc_leader_t *h) {
-    if (h == NULL)
-        return ODBC_LEADER_EINVAL;
-    odbc_leader__db_clear_diag(h->db);
-    return noted(h, resign_call(h));
+    return noted(h, cleared(h) ? resign_call(h) : ODBC_LEADER_EINVAL);
 }
 
 int odbc_leader_request_resign(odbc_leader_t *h, const char *to_id) {
-    if (h == NULL)
-        return ODBC_LEADER_EINVAL;
-    odbc_leader__db_clear_diag(h->db);
-    return noted(h, request_resign_call(h, to_id));
+    return noted(h, cleared(h) ? request_resign_call(h, to_id)
+                               : ODBC_LEADER_EINVAL);
 }
 
 int odbc_leader_read_lease(odbc_leader_t *h, struct odbc_leader_lease *out) {
-    if (h == NULL)
-        return ODBC_LEADER_EINVAL;
-    odbc_leader__db_clear_diag(h->db);
-    return noted(h, read_lease_call(h, out));
+    return noted(h, cleared(h) ? read_lease_call(h, out) : ODBC_LEADER_EINVAL);
 }
 
 int odbc_leader_list_candidates(odbc_leader_t *h, odbc_leader_candidate_fn fn,
                                 void *ctx) {
-    if (h == NULL)
-        return ODBC_LEADER_EINVAL;
-    odbc_leader__db_clear_diag(h->db);
-    return noted(h, list_candidates_call(h, fn, ctx));
+    return noted(h, cleared(h) ? list_candidates_call(h, fn, ctx)
+                               : ODBC_LEADER_EINVAL);
 }
 
 int odbc_leader_list_shards(odbc_leader_t *h, odbc_leader_shard_fn fn,
                             void *ctx) {
-    if (h == NULL)
-        return ODBC_LEADER_EINVAL;
-    odbc_leader__db_clear_diag(h->db);
-    return noted(h, list_shards_call(h, fn, ctx));
+    return noted(h, cleared(h) ? list_shards_call(h, fn, ctx)
+                               : ODBC_LEADER_EINVAL);
 }
 
 int odbc_leader_claim(odbc_leader_t *h, const char *job, int64_t fire_ms) {
-    if (h == NULL)
-        return ODBC_LEADER_EINVAL;
-    odbc_leader__db_clear_diag(h->db);
-    return noted(h, claim_call(h, job, fire_ms));
+    return noted(h,
+                 cleared(h) ? claim_call(h, job, fire_ms) : ODBC_LEADER_EINVAL);
 }
 
 int odbc_leader_finish(odbc_leader_t *h, const char *job, int64_t fire_ms,
                        int status) {
-    if (h == NULL)
-        return ODBC_LEADER_EINVAL;
-    odbc_leader__db_clear_diag(h->db);
-    return noted(h, finish_call(h, job, fire_ms, status));
+    return noted(h, cleared(h) ? finish_call(h, job, fire_ms, status)
+                               : ODBC_LEADER_EINVAL);
 }
 
 int odbc_leader_read_fire(odbc_leader_t *h, const char *job, int64_t fire_ms,
                           struct odbc_leader_fire *out) {
-    if (h == NULL)
-        return ODBC_LEADER_EINVAL;
-    odbc_leader__db_clear_diag(h->db);
-    return noted(h, read_fire_call(h, job, fire_ms, out));
+    return noted(h, cleared(h) ? read_fire_call(h, job, fire_ms, out)
+                               : ODBC_LEADER_EINVAL);
 }
 
 int odbc_leader_list_fires(odbc_leader_t *h, const char *job,
                            odbc_leader_fire_fn fn, void *ctx) {
-    if (h == NULL)
-        return ODBC_LEADER_EINVAL;
-    odbc_leader__db_clear_diag(h->db);
-    return noted(h, list_fires_call(h, job, fn, ctx));
+    return noted(h, cleared(h) ? list_fires_call(h, job, fn, ctx)
+                               : ODBC_LEADER_EINVAL);
 }
 
 int odbc_leader_list_elections(odbc_leader_t *h, odbc_leader_election_fn fn,
                                void *ctx) {
-    if (h == NULL)
-        return ODBC_LEADER_EINVAL;
-    odbc_leader__db_clear_diag(h->db);
-    return noted(h, list_elections_call(h, fn, ctx));
+    return noted(h, cleared(h) ? list_elections_call(h, fn, ctx)
+                               : ODBC_LEADER_EINVAL);
 }
 
 int odbc_leader_last_error(const odbc_leader_t *h,
                            struct odbc_leader_error_info *out) {
-    if (h == NULL || out == NULL)
-        return ODBC_LEADER_EINVAL;
-    *out = h->last;
-    return h->last.code;
+    return odbc_leader__handle_last_error(h != NULL ? &h->c : NULL, out);
 }
 
 void odbc_leader_destroy(odbc_leader_t *h) {
     if (h == NULL)
         return;
     odbc_leader__elector_shutdown(&h->el);
-    odbc_leader__db_destroy(h->db);
-    odbc_leader__config_free(&h->cfg);
-    free(h);
+    odbc_leader__handle_destroy(&h->c);
 }
 
 const char *odbc_leader_version(void) { return ODBC_LEADER_VERSION; }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * probe.c: the second connection of db.c's check for a transaction pooler
- * (see probe.h). It runs on a thread of its own because a session pooler
+ * probe.c: the second connection of db_pooler.c's check for a transaction
+ * pooler (see probe.h). It runs on a thread of its own because a session pooler
  * with no free server (all of pgbouncer's pool_size in use) makes a new
  * client wait for the pooler's query_wait_timeout (120 s by default),
  * which the login timeout does not cover: the handle's thread waits for it

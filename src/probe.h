@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * probe.h: a second, short-lived ODBC connection that reads one text twice
- * (each read its own transaction) on a thread of its own, for db.c's check
- * for a transaction pooler: the handle's thread waits for it with a bound
+ * (each read its own transaction) on a thread of its own, for db_pooler.c's
+ * check for a transaction pooler: the handle's thread waits for it with a bound
  * and never blocks on it longer (probe.c).
  * Internal: every name has the odbc_leader__ prefix and hidden visibility.
  */

@@ -43,9 +43,12 @@
 
 #include "config.h"
 #include "db.h"
+#include "db_group.h"
+#include "db_lease.h"
+#include "db_ledger.h"
 #include "dialect.h"
-#include "group.h"
 #include "log.h"
+#include "member.h"
 
 static const char *base_connect(void) {
     const char *s = getenv("OL_CONNECT");

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_config.c: unit tests for src/config.c, the connection-string and
- * odbc.ini parser behind odbc_leader_create(). The group setup writes its own
+ * odbc.ini parser behind odbc_leader_create(), and its tokenizer
+ * src/connstr.c. The group setup writes its own
  * odbc.ini/odbcinst.ini into a temporary directory and points ODBCSYSINI and
  * ODBCINI at it, so no test depends on the machine's ODBC setup.
  */
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "connstr.h"
 
 #define ERRLEN 1024
 
@@ -712,6 +714,45 @@ static void test_strip_password(void **state) {
     assert_lacks(err, "s3cret");
 }
 
+/* Asserts that the value of key in s is want ("" and 0: not found). */
+static void value_is(const char *s, const char *key, const char *want) {
+    char buf[64] = "junk";
+
+    assert_int_equal(odbc_leader__connstr_value(s, key, buf, sizeof buf),
+                     want[0] != '\0');
+    assert_string_equal(buf, want);
+}
+
+/* odbc_leader__connstr_value: what the SQLite wake-up file reads of
+ * Database=, by config.c's own rules (a braced value keeps its ';' and
+ * "}}" is one '}'; the first split on ';' used to cut it). */
+static void test_connstr_value(void **state) {
+    struct odbc_leader__config cfg;
+    char err[ERRLEN] = "";
+    char small[4];
+
+    (void)state;
+    value_is("Driver=SQLite3;Database=/tmp/a.db", "Database", "/tmp/a.db");
+    value_is("Driver=X;Database={/tmp/a;b}}c.db};Timeout=1", "Database",
+             "/tmp/a;b}c.db");
+    value_is("Driver=X; database = /x.db ;Timeout=1", "Database", "/x.db");
+    value_is("Database=;Database={};Database=/y.db", "Database", "/y.db");
+    value_is("Driver=X;DatabaseName=/z.db", "Database", "");
+    value_is("Driver=X;PWD={unterminated", "Database", "");
+    assert_int_equal(odbc_leader__connstr_value("Database=abcdef", "Database",
+                                                small, sizeof small),
+                     1);
+    assert_string_equal(small, "abc");
+    /* the string a handle connects with keeps the braces as written */
+    assert_int_equal(
+        odbc_leader__config_parse("Driver=SQLite3;Database={/tmp/x;y}}.db};"
+                                  "LeaderNamespace=n",
+                                  &cfg, err, sizeof err),
+        0);
+    value_is(cfg.connect, "Database", "/tmp/x;y}.db");
+    odbc_leader__config_free(&cfg);
+}
+
 static void test_prefix(void **state) {
     struct odbc_leader__config cfg;
     char err[ERRLEN];
@@ -985,6 +1026,7 @@ int main(void) {
         cmocka_unit_test(test_election_retention),
         cmocka_unit_test(test_test_no_pooler_check),
         cmocka_unit_test(test_strip_password),
+        cmocka_unit_test(test_connstr_value),
         cmocka_unit_test(test_dialect),
         cmocka_unit_test(test_create_schema),
         cmocka_unit_test(test_syntax_errors),

@@ -2,7 +2,7 @@
 /*
  * test_shard.c: unit tests of sharded groups' pure logic: the key-to-shard
  * function's test vectors (docs/abi.md lists the same), the assignment's
- * balance and moves, and the group member (group.c) against a fake port
+ * balance and moves, and the group member (member.c) against a fake port
  * and a fake clock: trust windows, the watch of a holder, the first tick
  * that takes nothing, and the stop reported before a release.
  */
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "group.h"
+#include "member.h"
 #include "shard.h"
 
 #define MS INT64_C(1000000)

@@ -1,21 +1,31 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * group.h: the member of a sharded group (group.c), independent of ODBC:
- * what a tick asks of the database, how its answer changes the shards
- * this member leads, and the trust window of each. A "port" runs the
- * statements: db_group.c over ODBC, a fake one in the unit tests.
+ * member.h: the member of a sharded group (member.c), the group's state
+ * machine, independent of ODBC: what a tick asks of the database, how its
+ * answer changes the shards this member leads, and the trust window of
+ * each. A "port" runs the statements: db_group.c over ODBC, a fake one in
+ * the unit tests. The public handle odbc_leader_group_t is group.c.
  * Internal: every name has the odbc_leader__ prefix and hidden visibility.
  */
-#ifndef ODBC_LEADER_GROUP_H
-#define ODBC_LEADER_GROUP_H
+#ifndef ODBC_LEADER_MEMBER_H
+#define ODBC_LEADER_MEMBER_H
 
 #include <stdatomic.h>
 #include <stdint.h>
 
 #include "buf.h"
 #include "config.h"
-#include "db.h"
 #include "log.h"
+
+/* The parameters of a group statement; the lists are borrowed for the
+ * call (NULL: "[]"). */
+struct odbc_leader__group_args {
+    int64_t inc, seq, shards;
+    const char *take, *release, *dead; /* JSON arrays (member.c) */
+    /* the same for a dialect without JSON (db_group.c fills them): */
+    const char *take_mask, *release_mask; /* NULL when unused */
+    int64_t dead_inc, dead_seq;
+};
 
 /* One row of a group tick's answer (the dialect's group_tick). */
 struct odbc_leader__group_row {
@@ -122,28 +132,6 @@ struct odbc_leader__group_member_state {
     _Atomic int64_t *term;  /* per shard: the term led */
 };
 
-/* The ODBC port (db_group.c); port is a struct odbc_leader__db. */
-extern const struct odbc_leader__group_port_ops odbc_leader__db_group_ops;
-
-/* Connects db (odbc_leader__db_connect()), checks that the dialect has
- * the group statements and creates the group's missing rows. Returns 0 or
- * a negative error with a message in err; disconnected on failure. */
-int odbc_leader__db_group_connect(struct odbc_leader__db *db, char *err,
-                                  size_t errlen);
-
-/* Runs group operation op as odbc_leader__db_group_op() does, first
- * writing a's JSON lists also as the masks and the one dead holder that a
- * dialect without JSON reads (when op's statements use them). Returns
- * what odbc_leader__db_group_op() returns, or ODBC_LEADER_ENOMEM. */
-int odbc_leader__db_group_run(struct odbc_leader__db *db, int op,
-                              const struct odbc_leader__group_args *a,
-                              odbc_leader__db_row_fn fn, void *ctx);
-
-/* Calls fn for each shard row of the group named by db's namespace.
- * Returns the rows (0 without group statements) or a negative error. */
-int odbc_leader__db_group_shards(struct odbc_leader__db *db,
-                                 odbc_leader_shard_fn fn, void *ctx);
-
 /* Initialises m; allocates the per-shard arrays. Returns 0 or
  * ODBC_LEADER_ENOMEM. Free with odbc_leader__group_member_free(). */
 int odbc_leader__group_member_init(
@@ -166,4 +154,4 @@ int64_t odbc_leader__group_member_leadership(
 /* Reports every led shard stopped, then leaves (one statement). */
 void odbc_leader__group_member_leave(struct odbc_leader__group_member_state *m);
 
-#endif /* ODBC_LEADER_GROUP_H */
+#endif /* ODBC_LEADER_MEMBER_H */

@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * db_ledger.c: what a port keeps besides the lease (db_ledger.h): the
+ * fire ledger (a claim per job and fire time, fenced by the leader's
+ * term, and its outcome) and the election log (one row per term), with
+ * the retention of each.
+ */
+#include <build_config.h>
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "db.h"
+#include "db_internal.h"
+#include "db_lease.h"
+#include "db_ledger.h"
+#include "dialect.h"
+#include "elector.h"
+#include "log.h"
+
+/* ---- the fire ledger ---- */
+
+int odbc_leader__db_has_ledger(const struct odbc_leader__db *db) {
+    return db->dialect != NULL && db->dialect->ops[ODBC_LEADER__OP_CLAIM].n > 0;
+}
+
+/* Sets the :job and :fire_ms parameters. */
+static void set_fire(struct odbc_leader__db *db, const char *job,
+                     int64_t fire_ms) {
+    snprintf((char *)db->p_job, sizeof(db->p_job), "%s", job);
+    db->p_fire_ms = fire_ms;
+}
+
+/* After a claim that inserted nothing: reads the lease to tell a fire older
+ * than the retention (this handle still holds term) from a lost term.
+ * Returns ODBC_LEADER_EFIREAGE, ODBC_LEADER_ENOTLEADER or a negative
+ * error. */
+static int why_not_claimed(struct odbc_leader__db *db, int64_t term) {
+    struct odbc_leader__result res;
+    int rc = odbc_leader__db_read_lease(db, &res);
+
+    if (rc < 0)
+        return rc;
+    if (res.found && res.term == term && strcmp(res.leader_id, db->id) == 0 &&
+        res.expires_at_ms > res.now_ms)
+        return ODBC_LEADER_EFIREAGE;
+    return ODBC_LEADER_ENOTLEADER;
+}
+
+int odbc_leader__db_claim(struct odbc_leader__db *db, int64_t term,
+                          const char *job, int64_t fire_ms) {
+    int cls;
+    int rc;
+
+    if (!odbc_leader__db_has_ledger(db))
+        return ODBC_LEADER_ENOLEDGER;
+    db->p_term = term;
+    set_fire(db, job, fire_ms);
+    rc = odbc_leader__db_run_op(db, ODBC_LEADER__OP_CLAIM, NULL, NULL, &cls);
+    if (rc < 0 && cls == ODBC_LEADER__ERR_UNIQUE && rc != ODBC_LEADER_EUNKNOWN)
+        return 0; /* the normal "already claimed" */
+    if (rc < 0)
+        return rc;
+    return rc > 0 ? 1 : why_not_claimed(db, term);
+}
+
+/* See db.h. */
+int odbc_leader__db_claim_retryable(const struct odbc_leader__db *db, int rc) {
+    return rc == ODBC_LEADER_ECONNLOST || rc == ODBC_LEADER_EUNKNOWN ||
+           (rc == ODBC_LEADER_EDB &&
+            db->diag.errclass == ODBC_LEADER__ERR_TRANSIENT);
+}
+
+/* See db.h. */
+int odbc_leader__db_claim_again(struct odbc_leader__db *db, int64_t term,
+                                const char *job, int64_t fire_ms, int first) {
+    struct odbc_leader__diag d = db->diag;
+    struct odbc_leader_fire f;
+    int rc;
+
+    odbc_leader__logf(db->log, LOG_INFO,
+                      "claim of %s at %lld failed (%s); trying once more", job,
+                      (long long)fire_ms, odbc_leader_strerror(first));
+    rc = odbc_leader__db_claim(db, term, job, fire_ms);
+    if (rc != 0 ||
+        (first != ODBC_LEADER_ECONNLOST && first != ODBC_LEADER_EUNKNOWN))
+        return rc;
+    rc = odbc_leader__db_fire(db, job, fire_ms, &f);
+    if (rc <= 0 || f.term != term || strcmp(f.claimed_by, db->id) != 0)
+        return rc; /* not ours: claimed by another term, a plain 0 */
+    db->diag = d;
+    odbc_leader__logf(db->log, LOG_WARNING,
+                      "claim of %s at %lld: the first try's outcome is "
+                      "unknown (%s) and the fire is claimed in this term, "
+                      "by that try or an earlier claim; not reported as "
+                      "claimed, so it may not run (odbc-leader fires shows "
+                      "it unfinished)",
+                      job, (long long)fire_ms, odbc_leader_strerror(first));
+    return first;
+}
+
+/* The host's callback of fires. */
+struct fire_ctx {
+    odbc_leader_fire_fn fn; /* may be NULL */
+    void *ctx;
+};
+
+/* The columns of fire and fires: job, fire_ms, term, claimed_by,
+ * claimed_at_ms, finished_at_ms, status, now_ms. */
+static const struct odbc_leader__db_col fire_cols[] = {
+    ODBC_LEADER__DB_TEXT(1, struct odbc_leader_fire, job),
+    ODBC_LEADER__DB_NUM(2, struct odbc_leader_fire, fire_ms),
+    ODBC_LEADER__DB_NUM(3, struct odbc_leader_fire, term),
+    ODBC_LEADER__DB_TEXT(4, struct odbc_leader_fire, claimed_by),
+    ODBC_LEADER__DB_NUM(5, struct odbc_leader_fire, claimed_at_ms),
+    ODBC_LEADER__DB_NUM(6, struct odbc_leader_fire, finished_at_ms),
+    ODBC_LEADER__DB_NUM(7, struct odbc_leader_fire, status),
+    ODBC_LEADER__DB_NUM(8, struct odbc_leader_fire, db_now_ms),
+};
+
+/* Hands one fire to the host (ctx is a struct fire_ctx). Returns 0. */
+static int each_fire(void *ctx, const void *row) {
+    const struct fire_ctx *c = ctx;
+
+    if (c->fn != NULL)
+        c->fn(c->ctx, row);
+    return 0;
+}
+
+int odbc_leader__db_fire(struct odbc_leader__db *db, const char *job,
+                         int64_t fire_ms, struct odbc_leader_fire *out) {
+    struct odbc_leader_fire f;
+    struct odbc_leader__db_rows rows =
+        ODBC_LEADER__DB_ROWS(fire_cols, &f, NULL, NULL);
+    int cls;
+    int rc;
+
+    memset(&f, 0, sizeof(f));
+    memset(out, 0, sizeof(*out));
+    if (!odbc_leader__db_has_ledger(db))
+        return ODBC_LEADER_ENOLEDGER;
+    set_fire(db, job, fire_ms);
+    rc = odbc_leader__db_run_op(db, ODBC_LEADER__OP_FIRE,
+                                odbc_leader__db_table_row, &rows, &cls);
+    if (rc <= 0)
+        return rc;
+    *out = f;
+    return 1;
+}
+
+int odbc_leader__db_finish(struct odbc_leader__db *db, const char *job,
+                           int64_t fire_ms, int status) {
+    struct odbc_leader_fire f;
+    int cls;
+    int rc;
+
+    if (!odbc_leader__db_has_ledger(db))
+        return ODBC_LEADER_ENOLEDGER;
+    set_fire(db, job, fire_ms);
+    db->p_status = status;
+    rc = odbc_leader__db_run_op(db, ODBC_LEADER__OP_FINISH, NULL, NULL, &cls);
+    if (rc != 0)
+        return rc < 0 ? rc : 0;
+    /* nothing changed: finished before (by us), or not ours */
+    rc = odbc_leader__db_fire(db, job, fire_ms, &f);
+    if (rc < 0)
+        return rc;
+    if (rc == 1 && strcmp(f.claimed_by, db->id) == 0 && f.finished_at_ms != 0)
+        return 0;
+    return ODBC_LEADER_ENOFIRE;
+}
+
+int odbc_leader__db_fires(struct odbc_leader__db *db, const char *job,
+                          odbc_leader_fire_fn fn, void *ctx) {
+    struct fire_ctx c = {fn, ctx};
+    struct odbc_leader_fire f;
+    struct odbc_leader__db_rows rows =
+        ODBC_LEADER__DB_ROWS(fire_cols, &f, each_fire, &c);
+    int cls;
+
+    if (!odbc_leader__db_has_ledger(db))
+        return ODBC_LEADER_ENOLEDGER;
+    set_fire(db, job != NULL ? job : "", 0);
+    return odbc_leader__db_run_op(db, ODBC_LEADER__OP_FIRES,
+                                  odbc_leader__db_table_row, &rows, &cls);
+}
+
+int odbc_leader__db_fire_gc(struct odbc_leader__db *db) {
+    int cls;
+
+    if (!odbc_leader__db_has_ledger(db))
+        return 0;
+    return odbc_leader__db_run_op(db, ODBC_LEADER__OP_FIRE_GC, NULL, NULL,
+                                  &cls);
+}
+
+/* ---- the election log ---- */
+
+int odbc_leader__db_has_elections(const struct odbc_leader__db *db) {
+    return db->dialect != NULL &&
+           db->dialect->ops[ODBC_LEADER__OP_ELECTIONS].n > 0;
+}
+
+/* The host's callback of elections. */
+struct election_ctx {
+    odbc_leader_election_fn fn; /* may be NULL */
+    void *ctx;
+};
+
+/* The columns of elections: term, leader_id, started_at_ms, ended_at_ms,
+ * ended_how, handed_to, now_ms. */
+static const struct odbc_leader__db_col election_cols[] = {
+    ODBC_LEADER__DB_NUM(1, struct odbc_leader_election, term),
+    ODBC_LEADER__DB_TEXT(2, struct odbc_leader_election, leader_id),
+    ODBC_LEADER__DB_NUM(3, struct odbc_leader_election, started_at_ms),
+    ODBC_LEADER__DB_NUM(4, struct odbc_leader_election, ended_at_ms),
+    ODBC_LEADER__DB_TEXT(5, struct odbc_leader_election, ended_how),
+    ODBC_LEADER__DB_TEXT(6, struct odbc_leader_election, handed_to),
+    ODBC_LEADER__DB_NUM(7, struct odbc_leader_election, db_now_ms),
+};
+
+/* Hands one term to the host (ctx is a struct election_ctx). Returns 0. */
+static int each_election(void *ctx, const void *row) {
+    const struct election_ctx *c = ctx;
+
+    if (c->fn != NULL)
+        c->fn(c->ctx, row);
+    return 0;
+}
+
+int odbc_leader__db_elections(struct odbc_leader__db *db,
+                              odbc_leader_election_fn fn, void *ctx) {
+    struct election_ctx c = {fn, ctx};
+    struct odbc_leader_election e;
+    struct odbc_leader__db_rows rows =
+        ODBC_LEADER__DB_ROWS(election_cols, &e, each_election, &c);
+    int cls;
+
+    if (!odbc_leader__db_has_elections(db))
+        return ODBC_LEADER_ENOELECTIONS;
+    return odbc_leader__db_run_op(db, ODBC_LEADER__OP_ELECTIONS,
+                                  odbc_leader__db_table_row, &rows, &cls);
+}
+
+int odbc_leader__db_election_gc(struct odbc_leader__db *db) {
+    int cls;
+
+    if (!odbc_leader__db_has_elections(db))
+        return 0;
+    return odbc_leader__db_run_op(db, ODBC_LEADER__OP_ELECTION_GC, NULL, NULL,
+                                  &cls);
+}

@@ -1,0 +1,720 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * member.c: a member of a sharded group (member.h; docs/protocol.md,
+ * "Groups"), the state machine behind the public handle of group.c.
+ *
+ * Every tick is one statement (the port's tick): heartbeat, renew every
+ * shard held, release the shards handed over, take the shards the
+ * assignment gives this member that are free. Its answer lists the shards
+ * held afterwards, the live members, the holders of shards with their
+ * renewal counters, and the vacant shards. From it each member computes
+ * the same assignment (shard.c) from the same member list.
+ *
+ * Safety per shard is the single lease's: a shard is trusted until the
+ * start of the statement that renewed or took it + TTL - margin on
+ * CLOCK_BOOTTIME; a held shard is taken only when it expired in database
+ * time and its holder incarnation's renew_seq has not grown for one TTL on
+ * this member's own clock (the watch, per holder rather than per row: a
+ * holder renews all its rows in one statement that also raises the
+ * counter); a shard is released only after its stop was reported to the
+ * host.
+ */
+#include <build_config.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "clock.h"
+#include "error.h"
+#include "member.h"
+#include "shard.h"
+
+#define NS_PER_MS INT64_C(1000000)
+#define BACKOFF_MIN_NS (100 * NS_PER_MS)
+/* A shard is handed to a member only after this member has seen it alive
+ * for this many renew intervals (no moves for a member that flaps). */
+#define SETTLE_RENEWS 2
+/* A vacant shard nobody takes for this many TTLs is taken by anyone. */
+#define ORPHAN_TTLS 2
+/* release[s]: the answer just showed shard s lost (settle_lost()). */
+#define LOST 2
+
+/* Publishes a held shard: term first, then the deadline. */
+static void trust(struct odbc_leader__group_member_state *m, uint32_t s,
+                  int64_t term, int64_t until) {
+    atomic_store_explicit(&m->term[s], term, memory_order_relaxed);
+    atomic_store_explicit(&m->until[s], until, memory_order_release);
+}
+
+/* Reports shard s's leadership to the host when it changed. */
+static void report(struct odbc_leader__group_member_state *m, uint32_t s,
+                   int is_leader, int64_t term) {
+    if (m->rep[s] == is_leader)
+        return;
+    m->rep[s] = (unsigned char)is_leader;
+    if (m->cb.on_shard_change != NULL)
+        m->cb.on_shard_change(m->cb.ctx, s, is_leader, term);
+}
+
+/* Stops trusting shard s here and reports it. */
+static void stop(struct odbc_leader__group_member_state *m, uint32_t s) {
+    int64_t term = atomic_load_explicit(&m->term[s], memory_order_relaxed);
+
+    atomic_store_explicit(&m->until[s], 0, memory_order_release);
+    atomic_store_explicit(&m->term[s], 0, memory_order_relaxed);
+    report(m, s, 0, term);
+}
+
+int odbc_leader__group_member_init(
+    struct odbc_leader__group_member_state *m,
+    const struct odbc_leader__group_member_conf *c) {
+    size_t n = c->shards;
+
+    memset(m, 0, sizeof(*m));
+    m->ops = c->ops;
+    m->port = c->port;
+    m->now_ns = c->now_ns != NULL ? c->now_ns : odbc_leader__now_ns;
+    m->clock_ctx = c->clock_ctx;
+    m->log = *c->log;
+    if (c->cb != NULL)
+        m->cb = *c->cb;
+    m->id = c->id;
+    m->shards = c->shards;
+    m->inc = c->inc;
+    m->ttl_ns = c->ttl_ms * NS_PER_MS;
+    m->renew_ns = c->renew_ms * NS_PER_MS;
+    m->margin_ns = c->margin_ms * NS_PER_MS;
+    m->trust_extra_ns = c->test_trust_extra_ms * NS_PER_MS;
+    m->connected = c->connected;
+    m->self = -1;
+    m->held = calloc(n, sizeof(*m->held));
+    m->vacant_ns = calloc(n, sizeof(*m->vacant_ns));
+    m->release = calloc(n, 1);
+    m->rep = calloc(n, 1);
+    m->owner = calloc(n, sizeof(*m->owner));
+    m->until = calloc(n, sizeof(*m->until));
+    m->term = calloc(n, sizeof(*m->term));
+    if (m->held == NULL || m->vacant_ns == NULL || m->release == NULL ||
+        m->rep == NULL || m->owner == NULL || m->until == NULL ||
+        m->term == NULL)
+        return ODBC_LEADER_ENOMEM;
+    return 0;
+}
+
+void odbc_leader__group_member_free(struct odbc_leader__group_member_state *m) {
+    free(m->held);
+    free(m->vacant_ns);
+    free(m->release);
+    free(m->rep);
+    free(m->owner);
+    free((void *)m->until);
+    free((void *)m->term);
+    free(m->members);
+    free(m->holders);
+    free(m->load);
+    free(m->hid);
+    free(m->take.p);
+    free(m->rel.p);
+    free(m->dead.p);
+    memset(m, 0, sizeof(*m));
+}
+
+int64_t odbc_leader__group_member_leadership(
+    const struct odbc_leader__group_member_state *m, uint32_t s,
+    uint32_t *valid_for_ms) {
+    int64_t until, term, left;
+
+    if (valid_for_ms != NULL)
+        *valid_for_ms = 0;
+    if (s >= m->shards)
+        return 0;
+    until = atomic_load_explicit(&m->until[s], memory_order_acquire);
+    term = atomic_load_explicit(&m->term[s], memory_order_relaxed);
+    if (until == 0 || term == 0)
+        return 0;
+    left = until - m->now_ns(m->clock_ctx);
+    if (left <= 0)
+        return 0;
+    if (valid_for_ms != NULL)
+        *valid_for_ms = left / NS_PER_MS > UINT32_MAX
+                            ? UINT32_MAX
+                            : (uint32_t)(left / NS_PER_MS);
+    return term;
+}
+
+/* ---- the lists a tick sends ---- */
+
+/* Appends ",n" (or "n" first) to b. Returns 0 or ODBC_LEADER_ENOMEM. */
+static int add_num(struct odbc_leader__buf *b, int64_t n) {
+    char num[48];
+    int len = snprintf(num, sizeof(num), "%s%lld", b->len > 1 ? "," : "",
+                       (long long)n);
+
+    return odbc_leader__buf_add(b, num, (size_t)len) < 0 ? ODBC_LEADER_ENOMEM
+                                                         : 0;
+}
+
+/* Appends ",[x,y]" (or "[x,y]" first) to b. Returns 0 or
+ * ODBC_LEADER_ENOMEM. */
+static int add_pair(struct odbc_leader__buf *b, int64_t x, int64_t y) {
+    char pair[64];
+    int len = snprintf(pair, sizeof(pair), "%s[%lld,%lld]",
+                       b->len > 1 ? "," : "", (long long)x, (long long)y);
+
+    return odbc_leader__buf_add(b, pair, (size_t)len) < 0 ? ODBC_LEADER_ENOMEM
+                                                          : 0;
+}
+
+/* Starts a JSON array in b. */
+static int list_open(struct odbc_leader__buf *b) {
+    b->len = 0;
+    return odbc_leader__buf_add(b, "[", 1) < 0 ? ODBC_LEADER_ENOMEM : 0;
+}
+
+static int list_close(struct odbc_leader__buf *b) {
+    return odbc_leader__buf_add(b, "]", 1) < 0 ? ODBC_LEADER_ENOMEM : 0;
+}
+
+/* The member this member hands shard s to has been alive here long
+ * enough. */
+static int settled(const struct odbc_leader__group_member_state *m, uint32_t s,
+                   int64_t now) {
+    const struct odbc_leader__group_member *d = &m->members[m->owner[s]];
+
+    return now - d->since_ns >= SETTLE_RENEWS * m->renew_ns;
+}
+
+/* The assignment gives shard s to this member. */
+static int assigned_here(const struct odbc_leader__group_member_state *m,
+                         uint32_t s) {
+    return m->assigned && m->self >= 0 && m->owner[s] == (uint32_t)m->self;
+}
+
+/* Before a tick: stops (and reports) the held shards the assignment gives
+ * to another member, which this tick then releases, and reports the
+ * shards whose windows ran out without a renewal. */
+static void plan_releases(struct odbc_leader__group_member_state *m,
+                          int64_t now) {
+    for (uint32_t s = 0; s < m->shards; s++) {
+        int64_t until =
+            atomic_load_explicit(&m->until[s], memory_order_relaxed);
+
+        if (m->rep[s] && until != 0 && now >= until)
+            stop(m, s);
+        if (!m->assigned || m->held[s] == 0 || m->release[s] ||
+            m->owner[s] == (uint32_t)m->self || !settled(m, s, now))
+            continue;
+        stop(m, s);
+        m->release[s] = 1;
+    }
+}
+
+/* Fills the take, release and dead lists for a tick at now. */
+static int build_lists(struct odbc_leader__group_member_state *m, int64_t now) {
+    int rc = list_open(&m->take);
+
+    rc = rc < 0 ? rc : list_open(&m->rel);
+    rc = rc < 0 ? rc : list_open(&m->dead);
+    for (uint32_t s = 0; rc == 0 && s < m->shards; s++) {
+        int mine = assigned_here(m, s);
+        int orphan = m->vacant_ns[s] != 0 &&
+                     now - m->vacant_ns[s] >= ORPHAN_TTLS * m->ttl_ns;
+
+        if (m->release[s])
+            rc = add_pair(&m->rel, s, m->held[s]); /* fenced by its term */
+        else if (m->held[s] == 0 && m->answers > 0 && (mine || orphan))
+            rc = add_num(&m->take, s);
+    }
+    for (size_t i = 0; rc == 0 && i < m->n_holders; i++) {
+        const struct odbc_leader__group_holder *h = &m->holders[i];
+
+        if (h->inc != m->inc && now - h->seq_seen_ns >= m->ttl_ns)
+            rc = add_pair(&m->dead, h->inc, h->seq);
+    }
+    rc = rc < 0 ? rc : list_close(&m->take);
+    rc = rc < 0 ? rc : list_close(&m->rel);
+    return rc < 0 ? rc : list_close(&m->dead);
+}
+
+/* ---- reading a tick's answer ---- */
+
+struct answer {
+    struct odbc_leader__group_member_state *m;
+    int64_t *got; /* per shard: the term held after the tick, 0 none */
+    unsigned char *vacant;
+    struct odbc_leader__group_member *members;
+    size_t n_members, cap_members;
+    struct odbc_leader__group_holder *holders;
+    size_t n_holders, cap_holders;
+    int bad; /* rows out of range, logged once */
+};
+
+/* Appends one zeroed element of size sz to the array *v (*n elements,
+ * room for *cap), growing it when full. Returns the element (the array's),
+ * or NULL when out of memory. */
+static void *append(void **v, size_t *cap, size_t *n, size_t sz) {
+    size_t c = *cap ? *cap * 2 : 16;
+    char *p;
+
+    if (*n >= *cap) {
+        p = realloc(*v, c * sz);
+        if (p == NULL)
+            return NULL;
+        *v = p;
+        *cap = c;
+    }
+    p = (char *)*v + (*n)++ * sz;
+    memset(p, 0, sz);
+    return p;
+}
+
+/* Makes the answer's array (av, acap, n elements) the member's (mv,
+ * mcap, mn) and hands the member's old array to the answer, which frees
+ * it. A macro: the arrays have different element types. */
+#define SWAP_IN(mv, mcap, mn, av, acap, n)                                     \
+    do {                                                                       \
+        void *old_v_ = (mv);                                                   \
+        size_t old_cap_ = (mcap);                                              \
+                                                                               \
+        (mv) = (av);                                                           \
+        (mcap) = (acap);                                                       \
+        (mn) = (n);                                                            \
+        (av) = old_v_;                                                         \
+        (acap) = old_cap_;                                                     \
+    } while (0)
+
+static int answer_row(void *ctx, const struct odbc_leader__group_row *r) {
+    struct answer *a = ctx;
+    uint32_t shards = a->m->shards;
+
+    if ((r->kind == 'L' || r->kind == 'V') &&
+        (r->a < 0 || r->a >= (int64_t)shards)) {
+        a->bad++;
+        return 0;
+    }
+    if (r->kind == 'L') {
+        a->got[r->a] = r->b;
+    } else if (r->kind == 'V') {
+        a->vacant[r->a] = 1;
+    } else if (r->kind == 'M') {
+        struct odbc_leader__group_member *x = append(
+            (void **)&a->members, &a->cap_members, &a->n_members, sizeof(*x));
+
+        if (x == NULL)
+            return ODBC_LEADER_ENOMEM;
+        memcpy(x->id, r->name, sizeof(x->id));
+        x->beat_ms = r->b;
+    } else if (r->kind == 'H') {
+        struct odbc_leader__group_holder *x = append(
+            (void **)&a->holders, &a->cap_holders, &a->n_holders, sizeof(*x));
+
+        if (x == NULL)
+            return ODBC_LEADER_ENOMEM;
+        memcpy(x->id, r->name, sizeof(x->id));
+        x->inc = r->a;
+        x->seq = r->b;
+        x->rows = r->c;
+    }
+    return 0;
+}
+
+static int by_id(const void *x, const void *y) {
+    return strcmp(((const struct odbc_leader__group_member *)x)->id,
+                  ((const struct odbc_leader__group_member *)y)->id);
+}
+
+/* The previous sight of member id, or NULL. */
+static const struct odbc_leader__group_member *
+old_member(const struct odbc_leader__group_member_state *m, const char *id) {
+    for (size_t i = 0; i < m->n_members; i++) {
+        if (strcmp(m->members[i].id, id) == 0)
+            return &m->members[i];
+    }
+    return NULL;
+}
+
+/* 1 when the live ids of a (n of them) differ from those of b. */
+static int live_differs(const struct odbc_leader__group_member *a, size_t na,
+                        const struct odbc_leader__group_member *b, size_t nb) {
+    size_t i = 0, j = 0;
+
+    for (;;) {
+        while (i < na && !a[i].live)
+            i++;
+        while (j < nb && !b[j].live)
+            j++;
+        if (i == na || j == nb)
+            return i != na || j != nb;
+        if (strcmp(a[i].id, b[j].id) != 0)
+            return 1;
+        i++;
+        j++;
+    }
+}
+
+/* Takes the members of the answer (adding this member when missing), each
+ * live when it is alive in the database and (except this member) its
+ * heartbeat moved within one TTL on this member's clock. Returns 1 when
+ * the set of live ids changed, 0 when not, or ODBC_LEADER_ENOMEM. */
+static int take_members(struct odbc_leader__group_member_state *m,
+                        struct answer *a, int64_t hi) {
+    int self = 0, changed;
+
+    for (size_t i = 0; i < a->n_members; i++)
+        self |= strcmp(a->members[i].id, m->id) == 0;
+    if (!self) {
+        struct odbc_leader__group_member *x = append(
+            (void **)&a->members, &a->cap_members, &a->n_members, sizeof(*x));
+
+        if (x == NULL)
+            return ODBC_LEADER_ENOMEM;
+        snprintf(x->id, sizeof(x->id), "%s", m->id);
+    }
+    for (size_t i = 0; i < a->n_members; i++) {
+        struct odbc_leader__group_member *x = &a->members[i];
+        const struct odbc_leader__group_member *o = old_member(m, x->id);
+        int is_self = strcmp(x->id, m->id) == 0;
+
+        x->beat_seen_ns =
+            o != NULL && o->beat_ms == x->beat_ms ? o->beat_seen_ns : hi;
+        x->live = is_self || hi - x->beat_seen_ns < m->ttl_ns;
+        x->since_ns = o != NULL && o->live && x->live ? o->since_ns : hi;
+    }
+    qsort(a->members, a->n_members, sizeof(*a->members), by_id);
+    changed = live_differs(a->members, a->n_members, m->members, m->n_members);
+    SWAP_IN(m->members, m->cap_members, m->n_members, a->members,
+            a->cap_members, a->n_members);
+    m->self = -1;
+    for (size_t i = 0; i < m->n_members; i++) {
+        if (strcmp(m->members[i].id, m->id) == 0)
+            m->self = (int)i;
+    }
+    return changed;
+}
+
+/* Recomputes the assignment over the live members; owner[] then indexes
+ * members[]. Returns 0 or ODBC_LEADER_ENOMEM. */
+static int assign(struct odbc_leader__group_member_state *m) {
+    size_t n = 0, cap = m->n_members ? m->n_members : 1;
+    const char **ids = malloc(cap * sizeof(*ids));
+    size_t *at = malloc(cap * sizeof(*at));
+    uint32_t *load = realloc(m->load, cap * sizeof(*load));
+    uint64_t *hid;
+    uint32_t mine = 0;
+
+    if (load != NULL)
+        m->load = load;
+    hid = realloc(m->hid, cap * sizeof(*hid));
+    if (hid != NULL)
+        m->hid = hid;
+    if (ids == NULL || at == NULL || load == NULL || hid == NULL) {
+        free(ids);
+        free(at);
+        return ODBC_LEADER_ENOMEM;
+    }
+    for (size_t i = 0; i < m->n_members; i++) {
+        if (!m->members[i].live)
+            continue;
+        at[n] = i;
+        ids[n++] = m->members[i].id;
+    }
+    odbc_leader__assign(ids, n, m->shards, m->owner, m->load, m->hid);
+    for (uint32_t s = 0; s < m->shards; s++) {
+        m->owner[s] = (uint32_t)at[m->owner[s]];
+        mine += m->owner[s] == (uint32_t)m->self;
+    }
+    free(ids);
+    free(at);
+    m->assigned = 1;
+    odbc_leader__logf(&m->log, LOG_INFO,
+                      "group of %u shards over %zu live members: this "
+                      "member's share is %u",
+                      (unsigned)m->shards, n, (unsigned)mine);
+    return 0;
+}
+
+/* Keeps the holders of the answer with their watches: a holder whose
+ * renew_seq did not grow keeps the local time it was first read. */
+static void take_holders(struct odbc_leader__group_member_state *m,
+                         struct answer *a, int64_t hi) {
+    for (size_t i = 0; i < a->n_holders; i++) {
+        struct odbc_leader__group_holder *x = &a->holders[i];
+
+        x->seq_seen_ns = hi;
+        for (size_t j = 0; j < m->n_holders; j++) {
+            const struct odbc_leader__group_holder *o = &m->holders[j];
+
+            if (o->inc == x->inc && x->seq <= o->seq) {
+                x->seq_seen_ns = o->seq_seen_ns;
+                x->seq = o->seq;
+            }
+        }
+    }
+    SWAP_IN(m->holders, m->cap_holders, m->n_holders, a->holders,
+            a->cap_holders, a->n_holders);
+}
+
+/* Applies the shards held after a tick that started at start and was
+ * answered at hi. Returns the number of shards led. */
+static int take_shards(struct odbc_leader__group_member_state *m,
+                       const struct answer *a, int64_t start, int64_t hi) {
+    int64_t until = start + m->ttl_ns - m->margin_ns + m->trust_extra_ns;
+    int led = 0, won = 0, lost = 0, released = 0;
+
+    for (uint32_t s = 0; s < m->shards; s++) {
+        int64_t t = a->got[s];
+
+        m->vacant_ns[s] =
+            a->vacant[s] ? (m->vacant_ns[s] != 0 ? m->vacant_ns[s] : hi) : 0;
+        if (t == 0) {
+            if (m->rep[s])
+                stop(m, s);
+            if (m->held[s] != 0 && !m->release[s]) {
+                /* lost: settled by settle_lost() once the members of
+                 * this answer are known */
+                lost++;
+                m->release[s] = LOST;
+                continue;
+            }
+            if (m->held[s] != 0)
+                released++;
+            m->held[s] = 0;
+            m->release[s] = 0;
+            continue;
+        }
+        if (m->held[s] != t) {
+            won++;
+            if (m->rep[s])
+                stop(m, s); /* another term of ours: report the change */
+        }
+        m->held[s] = t;
+        if (until <= hi) {
+            stop(m, s); /* a late answer: held, not trusted; renewed next */
+            continue;
+        }
+        trust(m, s, t, until);
+        report(m, s, 1, t);
+        led++;
+    }
+    if (won || lost || released)
+        odbc_leader__logf(&m->log, LOG_NOTICE,
+                          "leading %d of %u shards: took %d, released %d, "
+                          "lost %d",
+                          led, (unsigned)m->shards, won, released, lost);
+    return led;
+}
+
+/*
+ * After an answer and the assignment it led to: each shard this answer
+ * showed lost (held here before, renewed by nobody: its row expired in a
+ * pause of this member's ticks, or another took it). Its row may still
+ * be this incarnation's, expired. Then nobody else takes it while this
+ * member lives: a taker waits for its holder's renewals to stand still,
+ * and this member renews its other rows. So a lost shard the assignment
+ * gives to this member is taken back (its own expired row, in a new
+ * term: held 0 puts it in the next take list), and one it gives to
+ * another member is released in the term it was held in (a row another
+ * took since has a later term and stays as it is).
+ */
+static void settle_lost(struct odbc_leader__group_member_state *m) {
+    for (uint32_t s = 0; s < m->shards; s++) {
+        if (m->release[s] != LOST)
+            continue;
+        if (assigned_here(m, s)) {
+            m->held[s] = 0;
+            m->release[s] = 0;
+        } else {
+            m->release[s] = 1;
+        }
+    }
+}
+
+/* ---- the tick ---- */
+
+/* After a failure at now: a lost connection is reopened after a backoff. */
+static int failed(struct odbc_leader__group_member_state *m, int rc,
+                  int64_t now) {
+    if (odbc_leader__error_drops_connection(rc)) {
+        if (m->connected)
+            m->ops->disconnect(m->port);
+        m->connected = 0;
+        m->backoff_ns = m->backoff_ns == 0 ? BACKOFF_MIN_NS : 2 * m->backoff_ns;
+        if (m->backoff_ns > m->renew_ns)
+            m->backoff_ns = m->renew_ns;
+        m->reconnect_at_ns = now + m->backoff_ns;
+        m->next_ns = m->reconnect_at_ns;
+    } else {
+        m->next_ns = now + m->renew_ns;
+    }
+    return rc;
+}
+
+/* The delay until the next useful tick (next_ns: the next renewal or an
+ * earlier moment of next_useful()), or earlier when a led shard's window
+ * ends first. */
+static uint32_t delay_ms(const struct odbc_leader__group_member_state *m,
+                         int64_t now) {
+    int64_t next = m->next_ns;
+
+    for (uint32_t s = 0; s < m->shards; s++) {
+        int64_t u = atomic_load_explicit(&m->until[s], memory_order_relaxed);
+
+        if (u != 0 && u < next)
+            next = u;
+    }
+    return next <= now ? 0
+                       : (uint32_t)((next - now + NS_PER_MS - 1) / NS_PER_MS);
+}
+
+/* 1 when the assignment gives this member a shard it does not hold and is
+ * not releasing: the next tick has something to take. */
+static int has_takes(const struct odbc_leader__group_member_state *m) {
+    if (!m->assigned || m->self < 0)
+        return 0;
+    for (uint32_t s = 0; s < m->shards; s++) {
+        if (assigned_here(m, s) && m->held[s] == 0 && !m->release[s])
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * The time of the next tick after one answered at hi: the next renewal
+ * (next), or sooner when a tick then can do more than renew. Right away
+ * when the live members just changed and the new assignment gives this
+ * member shards to take; else at the first watch that ends before next:
+ * a member whose heartbeat stopped turns dead one TTL after it was last
+ * seen moving, a holder whose renew_seq stopped can be offered as dead one
+ * TTL after that, so waking then (not at the renewal after it) takes a
+ * crashed member's shards up to one renew interval sooner. Each deadline
+ * wakes one tick at most: once passed, it is no longer after hi.
+ */
+static int64_t next_useful(const struct odbc_leader__group_member_state *m,
+                           int changed, int64_t hi, int64_t next) {
+    if (changed && has_takes(m))
+        return hi;
+    for (size_t i = 0; i < m->n_members; i++) {
+        int64_t d = m->members[i].beat_seen_ns + m->ttl_ns;
+
+        if ((int)i != m->self && m->members[i].live && d > hi && d < next)
+            next = d;
+    }
+    for (size_t i = 0; i < m->n_holders; i++) {
+        int64_t d = m->holders[i].seq_seen_ns + m->ttl_ns;
+
+        if (m->holders[i].inc != m->inc && d > hi && d < next)
+            next = d;
+    }
+    return next;
+}
+
+/* Runs one tick statement and applies its answer. Returns the shards led
+ * or a negative error. */
+static int run_tick(struct odbc_leader__group_member_state *m) {
+    struct odbc_leader__group_args args;
+    struct answer a;
+    int64_t start, hi;
+    int rc, changed;
+
+    memset(&a, 0, sizeof(a));
+    a.m = m;
+    a.got = calloc(m->shards, sizeof(*a.got));
+    a.vacant = calloc(m->shards, 1);
+    start = m->now_ns(m->clock_ctx);
+    plan_releases(m, start);
+    rc = a.got == NULL || a.vacant == NULL ? ODBC_LEADER_ENOMEM
+                                           : build_lists(m, start);
+    if (rc < 0)
+        goto done;
+    memset(&args, 0, sizeof(args));
+    args.inc = m->inc;
+    args.seq = ++m->seq;
+    args.shards = m->shards;
+    args.take = m->take.p;
+    args.release = m->rel.p;
+    args.dead = m->dead.p;
+    rc = m->ops->tick(m->port, &args, answer_row, &a);
+    hi = m->now_ns(m->clock_ctx);
+    if (rc < 0) {
+        rc = failed(m, rc, hi);
+        goto done;
+    }
+    if (a.bad) {
+        /* members that disagree on the size: nothing here is trusted */
+        odbc_leader__logf(&m->log, LOG_ERR,
+                          "group tick: %d rows name a shard outside 0..%u: "
+                          "the group has more shards than LeaderShards says",
+                          a.bad, (unsigned)m->shards - 1);
+        rc = failed(m, ODBC_LEADER_ECONFIG, hi);
+        goto done;
+    }
+    m->backoff_ns = 0;
+    m->next_ns = start + m->renew_ns;
+    rc = take_shards(m, &a, start, hi);
+    take_holders(m, &a, hi);
+    changed = take_members(m, &a, hi);
+    if (changed < 0)
+        rc = changed;
+    else if ((changed || !m->assigned) && m->self >= 0) {
+        int r = assign(m);
+
+        if (r < 0)
+            rc = r;
+    }
+    settle_lost(m);
+    m->answers++;
+    if (changed >= 0)
+        m->next_ns = next_useful(m, changed, hi, m->next_ns);
+done:
+    free(a.got);
+    free(a.vacant);
+    free(a.members);
+    free(a.holders);
+    return rc;
+}
+
+int odbc_leader__group_member_tick(struct odbc_leader__group_member_state *m,
+                                   uint32_t *next_tick_ms) {
+    int64_t now = m->now_ns(m->clock_ctx);
+    int rc = 0;
+
+    if (!m->connected && now < m->reconnect_at_ns) {
+        plan_releases(m, now);
+        rc = ODBC_LEADER_EBACKOFF;
+    } else if (!m->connected) {
+        rc = m->ops->connect(m->port, NULL, 0);
+        if (rc < 0)
+            rc = failed(m, rc, m->now_ns(m->clock_ctx));
+        else
+            m->connected = 1;
+    }
+    if (rc == 0)
+        rc = run_tick(m);
+    if (next_tick_ms != NULL)
+        *next_tick_ms = delay_ms(m, m->now_ns(m->clock_ctx));
+    return rc;
+}
+
+void odbc_leader__group_member_leave(
+    struct odbc_leader__group_member_state *m) {
+    int rc;
+
+    for (uint32_t s = 0; s < m->shards; s++) {
+        if (m->rep[s])
+            stop(m, s);
+    }
+    if (!m->connected)
+        return;
+    rc = m->ops->leave(m->port, m->inc);
+    if (rc < 0)
+        odbc_leader__logf(&m->log, LOG_WARNING,
+                          "leaving the group failed (%s): its shards move "
+                          "when their leases expire",
+                          odbc_leader_strerror(rc));
+    else
+        odbc_leader__logf(&m->log, LOG_INFO, "left the group");
+    m->ops->disconnect(m->port);
+    m->connected = 0;
+}
