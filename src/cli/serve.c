@@ -305,7 +305,7 @@ static int run_daemon(struct odbc_leader__serve *sv, const struct addrinfo *ai,
 static void serve_free(struct odbc_leader__serve *sv) {
     odbc_leader_destroy(sv->h);
     for (size_t i = 0; sv->ns != NULL && i < sv->n; i++)
-        odbc_leader__serve_tally_free(&sv->ns[i]);
+        odbc_leader__serve_metrics_free(&sv->ns[i]);
     free(sv->ns);
     free(sv->default_ns);
     odbc_leader__serve_secrets_free(sv);
@@ -319,6 +319,7 @@ int odbc_leader__cli_serve(struct odbc_leader__cli *c, int argc, char **argv) {
 
     memset(&sv, 0, sizeof(sv));
     sv.cli = c;
+    sv.start_ns = odbc_leader__now_ns(NULL);
     sv.listen = DEFAULT_LISTEN;
     sv.ns = calloc(MAX_NAMESPACES, sizeof(*sv.ns));
     if (sv.ns == NULL) {

@@ -3,9 +3,9 @@
  * serve.h: the rooms of "odbc-leader serve" and what they share: the
  * daemon and its routes (serve.c), the database connection and the reads
  * of a namespace (serve_conn.c), /health/leader (health.c), /metrics
- * (serve_metrics.c), the JSON API (serve_api.c), the page (serve_page.c),
- * TLS and basic authentication (serve_auth.c). Only built with
- * libmicrohttpd; serve_stubs.c stands in without it.
+ * (serve_metrics.c, its counters serve_counters.c), the JSON API (serve_api.c),
+ * the page (serve_page.c), TLS and basic authentication (serve_auth.c). Only
+ * built with libmicrohttpd; serve_stubs.c stands in without it.
  */
 #ifndef ODBC_LEADER_CLI_SERVE_H
 #define ODBC_LEADER_CLI_SERVE_H
@@ -17,7 +17,8 @@
 /* serve's handles never create or upgrade the tables: it only reads. */
 #define ODBC_LEADER__SERVE_READ_ONLY ";LeaderCreateSchema=no"
 
-struct odbc_leader__serve_tally; /* serve_metrics.c */
+struct odbc_leader__serve_tally;    /* serve_metrics.c */
+struct odbc_leader__serve_counters; /* serve_counters.c */
 
 /* One namespace served. */
 struct odbc_leader__serve_ns {
@@ -26,14 +27,18 @@ struct odbc_leader__serve_ns {
     int64_t shards_at_ns; /* monotonic: when the shards were last read */
     unsigned long failed; /* failed reads since serve started: each
                              attempt, and finding no connection */
-    struct odbc_leader__serve_tally *tally; /* owned; NULL until /metrics
-                                               kept one */
+    struct odbc_leader__serve_tally *tally;       /* owned; NULL until /metrics
+                                                     kept one */
+    struct odbc_leader__serve_counters *counters; /* owned; NULL until
+                                                     /metrics kept them */
     char error[512]; /* why its last read failed, for the responses */
 };
 
 /* The state of serve. */
 struct odbc_leader__serve {
     struct odbc_leader__cli *cli;
+    int64_t start_ns; /* monotonic: when serve started (its counters
+                         count from then) */
     /* The one connection every namespace is read on (a handle that never
      * ticks, pointed at each namespace in turn: the daemon runs one request
      * at a time). NULL until opened, and after a failed read. */
@@ -124,8 +129,37 @@ enum MHD_Result odbc_leader__serve_health(struct odbc_leader__serve *sv,
 enum MHD_Result odbc_leader__serve_metrics(struct odbc_leader__serve *sv,
                                            struct MHD_Connection *conn);
 
-/* Frees the tally /metrics keeps of ns (NULL is fine). */
-void odbc_leader__serve_tally_free(struct odbc_leader__serve_ns *ns);
+/* Frees what /metrics keeps of ns: its tally and its counters. */
+void odbc_leader__serve_metrics_free(struct odbc_leader__serve_ns *ns);
+
+/* ---- serve_counters.c: the counters of /metrics ---- */
+
+/* Returns new counters, all 0 (the caller frees them), or NULL. */
+struct odbc_leader__serve_counters *odbc_leader__serve_counters_new(void);
+
+/* Frees c; NULL is fine. */
+void odbc_leader__serve_counters_free(struct odbc_leader__serve_counters *c);
+
+/* Counts the fires of the ledger l (every job, any order; borrowed) that
+ * finished since the read before, for a serve that has run run_ms. Returns
+ * 0, or -1 when out of memory (then nothing is counted). */
+int odbc_leader__serve_counters_fires(struct odbc_leader__serve_counters *c,
+                                      const struct odbc_leader__fire_list *l,
+                                      int64_t run_ms);
+
+/* Counts the terms of the election log l that began or ended since the
+ * read before; sorts l by term (it stays the caller's). Returns 0, or -1
+ * when out of memory (then nothing is counted). */
+int odbc_leader__serve_counters_terms(struct odbc_leader__serve_counters *c,
+                                      struct odbc_leader__election_list *l,
+                                      int64_t run_ms);
+
+/* Writes the counter families of every namespace of sv: of fires when
+ * fires is set, else of terms (odbc_leader_terms_ended_total,
+ * odbc_leader_takeovers_total). */
+void odbc_leader__serve_counters_prom(FILE *f,
+                                      const struct odbc_leader__serve *sv,
+                                      int fires);
 
 /* ---- serve_api.c: GET /api/v1/... ---- */
 
