@@ -3,9 +3,10 @@
  * serve.h: the rooms of "odbc-leader serve" and what they share: the
  * daemon and its routes (serve.c), the database connection and the reads
  * of a namespace (serve_conn.c), /health/leader (health.c), /metrics
- * (serve_metrics.c, its counters serve_counters.c), the JSON API (serve_api.c),
- * the page (serve_page.c), TLS and basic authentication (serve_auth.c). Only
- * built with libmicrohttpd; serve_stubs.c stands in without it.
+ * (serve_metrics.c, its counters serve_counters.c), the JSON API
+ * (serve_api.c), the page (serve_page.c), TLS and basic authentication
+ * (serve_auth.c). Only built with libmicrohttpd; serve_stubs.c stands in
+ * without it.
  */
 #ifndef ODBC_LEADER_CLI_SERVE_H
 #define ODBC_LEADER_CLI_SERVE_H

@@ -10,6 +10,11 @@
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
+/* The limits as they stand in the text. */
+#define CONNS STR(ODBC_LEADER__HTTPD_CONN_LIMIT)
+#define SILENCE STR(ODBC_LEADER__HTTPD_TIMEOUT_S)
+#define SERVE_KIB STR(ODBC_LEADER__HTTPD_SERVE_KIB)
+#define HEALTH_KIB STR(ODBC_LEADER__HTTPD_HEALTH_KIB)
 
 /* The help; the limits stand inside its lines. */
 /* clang-format off */
@@ -48,15 +53,15 @@ const char odbc_leader__serve_help[] =
     "                        the newest N terms of the election log, who led\n"
     "                        when (default 100, at most 10000)\n"
     "\n"
-    "Limits (the same for run --health-listen, with " STR(ODBC_LEADER__HTTPD_HEALTH_KIB)
+    "Limits (the same for run --health-listen, with " HEALTH_KIB
     " KiB a request):\n"
-    "  at most " STR(ODBC_LEADER__HTTPD_CONN_LIMIT) " connections at once, all clients together (fewer\n"
+    "  at most " CONNS " connections at once, all clients together (fewer\n"
     "  when the hard limit of open files is too low: said at start; the soft\n"
     "  one is raised to fit); past them a new connection waits in the\n"
     "  kernel's listen queue (net.core.somaxconn) until one closes. A\n"
-    "  connection silent for " STR(ODBC_LEADER__HTTPD_TIMEOUT_S) " s, in a request or between two, is\n"
+    "  connection silent for " SILENCE " s, in a request or between two, is\n"
     "  closed without an answer; a request's line and headers may take\n"
-    "  " STR(ODBC_LEADER__HTTPD_SERVE_KIB) " KiB (431 or 414 past it).\n"
+    "  " SERVE_KIB " KiB (431 or 414 past it).\n"
     "\n"
     "It reads every namespace on one database connection, and starts only\n"
     "when it can open it and read the tables; later outages answer 503 (and\n"
