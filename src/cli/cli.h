@@ -18,6 +18,8 @@
 
 #include "odbc_leader.h"
 
+struct odbc_leader__config; /* config.h */
+
 /* Exit codes of our own, next to <sysexits.h>. Documented in --help and
  * in odbc-leader(1); never change their meaning. */
 enum odbc_leader__cli_exit {
@@ -79,7 +81,30 @@ enum odbc_leader__cli_longonly {
     "                        errors go to both\n"                              \
     "  -h, --help            this help\n"
 
-/* ---- common.c ---- */
+/* ---- options.c: the command line of a subcommand ---- */
+
+/* What follows a subcommand's options. */
+enum odbc_leader__cli_operands {
+    ODBC_LEADER__CLI_NO_OPERANDS, /* nothing: an operand is a usage error */
+    ODBC_LEADER__CLI_CMD,         /* a CMD (run): options stop at the first
+                                     operand, and one is needed */
+};
+
+/* A subcommand's command line, as odbc_leader__cli_parse reads it. */
+struct odbc_leader__cli_cmdline {
+    const char *subcmd;            /* its name, for messages */
+    const char *help;              /* its --help text */
+    const char *shortopts;         /* its own short letters; NULL = none */
+    const struct option *longopts; /* its own long options, ended by a
+                                      zeroed entry; NULL = none */
+    /* Takes one of its own options (opt as getopt_long returns it; arg
+     * borrowed from argv). Returns 0, or an exit code after a message
+     * (odbc_leader__cli_usage). NULL when it has no options of its own. */
+    int (*opt)(struct odbc_leader__cli *c, void *ctx, int opt, const char *arg);
+    void *ctx;                               /* opt's, borrowed */
+    enum odbc_leader__cli_operands operands; /* what may follow */
+    int see_ns; /* opt also sees each -n, after the common handling */
+};
 
 /* Handles a common option letter (see ODBC_LEADER__CLI_SHORTOPTS).
  * Returns 1 when opt was one, 0 when it is not a common option, or
@@ -89,6 +114,20 @@ int odbc_leader__cli_common_opt(struct odbc_leader__cli *c, int opt,
 
 /* Resets getopt for parsing argv of a subcommand from index 1. */
 void odbc_leader__cli_getopt_reset(void);
+
+/*
+ * Reads a subcommand's argv (from index 1, after
+ * odbc_leader__cli_getopt_reset): the common options into c, its own
+ * through cl->opt. Prints cl->help when -h was given. Returns 0 (optind
+ * then indexes the operands: run's CMD), ODBC_LEADER__CLI_HELP after the
+ * help, or an exit code after a message (EX_USAGE for a bad option or
+ * operand). cl is borrowed; argv's strings stay the caller's.
+ */
+int odbc_leader__cli_parse(struct odbc_leader__cli *c,
+                           const struct odbc_leader__cli_cmdline *cl, int argc,
+                           char **argv);
+
+/* ---- common.c ---- */
 
 /* Prints "odbc-leader: SUBCMD: msg" on stderr (clearing a status line)
  * and returns EX_USAGE after a hint to use --help. */
@@ -116,6 +155,13 @@ void odbc_leader__cli_msg(struct odbc_leader__cli *c, int level,
  */
 int odbc_leader__cli_config(struct odbc_leader__cli *c, const char *extra,
                             char **out);
+
+/* Parses the configuration of c plus extra (as odbc_leader__cli_config
+ * builds it) into *cfg, which the caller frees with
+ * odbc_leader__config_free (zeroed after a failure). Returns 0 or an exit
+ * code after a message. */
+int odbc_leader__cli_config_parse(struct odbc_leader__cli *c, const char *extra,
+                                  struct odbc_leader__config *cfg);
 
 /* Appends ";key=value" to *s (reallocated; the caller owns it), bracing
  * the value when it holds ';', '{' or '}' or edge blanks. Returns 0, or
@@ -159,9 +205,6 @@ int odbc_leader__cli_duration(const char *s, int64_t *ms);
  * sigs. Returns the signal number, or 0 on timeout. */
 int odbc_leader__cli_wait_signal(const sigset_t *sigs, int64_t timeout_ms);
 
-/* Writes s as a JSON string literal (with quotes) to f. */
-void odbc_leader__cli_json_string(FILE *f, const char *s);
-
 /* Makes room for one more element of size bytes in the array v of *cap
  * elements, n of them used: reallocates it twice as large (64 at first)
  * when full. Returns the array to use from now on (v itself when there
@@ -169,10 +212,49 @@ void odbc_leader__cli_json_string(FILE *f, const char *s);
  * caller's, as is what it returns. */
 void *odbc_leader__cli_grow(void *v, size_t *cap, size_t n, size_t size);
 
-/* Writes s escaped as a Prometheus label value (no quotes) to f. */
-void odbc_leader__cli_prom_label(FILE *f, const char *s);
+/* ---- format.c: values for people and programs ---- */
 
-/* ---- status.c: a namespace's state, shared with serve.c ---- */
+/* Writes epoch ms as "YYYY-MM-DD HH:MM:SS.mmm" (UTC) into buf (32 bytes
+ * are enough). Returns buf. */
+const char *odbc_leader__cli_utc(int64_t ms, char *buf, size_t len);
+
+/* Writes s as a JSON string literal (with quotes) to f. */
+void odbc_leader__cli_json_string(FILE *f, const char *s);
+
+/* ---- history.c: fires and terms, kept and written as JSON ---- */
+
+/* Fires read from a ledger, in ledger order (oldest fire first). */
+struct odbc_leader__fire_list {
+    struct odbc_leader_fire *v; /* owned */
+    size_t n, cap;
+    int nomem; /* a copy failed: the list is incomplete */
+};
+
+/* odbc_leader_list_fires callback: appends a copy of f to the
+ * struct odbc_leader__fire_list in ctx (sets nomem when out of memory). */
+void odbc_leader__cli_keep_fire(void *ctx, const struct odbc_leader_fire *f);
+
+/* Writes fire f as one JSON object (no newline) to out. */
+void odbc_leader__cli_fire_json(FILE *out, const struct odbc_leader_fire *f);
+
+/* Terms read from an election log, oldest first. */
+struct odbc_leader__election_list {
+    struct odbc_leader_election *v; /* owned */
+    size_t n, cap;
+    int nomem; /* a copy failed: the list is incomplete */
+};
+
+/* odbc_leader_list_elections callback: appends a copy of e to the
+ * struct odbc_leader__election_list in ctx (sets nomem when out of
+ * memory). */
+void odbc_leader__cli_keep_election(void *ctx,
+                                    const struct odbc_leader_election *e);
+
+/* Writes term e as one JSON object (no newline) to out. */
+void odbc_leader__cli_election_json(FILE *out,
+                                    const struct odbc_leader_election *e);
+
+/* ---- snapshot.c: a namespace's state (status, serve) ---- */
 
 /* The namespace as read from the database, in database time. */
 struct odbc_leader__snapshot {
@@ -211,6 +293,8 @@ void odbc_leader__cli_snapshot_free(struct odbc_leader__snapshot *s);
 void odbc_leader__cli_snapshot_json(FILE *f,
                                     const struct odbc_leader__snapshot *s);
 
+/* ---- snapshot_metrics.c: a snapshot's metric families ---- */
+
 /* Writes the n snapshots s[] as Prometheus text (format 0.0.4), each
  * family's HELP and TYPE once; with candidates set, also each live
  * candidate's heartbeat age. */
@@ -218,44 +302,54 @@ void odbc_leader__cli_snapshot_prom(FILE *f,
                                     const struct odbc_leader__snapshot *s,
                                     size_t n, int candidates);
 
-/* ---- fires.c ---- */
+/* ---- prom.c: the Prometheus text writer ---- */
 
-/* Fires read from a ledger, in ledger order (oldest fire first). */
-struct odbc_leader__fire_list {
-    struct odbc_leader_fire *v; /* owned */
-    size_t n, cap;
-    int nomem; /* a copy failed: the list is incomplete */
+/* Labels of a family besides its namespace's, at most. */
+#define ODBC_LEADER__PROM_LABELS 3
+
+enum odbc_leader__prom_type {
+    ODBC_LEADER__PROM_GAUGE,
+    ODBC_LEADER__PROM_COUNTER,
 };
 
-/* odbc_leader_list_fires callback: appends a copy of f to the
- * struct odbc_leader__fire_list in ctx (sets nomem when out of memory). */
-void odbc_leader__cli_keep_fire(void *ctx, const struct odbc_leader_fire *f);
-
-/* Writes fire f as one JSON object (no newline) to out. */
-void odbc_leader__cli_fire_json(FILE *out, const struct odbc_leader_fire *f);
-
-/* Writes epoch ms as "YYYY-MM-DD HH:MM:SS.mmm" (UTC) into buf (32 bytes
- * are enough). Returns buf. */
-const char *odbc_leader__cli_utc(int64_t ms, char *buf, size_t len);
-
-/* ---- elections.c ---- */
-
-/* Terms read from an election log, oldest first. */
-struct odbc_leader__election_list {
-    struct odbc_leader_election *v; /* owned */
-    size_t n, cap;
-    int nomem; /* a copy failed: the list is incomplete */
+/* The labels a family gives the namespace's name (flags). */
+enum odbc_leader__prom_ns {
+    ODBC_LEADER__PROM_NS_NEW = 1, /* leader_namespace */
+    ODBC_LEADER__PROM_NS_OLD = 2, /* namespace (deprecated: Kubernetes
+                                     service discovery sets it on targets) */
 };
 
-/* odbc_leader_list_elections callback: appends a copy of e to the
- * struct odbc_leader__election_list in ctx (sets nomem when out of
- * memory). */
-void odbc_leader__cli_keep_election(void *ctx,
-                                    const struct odbc_leader_election *e);
+/* A metric family: every sample carries the namespace labels of ns (none
+ * when 0), then one value for each name of labels. */
+struct odbc_leader__prom_family {
+    const char *name;
+    enum odbc_leader__prom_type type;
+    const char *help;
+    unsigned ns; /* enum odbc_leader__prom_ns flags */
+    const char *labels[ODBC_LEADER__PROM_LABELS]; /* further label names, in
+                                                     order; NULL after the
+                                                     last */
+};
 
-/* Writes term e as one JSON object (no newline) to out. */
-void odbc_leader__cli_election_json(FILE *out,
-                                    const struct odbc_leader_election *e);
+/* Writes the HELP and TYPE lines of m (once, before its samples). */
+void odbc_leader__prom_head(FILE *f, const struct odbc_leader__prom_family *m);
+
+/* Writes a sample of m with value v: ns is the namespace (unused when
+ * m->ns is 0), values[i] the value of m->labels[i] (NULL when m has no
+ * further labels). Label values are escaped; all is borrowed. */
+void odbc_leader__prom_int(FILE *f, const struct odbc_leader__prom_family *m,
+                           const char *ns, const char *const *values,
+                           int64_t v);
+
+/* Like odbc_leader__prom_int, with ms milliseconds written as seconds. */
+void odbc_leader__prom_ms(FILE *f, const struct odbc_leader__prom_family *m,
+                          const char *ns, const char *const *values,
+                          int64_t ms);
+
+/* Like odbc_leader__prom_int, with nanos nanoseconds written as seconds. */
+void odbc_leader__prom_nanos(FILE *f, const struct odbc_leader__prom_family *m,
+                             const char *ns, const char *const *values,
+                             int64_t nanos);
 
 /* ---- http.c: request parsing of serve (tests/fuzz/fuzz_serve.c) ---- */
 
@@ -295,7 +389,13 @@ int odbc_leader__http_user_line(char *line, char **name, char **hash);
 /* Writes s to f with < > & " ' as HTML entities. */
 void odbc_leader__http_html(FILE *f, const char *s);
 
-/* ---- serve.c: the health check of run --health-listen ---- */
+/* ---- serve_help.c ---- */
+
+/* The text of "odbc-leader serve --help". */
+extern const char odbc_leader__serve_help[];
+
+/* ---- health.c: the health check of run --health-listen (serve_stubs.c
+ * without libmicrohttpd) ---- */
 
 struct odbc_leader__health;
 
@@ -376,8 +476,7 @@ int odbc_leader__wd_done(struct odbc_leader__wd *w, int *status, int *flags);
 void odbc_leader__wd_destroy(struct odbc_leader__wd *w);
 
 /* ---- subcommands: each returns the process exit code ---- */
-/* Each lives in src/cli/NAME.c (resign.c, status.c, ...); fence shares
- * schema.c, demo_job demo.c. */
+/* Each lives in src/cli/NAME.c (resign.c, status.c, fence.c, ...). */
 
 int odbc_leader__cli_run(struct odbc_leader__cli *c, int argc, char **argv);
 int odbc_leader__cli_status(struct odbc_leader__cli *c, int argc, char **argv);

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * common.c: what the subcommands of odbc-leader share: the common options,
- * building the connection string (options, environment, per-user SQLite
- * default), opening a handle with a useful error, the log callback and the
- * status line on stderr, durations, clocks, signal waits, and escaping for
- * JSON and Prometheus output.
+ * common.c: what the subcommands of odbc-leader share beyond their command
+ * line (options.c): building the connection string (options, environment,
+ * per-user SQLite default), opening a handle with a useful error, exit
+ * codes, the log callback, messages and the status line on stderr,
+ * durations, signal waits and growing arrays.
  */
 #include <build_config.h>
 
@@ -21,51 +21,6 @@
 #include "cli.h"
 #include "clock.h"
 #include "config.h"
-
-int odbc_leader__cli_common_opt(struct odbc_leader__cli *c, int opt,
-                                const char *arg) {
-    switch (opt) {
-    case 'd':
-    case 'C':
-        if (arg[0] == '\0') {
-            odbc_leader__cli_err(c, "-%c needs a non-empty value", opt);
-            return EX_USAGE;
-        }
-        if (opt == 'd')
-            c->dsn = arg;
-        else
-            c->connect = arg;
-        return 1;
-    case 'n':
-        if (!odbc_leader__valid_name(arg)) {
-            odbc_leader__cli_err(c,
-                                 "invalid namespace \"%s\": 1-128 bytes of "
-                                 "A-Z a-z 0-9 . _ - : / @",
-                                 arg);
-            return EX_USAGE;
-        }
-        c->ns = arg;
-        return 1;
-    case 'v':
-        c->verbose++;
-        return 1;
-    case ODBC_LEADER__CLI_OPT_SYSLOG:
-        if (!c->syslog)
-            openlog("odbc-leader", LOG_PID, LOG_DAEMON);
-        c->syslog = 1;
-        return 1;
-    case 'h':
-        c->help = 1;
-        return 1;
-    default:
-        return 0;
-    }
-}
-
-void odbc_leader__cli_getopt_reset(void) {
-    optind = 0; /* GNU: reinitialise and start again at argv[1] */
-    opterr = 1;
-}
 
 void odbc_leader__cli_clear_line(struct odbc_leader__cli *c) {
     if (!c->status_line)
@@ -340,6 +295,25 @@ nomem:
     return EX_OSERR;
 }
 
+int odbc_leader__cli_config_parse(struct odbc_leader__cli *c, const char *extra,
+                                  struct odbc_leader__config *cfg) {
+    char err[512] = "";
+    char *conf = NULL;
+    int rc = odbc_leader__cli_config(c, extra, &conf);
+
+    memset(cfg, 0, sizeof(*cfg));
+    if (rc != 0)
+        return rc;
+    rc = odbc_leader__config_parse(conf, cfg, err, sizeof(err));
+    free(conf);
+    if (rc < 0) {
+        memset(cfg, 0, sizeof(*cfg));
+        odbc_leader__cli_err(c, "%s", err);
+        return odbc_leader__cli_exit_code(rc);
+    }
+    return 0;
+}
+
 void *odbc_leader__cli_grow(void *v, size_t *cap, size_t n, size_t size) {
     size_t want = *cap != 0 ? 2 * *cap : 64;
     void *p;
@@ -486,32 +460,4 @@ int odbc_leader__cli_wait_signal(const sigset_t *sigs, int64_t timeout_ms) {
     ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000L;
     sig = sigtimedwait(sigs, NULL, &ts);
     return sig > 0 ? sig : 0;
-}
-
-void odbc_leader__cli_json_string(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; *s != '\0'; s++) {
-        unsigned char ch = (unsigned char)*s;
-
-        if (ch == '"' || ch == '\\')
-            fprintf(f, "\\%c", ch);
-        else if (ch == '\n')
-            fputs("\\n", f);
-        else if (ch < 0x20)
-            fprintf(f, "\\u%04x", ch);
-        else
-            fputc(ch, f);
-    }
-    fputc('"', f);
-}
-
-void odbc_leader__cli_prom_label(FILE *f, const char *s) {
-    for (; *s != '\0'; s++) {
-        if (*s == '\\' || *s == '"')
-            fprintf(f, "\\%c", *s);
-        else if (*s == '\n')
-            fputs("\\n", f);
-        else
-            fputc(*s, f);
-    }
 }

@@ -42,22 +42,6 @@ static const char elections_help[] =
     "  odbc-leader elections -d sched -n report\n"
     "  odbc-leader elections -d sched -n report --json --limit 10\n";
 
-void odbc_leader__cli_keep_election(void *ctx,
-                                    const struct odbc_leader_election *e) {
-    struct odbc_leader__election_list *l = ctx;
-    struct odbc_leader_election *v;
-
-    if (l->nomem)
-        return;
-    v = odbc_leader__cli_grow(l->v, &l->cap, l->n, sizeof(*v));
-    if (v == NULL) {
-        l->nomem = 1;
-        return;
-    }
-    l->v = v;
-    l->v[l->n++] = *e;
-}
-
 /* Prints one term as a table row. */
 static void print_row(const struct odbc_leader_election *e) {
     char started[32], ended[32], how[160], lasted[32];
@@ -81,68 +65,44 @@ static void print_row(const struct odbc_leader_election *e) {
            started, ended, how, lasted);
 }
 
-void odbc_leader__cli_election_json(FILE *out,
-                                    const struct odbc_leader_election *e) {
-    fprintf(out, "{\"term\":%" PRId64 ",\"leader_id\":", e->term);
-    odbc_leader__cli_json_string(out, e->leader_id);
-    fprintf(out, ",\"started_at_ms\":%" PRId64, e->started_at_ms);
-    if (e->ended_at_ms != 0)
-        fprintf(out, ",\"ended_at_ms\":%" PRId64 ",\"duration_ms\":%" PRId64,
-                e->ended_at_ms, e->ended_at_ms - e->started_at_ms);
-    else
-        fputs(",\"ended_at_ms\":null,\"duration_ms\":null", out);
-    fputs(",\"ended_how\":", out);
-    if (e->ended_how[0] != '\0')
-        odbc_leader__cli_json_string(out, e->ended_how);
-    else
-        fputs("null", out);
-    fputs(",\"handed_to\":", out);
-    if (e->handed_to[0] != '\0')
-        odbc_leader__cli_json_string(out, e->handed_to);
-    else
-        fputs("null", out);
-    fputc('}', out);
+/* Takes one of elections' options into the struct elections_opts ctx.
+ * Returns 0 or EX_USAGE after a message. */
+static int elections_opt(struct odbc_leader__cli *c, void *ctx, int opt,
+                         const char *arg) {
+    struct elections_opts *o = ctx;
+    char *end;
+
+    if (opt == 'j') {
+        o->json = 1;
+        return 0;
+    }
+    if (opt != 'L')
+        return odbc_leader__cli_usage(c, "elections", NULL);
+    o->limit = strtol(arg, &end, 10);
+    if (end == arg || *end != '\0' || o->limit < 0)
+        return odbc_leader__cli_usage(c, "elections", "invalid --limit \"%s\"",
+                                      arg);
+    return 0;
 }
 
 /* Parses the options. Returns 0, ODBC_LEADER__CLI_HELP or EX_USAGE. */
 static int parse_elections(struct odbc_leader__cli *c, int argc, char **argv,
                            struct elections_opts *o) {
     static const struct option opts[] = {
-        ODBC_LEADER__CLI_LONGOPTS,
         {"json", no_argument, NULL, 'j'},
         {"limit", required_argument, NULL, 'L'},
         {NULL, 0, NULL, 0},
     };
-    int opt, rc;
-    char *end;
+    const struct odbc_leader__cli_cmdline cl = {
+        .subcmd = "elections",
+        .help = elections_help,
+        .longopts = opts,
+        .opt = elections_opt,
+        .ctx = o,
+        .operands = ODBC_LEADER__CLI_NO_OPERANDS,
+    };
 
-    for (opt = getopt_long(argc, argv, ODBC_LEADER__CLI_SHORTOPTS, opts, NULL);
-         opt != -1; opt = getopt_long(argc, argv, ODBC_LEADER__CLI_SHORTOPTS,
-                                      opts, NULL)) {
-        rc = odbc_leader__cli_common_opt(c, opt, optarg);
-        if (rc == 1)
-            continue;
-        if (rc != 0)
-            return EX_USAGE;
-        if (opt == 'j') {
-            o->json = 1;
-        } else if (opt == 'L') {
-            o->limit = strtol(optarg, &end, 10);
-            if (end == optarg || *end != '\0' || o->limit < 0)
-                return odbc_leader__cli_usage(c, "elections",
-                                              "invalid --limit \"%s\"", optarg);
-        } else {
-            return odbc_leader__cli_usage(c, "elections", NULL);
-        }
-    }
-    if (c->help) {
-        fputs(elections_help, stdout);
-        return ODBC_LEADER__CLI_HELP;
-    }
-    if (optind < argc)
-        return odbc_leader__cli_usage(
-            c, "elections", "unexpected argument \"%s\"", argv[optind]);
-    return 0;
+    return odbc_leader__cli_parse(c, &cl, argc, argv);
 }
 
 int odbc_leader__cli_elections(struct odbc_leader__cli *c, int argc,

@@ -43,32 +43,6 @@ static const char fires_help[] =
     "  odbc-leader fires -d sched -n report\n"
     "  odbc-leader fires -d sched -n report --job report --json\n";
 
-void odbc_leader__cli_keep_fire(void *ctx, const struct odbc_leader_fire *f) {
-    struct odbc_leader__fire_list *l = ctx;
-    struct odbc_leader_fire *v;
-
-    if (l->nomem)
-        return;
-    v = odbc_leader__cli_grow(l->v, &l->cap, l->n, sizeof(*v));
-    if (v == NULL) {
-        l->nomem = 1;
-        return;
-    }
-    l->v = v;
-    l->v[l->n++] = *f;
-}
-
-const char *odbc_leader__cli_utc(int64_t ms, char *buf, size_t len) {
-    time_t t = (time_t)(ms / 1000);
-    struct tm tm;
-    size_t n;
-
-    gmtime_r(&t, &tm);
-    n = strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
-    snprintf(buf + n, len - n, ".%03u", (unsigned)(ms % 1000) % 1000u);
-    return buf;
-}
-
 /* Prints one fire as a table row. */
 static void print_row(const struct odbc_leader_fire *f) {
     char fire[32], started[32], finished[32], status[16], dur[32];
@@ -93,73 +67,52 @@ static void print_row(const struct odbc_leader_fire *f) {
            fire, f->term, f->claimed_by, started, finished, status, dur);
 }
 
-void odbc_leader__cli_fire_json(FILE *out, const struct odbc_leader_fire *f) {
-    fputs("{\"job\":", out);
-    odbc_leader__cli_json_string(out, f->job);
-    fprintf(out,
-            ",\"fire_ms\":%" PRId64 ",\"term\":%" PRId64 ",\"claimed_by\":",
-            f->fire_ms, f->term);
-    odbc_leader__cli_json_string(out, f->claimed_by);
-    fprintf(out, ",\"claimed_at_ms\":%" PRId64, f->claimed_at_ms);
-    if (f->finished_at_ms != 0)
-        fprintf(out,
-                ",\"finished_at_ms\":%" PRId64 ",\"status\":%d,"
-                "\"duration_ms\":%" PRId64 "}",
-                f->finished_at_ms, f->status,
-                f->finished_at_ms - f->claimed_at_ms);
-    else
-        fputs(",\"finished_at_ms\":null,\"status\":null,"
-              "\"duration_ms\":null}",
-              out);
+/* Takes one of fires' options into the struct fires_opts ctx. Returns 0
+ * or EX_USAGE after a message. */
+static int fires_opt(struct odbc_leader__cli *c, void *ctx, int opt,
+                     const char *arg) {
+    struct fires_opts *o = ctx;
+    char *end;
+
+    if (opt == 'J' && !odbc_leader__valid_name(arg))
+        return odbc_leader__cli_usage(c, "fires",
+                                      "invalid --job \"%s\": 1-128 bytes "
+                                      "of A-Z a-z 0-9 . _ - : / @",
+                                      arg);
+    if (opt == 'J') {
+        o->job = arg;
+    } else if (opt == 'j') {
+        o->json = 1;
+    } else if (opt == 'L') {
+        o->limit = strtol(arg, &end, 10);
+        if (end == arg || *end != '\0' || o->limit < 0)
+            return odbc_leader__cli_usage(c, "fires", "invalid --limit \"%s\"",
+                                          arg);
+    } else {
+        return odbc_leader__cli_usage(c, "fires", NULL);
+    }
+    return 0;
 }
 
 /* Parses the options. Returns 0, ODBC_LEADER__CLI_HELP or EX_USAGE. */
 static int parse_fires(struct odbc_leader__cli *c, int argc, char **argv,
                        struct fires_opts *o) {
     static const struct option opts[] = {
-        ODBC_LEADER__CLI_LONGOPTS,
         {"job", required_argument, NULL, 'J'},
         {"json", no_argument, NULL, 'j'},
         {"limit", required_argument, NULL, 'L'},
         {NULL, 0, NULL, 0},
     };
-    int opt, rc;
-    char *end;
+    const struct odbc_leader__cli_cmdline cl = {
+        .subcmd = "fires",
+        .help = fires_help,
+        .longopts = opts,
+        .opt = fires_opt,
+        .ctx = o,
+        .operands = ODBC_LEADER__CLI_NO_OPERANDS,
+    };
 
-    for (opt = getopt_long(argc, argv, ODBC_LEADER__CLI_SHORTOPTS, opts, NULL);
-         opt != -1; opt = getopt_long(argc, argv, ODBC_LEADER__CLI_SHORTOPTS,
-                                      opts, NULL)) {
-        rc = odbc_leader__cli_common_opt(c, opt, optarg);
-        if (rc == 1)
-            continue;
-        if (rc != 0)
-            return EX_USAGE;
-        if (opt == 'J' && !odbc_leader__valid_name(optarg))
-            return odbc_leader__cli_usage(c, "fires",
-                                          "invalid --job \"%s\": 1-128 bytes "
-                                          "of A-Z a-z 0-9 . _ - : / @",
-                                          optarg);
-        if (opt == 'J') {
-            o->job = optarg;
-        } else if (opt == 'j') {
-            o->json = 1;
-        } else if (opt == 'L') {
-            o->limit = strtol(optarg, &end, 10);
-            if (end == optarg || *end != '\0' || o->limit < 0)
-                return odbc_leader__cli_usage(c, "fires",
-                                              "invalid --limit \"%s\"", optarg);
-        } else {
-            return odbc_leader__cli_usage(c, "fires", NULL);
-        }
-    }
-    if (c->help) {
-        fputs(fires_help, stdout);
-        return ODBC_LEADER__CLI_HELP;
-    }
-    if (optind < argc)
-        return odbc_leader__cli_usage(c, "fires", "unexpected argument \"%s\"",
-                                      argv[optind]);
-    return 0;
+    return odbc_leader__cli_parse(c, &cl, argc, argv);
 }
 
 int odbc_leader__cli_fires(struct odbc_leader__cli *c, int argc, char **argv) {

@@ -43,8 +43,10 @@ struct resign {
 };
 
 /* Handles one resign-specific option. Returns 0 or EX_USAGE. */
-static int resign_opt(struct odbc_leader__cli *c, struct resign *o, int opt,
+static int resign_opt(struct odbc_leader__cli *c, void *ctx, int opt,
                       const char *arg) {
+    struct resign *o = ctx;
+
     switch (opt) {
     case 'T':
         if (!odbc_leader__valid_name(arg))
@@ -69,33 +71,22 @@ static int resign_opt(struct odbc_leader__cli *c, struct resign *o, int opt,
 static int parse_resign(struct odbc_leader__cli *c, int argc, char **argv,
                         struct resign *o) {
     static const struct option opts[] = {
-        ODBC_LEADER__CLI_LONGOPTS,
         {"to", required_argument, NULL, 'T'},
         {"wait", no_argument, NULL, 'w'},
         {"timeout", required_argument, NULL, 'O'},
         {NULL, 0, NULL, 0},
     };
-    const char *shortopts = ODBC_LEADER__CLI_SHORTOPTS "w";
-    int opt, rc;
+    const struct odbc_leader__cli_cmdline cl = {
+        .subcmd = "resign",
+        .help = resign_help,
+        .shortopts = "w",
+        .longopts = opts,
+        .opt = resign_opt,
+        .ctx = o,
+        .operands = ODBC_LEADER__CLI_NO_OPERANDS,
+    };
 
-    for (opt = getopt_long(argc, argv, shortopts, opts, NULL); opt != -1;
-         opt = getopt_long(argc, argv, shortopts, opts, NULL)) {
-        rc = odbc_leader__cli_common_opt(c, opt, optarg);
-        if (rc == 0)
-            rc = resign_opt(c, o, opt, optarg);
-        else if (rc == 1)
-            rc = 0;
-        if (rc != 0)
-            return EX_USAGE;
-    }
-    if (c->help) {
-        fputs(resign_help, stdout);
-        return ODBC_LEADER__CLI_HELP;
-    }
-    if (optind < argc)
-        return odbc_leader__cli_usage(c, "resign", "unexpected argument \"%s\"",
-                                      argv[optind]);
-    return 0;
+    return odbc_leader__cli_parse(c, &cl, argc, argv);
 }
 
 /* Polls the lease until a term above old_term has a leader, or the

@@ -186,7 +186,11 @@ static int duration_opt(struct run *r, const char *name, const char *arg,
 }
 
 /* Handles one run-specific option. Returns 0 or EX_USAGE. */
-static int run_opt(struct run *r, int opt, const char *arg) {
+static int run_opt(struct odbc_leader__cli *c, void *ctx, int opt,
+                   const char *arg) {
+    struct run *r = ctx;
+
+    (void)c;
     switch (opt) {
     case 'W':
         r->wait = 1;
@@ -242,7 +246,6 @@ static int run_opt(struct run *r, int opt, const char *arg) {
  * EX_USAGE. */
 static int parse_run(struct run *r, int argc, char **argv) {
     static const struct option opts[] = {
-        ODBC_LEADER__CLI_LONGOPTS,
         {"wait", no_argument, NULL, 'W'},
         {"no-wait", no_argument, NULL, 'N'},
         {"min-hold", required_argument, NULL, 'M'},
@@ -255,27 +258,19 @@ static int parse_run(struct run *r, int argc, char **argv) {
         {"health-listen", required_argument, NULL, 'H'},
         {NULL, 0, NULL, 0},
     };
-    const char *shortopts = "+" ODBC_LEADER__CLI_SHORTOPTS;
-    int opt, rc;
+    const struct odbc_leader__cli_cmdline cl = {
+        .subcmd = "run",
+        .help = run_help,
+        .longopts = opts,
+        .opt = run_opt,
+        .ctx = r,
+        .operands = ODBC_LEADER__CLI_CMD,
+    };
+    int rc = odbc_leader__cli_parse(r->cli, &cl, argc, argv);
 
-    for (opt = getopt_long(argc, argv, shortopts, opts, NULL); opt != -1;
-         opt = getopt_long(argc, argv, shortopts, opts, NULL)) {
-        rc = odbc_leader__cli_common_opt(r->cli, opt, optarg);
-        if (rc == 0)
-            rc = run_opt(r, opt, optarg);
-        else if (rc == 1)
-            rc = 0;
-        if (rc != 0)
-            return EX_USAGE;
-    }
-    if (r->cli->help) {
-        fputs(run_help, stdout);
-        return ODBC_LEADER__CLI_HELP;
-    }
-    if (optind >= argc)
-        return odbc_leader__cli_usage(r->cli, "run", "missing CMD to run");
-    r->cmd = argv + optind;
-    return 0;
+    if (rc == 0)
+        r->cmd = argv + optind;
+    return rc;
 }
 
 /* ---- CMD's environment ---- */

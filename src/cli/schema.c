@@ -4,29 +4,21 @@
  * table prefix expanded and the schema version written in, for sites that
  * create the tables with an admin account and run candidates with
  * LeaderCreateSchema=no; or, with --apply or --upgrade, connect and create
- * or upgrade the tables. Also "odbc-leader fence": print the dialect's
- * fence predicate (docs/fencing.md). With a connection and
- * LeaderDialect=auto, printing connects just to ask the driver for
- * SQL_DBMS_NAME, through db.c as the library does.
+ * or upgrade the tables. Which dialect it prints is dialect_pick.c's
+ * choice, as for fence.
  */
 #include <build_config.h>
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
 #include "buf.h"
-#include "config.h"
-#include "db.h"
-#include "dialect.h"
+#include "dialect_pick.h"
 
 struct schema_opts {
-    const char *dialect; /* --dialect, borrowed; NULL = from the config */
-    const char *prefix;  /* --prefix, borrowed; NULL = from the config */
-    int apply;           /* --apply or --upgrade */
-    int upgrade_sql;     /* --upgrade-sql: print only the upgrade */
-    int bare;            /* fence --bare */
-    const char *cmd;     /* "schema" or "fence" */
+    struct odbc_leader__cli_dialect_opts d; /* --dialect, --prefix */
+    int apply;                              /* --apply or --upgrade */
+    int upgrade_sql; /* --upgrade-sql: print only the upgrade */
 };
 
 static const char schema_help[] =
@@ -55,86 +47,6 @@ static const char schema_help[] =
     "  # create the tables with an account that may (candidates then need\n"
     "  # only SELECT, INSERT, UPDATE and DELETE: LeaderCreateSchema=no)\n"
     "  odbc-leader schema -d sched-admin --apply\n";
-
-static const char fence_help[] =
-    "Usage: odbc-leader fence [OPTIONS]\n"
-    "Print the predicate a job adds to its own SQL so that a write applies\n"
-    "only while the job's term still holds, by the database clock\n"
-    "(docs/fencing.md). Bind the namespace and the term (odbc-leader run\n"
-    "gives CMD ODBC_LEADER_NAMESPACE and ODBC_LEADER_TERM).\n"
-    "\n"
-    "  --dialect D           sqlite, postgresql, mariadb or a dialect file\n"
-    "                        (default: as for schema)\n"
-    "  --prefix P            table prefix (default: LeaderTablePrefix, else\n"
-    "                        odbc_leader_)\n"
-    "  --bare                print only the SELECT that goes inside\n"
-    "                        EXISTS ( ... ), without "
-    "comments\n" ODBC_LEADER__CLI_COMMON_HELP "\n"
-    "Exit status: 0; 64 usage; 69 database unavailable; 78 unknown dialect,\n"
-    "a dialect without a fence (schema version 1) or bad configuration.\n"
-    "\n"
-    "Example:\n"
-    "  odbc-leader fence --dialect postgresql\n";
-
-/* 1 when the options or the environment name a connection. */
-static int conn_given(const struct odbc_leader__cli *c) {
-    const char *a = getenv("ODBC_LEADER_CONNECT");
-    const char *b = getenv("ODBC_LEADER_DSN");
-
-    return c->connect != NULL || c->dsn != NULL || (a != NULL && a[0]) ||
-           (b != NULL && b[0]);
-}
-
-/* Parses the configuration of c plus extra into *cfg (caller frees with
- * odbc_leader__config_free). Returns 0 or an exit code after a message. */
-static int load_config(struct odbc_leader__cli *c, const char *extra,
-                       struct odbc_leader__config *cfg) {
-    char err[512] = "";
-    char *conf = NULL;
-    int rc = odbc_leader__cli_config(c, extra, &conf);
-
-    memset(cfg, 0, sizeof(*cfg));
-    if (rc != 0)
-        return rc;
-    rc = odbc_leader__config_parse(conf, cfg, err, sizeof(err));
-    free(conf);
-    if (rc < 0) {
-        odbc_leader__cli_err(c, "%s", err);
-        return odbc_leader__cli_exit_code(rc);
-    }
-    return 0;
-}
-
-/* Loads the dialect for printing: spec, or (spec NULL) the one the
- * database of cfg asks for (db.c connects and reads its SQL_DBMS_NAME).
- * cmd names the subcommand in messages. Returns 0, with *d owned by the
- * caller, or an exit code after a message. */
-static int load_dialect(struct odbc_leader__cli *c, const char *cmd,
-                        const char *spec, const struct odbc_leader__config *cfg,
-                        const struct odbc_leader__dialect_vars *vars,
-                        struct odbc_leader__dialect **d) {
-    char dbms[128] = "", err[1024] = "";
-    int rc = 0;
-
-    if (spec == NULL)
-        rc = odbc_leader__db_dbms_name(cfg, dbms, sizeof(dbms), err,
-                                       sizeof(err));
-    if (rc < 0) {
-        odbc_leader__cli_err(c,
-                             "%s: %s; it was asked for its DBMS to choose "
-                             "the dialect (LeaderDialect=auto): name one "
-                             "with --dialect to print without connecting",
-                             cmd, err);
-        return odbc_leader__cli_exit_code(rc);
-    }
-    rc = odbc_leader__dialect_load(spec != NULL ? spec : "auto", dbms, vars, d,
-                                   err, sizeof(err));
-    if (rc < 0) {
-        odbc_leader__cli_err(c, "%s: %s", cmd, err);
-        return odbc_leader__cli_exit_code(rc);
-    }
-    return 0;
-}
 
 /* Appends the SQL of st to b with each '?' outside quotes and comments
  * replaced by the schema version. Returns 0, or -1 when the statement
@@ -234,74 +146,15 @@ static int print_ddl(struct odbc_leader__cli *c,
     return 0;
 }
 
-/* Prints the fence of dialect d: the SELECT with "?" for its parameters,
- * inside "AND EXISTS ( ... )" and with comments naming them unless bare.
- * Returns 0 or an exit code. */
-static int print_fence(struct odbc_leader__cli *c,
-                       const struct odbc_leader__dialect *d, const char *prefix,
-                       int bare) {
-    const struct odbc_leader__stmt_list *l = &d->ops[ODBC_LEADER__OP_FENCE];
-    const struct odbc_leader__stmt *st;
-
-    if (l->n != 1) {
-        odbc_leader__cli_err(c,
-                             "fence: dialect %s (schema version %d) has no "
-                             "fence statement",
-                             d->name, d->schema_version);
-        return EX_CONFIG;
-    }
-    st = &l->v[0];
-    if (bare) {
-        printf("%s\n", st->sql);
-        return 0;
-    }
-    printf("-- odbc-leader %s: fence for dialect %s, table prefix %s.\n"
-           "-- Add it to the WHERE clause of a job's write; the write then\n"
-           "-- applies only while the term still holds, by the database "
-           "clock.\n"
-           "-- Parameters, in order:\n",
-           PACKAGE_VERSION, d->name, prefix);
-    for (int i = 0; i < st->nparams; i++)
-        printf("--   %d. %s\n", i + 1,
-               st->params[i] == ODBC_LEADER__P_NS
-                   ? "the namespace ($ODBC_LEADER_NAMESPACE under run)"
-               : st->params[i] == ODBC_LEADER__P_TERM
-                   ? "the term ($ODBC_LEADER_TERM under run)"
-                   : "(a parameter this command does not know)");
-    printf("AND EXISTS (\n%s\n)\n", st->sql);
-    return 0;
-}
-
 /* Prints the DDL the options select. Returns the exit code. */
 static int print_schema(struct odbc_leader__cli *c,
                         const struct schema_opts *o) {
-    struct odbc_leader__config cfg;
-    struct odbc_leader__dialect_vars vars = {"odbc_leader_", 5000, 0};
-    struct odbc_leader__dialect *d = NULL;
-    const char *spec = o->dialect;
-    int given = conn_given(c), rc = 0;
+    struct odbc_leader__cli_dialect p;
+    int rc = odbc_leader__cli_dialect_pick(c, &o->d, &p);
 
-    memset(&cfg, 0, sizeof(cfg));
-    if (given) {
-        rc = load_config(c, NULL, &cfg);
-        if (rc != 0)
-            return rc;
-        vars.prefix = cfg.prefix;
-        vars.timeout_ms = cfg.stmt_timeout_ms;
-        if (spec == NULL && strcmp(cfg.dialect, "auto") != 0)
-            spec = cfg.dialect;
-    } else if (spec == NULL) {
-        spec = "sqlite";
-    }
-    if (o->prefix != NULL)
-        vars.prefix = o->prefix;
-    rc = load_dialect(c, o->cmd, spec, &cfg, &vars, &d);
-    if (rc == 0 && strcmp(o->cmd, "fence") == 0)
-        rc = print_fence(c, d, vars.prefix, o->bare);
-    else if (rc == 0)
-        rc = print_ddl(c, d, vars.prefix, o->upgrade_sql);
-    odbc_leader__dialect_free(d);
-    odbc_leader__config_free(&cfg);
+    if (rc == 0)
+        rc = print_ddl(c, p.d, p.prefix, o->upgrade_sql);
+    odbc_leader__cli_dialect_free(&p);
     return rc;
 }
 
@@ -314,15 +167,16 @@ static int apply_schema(struct odbc_leader__cli *c,
     int rc = 0;
 
     if (odbc_leader__cli_append_kv(&extra, "LeaderCreateSchema", "yes") ||
-        (o->dialect != NULL &&
-         odbc_leader__cli_append_kv(&extra, "LeaderDialect", o->dialect)) ||
-        (o->prefix != NULL &&
-         odbc_leader__cli_append_kv(&extra, "LeaderTablePrefix", o->prefix))) {
+        (o->d.dialect != NULL &&
+         odbc_leader__cli_append_kv(&extra, "LeaderDialect", o->d.dialect)) ||
+        (o->d.prefix != NULL &&
+         odbc_leader__cli_append_kv(&extra, "LeaderTablePrefix",
+                                    o->d.prefix))) {
         odbc_leader__cli_err(c, "out of memory");
         free(extra);
         return EX_OSERR;
     }
-    rc = load_config(c, extra, &cfg);
+    rc = odbc_leader__cli_config_parse(c, extra, &cfg);
     if (rc == 0)
         rc = odbc_leader__cli_open(c, extra, NULL, &h);
     if (rc == 0)
@@ -337,77 +191,56 @@ static int apply_schema(struct odbc_leader__cli *c,
     return rc;
 }
 
+/* Takes one of schema's options into the struct schema_opts ctx.
+ * Returns 0 or EX_USAGE after a message. */
+static int schema_opt(struct odbc_leader__cli *c, void *ctx, int opt,
+                      const char *arg) {
+    struct schema_opts *o = ctx;
+    int rc = odbc_leader__cli_dialect_opt(c, &o->d, opt, arg);
+
+    if (rc != 1)
+        return rc;
+    if (opt == 'A' || opt == 'U')
+        o->apply = 1;
+    else if (opt == 'S')
+        o->upgrade_sql = 1;
+    else
+        return odbc_leader__cli_usage(c, "schema", NULL);
+    return 0;
+}
+
 /* Parses schema's options. Returns 0, ODBC_LEADER__CLI_HELP or EX_USAGE. */
 static int parse_schema(struct odbc_leader__cli *c, int argc, char **argv,
                         struct schema_opts *o) {
     static const struct option opts[] = {
-        ODBC_LEADER__CLI_LONGOPTS,
-        {"dialect", required_argument, NULL, 'D'},
-        {"prefix", required_argument, NULL, 'P'},
+        ODBC_LEADER__CLI_DIALECT_LONGOPTS,
         {"apply", no_argument, NULL, 'A'},
         {"upgrade", no_argument, NULL, 'U'},
         {"upgrade-sql", no_argument, NULL, 'S'},
-        {"bare", no_argument, NULL, 'B'},
         {NULL, 0, NULL, 0},
     };
-    int fence = strcmp(o->cmd, "fence") == 0;
-    int opt, rc;
+    const struct odbc_leader__cli_cmdline cl = {
+        .subcmd = "schema",
+        .help = schema_help,
+        .longopts = opts,
+        .opt = schema_opt,
+        .ctx = o,
+        .operands = ODBC_LEADER__CLI_NO_OPERANDS,
+    };
+    int rc = odbc_leader__cli_parse(c, &cl, argc, argv);
 
-    for (opt = getopt_long(argc, argv, ODBC_LEADER__CLI_SHORTOPTS, opts, NULL);
-         opt != -1; opt = getopt_long(argc, argv, ODBC_LEADER__CLI_SHORTOPTS,
-                                      opts, NULL)) {
-        rc = odbc_leader__cli_common_opt(c, opt, optarg);
-        if (rc == 1)
-            continue;
-        if (rc != 0)
-            return EX_USAGE;
-        if (opt == 'D')
-            o->dialect = optarg;
-        else if (opt == 'P' && odbc_leader__valid_prefix(optarg))
-            o->prefix = optarg;
-        else if (opt == 'P')
-            return odbc_leader__cli_usage(c, o->cmd,
-                                          "invalid --prefix \"%s\" "
-                                          "([A-Za-z_][A-Za-z0-9_]*, at most "
-                                          "32 bytes)",
-                                          optarg);
-        else if (fence && opt == 'B')
-            o->bare = 1;
-        else if (!fence && (opt == 'A' || opt == 'U'))
-            o->apply = 1;
-        else if (!fence && opt == 'S')
-            o->upgrade_sql = 1;
-        else
-            return odbc_leader__cli_usage(c, o->cmd, NULL);
-    }
-    if (c->help) {
-        fputs(fence ? fence_help : schema_help, stdout);
-        return ODBC_LEADER__CLI_HELP;
-    }
-    if (optind < argc)
-        return odbc_leader__cli_usage(c, o->cmd, "unexpected argument \"%s\"",
-                                      argv[optind]);
-    if (o->apply && o->upgrade_sql)
-        return odbc_leader__cli_usage(c, o->cmd,
+    if (rc == 0 && o->apply && o->upgrade_sql)
+        return odbc_leader__cli_usage(c, "schema",
                                       "--upgrade-sql prints; it does not go "
                                       "with --apply or --upgrade");
-    return 0;
+    return rc;
 }
 
 int odbc_leader__cli_schema(struct odbc_leader__cli *c, int argc, char **argv) {
-    struct schema_opts o = {NULL, NULL, 0, 0, 0, "schema"};
+    struct schema_opts o = {{"schema", NULL, NULL}, 0, 0};
     int rc = parse_schema(c, argc, argv, &o);
 
     if (rc != 0)
         return rc == ODBC_LEADER__CLI_HELP ? 0 : rc;
     return o.apply ? apply_schema(c, &o) : print_schema(c, &o);
-}
-
-int odbc_leader__cli_fence(struct odbc_leader__cli *c, int argc, char **argv) {
-    struct schema_opts o = {NULL, NULL, 0, 0, 0, "fence"};
-    int rc = parse_schema(c, argc, argv, &o);
-
-    if (rc != 0)
-        return rc == ODBC_LEADER__CLI_HELP ? 0 : rc;
-    return print_schema(c, &o);
 }

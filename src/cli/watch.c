@@ -126,35 +126,35 @@ static void poll_once(struct watch *w) {
     w->old = now;
 }
 
+/* Takes watch's one option (--json) into the struct watch ctx. Returns 0
+ * or EX_USAGE after a message. */
+static int watch_opt(struct odbc_leader__cli *c, void *ctx, int opt,
+                     const char *arg) {
+    struct watch *w = ctx;
+
+    (void)arg;
+    if (opt != 'J')
+        return odbc_leader__cli_usage(c, "watch", NULL);
+    w->json = 1;
+    return 0;
+}
+
 /* Parses watch's options. Returns 0, ODBC_LEADER__CLI_HELP or EX_USAGE. */
 static int parse_watch(struct watch *w, int argc, char **argv) {
     static const struct option opts[] = {
-        ODBC_LEADER__CLI_LONGOPTS,
         {"json", no_argument, NULL, 'J'},
         {NULL, 0, NULL, 0},
     };
-    int opt, rc;
+    const struct odbc_leader__cli_cmdline cl = {
+        .subcmd = "watch",
+        .help = watch_help,
+        .longopts = opts,
+        .opt = watch_opt,
+        .ctx = w,
+        .operands = ODBC_LEADER__CLI_NO_OPERANDS,
+    };
 
-    for (opt = getopt_long(argc, argv, ODBC_LEADER__CLI_SHORTOPTS, opts, NULL);
-         opt != -1; opt = getopt_long(argc, argv, ODBC_LEADER__CLI_SHORTOPTS,
-                                      opts, NULL)) {
-        rc = odbc_leader__cli_common_opt(w->cli, opt, optarg);
-        if (rc == 1)
-            continue;
-        if (rc != 0)
-            return EX_USAGE;
-        if (opt != 'J')
-            return odbc_leader__cli_usage(w->cli, "watch", NULL);
-        w->json = 1;
-    }
-    if (w->cli->help) {
-        fputs(watch_help, stdout);
-        return ODBC_LEADER__CLI_HELP;
-    }
-    if (optind < argc)
-        return odbc_leader__cli_usage(
-            w->cli, "watch", "unexpected argument \"%s\"", argv[optind]);
-    return 0;
+    return odbc_leader__cli_parse(w->cli, &cl, argc, argv);
 }
 
 int odbc_leader__cli_watch(struct odbc_leader__cli *c, int argc, char **argv) {

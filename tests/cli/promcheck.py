@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """promcheck.py: checks Prometheus text exposition format (version 0.0.4)
-read from stdin, as written by "odbc-leader status --format=prometheus".
+read from stdin, as written by "odbc-leader status --format=prometheus"
+and serve's /metrics (promtool check metrics lints the names besides).
 
   promcheck.py [SAMPLE=VALUE | SAMPLE>=VALUE ...] < metrics.txt
 
@@ -9,7 +10,11 @@ Each line must be a "# HELP name text" line, a "# TYPE name type" line,
 another comment, or a sample "name{label="value",...} value [timestamp]"
 whose names and label values follow the format's grammar. Every metric
 needs HELP and TYPE before its first sample, at most one of each, and its
-samples must form one group. Each SAMPLE=VALUE argument (SAMPLE written
+samples must form one group and carry the same label names in the same
+order (one label set per family), as must a family whose name extends
+another's (odbc_leader_group_shards, odbc_leader_group_shards_unled)
+unless its help says it is deprecated; a counter's name ends in _total,
+a gauge's does not. Each SAMPLE=VALUE argument (SAMPLE written
 as in the output, labels in output order) must appear with that value,
 each SAMPLE>=VALUE with at least that value.
 Exits 0 when all holds, 1 with the reasons on stderr otherwise.
@@ -20,6 +25,7 @@ import sys
 NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
 LABEL = r"[a-zA-Z_][a-zA-Z0-9_]*"
 LABEL_VALUE = r'"(?:[^"\\\n]|\\[\\"n])*"'
+LABEL_NAMES = re.compile(rf'({LABEL})=' + LABEL_VALUE)
 NUMBER = r"[+-]?(?:Inf|inf|NaN|nan|[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)"
 SAMPLE = re.compile(
     rf"^({NAME})(\{{(?:{LABEL}={LABEL_VALUE}(?:,{LABEL}={LABEL_VALUE})*,?)?\}})?"
@@ -43,7 +49,7 @@ def family(name, types):
 def check(text):
     """Returns (problems, samples) for the exposition text."""
     problems, samples = [], {}
-    helps, types, done = set(), {}, set()
+    helps, types, done, labelsets, deprecated = set(), {}, set(), {}, set()
     current = None
     if text and not text.endswith("\n"):
         problems.append("the output does not end with a newline")
@@ -53,6 +59,8 @@ def check(text):
             if m.group(1) in helps:
                 problems.append(f"line {n}: second HELP for {m.group(1)}")
             helps.add(m.group(1))
+            if m.group(2).startswith("Deprecated"):
+                deprecated.add(m.group(1))
             continue
         m = TYPE.match(line)
         if m:
@@ -80,7 +88,20 @@ def check(text):
             if current is not None:
                 done.add(current)
             current = fam
+        names = tuple(LABEL_NAMES.findall(m.group(2) or ""))
+        if labelsets.setdefault(fam, names) != names:
+            problems.append(f"line {n}: {fam} has labels {names}, its first "
+                            f"sample {labelsets[fam]}")
         samples[m.group(1) + (m.group(2) or "")] = float(m.group(3))
+    for fam, kind in types.items():
+        if (kind == "counter") != fam.endswith("_total"):
+            problems.append(f"{fam} is a {kind}: only counters end in _total")
+    live = {f: set(v) for f, v in labelsets.items() if f not in deprecated}
+    for a in live:
+        for b in live:
+            if b.startswith(a + "_") and live[a] != live[b]:
+                problems.append(f"{b} extends the name of {a} with other "
+                                f"labels: {sorted(live[b])}, {sorted(live[a])}")
     return problems, samples
 
 

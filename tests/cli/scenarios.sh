@@ -150,8 +150,18 @@ sc_signals() {
     olc_wait_field sig leader_present False 4
 }
 
+# Fails unless promtool check metrics (Debian's prometheus; skipped
+# without it) accepts the exposition $1.
+sc_promtool() {
+    command -v promtool >/dev/null 2>&1 || return 0
+    printf '%s\n' "$1" | promtool check metrics >"$OL_TMP/lint" 2>&1 ||
+        ol_fail "promtool check metrics: $(cat "$OL_TMP/lint")
+$1"
+}
+
 # status --json parses and has the fields; --format=prometheus is valid
-# exposition format; status itself never registers; no password shown.
+# exposition format (promcheck.py, promtool); status itself never
+# registers; no password shown.
 sc_status() {
     local p q json prom tbl
     ol_log "status --json, --format=prometheus"
@@ -181,11 +191,14 @@ for c in s["candidates"]:
     prom=$(olc status -C "$OLC_CONN" -n st --format=prometheus) ||
         ol_fail "status --format=prometheus"
     printf '%s\n' "$prom" | python3 "$srcdir/tests/cli/promcheck.py" \
+        'odbc_leader_lease_held{leader_namespace="st"}=1' \
+        'odbc_leader_candidates_alive{leader_namespace="st",namespace="st"}=2' \
+        'odbc_leader_lease_holder_info{leader_namespace="st",leader_id="alpha"}=1' \
         'odbc_leader_leader_present{namespace="st"}=1' \
-        'odbc_leader_candidates_alive{namespace="st"}=2' \
         'odbc_leader_leader_info{namespace="st",leader_id="alpha"}=1' ||
         ol_fail "invalid Prometheus output:
 $prom"
+    sc_promtool "$prom"
     tbl=$(olc status -C "$OLC_CONN;PWD=hunter2secret" -n st) ||
         ol_fail "status (table)"
     case $tbl in
@@ -428,10 +441,12 @@ sys.exit(0 if ok else 1)'
         ol_fail "status table: $(cat "$OL_TMP/group.txt")"
     olc status -C "$OLC_CONN" -n "$grp" --format=prometheus >"$OL_TMP/group.prom"
     python3 "$srcdir/tests/cli/promcheck.py" \
-        "odbc_leader_group_shards{namespace=\"$grp\"}=16" \
-        "odbc_leader_group_shards_unled{namespace=\"$grp\"}=0" \
+        "odbc_leader_group_shards{leader_namespace=\"$grp\",namespace=\"$grp\"}=16" \
+        "odbc_leader_group_shards_unled{leader_namespace=\"$grp\",namespace=\"$grp\"}=0" \
+        "odbc_leader_candidate_shards_led{leader_namespace=\"$grp\",candidate_id=\"member-a\"}>=0" \
         <"$OL_TMP/group.prom" ||
         ol_fail "prometheus: $(cat "$OL_TMP/group.prom")"
+    sc_promtool "$(cat "$OL_TMP/group.prom")"
     kill -TERM "$p1"
     olc_wait_pid "$p1"
     for ((i = 0; i < 100; i++)); do

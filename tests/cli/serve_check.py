@@ -13,10 +13,11 @@
       opens a connection, sends half a request line and holds it for
       SECONDS (a slow client), then prints what came back ("closed" when
       the server cut it)
-  serve_check.py prom-wait PROM_URL QUERY LABEL VALUE SECONDS
+  serve_check.py prom-wait PROM_URL QUERY SECONDS LABEL=VALUE...
       polls Prometheus's HTTP query API until QUERY returns exactly one
-      series and its LABEL is VALUE; prints the series; exits 1 with the
-      last result after SECONDS
+      series and each LABEL of it is VALUE (LABEL= : the series has no
+      LABEL); prints the series; exits 1 with the last result after
+      SECONDS
 """
 import base64
 import http.client
@@ -99,7 +100,8 @@ def slow(argv):
 
 
 def prom_wait(argv):
-    base, query, label, value, secs = argv[0], argv[1], argv[2], argv[3], float(argv[4])
+    base, query, secs = argv[0], argv[1], float(argv[2])
+    want = dict(a.split("=", 1) for a in argv[3:])
     url = base + "/api/v1/query?" + urllib.parse.urlencode({"query": query})
     deadline = time.monotonic() + secs
     last = None
@@ -107,14 +109,15 @@ def prom_wait(argv):
         try:
             with urllib.request.urlopen(url, timeout=10) as r:
                 last = json.load(r)["data"]["result"]
-            if len(last) == 1 and last[0]["metric"].get(label) == value:
+            if len(last) == 1 and all(
+                    last[0]["metric"].get(k, "") == v for k, v in want.items()):
                 print(json.dumps(last[0]))
                 return 0
         except (OSError, ValueError, KeyError) as e:
             last = repr(e)
         if time.monotonic() > deadline:
             print(f"after {secs:g} s, {query} gave {last!r}, wanted one series "
-                  f"with {label}={value}", file=sys.stderr)
+                  f"with {want}", file=sys.stderr)
             return 1
         time.sleep(0.25)
 

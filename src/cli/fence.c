@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fence.c: "odbc-leader fence": print the dialect's fence predicate, the
+ * condition a job adds to its own writes so that they apply only while its
+ * term holds (docs/fencing.md). Which dialect it prints is dialect_pick.c's
+ * choice, as for schema.
+ */
+#include <build_config.h>
+
+#include <string.h>
+
+#include "dialect_pick.h"
+
+/* fence's options. */
+struct fence_opts {
+    struct odbc_leader__cli_dialect_opts d; /* --dialect, --prefix */
+    int bare;                               /* --bare */
+};
+
+static const char fence_help[] =
+    "Usage: odbc-leader fence [OPTIONS]\n"
+    "Print the predicate a job adds to its own SQL so that a write applies\n"
+    "only while the job's term still holds, by the database clock\n"
+    "(docs/fencing.md). Bind the namespace and the term (odbc-leader run\n"
+    "gives CMD ODBC_LEADER_NAMESPACE and ODBC_LEADER_TERM).\n"
+    "\n"
+    "  --dialect D           sqlite, postgresql, mariadb or a dialect file\n"
+    "                        (default: as for schema)\n"
+    "  --prefix P            table prefix (default: LeaderTablePrefix, else\n"
+    "                        odbc_leader_)\n"
+    "  --bare                print only the SELECT that goes inside\n"
+    "                        EXISTS ( ... ), without "
+    "comments\n" ODBC_LEADER__CLI_COMMON_HELP "\n"
+    "Exit status: 0; 64 usage; 69 database unavailable; 78 unknown dialect,\n"
+    "a dialect without a fence (schema version 1) or bad configuration.\n"
+    "\n"
+    "Example:\n"
+    "  odbc-leader fence --dialect postgresql\n";
+
+/* Prints the fence of dialect d: the SELECT with "?" for its parameters,
+ * inside "AND EXISTS ( ... )" and with comments naming them unless bare.
+ * Returns 0 or an exit code. */
+static int print_fence(struct odbc_leader__cli *c,
+                       const struct odbc_leader__dialect *d, const char *prefix,
+                       int bare) {
+    const struct odbc_leader__stmt_list *l = &d->ops[ODBC_LEADER__OP_FENCE];
+    const struct odbc_leader__stmt *st;
+
+    if (l->n != 1) {
+        odbc_leader__cli_err(c,
+                             "fence: dialect %s (schema version %d) has no "
+                             "fence statement",
+                             d->name, d->schema_version);
+        return EX_CONFIG;
+    }
+    st = &l->v[0];
+    if (bare) {
+        printf("%s\n", st->sql);
+        return 0;
+    }
+    printf("-- odbc-leader %s: fence for dialect %s, table prefix %s.\n"
+           "-- Add it to the WHERE clause of a job's write; the write then\n"
+           "-- applies only while the term still holds, by the database "
+           "clock.\n"
+           "-- Parameters, in order:\n",
+           PACKAGE_VERSION, d->name, prefix);
+    for (int i = 0; i < st->nparams; i++)
+        printf("--   %d. %s\n", i + 1,
+               st->params[i] == ODBC_LEADER__P_NS
+                   ? "the namespace ($ODBC_LEADER_NAMESPACE under run)"
+               : st->params[i] == ODBC_LEADER__P_TERM
+                   ? "the term ($ODBC_LEADER_TERM under run)"
+                   : "(a parameter this command does not know)");
+    printf("AND EXISTS (\n%s\n)\n", st->sql);
+    return 0;
+}
+
+/* Takes one of fence's options into the struct fence_opts ctx. Returns 0
+ * or EX_USAGE after a message. */
+static int fence_opt(struct odbc_leader__cli *c, void *ctx, int opt,
+                     const char *arg) {
+    struct fence_opts *o = ctx;
+    int rc = odbc_leader__cli_dialect_opt(c, &o->d, opt, arg);
+
+    if (rc != 1)
+        return rc;
+    if (opt != 'B')
+        return odbc_leader__cli_usage(c, "fence", NULL);
+    o->bare = 1;
+    return 0;
+}
+
+int odbc_leader__cli_fence(struct odbc_leader__cli *c, int argc, char **argv) {
+    static const struct option opts[] = {
+        ODBC_LEADER__CLI_DIALECT_LONGOPTS,
+        {"bare", no_argument, NULL, 'B'},
+        {NULL, 0, NULL, 0},
+    };
+    struct fence_opts o = {{"fence", NULL, NULL}, 0};
+    const struct odbc_leader__cli_cmdline cl = {
+        .subcmd = "fence",
+        .help = fence_help,
+        .longopts = opts,
+        .opt = fence_opt,
+        .ctx = &o,
+        .operands = ODBC_LEADER__CLI_NO_OPERANDS,
+    };
+    struct odbc_leader__cli_dialect p;
+    int rc = odbc_leader__cli_parse(c, &cl, argc, argv);
+
+    if (rc != 0)
+        return rc == ODBC_LEADER__CLI_HELP ? 0 : rc;
+    rc = odbc_leader__cli_dialect_pick(c, &o.d, &p);
+    if (rc == 0)
+        rc = print_fence(c, p.d, p.prefix, o.bare);
+    odbc_leader__cli_dialect_free(&p);
+    return rc;
+}
