@@ -11,7 +11,9 @@ that runs
     odbc-leader run --id cand-N -C "CONN;LeaderTTL=...;..." -n NS \\
         --grace 1000ms -- cmd-life RUNDIR --term-delay MS --child
 
-and starts it again whenever it exits, as a service manager would. Every
+and starts it again whenever it exits, as a service manager would
+(tests/lib/harness.py RunService: never after exit 64 or 78, usage or
+configuration, however late it came; the election then fails). Every
 CMD (cmd-life) records its life in RUNDIR (see cmd-life.c). The schedule
 finds the leader (the candidate whose CMD is alive with the newest start),
 injects the fault, waits for the next CMD to start (liveness), then stops

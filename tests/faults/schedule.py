@@ -8,7 +8,9 @@ starts fault-host candidates on a fresh namespace, injects the fault one
 or more times, measures how long until a leader claims again, checks the
 records with the checker's rules, and prints one table row per database
 and fault. Exit status 0 when every positive run is safe and live and
-every negative run was caught, else 1.
+every negative run was caught, else 1. Processes, proxies, databases,
+records and the term rules come from tests/lib (harness.py, records.py,
+ledger.py), the rules' verdict from the checker.
 """
 import argparse
 import os
