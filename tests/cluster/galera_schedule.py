@@ -214,9 +214,8 @@ class Hosts:
 
     def leader(self):
         """(pid, term, node) of the process claiming right now, or None."""
-        r = ledger.latest_claim(self.records())
-        if r is not None and now_ns() - r["last_before"] < 50e6 and \
-                r["pid"] in self.procs:
+        r = ledger.claiming_now(self.records(), now_ns())
+        if r is not None and r["pid"] in self.procs:
             return r["pid"], r["term"], self.node[r["pid"]]
         return None
 

@@ -115,9 +115,9 @@ class Election:
 
     def leader(self):
         """(pid, term) of the process claiming right now, or None."""
-        r = ledger.latest_claim(self.records())
-        if r is not None and now_ns() - r["last_before"] < 50e6 and \
-                r["pid"] in self.hosts and r["pid"] not in self.stopped:
+        r = ledger.claiming_now(self.records(), now_ns())
+        if r is not None and r["pid"] in self.hosts and \
+                r["pid"] not in self.stopped:
             return r["pid"], r["term"]
         return None
 

@@ -24,7 +24,8 @@ term_order(): the term rules.
 at_once(): spans of different keys that intersect (CMD lives, tenures of
   both kinds of candidate): the longest intersection per pair of keys.
 fire_counts(): how often each fire of a range was claimed (0: a gap).
-first_claim(): the first claim of a term >= min_term at or after a time.
+first_claim(): the first claim of a term >= min_term at or after a time;
+claiming_now(): the claim of whoever claims right now.
 """
 import sys
 
@@ -115,9 +116,13 @@ def first_claim(records, ref_ns, min_term):
     return best
 
 
-def latest_claim(records):
-    """The record claiming last (the greatest last_before), or None."""
-    return max(records, key=lambda r: r["last_before"]) if records else None
+def claiming_now(records, now_ns, fresh_ns=50e6):
+    """The record claiming last (the greatest last_before) when that claim
+    is less than fresh_ns old at now_ns (its process claims right now),
+    else None."""
+    r = max(records, key=lambda r: r["last_before"]) if records else None
+    return r if r is not None and now_ns - r["last_before"] < fresh_ns \
+        else None
 
 
 # ---- self-test ----------------------------------------------------------
@@ -188,6 +193,8 @@ def self_test():
     want("first claim since, a claim going on", first_claim(recs, 30, 1),
          (30, 3, 1))
     want("first claim since, none", first_claim(recs, 95, 1), None)
+    want("claiming now", claiming_now(recs, 100, 20)["pid"], 2)
+    want("nobody claiming now", claiming_now(recs, 200, 20), None)
     return 1 if bad else 0
 
 
