@@ -77,6 +77,7 @@ sys.path.insert(0, HERE)
 import benchlib  # noqa: E402  (bench/benchlib.py: rank, add)
 
 sched = None  # tests/faults/cmd-schedule.py, loaded in main()
+harness = None  # tests/lib/harness.py, loaded in main()
 
 
 def log(msg):
@@ -223,23 +224,20 @@ class Bench:
             t0, _ = self.signal_leader(el, c, signal.SIGKILL)
         elif fault == "sigstop":
             t0, pid = self.signal_leader(el, c, signal.SIGSTOP)
-            sched.wait_stopped(pid)
+            harness.wait_stopped(pid)
 
             def cont(pid=pid):
-                if pid in el.stopped:
-                    el.stopped.discard(pid)
-                    sched.signal_pid(pid, signal.SIGCONT)
+                el.cont(pid)
             timers.append(threading.Timer(
                 max(0.0, hold_s - ms(sched.now_ns() - t0) / 1000.0), cont))
             timers[-1].start()
             limit += hold_s
-            if self.db == "sqlite" and sched.holds_file_lock(pid):
+            if self.db == "sqlite" and harness.holds_file_lock(pid):
                 frozen = True  # nobody can be elected before SIGCONT
         elif fault == "stall":
             t0 = sched.now_ns()
-            c.proxy.send_signal(signal.SIGUSR1)
-            timers.append(threading.Timer(
-                hold_s, lambda p=c.proxy: p.send_signal(signal.SIGUSR2)))
+            c.proxy.stall()
+            timers.append(threading.Timer(hold_s, c.proxy.resume))
             timers[-1].start()
             limit += hold_s
         else:
@@ -379,7 +377,7 @@ def rows_of(b):
 
 
 def main():
-    global sched
+    global sched, harness
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--db", default="sqlite,postgresql,mariadb")
@@ -397,15 +395,16 @@ def main():
     args = ap.parse_args()
 
     faults = os.path.join(args.srcdir, "tests", "faults")
-    sys.path.insert(0, faults)
-    import schedule  # tests/faults/schedule.py: its script loader
-    sched = schedule.load_checker(os.path.join(faults, "cmd-schedule.py"),
-                                  "cmd_schedule")
+    sys.path.insert(0, os.path.join(args.srcdir, "tests", "lib"))
+    import harness  # tests/lib/harness.py: the script loader, connections
+    sched = harness.load_script(os.path.join(faults, "cmd-schedule.py"),
+                                "cmd_schedule")
     ctx = args  # what cmd-schedule's Election reads
-    ctx.checker = sched.load_checker(os.path.join(faults, "cmdcheck"))
+    ctx.checker = harness.load_script(os.path.join(faults, "cmdcheck"),
+                                      "cmdcheck")
     ctx.lib = os.path.join(args.srcdir, "tests", "integration", "lib.sh")
     ctx.sqlite_file = os.path.join(args.work, "handoff.db")
-    sched.faultlib.db_connects(ctx, ctx.sqlite_file)
+    harness.db_connects(ctx, ctx.sqlite_file)
 
     failed = []
     samples = {}

@@ -48,6 +48,12 @@ import subprocess
 import sys
 import time
 
+# tests/lib/records.py: pct(), the suite's one percentile (nearest rank)
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                os.pardir, "tests", "lib"))
+import records  # noqa: E402
+
 TTL_MS, RENEW_MS, MARGIN_MS = 3000, 500, 500
 POLL = 0.05
 
@@ -178,11 +184,6 @@ class Fleet:
     def stop_all(self):
         for mid in list(self.procs):
             self.stop(mid)
-
-
-def pct(values, q):
-    v = sorted(values)
-    return v[min(len(v) - 1, int(len(v) * q))] if v else 0
 
 
 def loads(snap):
@@ -317,7 +318,7 @@ def run(args):
     settle(bdb, members, n, 60)
     _, _, bstats = steady(bdb, base, members, 3 if args.short else 10)
     base.stop_all()
-    bmed = pct([x["median_us"] for x in bstats], 0.5)
+    bmed = records.pct([x["median_us"] for x in bstats], 50, 0)
     bp99 = max(x["p99_us"] for x in bstats)
 
     group = "bench-fleet-%d" % os.getpid()
@@ -356,7 +357,7 @@ def run(args):
                      "statements/tick", "1",
                      "%d statements counted by the server in %d ticks of %d "
                      "processes" % (stmts, ticks, n))
-        med = pct([x["median_us"] for x in stats], 0.5)
+        med = records.pct([x["median_us"] for x in stats], 50, 0)
         p99 = max(x["p99_us"] for x in stats)
         rows.add("tick latency, median over members", round(med / 1000.0, 1),
                  "ms", "-",
@@ -387,7 +388,7 @@ def run(args):
         after, _, _ = settle(db, members, s, 60)
         stray = [x for x in moves(snap, after) if snap[x][0] != new]
         rows.add("graceful leave of 1, re-led p99",
-                 round(pct(took, 0.99), 2), "s", "<= 2",
+                 round(records.pct(took, 99, 0), 2), "s", "<= 2",
                  "%d shards, max %.2f s; %d shards moved that the leaver did "
                  "not lead (goal 0)" % (len(its), max(took), len(stray)))
         change_bumps.append(bumps(snap, after))
@@ -421,7 +422,7 @@ def run(args):
         rows.add("kill -9 of 1, every shard re-led after", round(max(took), 2),
                  "s", "<= %.1f" % ((TTL_MS + 2 * RENEW_MS) / 1000.0),
                  "%d shards; median %.2f s; TTL %.1f s + 2 ticks"
-                 % (len(its), pct(took, 0.5), TTL_MS / 1000.0))
+                 % (len(its), records.pct(took, 50, 0), TTL_MS / 1000.0))
         change_bumps.append(bumps(snap, after))
         snap = after
         fleet.start(victim)

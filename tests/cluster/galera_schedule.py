@@ -11,8 +11,9 @@ each connected to one node only:
        node i, their is_leader() answers recorded and judged by
        tests/faults/checker (overlap, shared term, term regression);
   run  three `odbc-leader run` service loops (tests/faults/cmd-schedule.py's
-       Election), candidate cand-i on node i, CMD = cmd-life; the CMD
-       lives are judged by tests/faults/cmdcheck (overlap, orphan, term).
+       Election, on tests/lib/harness.py's RunService), candidate cand-i on
+       node i, CMD = cmd-life; the CMD lives are judged by
+       tests/faults/cmdcheck (overlap, orphan, term).
 
 Phases (each fault waits for a leader in both elections first):
   schema-race  before the elections: three fault-hosts, one per node, all
@@ -57,19 +58,18 @@ import re
 import signal
 import subprocess
 import sys
-import threading
 import time
 
-# The fault suite's helpers, shared: no bytecode is written into the
-# (maybe read-only) source tree.
+# tests/lib: processes and services, the record loader, the ledger rules;
+# no bytecode is written into the (maybe read-only) source tree
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "faults"))
-import schedule as faultlib  # noqa: E402
+                                os.pardir, "lib"))
+import harness  # noqa: E402
+import ledger  # noqa: E402
+import records  # noqa: E402
 
-load_module = faultlib.load_checker  # imports a script of any file name
-now_ns = faultlib.now_ns  # CLOCK_MONOTONIC, as every record
-ms = faultlib.ms
+now_ns, ms = harness.now_ns, harness.ms  # CLOCK_MONOTONIC, as every record
 
 TTL_MS = 3000
 RENEW_MS = 1000
@@ -97,13 +97,8 @@ def log(msg):
 
 def pump(pipe, path):
     """Copies the lines of a child's output to path, each behind the ms
-    since T0 (CLOCK_MONOTONIC), from a thread of its own."""
-    def run():
-        with open(path, "ab", buffering=0) as f:
-            for line in iter(pipe.readline, b""):
-                f.write(b"%.0f %s" % ((now_ns() - T0) / 1e6, line))
-        pipe.close()
-    threading.Thread(target=run, daemon=True).start()
+    since T0, from a thread of its own."""
+    harness.pump(pipe, path, T0)
 
 
 class Cluster:
@@ -113,18 +108,18 @@ class Cluster:
         self.ctx = ctx
         self.port = {n: int(os.environ["GL_PORT_%d" % n]) for n in NODES}
         self.connect = {n: os.environ["GL_CONNECT_%d" % n] for n in NODES}
+        self.shell = harness.Shell(ctx.lib, ctx.galera_lib)
 
     def call(self, func, *args, check=True, timeout=180):
-        p = subprocess.run(
-            ["bash", "-c", '. "$1"; . "$2"; shift 2; "$@"', "gl",
-             self.ctx.lib, self.ctx.galera_lib, func] + [str(a) for a in args],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            timeout=timeout)
-        if check and p.returncode != 0:
-            raise RuntimeError("%s %s failed (%d): %s" % (
-                func, " ".join(map(str, args)), p.returncode,
-                p.stderr.strip()[-2000:]))
-        return p.stdout.strip()
+        """galera-lib.sh's func with args; its output. Raises RuntimeError
+        when it fails (unless not check: then the output is "")."""
+        try:
+            return self.shell.call('"$@"', func, *args, timeout=timeout,
+                                   capture_err=True)
+        except RuntimeError:
+            if check:
+                raise
+            return ""
 
     def sql(self, n, sql, db=""):
         return self.call("gl_sql", n, sql, *([db] if db else []))
@@ -212,44 +207,32 @@ class Hosts:
         self.spawn(self.node[pid])
 
     def records(self):
-        return self.ctx.checker.load_run(self.dir)[1]
+        return records.load_hosts(self.dir)[1]
 
     def headers(self):
-        return self.ctx.checker.load_run(self.dir)[0]
+        return records.load_hosts(self.dir)[0]
 
     def leader(self):
         """(pid, term, node) of the process claiming right now, or None."""
-        recs = self.records()
-        if not recs:
-            return None
-        r = max(recs, key=lambda x: x["last_before"])
-        if now_ns() - r["last_before"] < 50e6 and r["pid"] in self.procs:
+        r = ledger.claiming_now(self.records(), now_ns())
+        if r is not None and r["pid"] in self.procs:
             return r["pid"], r["term"], self.node[r["pid"]]
         return None
 
     def wait_leader(self, timeout_s):
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
+        def lead():
             self.poll()
-            cur = self.leader()
-            if cur is not None:
-                return cur
-            time.sleep(0.01)
-        raise RuntimeError("fh: no leader within %d s" % timeout_s)
+            return self.leader()
+        cur = harness.wait_for(lead, timeout_s)
+        if cur is None:
+            raise RuntimeError("fh: no leader within %d s" % timeout_s)
+        return cur
 
     def first_claim(self, ref_ns, min_term):
         """(ms from ref_ns, term, pid) of the first claim of a term >=
         min_term at or after ref_ns, or None."""
-        best = None
-        for r in self.records():
-            if r["last_before"] < ref_ns or r["term"] < min_term:
-                continue
-            t = r["first_after"] if r["first_before"] >= ref_ns else ref_ns
-            if best is None or t < best[0]:
-                best = (t, r["term"], r["pid"])
-        if best is None:
-            return None
-        return ms(best[0] - ref_ns), best[1], best[2]
+        got = ledger.first_claim(self.records(), ref_ns, min_term)
+        return None if got is None else (ms(got[0] - ref_ns), got[1], got[2])
 
     def stuck(self):
         """Live candidates whose last good tick is older than STUCK_MS."""
@@ -262,7 +245,7 @@ class Hosts:
     def stop(self):
         """SIGTERM (resign) to all; SIGKILL after 5 s. Returns how many
         needed SIGKILL."""
-        return faultlib.stop_procs(list(self.procs.values()))
+        return harness.terminate(list(self.procs.values()), 5)
 
     def log_files(self):
         return sorted(os.path.join(self.dir, f) for f in os.listdir(self.dir)
@@ -270,23 +253,16 @@ class Hosts:
 
 
 def election_class(cs):
-    """cmd-schedule.py's Election, each run's output in a log file of its
-    candidate (runs-cand-N.log), every line behind its time."""
+    """cmd-schedule.py's Election, each run verbose (-v) with its output
+    in a log file of its candidate (runs-cand-N.log), every line behind
+    its time."""
     class Election(cs.Election):
-        def _spawn(self, c):
-            conn = re.sub(r"Port=\d+", "Port=%d" % c.port, self.conn)
-            cmd = [self.ctx.odbc_leader, "run", "-v", "--id", c.id, "-C",
-                   conn, "-n", self.ns, "--grace", cs.GRACE, "--",
-                   self.ctx.life, self.dir] + self.life_args
-            start = now_ns()  # before the fork: no CMD of it starts earlier
-            c.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
-                                      stderr=subprocess.STDOUT,
-                                      stdin=subprocess.DEVNULL)
-            pump(c.proc.stdout, os.path.join(self.dir,
-                                             "runs-%s.log" % c.id))
-            c.entry = {"id": c.id, "pid": c.proc.pid, "start_ns": start,
-                       "exit_ns": None, "rc": None, "died_ns": None}
-            self.runs.append(c.entry)
+        def popen(self, c):
+            p = subprocess.Popen(self.run_argv(c), stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT,
+                                 stdin=subprocess.DEVNULL)
+            pump(p.stdout, os.path.join(self.dir, "runs-%s.log" % c.id))
+            return p
     return Election
 
 
@@ -295,15 +271,15 @@ class Runs:
     connected to its own node (its Port= rewritten, no proxy)."""
 
     def __init__(self, ctx, cluster):
-        cs = ctx.cmdsched
-        cs.TTL_MS, cs.RENEW_MS, cs.MARGIN_MS = TTL_MS, RENEW_MS, MARGIN_MS
-        cs.STATEMENT_MS, cs.GRACE = STATEMENT_MS, GRACE
-        cs.RESTART_DELAY_S = 1.0  # a service manager's restart delay
         rctx = argparse.Namespace(
             work=ctx.work, connect={"galera": cluster.connect[1]},
             port={}, odbc_leader=ctx.odbc_leader, life=ctx.life,
             checker=ctx.cmdcheck_mod, proxy=None)
-        self.el = election_class(cs)(rctx, "galera", "run", 0)
+        self.el = election_class(ctx.cmdsched)(
+            rctx, "galera", "run", 0,
+            timing=(TTL_MS, RENEW_MS, MARGIN_MS, STATEMENT_MS), grace=GRACE,
+            restart_delay_s=1.0)  # a service manager's restart delay
+        self.el.verbose = True
         self.node = {}
         for n, c in zip(NODES, self.el.cands):
             c.port = cluster.port[n]  # _spawn puts it in Port=
@@ -658,12 +634,11 @@ def main():
     ap.add_argument("--strict-schema", action="store_true",
                     help="fail when a schema-race init fails")
     ctx = ap.parse_args()
-    sys.path.insert(0, ctx.faults_dir)
-    ctx.checker = load_module(ctx.checker, "checker")
-    ctx.cmdcheck_mod = load_module(ctx.cmdcheck, "cmdcheck")
-    ctx.cmdsched = load_module(os.path.join(ctx.faults_dir,
-                                            "cmd-schedule.py"),
-                               "cmd_schedule")
+    ctx.checker = harness.load_script(ctx.checker, "checker")
+    ctx.cmdcheck_mod = harness.load_script(ctx.cmdcheck, "cmdcheck")
+    ctx.cmdsched = harness.load_script(os.path.join(ctx.faults_dir,
+                                                    "cmd-schedule.py"),
+                                       "cmd_schedule")
     cluster = Cluster(ctx)
     failures, notes = [], []
     t0 = time.monotonic()
@@ -746,7 +721,7 @@ def main():
                                        r["overlaps"], r["shared_terms"],
                                        r["regressions"], r["claims"]))
     failures += ["fh: " + v for v in r["violations"]]
-    lives, rr, alive = ctx.cmdcheck_mod.load_run(runs.dir)
+    lives, rr, alive = records.load_cmd_run(runs.dir)
     c = ctx.cmdcheck_mod.check(lives, rr, alive)
     log("run cmdcheck: " + ctx.cmdcheck_mod.summary(runs.dir, c))
     failures += ["run: " + v for v in c["violations"]]

@@ -62,8 +62,8 @@ import time
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                os.pardir, "faults"))
-import schedule as faultlib  # noqa: E402 (holds_file_lock)
+                                os.pardir, "lib"))
+import harness  # noqa: E402 (tests/lib: pause, holds_file_lock)
 
 TTL_MS = 2000
 EVERY_S = 1
@@ -411,7 +411,7 @@ def scenario_full(ps):
             # is stopped, and it wakes still leading, its scheduler late
             # (a Quartz misfire past a 500 ms threshold)
             until_before_slot(0.1)
-            ps.procs[lead].send_signal(signal.SIGSTOP)
+            harness.pause(lead)
             try:
                 time.sleep(SHORT_STOP_S)
             finally:
@@ -426,12 +426,12 @@ def scenario_full(ps):
         elif step != "stop-cont":
             time.sleep(0.1)  # just after its fire
         if step == "stop-cont":
-            ps.procs[lead].send_signal(signal.SIGSTOP)
+            harness.pause(lead)
             print("stopped leader %d (SIGSTOP)" % lead, flush=True)
             try:
                 time.sleep(TTL_MS / 1000.0 + 1.5)  # past its TTL
                 since = now_ms()
-                if faultlib.holds_file_lock(lead):
+                if harness.holds_file_lock(lead):
                     # SQLite: stopped inside its short transaction, it
                     # keeps the file locked and nobody can be elected
                     # until it runs again (docs/reliability.md): the

@@ -33,9 +33,13 @@ import subprocess
 import sys
 import time
 
+# tests/lib: processes and services; no bytecode is written into the
+# (maybe read-only) source tree
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import schedule as faultlib  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                os.pardir, "lib"))
+import harness  # noqa: E402
+import records  # noqa: E402
 
 TTL_MS = 2000
 SLOT_MS = 100
@@ -79,16 +83,16 @@ class Run:
         return p
 
     def entries(self):
+        """The hosts' log so far: (op, pid, fire, term, rc)."""
         try:
             with open(self.log) as f:
-                return [line.split() for line in f]
+                return records.parse_claim_log(f)
         except FileNotFoundError:
             return []
 
     def leader(self, timeout_s=FIRST_LEADER_S):
         """The id of the host leading now (status --json), or None."""
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
+        def ask():
             out = subprocess.run(
                 [self.ctx.odbc_leader, "status", "--json", "-C",
                  self.ctx.connect[self.db], "-n", self.ns],
@@ -97,27 +101,25 @@ class Run:
                 st = json.loads(out.stdout)
                 if st.get("leader") in self.procs:
                     return st["leader"]
-            time.sleep(0.1)
-        return None
+            return None
+        return harness.wait_for(ask, timeout_s, 0.1)
 
     def claims(self):
-        return sum(1 for e in self.entries() if e and e[0] == "C")
+        return sum(1 for e in self.entries() if e[0] == "C")
 
     def wait_claims(self, what):
         """Waits until a new claim after a fault: liveness."""
         n = self.claims()
-        deadline = time.monotonic() + TTL_MS / 1000.0 + 8
-        while time.monotonic() < deadline:
-            if self.claims() > n:
-                time.sleep(SETTLE_S)
-                return
-            time.sleep(0.05)
+        if harness.wait_for(lambda: self.claims() > n,
+                            TTL_MS / 1000.0 + 8, 0.05):
+            time.sleep(SETTLE_S)
+            return
         raise RuntimeError("no claim within %.1f s after %s" % (
             TTL_MS / 1000.0 + 8, what))
 
     def stop_for(self, cid, ms):
         p = self.procs[cid]
-        os.kill(p.pid, signal.SIGSTOP)
+        harness.pause(p.pid)
         time.sleep(ms / 1000.0)
         os.kill(p.pid, signal.SIGCONT)
 
@@ -137,17 +139,15 @@ class Run:
 
         def others_won():
             return sum(1 for e in self.entries()
-                       if e and e[0] == "W" and int(e[1]) != p.pid)
+                       if e[0] == "W" and e[1] != p.pid)
         before = others_won()
-        missed = faultlib.stop_unlocked(p.pid, idle="rt_sigtimedwait")
+        missed = harness.stop_unlocked(p.pid, idle="rt_sigtimedwait")
         if missed:
             print("%s: %s was busy at %d stops; stopped while it waited" % (
                 self.db, cid, missed), file=sys.stderr, flush=True)
         time.sleep(ms / 1000.0)
-        deadline = time.monotonic() + 4 * TTL_MS / 1000.0
-        while others_won() == before and time.monotonic() < deadline:
-            time.sleep(0.05)
-        taken = others_won() > before
+        taken = harness.wait_for(lambda: others_won() > before,
+                                 4 * TTL_MS / 1000.0, 0.05)
         os.kill(p.pid, signal.SIGCONT)
         if not taken:
             raise RuntimeError("nobody took over within %d ms of stopping "
@@ -155,22 +155,13 @@ class Run:
 
     def kill(self, cid):
         p = self.procs[cid]
-        os.kill(p.pid, signal.SIGKILL)
+        p.kill()
         p.wait()
         self.killed.append(p.pid)
         self.start(cid)
 
     def stop_all(self):
-        for p in self.procs.values():
-            if p.poll() is None:
-                os.kill(p.pid, signal.SIGCONT)
-                os.kill(p.pid, signal.SIGTERM)
-        for p in self.procs.values():
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        harness.terminate(list(self.procs.values()), 10)
 
 
 def after_boundary():
@@ -222,7 +213,7 @@ def run_db(ctx, db):
     with open(ledger) as f:
         n = sum(1 for line in f if line.strip())
     stale = sum(1 for e in r.entries()
-                if e[0] == "N" and int(e[1]) == r.rogue_pid and e[3] != "0")
+                if e[0] == "N" and e[1] == r.rogue_pid and e[3] != 0)
     print("%s: %d fires claimed once each, %d terms, %d kills, %d stale "
           "claims of the rogue refused" % (
               db, n, sum(1 for e in r.entries() if e[0] == "W"),
@@ -238,8 +229,8 @@ def main():
     ap.add_argument("--checker", required=True)
     ap.add_argument("--work", required=True)
     ctx = ap.parse_args()
-    faultlib.db_connects(ctx, os.path.join(os.environ["OL_TMP"],
-                                           "claims.db"))
+    harness.db_connects(ctx, os.path.join(os.environ["OL_TMP"],
+                                          "claims.db"))
     failures = []
     for db in ctx.db.split(","):
         t0 = time.monotonic()

@@ -11,7 +11,9 @@ that runs
     odbc-leader run --id cand-N -C "CONN;LeaderTTL=...;..." -n NS \\
         --grace 1000ms -- cmd-life RUNDIR --term-delay MS --child
 
-and starts it again whenever it exits, as a service manager would. Every
+and starts it again whenever it exits, as a service manager would
+(tests/lib/harness.py RunService: never after exit 64 or 78, usage or
+configuration, however late it came; the election then fails). Every
 CMD (cmd-life) records its life in RUNDIR (see cmd-life.c). The schedule
 finds the leader (the candidate whose CMD is alive with the newest start),
 injects the fault, waits for the next CMD to start (liveness), then stops
@@ -46,7 +48,6 @@ run was caught), else 1.
 import argparse
 import json
 import os
-import re
 import signal
 import sqlite3
 import statistics
@@ -55,17 +56,17 @@ import sys
 import threading
 import time
 
-# The is_leader() schedule's helpers, shared: no bytecode is written into
-# the (maybe read-only) source tree.
+# tests/lib: processes and services (the run service loop among them) and
+# the record loader; no bytecode is written into the (maybe read-only)
+# source tree
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import schedule as faultlib  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                os.pardir, "lib"))
+import harness  # noqa: E402
+import records  # noqa: E402
 
-now_ns = faultlib.now_ns
-ms = faultlib.ms
-holds_file_lock = faultlib.holds_file_lock
-signal_pid = faultlib.signal_pid
-is_cmd_life = faultlib.is_cmd_life
+now_ns, ms = harness.now_ns, harness.ms
+is_cmd_life = harness.is_cmd_life
 
 TTL_MS = 3000
 RENEW_MS = 500
@@ -100,72 +101,41 @@ FAULTS = {
 }
 
 
-def load_checker(path):
-    """Imports cmdcheck (no .py suffix) as a module."""
-    return faultlib.load_checker(path, "cmdcheck")
+class Election(harness.RunService):
+    """The candidates of one namespace under their service loops
+    (harness.RunService, one thread for all), their proxies (stall) and
+    their records. ctx: connect, port, odbc_leader, life, proxy, work;
+    timing: (TTL, renew interval, safety margin, statement timeout) in ms,
+    grace (run --grace) and restart_delay_s (the service loop's) default
+    to this schedule's."""
 
-
-def wait_stopped(pid, timeout_s=1.0):
-    """Waits until pid shows as stopped (state T) in /proc, so the locks it
-    holds can no longer change."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            with open("/proc/%d/stat" % pid) as f:
-                if f.read().rsplit(")", 1)[1].split()[0] in "Tt":
-                    return
-        except (OSError, IndexError):
-            return
-        time.sleep(0.002)
-
-
-class Candidate:
-    """One candidate: its id, its proxy (network faults) and the run its
-    service loop has going (every run's entry is in Election.runs)."""
-
-    def __init__(self, ident):
-        self.id = ident
-        self.proxy = None  # Popen of its fault-proxy
-        self.port = None  # the proxy's port
-        self.proc = None  # Popen of the current run, None between runs
-        self.entry = None  # its runs.json entry
-        self.exited_at = 0.0  # time.monotonic() the last run exited
-
-    def run_pid(self):
-        p = self.proc
-        return p.pid if p is not None else None
-
-
-class Election:
-    """The candidates of one namespace, their service loops (one thread
-    for all) and their records."""
-
-    def __init__(self, ctx, db, fault, index, extra_ms=0):
-        self.ctx, self.db, self.fault = ctx, db, fault
+    def __init__(self, ctx, db, fault, index, extra_ms=0, timing=None,
+                 grace=GRACE, restart_delay_s=RESTART_DELAY_S):
         self.dir = os.path.join(ctx.work, db, "%s-%d" % (fault, index))
         os.makedirs(self.dir)
+        harness.RunService.__init__(self, restart_delay_s,
+                                    "%s/runs.log" % self.dir)
+        self.ctx, self.db, self.fault = ctx, db, fault
         self.ns = "cmd-%s-%d-%d" % (fault, index, os.getpid())
         self.proxied = fault == "stall"
         self.base = ctx.connect[db]
+        self.ttl_ms = (timing or (TTL_MS,))[0]
         self.conn = "%s;LeaderTTL=%d;LeaderRenewInterval=%d;" \
             "LeaderSafetyMargin=%d;LeaderStatementTimeout=%d" % (
-                self.base, TTL_MS, RENEW_MS, MARGIN_MS, STATEMENT_MS)
+                (self.base,) + tuple(timing or (TTL_MS, RENEW_MS, MARGIN_MS,
+                                                STATEMENT_MS)))
         if extra_ms:
             self.conn += ";LeaderTestTrustExtra=%d" % extra_ms
+        self.grace = grace
+        self.verbose = os.environ.get("OL_CMD_VERBOSE", "0") == "1"
         self.life_args = ["--child", "--term-delay", str(
             SLOW_TERM_DELAY_MS if fault in ("resign", "resign-to")
             else TERM_DELAY_MS)]
         if fault == "deaf":
             self.life_args.append("--deaf")
-        self.cands = [Candidate("cand-%d" % (i + 1))
-                      for i in range(CANDIDATES)]
-        self.runs = []  # runs.json entries
-        self.stopped = set()  # run pids under SIGSTOP
-        self.lock = threading.Lock()
-        self.stopping = False
-        self.fatal = None  # a run refused its arguments
+        for i in range(CANDIDATES):
+            self.add("cand-%d" % (i + 1))
         self.log = open(os.path.join(self.dir, "runs.log"), "ab")
-        self.thread = threading.Thread(target=self._service, daemon=True)
 
     # ---- the service loops ----
 
@@ -173,71 +143,33 @@ class Election:
         """Starts the proxies (network faults) and the service loops."""
         for c in self.cands:
             if self.proxied:
-                c.proxy = subprocess.Popen(
-                    [self.ctx.proxy, "-t", str(self.ctx.port[self.db])],
-                    stdout=subprocess.PIPE, stderr=self.log)
-                c.port = int(c.proxy.stdout.readline())
-        self.thread.start()
+                c.proxy = harness.Proxy(self.ctx.proxy,
+                                        self.ctx.port[self.db],
+                                        log_file=self.log)
+                c.port = c.proxy.port
+        harness.RunService.start(self)
 
-    def _spawn(self, c):
-        """Starts one run of candidate c (lock held)."""
+    def run_argv(self, c):
+        """The command line of one run of candidate c: its own port (its
+        proxy's) in the connection string."""
         conn = self.conn
         if c.port is not None:
-            conn = re.sub(r"Port=\d+", "Port=%d" % c.port, conn)
+            conn = harness.with_port(conn, c.port)
         cmd = [self.ctx.odbc_leader, "run", "--id", c.id, "-C", conn, "-n",
-               self.ns, "--grace", GRACE, "--", self.ctx.life, self.dir] + \
-            self.life_args
-        if os.environ.get("OL_CMD_VERBOSE", "0") == "1":
+               self.ns, "--grace", self.grace, "--", self.ctx.life,
+               self.dir] + self.life_args
+        if self.verbose:
             cmd.insert(2, "-v")
-        start = now_ns()  # before the fork: no CMD of it starts earlier
-        c.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log,
-                                  stdin=subprocess.DEVNULL)
-        c.entry = {"id": c.id, "pid": c.proc.pid, "start_ns": start,
-                   "exit_ns": None, "rc": None, "died_ns": None}
-        self.runs.append(c.entry)
+        return cmd
 
-    def _service(self):
-        """The service loops of every candidate: restarts a run when it
-        exits, until stop(). A run that refuses its arguments (64, 78)
-        within a second ends the election (self.fatal)."""
-        while True:
-            with self.lock:
-                for c in self.cands:
-                    if c.proc is not None and c.proc.poll() is not None:
-                        c.entry["exit_ns"] = now_ns()
-                        c.entry["rc"] = c.proc.returncode
-                        if c.proc.returncode in (64, 78) and \
-                                ms(c.entry["exit_ns"] -
-                                   c.entry["start_ns"]) < 1000:
-                            self.fatal = "%s: run exited %d at once (see " \
-                                "%s/runs.log)" % (c.id, c.proc.returncode,
-                                                  self.dir)
-                            self.stopping = True
-                        c.proc = None
-                        c.exited_at = time.monotonic()
-                    if c.proc is None and not self.stopping and \
-                            time.monotonic() - c.exited_at >= \
-                            RESTART_DELAY_S:
-                        self._spawn(c)
-                if self.stopping and all(c.proc is None for c in self.cands):
-                    return
-            time.sleep(0.01)
-
-    def check_fatal(self):
-        if self.fatal:
-            raise RuntimeError(self.fatal)
+    def popen(self, c):
+        return harness.spawn(self.run_argv(c), self.log)
 
     # ---- what the records say ----
 
     def lives(self):
         """Every published life in the run directory."""
-        return self.ctx.checker.load_lives(self.dir, partial_ok=True)
-
-    def cand(self, ident):
-        for c in self.cands:
-            if c.id == ident:
-                return c
-        raise RuntimeError("a CMD ran for an unknown candidate %r" % ident)
+        return records.load_lives(self.dir, partial_ok=True)
 
     def leader(self):
         """(life, candidate) of the CMD alive with the newest start (not a
@@ -258,8 +190,7 @@ class Election:
     def wait_leader(self, timeout_s):
         """Waits until a CMD runs under a live run; returns (life,
         candidate)."""
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
+        def live():
             self.check_fatal()
             cur = self.leader()
             if cur is not None:
@@ -267,8 +198,12 @@ class Election:
                     pid = cur[1].run_pid()
                 if pid is not None and pid not in self.stopped:
                     return cur
-            time.sleep(0.01)
-        raise RuntimeError("%s: no CMD within %d s" % (self.dir, timeout_s))
+            return None
+        got = harness.wait_for(live, timeout_s)
+        if got is None:
+            raise RuntimeError("%s: no CMD within %d s" % (self.dir,
+                                                           timeout_s))
+        return got
 
     def first_cmd_since(self, ref_ns):
         """The earliest CMD (not a child) started at or after ref_ns, or
@@ -310,23 +245,11 @@ class Election:
             raise RuntimeError("odbc-leader status exited %d" % rc)
         for c in json.loads(out)["candidates"]:
             if c["id"] != leader_id and not c["leader"] and \
-                    c["heartbeat_age_ms"] < TTL_MS:
+                    c["heartbeat_age_ms"] < self.ttl_ms:
                 with self.lock:
                     if self.cand(c["id"]).run_pid() is not None:
                         return c["id"]
         raise RuntimeError("no live follower to resign to: %s" % out.strip())
-
-    def kill_run(self, c, sig):
-        """Sends sig to candidate c's current run; returns its pid and,
-        for SIGKILL, records died_ns in runs.json right after the kill."""
-        with self.lock:
-            pid = c.run_pid()
-            if pid is None:
-                raise RuntimeError("%s has no run to signal" % c.id)
-            os.kill(pid, sig)
-            if sig == signal.SIGKILL:
-                c.entry["died_ns"] = now_ns()
-        return pid
 
     # ---- the end ----
 
@@ -335,44 +258,16 @@ class Election:
         after STOP_WAIT_S), then lists the cmd-life processes still alive
         (alive.json) and kills them, writes runs.json, stops the proxies.
         Returns (runs SIGKILLed, pids still alive)."""
-        with self.lock:
-            self.stopping = True
-            for pid in self.stopped:
-                signal_pid(pid, signal.SIGCONT)
-            self.stopped.clear()
-            for c in self.cands:
-                if c.proxy is not None:
-                    c.proxy.send_signal(signal.SIGUSR2)
-                if c.proc is not None:
-                    c.proc.send_signal(signal.SIGTERM)
-        started = self.thread.ident is not None
-        if started:
-            self.thread.join(STOP_WAIT_S)
-        killed = 0
-        with self.lock:
-            for c in self.cands:
-                if c.proc is not None and c.proc.poll() is None:
-                    c.proc.kill()
-                    c.entry["died_ns"] = now_ns()
-                    killed += 1
-        if started:
-            self.thread.join()
-        if killed:  # their CMDs may take up to the orphan bound to go
-            time.sleep(self.ctx.checker.ORPHAN_BOUND_MS / 1000.0 + 0.2)
-        else:
-            time.sleep(0.1)
-        alive = sorted(l["pid"] for l in self.lives()
-                       if is_cmd_life(l["pid"]))
-        for pid in alive:
-            signal_pid(pid, signal.SIGKILL)  # a descendant of ours
-        with open(os.path.join(self.dir, "runs.json"), "w") as f:
-            json.dump(self.runs, f, indent=1)
-        with open(os.path.join(self.dir, "alive.json"), "w") as f:
-            json.dump(alive, f)
         for c in self.cands:
             if c.proxy is not None:
-                c.proxy.send_signal(signal.SIGTERM)
-                c.proxy.wait()
+                c.proxy.resume()
+        self.begin_stop()
+        killed = self.end_stop(STOP_WAIT_S)
+        alive = self.finish(self.dir, self.ctx.checker.ORPHAN_BOUND_MS,
+                            killed)
+        for c in self.cands:
+            if c.proxy is not None:
+                c.proxy.stop()
         self.log.close()
         return killed, alive
 
@@ -436,9 +331,9 @@ class Locker:
             func = "ol_mariadb"
             sql = "LOCK TABLES odbc_leader_lease WRITE; DO SLEEP(%s); " \
                 "UNLOCK TABLES;" % DB_LOCK_S
-        p = subprocess.Popen(["bash", "-c", '. "$1"; %s "$2"' % func, "lib",
-                              self.ctx.lib, sql], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE, text=True)
+        p = self.ctx.shell.popen('%s "$1"' % func, sql,
+                                 stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, text=True)
         ready.set()
         _, err = p.communicate(timeout=60)
         if p.returncode != 0:
@@ -489,19 +384,15 @@ def inject(ctx, el, res):
         el.resign(target)
         end_ns = ref
     elif fault == "kill-9":
-        el.kill_run(c, signal.SIGKILL)
-        ref = end_ns = now_ns()
+        _, ref = el.kill_run(c, signal.SIGKILL)
+        end_ns = ref
     elif fault == "sigstop":
-        pid = el.kill_run(c, signal.SIGSTOP)
-        el.stopped.add(pid)
-        ref = end_ns = now_ns()
-        wait_stopped(pid)
+        pid, ref = el.kill_run(c, signal.SIGSTOP)  # back once stopped
+        end_ns = ref
 
         def cont(pid=pid):
-            if pid in el.stopped:
-                el.stopped.discard(pid)
-                signal_pid(pid, signal.SIGCONT)
-        if db == "sqlite" and holds_file_lock(pid):
+            el.cont(pid)
+        if db == "sqlite" and harness.holds_file_lock(pid):
             # Frozen inside a transaction: the file stays locked and
             # nobody can be elected until it runs again. The fault ends at
             # SIGCONT; it cannot overlap meanwhile.
@@ -512,10 +403,9 @@ def inject(ctx, el, res):
         else:
             pending.append((ref + HOLD_MS * 1e6, cont))
     elif fault == "stall":
-        c.proxy.send_signal(signal.SIGUSR1)
+        c.proxy.stall()
         ref = end_ns = now_ns()
-        pending.append((ref + HOLD_MS * 1e6,
-                        lambda p=c.proxy: p.send_signal(signal.SIGUSR2)))
+        pending.append((ref + HOLD_MS * 1e6, c.proxy.resume))
     elif fault in ("db-lock", "db-read"):
         locker = Locker(ctx, db, fault)
         locker.start()
@@ -577,7 +467,7 @@ def run_fault(ctx, db, fault, reps, res, extra_ms=0):
         res.killed_at_stop += killed
         for r in el.runs:
             res.exits[r["rc"]] = res.exits.get(r["rc"], 0) + 1
-    lives, runs, alive = ctx.checker.load_run(el.dir)
+    lives, runs, alive = records.load_cmd_run(el.dir)
     r = ctx.checker.check(lives, runs, alive)
     by_pid = {l["pid"]: l for l in lives}
     for old, new in handovers:
@@ -641,9 +531,10 @@ def main():
     args = ap.parse_args()
 
     ctx = args
-    ctx.checker = load_checker(args.checker)
+    ctx.checker = harness.load_script(args.checker, "cmdcheck")
+    ctx.shell = harness.Shell(args.lib)
     ctx.sqlite_file = os.path.join(os.environ["OL_TMP"], "cmd.db")
-    faultlib.db_connects(ctx, ctx.sqlite_file)
+    harness.db_connects(ctx, ctx.sqlite_file)
     if args.negative:
         dbs = args.db or "postgresql,mariadb"
         faults = "sigstop"

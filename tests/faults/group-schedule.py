@@ -37,12 +37,16 @@ import subprocess
 import sys
 import time
 
-# the single-namespace schedule's helpers: its checker loader, its clock
-# and its connection strings (one source for the MariaDB client timeouts
-# a stalled network outlasts)
-sys.dont_write_bytecode = True  # the source tree may be read-only
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from schedule import db_connects, load_checker, now_ns  # noqa: E402
+# tests/lib: processes and services (with the connection strings: one
+# source for the MariaDB client timeouts a stalled network outlasts) and
+# the record loader; no bytecode in the (maybe read-only) source tree
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                os.pardir, "lib"))
+import harness  # noqa: E402
+import records  # noqa: E402
+
+now_ns = harness.now_ns
 
 TTL_MS = 2000
 RENEW_MS = 500
@@ -65,7 +69,7 @@ class Group:
         if extra_ms:
             self.config += ";LeaderTestTrustExtra=%d" % extra_ms
         self.hosts = {}  # member id -> Popen
-        self.proxy_of = {}  # member id -> proxy Popen
+        self.proxy_of = {}  # member id -> its harness.Proxy
         self.next_id = 1
         self.log = open(os.path.join(self.dir, "hosts.log"), "ab")
         self.events = []
@@ -81,11 +85,9 @@ class Group:
             self.next_id += 1
         config = "%s;LeaderId=%s" % (self.config, mid)
         if self.proxied:
-            proxy = subprocess.Popen(
-                [self.ctx.proxy, "-t", str(self.ctx.port[self.db])],
-                stdout=subprocess.PIPE, stderr=self.log)
-            port = int(proxy.stdout.readline())
-            config = re.sub(r"Port=\d+", "Port=%d" % port, config)
+            proxy = harness.Proxy(self.ctx.proxy, self.ctx.port[self.db],
+                                  log_file=self.log)
+            config = harness.with_port(config, proxy.port)
             self.proxy_of[mid] = proxy
         cmd = [self.ctx.host, "-d", self.dir, "-S",
                str(int(TTL_MS * 2.5)), config]
@@ -96,22 +98,22 @@ class Group:
         return mid
 
     def kill(self, mid, sig=signal.SIGKILL):
+        """Ends member mid: SIGKILL, or with sig=SIGTERM a graceful leave
+        (SIGKILL after 10 s); its proxy goes with it."""
         p = self.hosts.pop(mid)
-        p.send_signal(sig)
-        try:
-            p.wait(timeout=10)
-        except subprocess.TimeoutExpired:
+        if sig == signal.SIGKILL:
             p.kill()
             p.wait()
+        else:
+            harness.terminate([p], 10)
         proxy = self.proxy_of.pop(mid, None)
         if proxy is not None:
-            proxy.terminate()
-            proxy.wait()
+            proxy.stop()
 
     def unled_shards(self, after_ns):
         """The shards without a record whose last "yes" is recent and
         later than after_ns, and each shard's newest record."""
-        _, recs = self.ctx.checker.load_run(self.dir)
+        recs = records.load_group(self.dir)[1]
         t = max(now_ns() - 300 * 1000000, after_ns)
         newest = {}
         for r in recs:
@@ -140,14 +142,11 @@ class Group:
         """Waits until every shard is led past after_ns (a fault's time +
         one TTL: past the window any member that stopped could still
         trust)."""
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.all_led(after_ns):
-                return True
-            time.sleep(0.1)
-        return False
+        return bool(harness.wait_for(lambda: self.all_led(after_ns),
+                                     timeout_s, 0.1))
 
     def stop_all(self):
+        """Graceful leaves, one member after the other."""
         for mid in list(self.hosts):
             self.kill(mid, signal.SIGTERM)
 
@@ -160,10 +159,10 @@ def cut_all(g, seconds):
     nobody can renew them; every member lives on."""
     if g.proxied:
         for proxy in g.proxy_of.values():
-            proxy.send_signal(signal.SIGHUP)
+            proxy.cut()
         time.sleep(seconds)
         for proxy in g.proxy_of.values():
-            proxy.send_signal(signal.SIGUSR2)
+            proxy.resume()
         return
     path = re.search(r"Database=([^;]+)", g.config).group(1)
     con = sqlite3.connect(path, timeout=30, isolation_level=None)
@@ -173,13 +172,6 @@ def cut_all(g, seconds):
         con.execute("ROLLBACK")
     finally:
         con.close()
-
-
-def restart_db(ctx, db):
-    func = "ol_restart_mariadb fast" if db.endswith("mariadb") else \
-        "ol_restart_pg fast"  # postgresql, or the one behind pgbouncer
-    subprocess.run(["bash", "-c", '. "$1"; %s' % func, "lib", ctx.lib],
-                   check=True, stdout=subprocess.DEVNULL)
 
 
 def faults(ctx, g, rounds):
@@ -209,7 +201,7 @@ def faults(ctx, g, rounds):
         settle("kill -9 %s" % members[0])
         settle("join %s" % g.spawn())
         victim = sorted(g.hosts)[0]
-        g.hosts[victim].send_signal(signal.SIGSTOP)
+        harness.pause(g.hosts[victim].pid)
         time.sleep(pause)
         g.hosts[victim].send_signal(signal.SIGCONT)
         settle("SIGSTOP %s for %.1f s" % (victim, pause))
@@ -230,11 +222,11 @@ def faults(ctx, g, rounds):
         settle("database out of every member's reach for %.1f s" % outage)
         if g.proxied:
             stalled = sorted(g.hosts)[0]
-            g.proxy_of[stalled].send_signal(signal.SIGUSR1)
+            g.proxy_of[stalled].stall()
             time.sleep(pause)
-            g.proxy_of[stalled].send_signal(signal.SIGUSR2)
+            g.proxy_of[stalled].resume()
             settle("network stall of %s for %.1f s" % (stalled, pause))
-            restart_db(ctx, g.db)
+            harness.restart_db(ctx.shell, g.db)
             settle("restart of the database")
         settle("join %s" % g.spawn())
 
@@ -264,7 +256,7 @@ def run_db(ctx, db, negative):
     finally:
         g.stop_all()
     bound_ms = 2 * TTL_MS + 4 * RENEW_MS + (4000 if g.proxied else 0)
-    res = ctx.checker.check(ctx.checker.load_run(g.dir)[1], ctx.shards,
+    res = ctx.checker.check(records.load_group(g.dir)[1], ctx.shards,
                             bound_ms * 1000000, start, end)
     res["db"] = db
     res["seconds"] = round((end - t0) / 1e9, 1)
@@ -291,9 +283,10 @@ def main():
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--negative", action="store_true")
     ctx = ap.parse_args()
-    ctx.checker = load_checker(ctx.checker, "groupcheck")
+    ctx.checker = harness.load_script(ctx.checker, "groupcheck")
+    ctx.shell = harness.Shell(ctx.lib)
     os.makedirs(ctx.work, exist_ok=True)
-    db_connects(ctx, os.path.join(ctx.work, "group.db"))
+    harness.db_connects(ctx, os.path.join(ctx.work, "group.db"))
     if "CL_PGB_PORT_transaction" in os.environ and "postgresql" in ctx.connect:
         # the PostgreSQL server through pgbouncer in transaction mode
         port = int(os.environ["CL_PGB_PORT_transaction"])

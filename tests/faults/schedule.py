@@ -8,18 +8,27 @@ starts fault-host candidates on a fresh namespace, injects the fault one
 or more times, measures how long until a leader claims again, checks the
 records with the checker's rules, and prints one table row per database
 and fault. Exit status 0 when every positive run is safe and live and
-every negative run was caught, else 1.
+every negative run was caught, else 1. Processes, proxies, databases,
+records and the term rules come from tests/lib (harness.py, records.py,
+ledger.py), the rules' verdict from the checker.
 """
 import argparse
-import glob
-import importlib.machinery
-import importlib.util
 import os
-import re
 import signal
 import subprocess
 import sys
 import time
+
+# tests/lib: processes and services, the record loader, the ledger rules;
+# no bytecode is written into the (maybe read-only) source tree
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                os.pardir, "lib"))
+import harness  # noqa: E402
+import ledger  # noqa: E402
+import records  # noqa: E402
+
+now_ns, ms = harness.now_ns, harness.ms
 
 TTL_MS = 1500
 RENEW_MS = 400
@@ -45,127 +54,7 @@ FAULTS = {
     "negative": ("postgresql mariadb", True, 1, 1),
 }
 FAKE_OFFSETS = ["-7h", "+3h", "+26h"]
-
-
-def load_checker(path, name="checker"):
-    """Imports a checker script (no .py suffix) as module name, without
-    writing bytecode into the (maybe read-only) source tree."""
-    sys.dont_write_bytecode = True
-    loader = importlib.machinery.SourceFileLoader(name, path)
-    spec = importlib.util.spec_from_loader(name, loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
-
-
-def now_ns():
-    return time.monotonic_ns()  # CLOCK_MONOTONIC, as the records
-
-
-def signal_pid(pid, sig):
-    """os.kill that lets a process which is already gone be."""
-    try:
-        os.kill(pid, sig)
-    except ProcessLookupError:
-        pass
-
-
-def proc_state(pid):
-    """The /proc state letter of pid, or None when it is gone."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return None
-
-
-def holds_file_lock(pid):
-    """True when process pid holds a POSIX or flock lock (/proc/locks;
-    a waiter's "->" lines are not holds)."""
-    with open("/proc/locks") as f:
-        for line in f:
-            fields = line.split()
-            if "->" not in fields and len(fields) >= 5 and \
-                    fields[4] == str(pid):
-                return True
-    return False
-
-
-# Linux system call numbers of the calls a host idles in, by machine.
-_SYSCALLS = {
-    "x86_64": {"rt_sigtimedwait": 128},
-    "aarch64": {"rt_sigtimedwait": 137},
-}
-
-
-def blocked_in(pid, name):
-    """True when pid's main thread is blocked in system call name (by
-    /proc/PID/syscall); True too on a machine whose number for it is not
-    known here, so that callers only lose precision there."""
-    nr = _SYSCALLS.get(os.uname().machine, {}).get(name)
-    if nr is None:
-        return True
-    try:
-        with open("/proc/%d/syscall" % pid) as f:
-            return f.read().split()[0] == str(nr)
-    except (OSError, IndexError):
-        return False
-
-
-def stop_unlocked(pid, tries=50, idle=None):
-    """SIGSTOPs pid outside any file lock: a SQLite host stopped inside
-    its short transaction keeps the database file locked, and nobody can
-    be elected until it runs again (docs/reliability.md). With idle (a
-    system call name), pid must also be stopped while blocked in it, so
-    that what it does first on SIGCONT is known. Waits until pid is
-    stopped; while it is not where it should be, continues it and tries
-    again a little later. Returns the number of tries that missed;
-    raises RuntimeError when every try did."""
-    for i in range(tries):
-        os.kill(pid, signal.SIGSTOP)
-        while proc_state(pid) not in ("T", "t", None):
-            time.sleep(0.001)
-        if not holds_file_lock(pid) and (idle is None or
-                                         blocked_in(pid, idle)):
-            return i
-        os.kill(pid, signal.SIGCONT)
-        time.sleep(0.007 * (i % 5 + 1))
-    raise RuntimeError("%d was never stopped outside a file lock%s in %d "
-                       "tries" % (pid, "" if idle is None else
-                                  " and in " + idle, tries))
-
-
-def is_cmd_life(pid):
-    """True when pid is a live (not zombie) cmd-life process."""
-    st = proc_state(pid)
-    if st is None or st == "Z":
-        return False
-    try:
-        with open("/proc/%d/cmdline" % pid, "rb") as f:
-            return b"cmd-life" in f.read()
-    except OSError:
-        return False
-
-
-def stop_procs(procs, timeout_s=5):
-    """SIGTERM (resign) to every running Popen of procs, then waits;
-    returns how many did not exit within timeout_s (they are killed)."""
-    stuck = 0
-    for p in procs:
-        if p.poll() is None:
-            p.send_signal(signal.SIGTERM)
-    for p in procs:
-        try:
-            p.wait(timeout_s)
-        except subprocess.TimeoutExpired:
-            stuck += 1
-            p.kill()
-            p.wait()
-    return stuck
-
-
-def ms(ns):
-    return ns / 1e6
+NAN = float("nan")  # a figure of no run
 
 
 class Election:
@@ -187,7 +76,7 @@ class Election:
         self.hosts = {}  # pid -> Popen
         self.born = {}  # pid -> spawn time (ns)
         self.fault_end = 0  # when the last fault ended (ns)
-        self.proxy_of = {}  # host pid -> proxy Popen
+        self.proxy_of = {}  # host pid -> its harness.Proxy
         self.stopped = set()
         self.spawned = 0
         self.log = open(os.path.join(self.dir, "hosts.log"), "ab")
@@ -196,11 +85,9 @@ class Election:
         """Starts one candidate (behind its own proxy when proxied)."""
         config, proxy = self.config, None
         if self.proxied:
-            proxy = subprocess.Popen(
-                [self.ctx.proxy, "-t", str(self.ctx.port[self.db])],
-                stdout=subprocess.PIPE, stderr=self.log)
-            port = int(proxy.stdout.readline())
-            config = re.sub(r"Port=\d+", "Port=%d" % port, config)
+            proxy = harness.Proxy(self.ctx.proxy, self.ctx.port[self.db],
+                                  log_file=self.log)
+            config = harness.with_port(config, proxy.port)
         cmd = [self.ctx.host, "-p", self.ctx.plugin, "-d", self.dir, config]
         if os.environ.get("OL_FAULTS_VERBOSE", "0") != "1":
             cmd.insert(1, "-q")  # plugin log lines only when asked
@@ -221,54 +108,33 @@ class Election:
         return p.pid
 
     def records(self):
-        _, recs = self.ctx.checker.load_run(self.dir)
-        return recs
+        return records.load_hosts(self.dir)[1]
 
     def headers(self):
-        hdrs, _ = self.ctx.checker.load_run(self.dir)
-        return hdrs
+        return records.load_hosts(self.dir)[0]
 
     def leader(self):
         """(pid, term) of the process claiming right now, or None."""
-        recs = self.records()
-        if not recs:
-            return None
-        r = max(recs, key=lambda x: x["last_before"])
-        if now_ns() - r["last_before"] < 50e6 and r["pid"] in self.hosts \
-                and r["pid"] not in self.stopped:
+        r = ledger.claiming_now(self.records(), now_ns())
+        if r is not None and r["pid"] in self.hosts and \
+                r["pid"] not in self.stopped:
             return r["pid"], r["term"]
         return None
 
     def wait_claim(self, ref_ns, min_term, timeout_s):
         """Waits for the first claim at or after ref_ns of a term >=
         min_term. Returns (ms from ref_ns, term, pid) or None on timeout."""
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            best = None
-            for r in self.records():
-                if r["last_before"] < ref_ns or r["term"] < min_term:
-                    continue
-                t = r["first_after"] if r["first_before"] >= ref_ns \
-                    else ref_ns
-                if best is None or t < best[0]:
-                    best = (t, r["term"], r["pid"])
-            if best is not None:
-                return ms(best[0] - ref_ns), best[1], best[2]
-            time.sleep(0.01)
-        return None
+        got = harness.wait_for(lambda: ledger.first_claim(
+            self.records(), ref_ns, min_term), timeout_s)
+        return None if got is None else (ms(got[0] - ref_ns), got[1], got[2])
 
     def wait_leader(self, timeout_s=10):
         """Waits until some live process claims; returns (pid, term)."""
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            cur = self.leader()
-            if cur is not None:
-                return cur
-            time.sleep(0.01)
-        raise RuntimeError("%s: no leader within %d s" % (self.dir, timeout_s))
-
-    def signal_proxy(self, pid, sig):
-        self.proxy_of[pid].send_signal(sig)
+        cur = harness.wait_for(self.leader, timeout_s)
+        if cur is None:
+            raise RuntimeError("%s: no leader within %d s" % (self.dir,
+                                                              timeout_s))
+        return cur
 
     def stuck(self):
         """Live candidates whose last good tick is older than TTL + 2
@@ -297,83 +163,11 @@ class Election:
     def stop_all(self):
         """SIGTERM (resign) every candidate; returns how many did not exit
         within 5 s (they are then killed)."""
-        for pid in self.stopped:
-            os.kill(pid, signal.SIGCONT)
-        stuck = stop_procs(list(self.hosts.values()))
+        stuck = harness.terminate(list(self.hosts.values()), 5)
         for p in self.proxy_of.values():
-            p.send_signal(signal.SIGTERM)
-            p.wait()
+            p.stop()
         self.log.close()
         return stuck
-
-
-def tcp_port_of(pid, db_port):
-    """The local port of pid's established TCP connection to
-    127.0.0.1:db_port, or None."""
-    inodes = set()
-    fd_dir = "/proc/%d/fd" % pid
-    for fd in os.listdir(fd_dir):
-        try:
-            link = os.readlink(os.path.join(fd_dir, fd))
-        except OSError:
-            continue
-        m = re.match(r"socket:\[(\d+)\]", link)
-        if m:
-            inodes.add(m.group(1))
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        with open(table) as f:
-            next(f)
-            for line in f:
-                cols = line.split()
-                if cols[9] in inodes and cols[3] == "01" and \
-                        int(cols[2].split(":")[1], 16) == db_port:
-                    return int(cols[1].split(":")[1], 16)
-    return None
-
-
-def lib_call(ctx, func):
-    """Runs one lib.sh function in a child bash (it needs only the
-    exported OL_* variables)."""
-    subprocess.run(["bash", "-c", '. "$1"; %s' % func, "lib", ctx.lib],
-                   check=True, stdout=subprocess.DEVNULL)
-
-
-def kill_session(ctx, db, pid):
-    """Has the server end pid's session. The leader may be between
-    connections (a reconnect in progress): looks for up to 3 s. Raises
-    RuntimeError when no session was ended."""
-    deadline = time.monotonic() + 3
-    while time.monotonic() < deadline:
-        port = tcp_port_of(pid, ctx.port[db])
-        if port is not None and end_session(ctx, db, port):
-            return
-        time.sleep(0.02)
-    raise RuntimeError("no database session of pid %d could be ended" % pid)
-
-
-def end_session(ctx, db, port):
-    """Ends the server session whose client uses local port port; returns
-    True when the server found one to end."""
-    if db == "postgresql":
-        sql = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity " \
-              "WHERE client_port = %d" % port
-        out = subprocess.run(
-            ["bash", "-c", '. "$1"; ol_psql "$2"', "lib", ctx.lib, sql],
-            check=True, capture_output=True, text=True).stdout.split()
-        return "t" in out
-    sql = "SELECT ID FROM information_schema.PROCESSLIST WHERE " \
-          "HOST = '127.0.0.1:%d'" % port
-    out = subprocess.run(
-        ["bash", "-c", '. "$1"; ol_mariadb "$2"', "lib", ctx.lib, sql],
-        check=True, capture_output=True, text=True).stdout.split()
-    for cid in out:
-        lib_call(ctx, "ol_mariadb %s" % sh_quote(
-            "KILL CONNECTION %d" % int(cid)))
-    return bool(out)
-
-
-def sh_quote(s):
-    return "'" + s.replace("'", "'\\''") + "'"
 
 
 class Result:
@@ -415,10 +209,9 @@ def inject(ctx, el, db, fault, res, limit_ms):
         el.spawn()
     elif fault in ("sigstop", "negative") and db == "sqlite" or \
             fault == "sigstop":
-        os.kill(pid, signal.SIGSTOP)
         el.stopped.add(pid)
-        ref = now_ns()
-        if db == "sqlite" and holds_file_lock(pid):
+        ref = harness.pause(pid)  # returns once it is stopped
+        if db == "sqlite" and harness.holds_file_lock(pid):
             # Frozen inside a transaction: the SQLite file stays locked and
             # nobody can be elected until it runs again. The fault then
             # ends at SIGCONT, and any leader will do.
@@ -428,22 +221,20 @@ def inject(ctx, el, db, fault, res, limit_ms):
             ref, min_term = now_ns(), 1
             res.frozen_lock += 1
     elif fault in ("stall", "negative"):
-        el.signal_proxy(pid, signal.SIGUSR1)
+        el.proxy_of[pid].stall()
         ref = now_ns()
     elif fault.startswith("restart-"):
-        mode = fault.split("-", 1)[1]
-        lib_call(ctx, "ol_restart_pg %s" % mode if db == "postgresql"
-                 else "ol_restart_mariadb %s" % mode)
+        harness.restart_db(ctx.shell, db, fault.split("-", 1)[1])
         ref = now_ns()
     elif fault == "session-kill":
-        kill_session(ctx, db, pid)
+        harness.kill_session(ctx.shell, db, ctx.port[db], pid)
         ref = now_ns()
     elif fault == "unreachable":
-        for p in list(el.proxy_of):
-            el.signal_proxy(p, signal.SIGHUP)
+        for p in list(el.proxy_of.values()):
+            p.cut()
         time.sleep(hold_s)
-        for p in list(el.proxy_of):
-            el.signal_proxy(p, signal.SIGUSR2)
+        for p in list(el.proxy_of.values()):
+            p.resume()
         ref = now_ns()
     else:
         raise ValueError(fault)
@@ -466,7 +257,7 @@ def inject(ctx, el, db, fault, res, limit_ms):
             os.kill(pid, signal.SIGCONT)
             el.stopped.discard(pid)
         else:
-            el.signal_proxy(pid, signal.SIGUSR2)
+            el.proxy_of[pid].resume()
     el.fault_end = now_ns()
     if fault in ("sigstop", "stall", "negative"):
         time.sleep(2 * el.renew_ms / 1000.0)  # the resumed one acts now
@@ -512,13 +303,6 @@ def run_fault(ctx, db, fault, reps, res):
         index += 1
 
 
-def pct(values, p):
-    if not values:
-        return float("nan")
-    v = sorted(values)
-    return v[min(len(v) - 1, int(round(p / 100.0 * (len(v) - 1))))]
-
-
 def table(rows):
     """The figures as a Markdown table."""
     out = ["| database | fault | runs | transitions | overlaps | "
@@ -535,8 +319,8 @@ def table(rows):
             live += " (%d frozen in a transaction)" % r.frozen_lock
         out.append("| %s | %s | %d | %d | %d | %.0f | %.0f | %.0f | %d | %s "
                    "| %.0f |" % (db, fault, r.runs, r.transitions,
-                                 r.overlaps, pct(r.times, 50),
-                                 pct(r.times, 99),
+                                 r.overlaps, records.pct(r.times, 50, NAN),
+                                 records.pct(r.times, 99, NAN),
                                  max(r.times) if r.times else float("nan"),
                                  r.stuck, live, r.seconds))
     return "\n".join(out)
@@ -550,24 +334,6 @@ def verdict(db, fault, r):
     return r.violations + (["%s/%s: %d stuck candidates" % (db, fault,
                                                             r.stuck)]
                            if r.stuck else [])
-
-
-def db_connects(ctx, sqlite_file):
-    """Sets ctx.connect (database -> connection string) and ctx.port
-    (server -> TCP port) from the OL_* variables of tests/integration/
-    lib.sh, with SQLite on sqlite_file. MariaDB gets client timeouts that a
-    stalled network outlasts (Connector/ODBC ignores the ODBC ones)."""
-    ctx.connect, ctx.port = {}, {}
-    ctx.connect["sqlite"] = "Driver=SQLite3;Database=%s" % sqlite_file
-    if "OL_PG_CONNECT" in os.environ:
-        ctx.connect["postgresql"] = os.environ["OL_PG_CONNECT"]
-        ctx.port["postgresql"] = int(os.environ["OL_PG_PORT"])
-    if "OL_MARIADB_CONNECT" in os.environ:
-        c = re.sub(r";(CONN|READ|WRITE)_TIMEOUT=\d+", "",
-                   os.environ["OL_MARIADB_CONNECT"])
-        ctx.connect["mariadb"] = c + \
-            ";CONN_TIMEOUT=2;READ_TIMEOUT=2;WRITE_TIMEOUT=2"
-        ctx.port["mariadb"] = int(os.environ["OL_MARIADB_PORT"])
 
 
 def main():
@@ -585,11 +351,10 @@ def main():
     args = ap.parse_args()
 
     ctx = args
-    ctx.checker = load_checker(args.checker)
-    db_connects(ctx, os.path.join(os.environ["OL_TMP"], "faults.db"))
-    libs = glob.glob("/usr/lib/*/faketime/libfaketimeMT.so.1") + \
-        glob.glob("/usr/lib*/faketime/libfaketimeMT.so.1")
-    ctx.faketime_lib = libs[0] if libs else None
+    ctx.checker = harness.load_script(args.checker, "checker")
+    ctx.shell = harness.Shell(args.lib)
+    harness.db_connects(ctx, os.path.join(os.environ["OL_TMP"], "faults.db"))
+    ctx.faketime_lib = harness.faketime_lib()
     rows, failures = [], []
     for db in args.db.split(","):
         for fault in args.faults.split(","):
