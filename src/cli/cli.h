@@ -90,20 +90,35 @@ enum odbc_leader__cli_operands {
                                      operand, and one is needed */
 };
 
-/* A subcommand's command line, as odbc_leader__cli_parse reads it. */
+/* Which of the common options a subcommand takes. */
+enum odbc_leader__cli_common {
+    ODBC_LEADER__CLI_ALL_COMMON, /* every one (ODBC_LEADER__CLI_LONGOPTS) */
+    ODBC_LEADER__CLI_NO_CONNECT, /* only -v and -h: it makes its own
+                                    database (demo) */
+};
+
+/* The most long options a subcommand has of its own. */
+#define ODBC_LEADER__CLI_OWN_MAX 12
+
+/* A subcommand's command line, as odbc_leader__cli_parse reads it: a
+ * static table of the subcommand's. */
 struct odbc_leader__cli_cmdline {
-    const char *subcmd;            /* its name, for messages */
-    const char *help;              /* its --help text */
-    const char *shortopts;         /* its own short letters; NULL = none */
-    const struct option *longopts; /* its own long options, ended by a
-                                      zeroed entry; NULL = none */
+    const char *subcmd;    /* its name, for messages */
+    const char *help;      /* its --help text */
+    const char *shortopts; /* its own short letters; NULL = none */
     /* Takes one of its own options (opt as getopt_long returns it; arg
-     * borrowed from argv). Returns 0, or an exit code after a message
-     * (odbc_leader__cli_usage). NULL when it has no options of its own. */
+     * borrowed from argv) into ctx, the context odbc_leader__cli_parse
+     * was given. Returns 0, 1 when opt is none of its own (a usage
+     * error), or an exit code after a message (odbc_leader__cli_usage).
+     * NULL when it has no options of its own. */
     int (*opt)(struct odbc_leader__cli *c, void *ctx, int opt, const char *arg);
-    void *ctx;                               /* opt's, borrowed */
     enum odbc_leader__cli_operands operands; /* what may follow */
+    enum odbc_leader__cli_common common;     /* the common options it takes */
     int see_ns; /* opt also sees each -n, after the common handling */
+    /* its own long options, after the common ones in the order
+     * getopt_long tries them (and names them for an ambiguous
+     * abbreviation); the entries after the last zeroed */
+    struct option longopts[ODBC_LEADER__CLI_OWN_MAX];
 };
 
 /* Handles a common option letter (see ODBC_LEADER__CLI_SHORTOPTS).
@@ -118,14 +133,38 @@ void odbc_leader__cli_getopt_reset(void);
 /*
  * Reads a subcommand's argv (from index 1, after
  * odbc_leader__cli_getopt_reset): the common options into c, its own
- * through cl->opt. Prints cl->help when -h was given. Returns 0 (optind
- * then indexes the operands: run's CMD), ODBC_LEADER__CLI_HELP after the
- * help, or an exit code after a message (EX_USAGE for a bad option or
- * operand). cl is borrowed; argv's strings stay the caller's.
+ * through cl->opt into ctx. Prints cl->help when -h was given. Returns 0
+ * (optind then indexes the operands: run's CMD), ODBC_LEADER__CLI_HELP
+ * after the help, or an exit code after a message (EX_USAGE for a bad
+ * option or operand). cl and ctx are borrowed; argv's strings stay the
+ * caller's.
  */
 int odbc_leader__cli_parse(struct odbc_leader__cli *c,
-                           const struct odbc_leader__cli_cmdline *cl, int argc,
-                           char **argv);
+                           const struct odbc_leader__cli_cmdline *cl, void *ctx,
+                           int argc, char **argv);
+
+/* Takes arg, the value of option name (say "--id") of subcommand subcmd,
+ * into *out when it is a valid name (odbc_leader__valid_name). Returns 0,
+ * or EX_USAGE after a message. arg stays argv's; *out borrows it. */
+int odbc_leader__cli_name_arg(struct odbc_leader__cli *c, const char *subcmd,
+                              const char *name, const char *arg,
+                              const char **out);
+
+/* The options of the subcommands that list rows (fires, elections). */
+struct odbc_leader__cli_list_opts {
+    int json;   /* --json: one JSON object per line */
+    long limit; /* --limit: the newest N rows; 0 = all */
+};
+
+/* getopt_long entries of --json ('j') and --limit ('L'). */
+#define ODBC_LEADER__CLI_LIST_LONGOPTS                                         \
+    {"json", no_argument, NULL, 'j'}, { "limit", required_argument, NULL, 'L' }
+
+/* Takes --json or --limit N of subcommand subcmd into *o. Returns 0, 1
+ * when opt is neither, or EX_USAGE after a message. arg is borrowed. */
+int odbc_leader__cli_list_opt(struct odbc_leader__cli *c, const char *subcmd,
+                              struct odbc_leader__cli_list_opts *o, int opt,
+                              const char *arg);
 
 /* ---- common.c ---- */
 
@@ -178,6 +217,17 @@ int odbc_leader__cli_open(struct odbc_leader__cli *c, const char *extra,
                           const struct odbc_leader_callbacks *cb,
                           odbc_leader_t **out);
 
+/* Runs a subcommand that works through a handle that never ticks: parses
+ * argv by cl into opts, opens a handle on the configuration of c, calls
+ * act with it and destroys it. Returns the exit code (0 after --help; act
+ * returns 0 or an exit code after a message). cl and opts are
+ * borrowed. */
+int odbc_leader__cli_handle_cmd(struct odbc_leader__cli *c,
+                                const struct odbc_leader__cli_cmdline *cl,
+                                void *opts, int argc, char **argv,
+                                int (*act)(struct odbc_leader__cli *c,
+                                           odbc_leader_t *h, const void *opts));
+
 /* Writes the connection string of c with passwords as "***" into buf
  * (for display). Returns 0 or an exit code after a message. */
 int odbc_leader__cli_redacted(struct odbc_leader__cli *c, char *buf,
@@ -212,6 +262,14 @@ int odbc_leader__cli_wait_signal(const sigset_t *sigs, int64_t timeout_ms);
  * caller's, as is what it returns. */
 void *odbc_leader__cli_grow(void *v, size_t *cap, size_t n, size_t size);
 
+/* Appends a copy of the size bytes at elem to the array v of *n elements
+ * (*cap allocated), growing it as odbc_leader__cli_grow does, and counts
+ * it in *n. Does nothing when *nomem is set; sets it when out of memory.
+ * Returns the array to use from now on (v itself unless it moved); v is
+ * the caller's, as is what it returns; elem is borrowed. */
+void *odbc_leader__cli_push(void *v, size_t *cap, size_t *n, const void *elem,
+                            size_t size, int *nomem);
+
 /* ---- format.c: values for people and programs ---- */
 
 /* Writes epoch ms as "YYYY-MM-DD HH:MM:SS.mmm" (UTC) into buf (32 bytes
@@ -221,7 +279,10 @@ const char *odbc_leader__cli_utc(int64_t ms, char *buf, size_t len);
 /* Writes s as a JSON string literal (with quotes) to f. */
 void odbc_leader__cli_json_string(FILE *f, const char *s);
 
-/* ---- history.c: fires and terms, kept and written as JSON ---- */
+/* Like odbc_leader__cli_json_string, but null for "". */
+void odbc_leader__cli_json_or_null(FILE *f, const char *s);
+
+/* ---- history.c: fires and terms, kept, written and listed ---- */
 
 /* Fires read from a ledger, in ledger order (oldest fire first). */
 struct odbc_leader__fire_list {
@@ -254,6 +315,26 @@ void odbc_leader__cli_keep_election(void *ctx,
 void odbc_leader__cli_election_json(FILE *out,
                                     const struct odbc_leader_election *e);
 
+/* The index of the first of the newest limit of n rows (0 = all). */
+size_t odbc_leader__cli_newest(size_t n, long limit);
+
+/* Checks a read of a list of h's namespace: rc, the library's return, and
+ * nomem, the list's flag after it. Returns 0, or an exit code after a
+ * message: "WHAT of NS failed: ..." for a negative rc, else "out of
+ * memory". Everything is borrowed. */
+int odbc_leader__cli_list_read(struct odbc_leader__cli *c,
+                               const odbc_leader_t *h, const char *what, int rc,
+                               int nomem);
+
+/* Prints rows for a listing subcommand: the table's header (through
+ * header) unless o->json, then the newest o->limit (0 = all) of the n rows
+ * at v, size bytes each, oldest first, each through print (as JSON when
+ * json is set). All is borrowed. */
+void odbc_leader__cli_print_rows(const void *v, size_t n, size_t size,
+                                 const struct odbc_leader__cli_list_opts *o,
+                                 void (*header)(void),
+                                 void (*print)(const void *row, int json));
+
 /* ---- snapshot.c: a namespace's state (status, serve) ---- */
 
 /* The namespace as read from the database, in database time. */
@@ -273,7 +354,8 @@ struct odbc_leader__snapshot {
     /* a group (the namespace names one): its shards, and per candidate
      * (same order as cands) how many it leads; unled counts the shards
      * vacant or expired, foreign those led by no live candidate */
-    uint32_t shards, unled, foreign;
+    size_t shards;
+    uint32_t unled, foreign;
     uint32_t *leads;                /* owned, n entries, when shards > 0 */
     struct odbc_leader_shard *rows; /* owned, shards entries */
     size_t rows_cap;

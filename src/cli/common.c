@@ -326,6 +326,22 @@ void *odbc_leader__cli_grow(void *v, size_t *cap, size_t n, size_t size) {
     return p;
 }
 
+void *odbc_leader__cli_push(void *v, size_t *cap, size_t *n, const void *elem,
+                            size_t size, int *nomem) {
+    char *p;
+
+    if (*nomem)
+        return v;
+    p = odbc_leader__cli_grow(v, cap, *n, size);
+    if (p == NULL) {
+        *nomem = 1;
+        return v;
+    }
+    memcpy(p + *n * size, elem, size);
+    (*n)++;
+    return p;
+}
+
 int odbc_leader__cli_exit_code(int rc) {
     switch (rc) {
     case ODBC_LEADER_OK:
@@ -384,6 +400,24 @@ int odbc_leader__cli_open(struct odbc_leader__cli *c, const char *extra,
         return odbc_leader__cli_exit_code(rc);
     }
     return 0;
+}
+
+int odbc_leader__cli_handle_cmd(struct odbc_leader__cli *c,
+                                const struct odbc_leader__cli_cmdline *cl,
+                                void *opts, int argc, char **argv,
+                                int (*act)(struct odbc_leader__cli *c,
+                                           odbc_leader_t *h,
+                                           const void *opts)) {
+    odbc_leader_t *h = NULL;
+    int rc = odbc_leader__cli_parse(c, cl, opts, argc, argv);
+
+    if (rc != 0)
+        return rc == ODBC_LEADER__CLI_HELP ? 0 : rc;
+    rc = odbc_leader__cli_open(c, NULL, NULL, &h);
+    if (rc == 0)
+        rc = act(c, h, opts);
+    odbc_leader_destroy(h);
+    return rc;
 }
 
 int odbc_leader__cli_redacted(struct odbc_leader__cli *c, char *buf,

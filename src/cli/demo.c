@@ -423,26 +423,39 @@ static int act_elect(struct demo *d, int *who, int64_t *term) {
     return nap(d, d->pause_ms);
 }
 
-/* Act 2: kill -9 the leader; time the takeover. */
-static int act_crash(struct demo *d, int *who, int64_t *term, double *took) {
+/* Sends sig to the leader *who (to its process group when group is set)
+ * and waits for the next leader. Returns 0 with the new leader in *who,
+ * its term in *term and the seconds the takeover took in *took, or an
+ * exit code. */
+static int take_over(struct demo *d, int *who, int64_t *term, double *took,
+                     int sig, int group) {
     struct cand *k = &d->cands[*who];
-    int64_t t;
+    int64_t t = odbc_leader__now_ms();
     int rc;
 
-    putchar('\n');
-    say(d,
-        "kill -9 %s: no chance to resign; the others wait for its lease "
-        "to expire",
-        k->name);
     k->expected_end = 1;
-    t = odbc_leader__now_ms();
-    kill(-k->pid, SIGKILL);
+    kill(group ? -k->pid : k->pid, sig);
     rc = wait_leader(d, *who, *term, who, term);
     if (rc != 0)
         return rc;
     *took = since(d, t);
     say(d, "%s took over after %.2f s with term %lld", d->cands[*who].name,
         *took, (long long)*term);
+    return 0;
+}
+
+/* Act 2: kill -9 the leader; time the takeover. */
+static int act_crash(struct demo *d, int *who, int64_t *term, double *took) {
+    int rc;
+
+    putchar('\n');
+    say(d,
+        "kill -9 %s: no chance to resign; the others wait for its lease "
+        "to expire",
+        d->cands[*who].name);
+    rc = take_over(d, who, term, took, SIGKILL, 1);
+    if (rc != 0)
+        return rc;
     if (job_started(d, d->cands[*who].name, *term))
         say(d, "%s's job started with ODBC_LEADER_TERM=%lld",
             d->cands[*who].name, (long long)*term);
@@ -451,22 +464,14 @@ static int act_crash(struct demo *d, int *who, int64_t *term, double *took) {
 
 /* Act 3: SIGTERM to the leader; time the graceful handoff. */
 static int act_handoff(struct demo *d, int *who, int64_t *term, double *took) {
-    struct cand *k = &d->cands[*who];
-    int64_t t;
     int rc;
 
     putchar('\n');
     say(d, "kill -TERM %s: it stops its job and resigns on its way out",
-        k->name);
-    k->expected_end = 1;
-    t = odbc_leader__now_ms();
-    kill(k->pid, SIGTERM);
-    rc = wait_leader(d, *who, *term, who, term);
+        d->cands[*who].name);
+    rc = take_over(d, who, term, took, SIGTERM, 0);
     if (rc != 0)
         return rc;
-    *took = since(d, t);
-    say(d, "%s took over after %.2f s with term %lld", d->cands[*who].name,
-        *took, (long long)*term);
     job_started(d, d->cands[*who].name, *term);
     show_table(d, d->cands[*who].name);
     return 0;
@@ -671,49 +676,45 @@ static void remove_dir(struct demo *d) {
     rmdir(d->dir);
 }
 
-/* Parses demo's options. Returns 0, ODBC_LEADER__CLI_HELP or EX_USAGE. */
-static int parse_demo(struct demo *d, int argc, char **argv) {
-    static const struct option opts[] = {
-        {"candidates", required_argument, NULL, 'c'},
-        {"pause", required_argument, NULL, 'P'},
-        {"serve", optional_argument, NULL, 'S'},
-        {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    int opt;
+/* Takes one of demo's options into the struct demo ctx. Returns 0, 1 when
+ * opt is none of them, or EX_USAGE after a message. */
+static int demo_opt(struct odbc_leader__cli *c, void *ctx, int opt,
+                    const char *arg) {
+    struct demo *d = ctx;
+    char *end = NULL;
+    long v;
 
-    for (opt = getopt_long(argc, argv, "c:vh", opts, NULL); opt != -1;
-         opt = getopt_long(argc, argv, "c:vh", opts, NULL)) {
-        char *end = NULL;
-        long v = opt == 'c' ? strtol(optarg, &end, 10) : 0;
-
-        if (opt == 'c' &&
-            (end == optarg || *end != '\0' || v < 3 || v > MAX_CANDS))
+    switch (opt) {
+    case 'c':
+        v = strtol(arg, &end, 10);
+        if (end == arg || *end != '\0' || v < 3 || v > MAX_CANDS)
             return odbc_leader__cli_usage(
-                d->cli, "demo", "-c: a number from 3 to %d", MAX_CANDS);
-        if (opt == 'c')
-            d->n = (int)v;
-        else if (opt == 'P' &&
-                 odbc_leader__cli_duration(optarg, &d->pause_ms) < 0)
-            return odbc_leader__cli_usage(
-                d->cli, "demo", "--pause: invalid duration \"%s\"", optarg);
-        else if (opt == 'S')
-            d->serve = optarg != NULL ? optarg : "127.0.0.1:9466";
-        else if (opt == 'v' || opt == 'h')
-            odbc_leader__cli_common_opt(d->cli, opt, NULL);
-        else if (opt != 'P')
-            return odbc_leader__cli_usage(d->cli, "demo", NULL);
+                c, "demo", "-c: a number from 3 to %d", MAX_CANDS);
+        d->n = (int)v;
+        return 0;
+    case 'P':
+        if (odbc_leader__cli_duration(arg, &d->pause_ms) == 0)
+            return 0;
+        return odbc_leader__cli_usage(c, "demo",
+                                      "--pause: invalid duration \"%s\"", arg);
+    case 'S':
+        d->serve = arg != NULL ? arg : "127.0.0.1:9466";
+        return 0;
+    default:
+        return 1;
     }
-    if (d->cli->help) {
-        fputs(demo_help, stdout);
-        return ODBC_LEADER__CLI_HELP;
-    }
-    if (optind < argc)
-        return odbc_leader__cli_usage(
-            d->cli, "demo", "unexpected argument \"%s\"", argv[optind]);
-    return 0;
 }
+
+static const struct odbc_leader__cli_cmdline demo_cmdline = {
+    .subcmd = "demo",
+    .help = demo_help,
+    .shortopts = "c:",
+    .opt = demo_opt,
+    .common = ODBC_LEADER__CLI_NO_CONNECT,
+    .longopts = {{"candidates", required_argument, NULL, 'c'},
+                 {"pause", required_argument, NULL, 'P'},
+                 {"serve", optional_argument, NULL, 'S'}},
+};
 
 int odbc_leader__cli_demo(struct odbc_leader__cli *c, int argc, char **argv) {
     struct demo d;
@@ -725,7 +726,7 @@ int odbc_leader__cli_demo(struct odbc_leader__cli *c, int argc, char **argv) {
     d.pause_ms = 5000;
     for (int i = 0; i < MAX_CANDS; i++)
         d.cands[i].name = names[i];
-    rc = parse_demo(&d, argc, argv);
+    rc = odbc_leader__cli_parse(c, &demo_cmdline, &d, argc, argv);
     if (rc != 0)
         return rc == ODBC_LEADER__CLI_HELP ? 0 : rc;
     d.tty = isatty(STDOUT_FILENO);

@@ -9,14 +9,8 @@
 
 #include <inttypes.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "cli.h"
-
-struct elections_opts {
-    int json;   /* --json */
-    long limit; /* --limit: the newest N terms; 0 = all */
-};
 
 static const char elections_help[] =
     "Usage: odbc-leader elections [OPTIONS]\n"
@@ -42,11 +36,24 @@ static const char elections_help[] =
     "  odbc-leader elections -d sched -n report\n"
     "  odbc-leader elections -d sched -n report --json --limit 10\n";
 
-/* Prints one term as a table row. */
-static void print_row(const struct odbc_leader_election *e) {
+/* Prints the table's header, in print_term's columns. */
+static void print_terms_header(void) {
+    printf("%-14s %-36s %-23s %-23s %-20s %s\n", "TERM", "LEADER", "STARTED",
+           "ENDED", "HOW", "LASTED");
+}
+
+/* Prints one term: a JSON object, or a table row (whose header
+ * odbc_leader__cli_print_rows prints first). */
+static void print_term(const void *row, int json) {
+    const struct odbc_leader_election *e = row;
     char started[32], ended[32], how[160], lasted[32];
     int64_t end = e->ended_at_ms != 0 ? e->ended_at_ms : e->db_now_ms;
 
+    if (json) {
+        odbc_leader__cli_election_json(stdout, e);
+        putchar('\n');
+        return;
+    }
     odbc_leader__cli_utc(e->started_at_ms, started, sizeof(started));
     if (e->ended_at_ms != 0)
         odbc_leader__cli_utc(e->ended_at_ms, ended, sizeof(ended));
@@ -65,90 +72,41 @@ static void print_row(const struct odbc_leader_election *e) {
            started, ended, how, lasted);
 }
 
-/* Takes one of elections' options into the struct elections_opts ctx.
- * Returns 0 or EX_USAGE after a message. */
+/* Takes --json or --limit into the struct odbc_leader__cli_list_opts
+ * ctx. Returns 0, 1 when opt is neither, or EX_USAGE after a message. */
 static int elections_opt(struct odbc_leader__cli *c, void *ctx, int opt,
                          const char *arg) {
-    struct elections_opts *o = ctx;
-    char *end;
-
-    if (opt == 'j') {
-        o->json = 1;
-        return 0;
-    }
-    if (opt != 'L')
-        return odbc_leader__cli_usage(c, "elections", NULL);
-    o->limit = strtol(arg, &end, 10);
-    if (end == arg || *end != '\0' || o->limit < 0)
-        return odbc_leader__cli_usage(c, "elections", "invalid --limit \"%s\"",
-                                      arg);
-    return 0;
+    return odbc_leader__cli_list_opt(c, "elections", ctx, opt, arg);
 }
 
-/* Parses the options. Returns 0, ODBC_LEADER__CLI_HELP or EX_USAGE. */
-static int parse_elections(struct odbc_leader__cli *c, int argc, char **argv,
-                           struct elections_opts *o) {
-    static const struct option opts[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"limit", required_argument, NULL, 'L'},
-        {NULL, 0, NULL, 0},
-    };
-    const struct odbc_leader__cli_cmdline cl = {
-        .subcmd = "elections",
-        .help = elections_help,
-        .longopts = opts,
-        .opt = elections_opt,
-        .ctx = o,
-        .operands = ODBC_LEADER__CLI_NO_OPERANDS,
-    };
+static const struct odbc_leader__cli_cmdline elections_cmdline = {
+    .subcmd = "elections",
+    .help = elections_help,
+    .opt = elections_opt,
+    .longopts = {ODBC_LEADER__CLI_LIST_LONGOPTS},
+};
 
-    return odbc_leader__cli_parse(c, &cl, argc, argv);
+/* Reads the terms of h's namespace (ctx: struct
+ * odbc_leader__cli_list_opts) and prints them. Returns 0 or an exit code
+ * after a message. */
+static int list_terms(struct odbc_leader__cli *c, odbc_leader_t *h,
+                      const void *ctx) {
+    struct odbc_leader__election_list l = {NULL, 0, 0, 0};
+    int rc = odbc_leader_list_elections(h, odbc_leader__cli_keep_election, &l);
+
+    rc = odbc_leader__cli_list_read(c, h, "elections: reading the election log",
+                                    rc, l.nomem);
+    if (rc == 0)
+        odbc_leader__cli_print_rows(l.v, l.n, sizeof(*l.v), ctx,
+                                    print_terms_header, print_term);
+    free(l.v);
+    return rc;
 }
 
 int odbc_leader__cli_elections(struct odbc_leader__cli *c, int argc,
                                char **argv) {
-    struct elections_opts o = {0, 100};
-    struct odbc_leader__election_list l = {NULL, 0, 0, 0};
-    odbc_leader_t *h = NULL;
-    size_t first = 0;
-    int rc = parse_elections(c, argc, argv, &o);
+    struct odbc_leader__cli_list_opts o = {0, 100};
 
-    if (rc != 0)
-        return rc == ODBC_LEADER__CLI_HELP ? 0 : rc;
-    rc = odbc_leader__cli_open(c, NULL, NULL, &h);
-    if (rc != 0)
-        return rc;
-    rc = odbc_leader_list_elections(h, odbc_leader__cli_keep_election, &l);
-    if (rc < 0) {
-        odbc_leader__cli_err(c,
-                             "elections: reading the election log of %s "
-                             "failed: %s",
-                             odbc_leader_namespace(h),
-                             odbc_leader_strerror(rc));
-        rc = odbc_leader__cli_exit_code(rc);
-        goto out;
-    }
-    rc = 0;
-    if (l.nomem) {
-        odbc_leader__cli_err(c, "out of memory");
-        rc = EX_OSERR;
-        goto out;
-    }
-    if (o.limit > 0 && l.n > (size_t)o.limit)
-        first = l.n - (size_t)o.limit;
-    if (!o.json)
-        printf("%-14s %-36s %-23s %-23s %-20s %s\n", "TERM", "LEADER",
-               "STARTED", "ENDED", "HOW", "LASTED");
-    for (size_t i = first; i < l.n; i++) {
-        if (o.json) {
-            odbc_leader__cli_election_json(stdout, &l.v[i]);
-            putchar('\n');
-        } else {
-            print_row(&l.v[i]);
-        }
-    }
-out:
-    free(l.v);
-    odbc_leader_destroy(h);
-    return rc;
+    return odbc_leader__cli_handle_cmd(c, &elections_cmdline, &o, argc, argv,
+                                       list_terms);
 }

@@ -75,8 +75,8 @@ static int print_fence(struct odbc_leader__cli *c,
     return 0;
 }
 
-/* Takes one of fence's options into the struct fence_opts ctx. Returns 0
- * or EX_USAGE after a message. */
+/* Takes one of fence's options into the struct fence_opts ctx. Returns 0,
+ * 1 when opt is none of them, or EX_USAGE after a message. */
 static int fence_opt(struct odbc_leader__cli *c, void *ctx, int opt,
                      const char *arg) {
     struct fence_opts *o = ctx;
@@ -85,28 +85,23 @@ static int fence_opt(struct odbc_leader__cli *c, void *ctx, int opt,
     if (rc != 1)
         return rc;
     if (opt != 'B')
-        return odbc_leader__cli_usage(c, "fence", NULL);
+        return 1;
     o->bare = 1;
     return 0;
 }
 
+static const struct odbc_leader__cli_cmdline fence_cmdline = {
+    .subcmd = "fence",
+    .help = fence_help,
+    .opt = fence_opt,
+    .longopts = {ODBC_LEADER__CLI_DIALECT_LONGOPTS,
+                 {"bare", no_argument, NULL, 'B'}},
+};
+
 int odbc_leader__cli_fence(struct odbc_leader__cli *c, int argc, char **argv) {
-    static const struct option opts[] = {
-        ODBC_LEADER__CLI_DIALECT_LONGOPTS,
-        {"bare", no_argument, NULL, 'B'},
-        {NULL, 0, NULL, 0},
-    };
     struct fence_opts o = {{"fence", NULL, NULL}, 0};
-    const struct odbc_leader__cli_cmdline cl = {
-        .subcmd = "fence",
-        .help = fence_help,
-        .longopts = opts,
-        .opt = fence_opt,
-        .ctx = &o,
-        .operands = ODBC_LEADER__CLI_NO_OPERANDS,
-    };
     struct odbc_leader__cli_dialect p;
-    int rc = odbc_leader__cli_parse(c, &cl, argc, argv);
+    int rc = odbc_leader__cli_parse(c, &fence_cmdline, &o, argc, argv);
 
     if (rc != 0)
         return rc == ODBC_LEADER__CLI_HELP ? 0 : rc;

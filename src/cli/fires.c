@@ -9,16 +9,12 @@
 
 #include <inttypes.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
 #include "cli.h"
-#include "config.h"
 
 struct fires_opts {
-    const char *job; /* --job, borrowed; NULL = every job */
-    int json;        /* --json */
-    long limit;      /* --limit: the newest N fires; 0 = all */
+    const char *job;                        /* --job, borrowed; NULL = all */
+    struct odbc_leader__cli_list_opts list; /* --json, --limit */
 };
 
 static const char fires_help[] =
@@ -43,10 +39,23 @@ static const char fires_help[] =
     "  odbc-leader fires -d sched -n report\n"
     "  odbc-leader fires -d sched -n report --job report --json\n";
 
-/* Prints one fire as a table row. */
-static void print_row(const struct odbc_leader_fire *f) {
+/* Prints the table's header, in print_fire's columns. */
+static void print_fires_header(void) {
+    printf("%-20s %-23s %-14s %-36s %-23s %-23s %-7s %s\n", "JOB", "FIRE",
+           "TERM", "WHO", "STARTED", "FINISHED", "STATUS", "DURATION");
+}
+
+/* Prints one fire: a JSON object, or a table row (whose header
+ * odbc_leader__cli_print_rows prints first). */
+static void print_fire(const void *row, int json) {
+    const struct odbc_leader_fire *f = row;
     char fire[32], started[32], finished[32], status[16], dur[32];
 
+    if (json) {
+        odbc_leader__cli_fire_json(stdout, f);
+        putchar('\n');
+        return;
+    }
     if (f->fire_ms == 0)
         snprintf(fire, sizeof(fire), "once");
     else
@@ -67,95 +76,45 @@ static void print_row(const struct odbc_leader_fire *f) {
            fire, f->term, f->claimed_by, started, finished, status, dur);
 }
 
-/* Takes one of fires' options into the struct fires_opts ctx. Returns 0
- * or EX_USAGE after a message. */
+/* Takes one of fires' options into the struct fires_opts ctx. Returns 0,
+ * 1 when opt is none of them, or EX_USAGE after a message. */
 static int fires_opt(struct odbc_leader__cli *c, void *ctx, int opt,
                      const char *arg) {
     struct fires_opts *o = ctx;
-    char *end;
 
-    if (opt == 'J' && !odbc_leader__valid_name(arg))
-        return odbc_leader__cli_usage(c, "fires",
-                                      "invalid --job \"%s\": 1-128 bytes "
-                                      "of A-Z a-z 0-9 . _ - : / @",
-                                      arg);
-    if (opt == 'J') {
-        o->job = arg;
-    } else if (opt == 'j') {
-        o->json = 1;
-    } else if (opt == 'L') {
-        o->limit = strtol(arg, &end, 10);
-        if (end == arg || *end != '\0' || o->limit < 0)
-            return odbc_leader__cli_usage(c, "fires", "invalid --limit \"%s\"",
-                                          arg);
-    } else {
-        return odbc_leader__cli_usage(c, "fires", NULL);
-    }
-    return 0;
+    if (opt == 'J')
+        return odbc_leader__cli_name_arg(c, "fires", "--job", arg, &o->job);
+    return odbc_leader__cli_list_opt(c, "fires", &o->list, opt, arg);
 }
 
-/* Parses the options. Returns 0, ODBC_LEADER__CLI_HELP or EX_USAGE. */
-static int parse_fires(struct odbc_leader__cli *c, int argc, char **argv,
-                       struct fires_opts *o) {
-    static const struct option opts[] = {
-        {"job", required_argument, NULL, 'J'},
-        {"json", no_argument, NULL, 'j'},
-        {"limit", required_argument, NULL, 'L'},
-        {NULL, 0, NULL, 0},
-    };
-    const struct odbc_leader__cli_cmdline cl = {
-        .subcmd = "fires",
-        .help = fires_help,
-        .longopts = opts,
-        .opt = fires_opt,
-        .ctx = o,
-        .operands = ODBC_LEADER__CLI_NO_OPERANDS,
-    };
+static const struct odbc_leader__cli_cmdline fires_cmdline = {
+    .subcmd = "fires",
+    .help = fires_help,
+    .opt = fires_opt,
+    .longopts = {{"job", required_argument, NULL, 'J'},
+                 ODBC_LEADER__CLI_LIST_LONGOPTS},
+};
 
-    return odbc_leader__cli_parse(c, &cl, argc, argv);
+/* Reads the fires of h's namespace (ctx: struct fires_opts) and prints
+ * them. Returns 0 or an exit code after a message. */
+static int list_fires(struct odbc_leader__cli *c, odbc_leader_t *h,
+                      const void *ctx) {
+    const struct fires_opts *o = ctx;
+    struct odbc_leader__fire_list l = {NULL, 0, 0, 0};
+    int rc = odbc_leader_list_fires(h, o->job, odbc_leader__cli_keep_fire, &l);
+
+    rc = odbc_leader__cli_list_read(c, h, "fires: reading the ledger", rc,
+                                    l.nomem);
+    if (rc == 0)
+        odbc_leader__cli_print_rows(l.v, l.n, sizeof(*l.v), &o->list,
+                                    print_fires_header, print_fire);
+    free(l.v);
+    return rc;
 }
 
 int odbc_leader__cli_fires(struct odbc_leader__cli *c, int argc, char **argv) {
-    struct fires_opts o = {NULL, 0, 100};
-    struct odbc_leader__fire_list l = {NULL, 0, 0, 0};
-    odbc_leader_t *h = NULL;
-    size_t first = 0;
-    int rc = parse_fires(c, argc, argv, &o);
+    struct fires_opts o = {NULL, {0, 100}};
 
-    if (rc != 0)
-        return rc == ODBC_LEADER__CLI_HELP ? 0 : rc;
-    rc = odbc_leader__cli_open(c, NULL, NULL, &h);
-    if (rc != 0)
-        return rc;
-    rc = odbc_leader_list_fires(h, o.job, odbc_leader__cli_keep_fire, &l);
-    if (rc < 0) {
-        odbc_leader__cli_err(c, "fires: reading the ledger of %s failed: %s",
-                             odbc_leader_namespace(h),
-                             odbc_leader_strerror(rc));
-        rc = odbc_leader__cli_exit_code(rc);
-        goto out;
-    }
-    rc = 0;
-    if (l.nomem) {
-        odbc_leader__cli_err(c, "out of memory");
-        rc = EX_OSERR;
-        goto out;
-    }
-    if (o.limit > 0 && l.n > (size_t)o.limit)
-        first = l.n - (size_t)o.limit;
-    if (!o.json)
-        printf("%-20s %-23s %-14s %-36s %-23s %-23s %-7s %s\n", "JOB", "FIRE",
-               "TERM", "WHO", "STARTED", "FINISHED", "STATUS", "DURATION");
-    for (size_t i = first; i < l.n; i++) {
-        if (o.json) {
-            odbc_leader__cli_fire_json(stdout, &l.v[i]);
-            putchar('\n');
-        } else {
-            print_row(&l.v[i]);
-        }
-    }
-out:
-    free(l.v);
-    odbc_leader_destroy(h);
-    return rc;
+    return odbc_leader__cli_handle_cmd(c, &fires_cmdline, &o, argc, argv,
+                                       list_fires);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * format.c: how the subcommands and serve write values for people and
- * programs: database times as UTC, strings as JSON literals.
+ * programs: database times as UTC, strings as JSON literals (or null).
  */
 #include <build_config.h>
 
@@ -35,4 +35,11 @@ void odbc_leader__cli_json_string(FILE *f, const char *s) {
             fputc(ch, f);
     }
     fputc('"', f);
+}
+
+void odbc_leader__cli_json_or_null(FILE *f, const char *s) {
+    if (s[0] != '\0')
+        odbc_leader__cli_json_string(f, s);
+    else
+        fputs("null", f);
 }

@@ -3,7 +3,9 @@
  * history.c: the rows of a namespace's history as the subcommands and
  * serve keep and print them: fires of the ledger and terms of the election
  * log, collected into lists from the library's callbacks and written as
- * JSON objects ("fires --json", "elections --json", serve's /api/v1).
+ * JSON objects ("fires --json", "elections --json", serve's /api/v1), and
+ * the steps the subcommands fires and elections share: read, check,
+ * print the newest rows.
  */
 #include <build_config.h>
 
@@ -13,17 +15,9 @@
 
 void odbc_leader__cli_keep_fire(void *ctx, const struct odbc_leader_fire *f) {
     struct odbc_leader__fire_list *l = ctx;
-    struct odbc_leader_fire *v;
 
-    if (l->nomem)
-        return;
-    v = odbc_leader__cli_grow(l->v, &l->cap, l->n, sizeof(*v));
-    if (v == NULL) {
-        l->nomem = 1;
-        return;
-    }
-    l->v = v;
-    l->v[l->n++] = *f;
+    l->v =
+        odbc_leader__cli_push(l->v, &l->cap, &l->n, f, sizeof(*f), &l->nomem);
 }
 
 void odbc_leader__cli_fire_json(FILE *out, const struct odbc_leader_fire *f) {
@@ -49,17 +43,9 @@ void odbc_leader__cli_fire_json(FILE *out, const struct odbc_leader_fire *f) {
 void odbc_leader__cli_keep_election(void *ctx,
                                     const struct odbc_leader_election *e) {
     struct odbc_leader__election_list *l = ctx;
-    struct odbc_leader_election *v;
 
-    if (l->nomem)
-        return;
-    v = odbc_leader__cli_grow(l->v, &l->cap, l->n, sizeof(*v));
-    if (v == NULL) {
-        l->nomem = 1;
-        return;
-    }
-    l->v = v;
-    l->v[l->n++] = *e;
+    l->v =
+        odbc_leader__cli_push(l->v, &l->cap, &l->n, e, sizeof(*e), &l->nomem);
 }
 
 void odbc_leader__cli_election_json(FILE *out,
@@ -73,14 +59,38 @@ void odbc_leader__cli_election_json(FILE *out,
     else
         fputs(",\"ended_at_ms\":null,\"duration_ms\":null", out);
     fputs(",\"ended_how\":", out);
-    if (e->ended_how[0] != '\0')
-        odbc_leader__cli_json_string(out, e->ended_how);
-    else
-        fputs("null", out);
+    odbc_leader__cli_json_or_null(out, e->ended_how);
     fputs(",\"handed_to\":", out);
-    if (e->handed_to[0] != '\0')
-        odbc_leader__cli_json_string(out, e->handed_to);
-    else
-        fputs("null", out);
+    odbc_leader__cli_json_or_null(out, e->handed_to);
     fputc('}', out);
+}
+
+size_t odbc_leader__cli_newest(size_t n, long limit) {
+    return limit > 0 && n > (size_t)limit ? n - (size_t)limit : 0;
+}
+
+int odbc_leader__cli_list_read(struct odbc_leader__cli *c,
+                               const odbc_leader_t *h, const char *what, int rc,
+                               int nomem) {
+    if (rc < 0) {
+        odbc_leader__cli_err(c, "%s of %s failed: %s", what,
+                             odbc_leader_namespace(h),
+                             odbc_leader_strerror(rc));
+        return odbc_leader__cli_exit_code(rc);
+    }
+    if (nomem) {
+        odbc_leader__cli_err(c, "out of memory");
+        return EX_OSERR;
+    }
+    return 0;
+}
+
+void odbc_leader__cli_print_rows(const void *v, size_t n, size_t size,
+                                 const struct odbc_leader__cli_list_opts *o,
+                                 void (*header)(void),
+                                 void (*print)(const void *row, int json)) {
+    if (!o->json)
+        header();
+    for (size_t i = odbc_leader__cli_newest(n, o->limit); i < n; i++)
+        print((const char *)v + i * size, o->json);
 }

@@ -42,7 +42,8 @@ struct resign {
     int64_t timeout_ms; /* --timeout */
 };
 
-/* Handles one resign-specific option. Returns 0 or EX_USAGE. */
+/* Handles one resign-specific option. Returns 0, 1 when opt is none of
+ * them, or EX_USAGE after a message. */
 static int resign_opt(struct odbc_leader__cli *c, void *ctx, int opt,
                       const char *arg) {
     struct resign *o = ctx;
@@ -63,31 +64,19 @@ static int resign_opt(struct odbc_leader__cli *c, void *ctx, int opt,
         return odbc_leader__cli_usage(
             c, "resign", "--timeout: invalid duration \"%s\"", arg);
     default:
-        return odbc_leader__cli_usage(c, "resign", NULL);
+        return 1;
     }
 }
 
-/* Parses resign's options. Returns 0, ODBC_LEADER__CLI_HELP or EX_USAGE. */
-static int parse_resign(struct odbc_leader__cli *c, int argc, char **argv,
-                        struct resign *o) {
-    static const struct option opts[] = {
-        {"to", required_argument, NULL, 'T'},
-        {"wait", no_argument, NULL, 'w'},
-        {"timeout", required_argument, NULL, 'O'},
-        {NULL, 0, NULL, 0},
-    };
-    const struct odbc_leader__cli_cmdline cl = {
-        .subcmd = "resign",
-        .help = resign_help,
-        .shortopts = "w",
-        .longopts = opts,
-        .opt = resign_opt,
-        .ctx = o,
-        .operands = ODBC_LEADER__CLI_NO_OPERANDS,
-    };
-
-    return odbc_leader__cli_parse(c, &cl, argc, argv);
-}
+static const struct odbc_leader__cli_cmdline resign_cmdline = {
+    .subcmd = "resign",
+    .help = resign_help,
+    .shortopts = "w",
+    .opt = resign_opt,
+    .longopts = {{"to", required_argument, NULL, 'T'},
+                 {"wait", no_argument, NULL, 'w'},
+                 {"timeout", required_argument, NULL, 'O'}},
+};
 
 /* Polls the lease until a term above old_term has a leader, or the
  * timeout. Returns 0 (prints the new leader), EX_TEMPFAIL or an exit code
@@ -142,25 +131,28 @@ static int resign_result(struct odbc_leader__cli *c, odbc_leader_t *h,
     return odbc_leader__cli_exit_code(rc);
 }
 
-int odbc_leader__cli_resign(struct odbc_leader__cli *c, int argc, char **argv) {
-    struct resign o = {NULL, 0, 60000};
+/* Asks h's namespace's leader to resign as the struct resign ctx says,
+ * and waits with --wait. Returns the exit code. */
+static int resign_act(struct odbc_leader__cli *c, odbc_leader_t *h,
+                      const void *ctx) {
+    const struct resign *o = ctx;
     struct odbc_leader_lease l;
-    odbc_leader_t *h = NULL;
-    int rc = parse_resign(c, argc, argv, &o);
+    int rc;
 
-    if (rc != 0)
-        return rc == ODBC_LEADER__CLI_HELP ? 0 : rc;
-    rc = odbc_leader__cli_open(c, NULL, NULL, &h);
-    if (rc != 0)
-        return rc;
     if (odbc_leader_read_lease(h, &l) < 0)
         memset(&l, 0, sizeof(l));
-    rc = odbc_leader_request_resign(h, o.to);
-    rc = resign_result(c, h, &o, rc, &l);
-    if (rc == 0 && o.wait) {
+    rc = odbc_leader_request_resign(h, o->to);
+    rc = resign_result(c, h, o, rc, &l);
+    if (rc == 0 && o->wait) {
         fflush(stdout);
-        rc = wait_new_term(c, h, l.term, o.timeout_ms);
+        rc = wait_new_term(c, h, l.term, o->timeout_ms);
     }
-    odbc_leader_destroy(h);
     return rc;
+}
+
+int odbc_leader__cli_resign(struct odbc_leader__cli *c, int argc, char **argv) {
+    struct resign o = {NULL, 0, 60000};
+
+    return odbc_leader__cli_handle_cmd(c, &resign_cmdline, &o, argc, argv,
+                                       resign_act);
 }

@@ -185,12 +185,12 @@ static int duration_opt(struct run *r, const char *name, const char *arg,
                                   name, arg);
 }
 
-/* Handles one run-specific option. Returns 0 or EX_USAGE. */
+/* Handles one run-specific option. Returns 0, 1 when opt is none of
+ * them, or EX_USAGE after a message. */
 static int run_opt(struct odbc_leader__cli *c, void *ctx, int opt,
                    const char *arg) {
     struct run *r = ctx;
 
-    (void)c;
     switch (opt) {
     case 'W':
         r->wait = 1;
@@ -203,13 +203,7 @@ static int run_opt(struct odbc_leader__cli *c, void *ctx, int opt,
     case 'G':
         return duration_opt(r, "--grace", arg, &r->grace_ms);
     case 'I':
-        if (!odbc_leader__valid_name(arg))
-            return odbc_leader__cli_usage(r->cli, "run",
-                                          "invalid --id \"%s\": 1-128 bytes "
-                                          "of A-Z a-z 0-9 . _ - : / @",
-                                          arg);
-        r->id = arg;
-        return 0;
+        return odbc_leader__cli_name_arg(c, "run", "--id", arg, &r->id);
     case 'T':
         if (duration_opt(r, "--ttl", arg, &r->ttl_ms) != 0)
             return EX_USAGE;
@@ -217,13 +211,7 @@ static int run_opt(struct odbc_leader__cli *c, void *ctx, int opt,
             return odbc_leader__cli_usage(r->cli, "run", "--ttl must be > 0");
         return 0;
     case 'O':
-        if (!odbc_leader__valid_name(arg))
-            return odbc_leader__cli_usage(r->cli, "run",
-                                          "invalid --once key \"%s\": 1-128 "
-                                          "bytes of A-Z a-z 0-9 . _ - : / @",
-                                          arg);
-        r->once = arg;
-        return 0;
+        return odbc_leader__cli_name_arg(c, "run", "--once key", arg, &r->once);
     case 'K':
         r->keep_connect_env = 1;
         return 0;
@@ -238,40 +226,26 @@ static int run_opt(struct odbc_leader__cli *c, void *ctx, int opt,
                                           "--once-per must be at least 1s");
         return 0;
     default:
-        return odbc_leader__cli_usage(r->cli, "run", NULL);
+        return 1;
     }
 }
 
-/* Parses run's options and CMD. Returns 0, ODBC_LEADER__CLI_HELP or
- * EX_USAGE. */
-static int parse_run(struct run *r, int argc, char **argv) {
-    static const struct option opts[] = {
-        {"wait", no_argument, NULL, 'W'},
-        {"no-wait", no_argument, NULL, 'N'},
-        {"min-hold", required_argument, NULL, 'M'},
-        {"grace", required_argument, NULL, 'G'},
-        {"id", required_argument, NULL, 'I'},
-        {"ttl", required_argument, NULL, 'T'},
-        {"once", required_argument, NULL, 'O'},
-        {"once-per", required_argument, NULL, 'P'},
-        {"keep-connect-env", no_argument, NULL, 'K'},
-        {"health-listen", required_argument, NULL, 'H'},
-        {NULL, 0, NULL, 0},
-    };
-    const struct odbc_leader__cli_cmdline cl = {
-        .subcmd = "run",
-        .help = run_help,
-        .longopts = opts,
-        .opt = run_opt,
-        .ctx = r,
-        .operands = ODBC_LEADER__CLI_CMD,
-    };
-    int rc = odbc_leader__cli_parse(r->cli, &cl, argc, argv);
-
-    if (rc == 0)
-        r->cmd = argv + optind;
-    return rc;
-}
+static const struct odbc_leader__cli_cmdline run_cmdline = {
+    .subcmd = "run",
+    .help = run_help,
+    .opt = run_opt,
+    .operands = ODBC_LEADER__CLI_CMD,
+    .longopts = {{"wait", no_argument, NULL, 'W'},
+                 {"no-wait", no_argument, NULL, 'N'},
+                 {"min-hold", required_argument, NULL, 'M'},
+                 {"grace", required_argument, NULL, 'G'},
+                 {"id", required_argument, NULL, 'I'},
+                 {"ttl", required_argument, NULL, 'T'},
+                 {"once", required_argument, NULL, 'O'},
+                 {"once-per", required_argument, NULL, 'P'},
+                 {"keep-connect-env", no_argument, NULL, 'K'},
+                 {"health-listen", required_argument, NULL, 'H'}},
+};
 
 /* ---- CMD's environment ---- */
 
@@ -794,9 +768,10 @@ int odbc_leader__cli_run(struct odbc_leader__cli *c, int argc, char **argv) {
     r.cli = c;
     r.wait = 1;
     r.grace_ms = -1; /* settled once the timing is known */
-    rc = parse_run(&r, argc, argv);
+    rc = odbc_leader__cli_parse(c, &run_cmdline, &r, argc, argv);
     if (rc != 0)
         return rc == ODBC_LEADER__CLI_HELP ? 0 : rc;
+    r.cmd = argv + optind;
     r.tty = isatty(STDERR_FILENO);
     sigemptyset(&r.sigs);
     sigaddset(&r.sigs, SIGTERM);

@@ -192,7 +192,7 @@ static int apply_schema(struct odbc_leader__cli *c,
 }
 
 /* Takes one of schema's options into the struct schema_opts ctx.
- * Returns 0 or EX_USAGE after a message. */
+ * Returns 0, 1 when opt is none of them, or EX_USAGE after a message. */
 static int schema_opt(struct odbc_leader__cli *c, void *ctx, int opt,
                       const char *arg) {
     struct schema_opts *o = ctx;
@@ -205,41 +205,28 @@ static int schema_opt(struct odbc_leader__cli *c, void *ctx, int opt,
     else if (opt == 'S')
         o->upgrade_sql = 1;
     else
-        return odbc_leader__cli_usage(c, "schema", NULL);
+        return 1;
     return 0;
 }
 
-/* Parses schema's options. Returns 0, ODBC_LEADER__CLI_HELP or EX_USAGE. */
-static int parse_schema(struct odbc_leader__cli *c, int argc, char **argv,
-                        struct schema_opts *o) {
-    static const struct option opts[] = {
-        ODBC_LEADER__CLI_DIALECT_LONGOPTS,
-        {"apply", no_argument, NULL, 'A'},
-        {"upgrade", no_argument, NULL, 'U'},
-        {"upgrade-sql", no_argument, NULL, 'S'},
-        {NULL, 0, NULL, 0},
-    };
-    const struct odbc_leader__cli_cmdline cl = {
-        .subcmd = "schema",
-        .help = schema_help,
-        .longopts = opts,
-        .opt = schema_opt,
-        .ctx = o,
-        .operands = ODBC_LEADER__CLI_NO_OPERANDS,
-    };
-    int rc = odbc_leader__cli_parse(c, &cl, argc, argv);
-
-    if (rc == 0 && o->apply && o->upgrade_sql)
-        return odbc_leader__cli_usage(c, "schema",
-                                      "--upgrade-sql prints; it does not go "
-                                      "with --apply or --upgrade");
-    return rc;
-}
+static const struct odbc_leader__cli_cmdline schema_cmdline = {
+    .subcmd = "schema",
+    .help = schema_help,
+    .opt = schema_opt,
+    .longopts = {ODBC_LEADER__CLI_DIALECT_LONGOPTS,
+                 {"apply", no_argument, NULL, 'A'},
+                 {"upgrade", no_argument, NULL, 'U'},
+                 {"upgrade-sql", no_argument, NULL, 'S'}},
+};
 
 int odbc_leader__cli_schema(struct odbc_leader__cli *c, int argc, char **argv) {
     struct schema_opts o = {{"schema", NULL, NULL}, 0, 0};
-    int rc = parse_schema(c, argc, argv, &o);
+    int rc = odbc_leader__cli_parse(c, &schema_cmdline, &o, argc, argv);
 
+    if (rc == 0 && o.apply && o.upgrade_sql)
+        rc = odbc_leader__cli_usage(c, "schema",
+                                    "--upgrade-sql prints; it does not go "
+                                    "with --apply or --upgrade");
     if (rc != 0)
         return rc == ODBC_LEADER__CLI_HELP ? 0 : rc;
     return o.apply ? apply_schema(c, &o) : print_schema(c, &o);

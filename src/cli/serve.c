@@ -151,7 +151,8 @@ static int add_namespace(struct odbc_leader__serve *sv, const char *arg) {
 }
 
 /* Takes one of serve's options (and each -n) into the struct
- * odbc_leader__serve ctx. Returns 0 or EX_USAGE after a message. */
+ * odbc_leader__serve ctx. Returns 0, 1 when opt is none of them, or
+ * EX_USAGE after a message. */
 static int serve_opt(struct odbc_leader__cli *c, void *ctx, int opt,
                      const char *arg) {
     struct odbc_leader__serve *sv = ctx;
@@ -172,39 +173,28 @@ static int serve_opt(struct odbc_leader__cli *c, void *ctx, int opt,
         sv->auth_file = arg;
         return 0;
     case 'I':
-        if (!odbc_leader__valid_name(arg))
-            return odbc_leader__cli_usage(c, "serve",
-                                          "invalid --id \"%s\": 1-128 bytes "
-                                          "of A-Z a-z 0-9 . _ - : / @",
-                                          arg);
-        sv->self = arg;
-        return 0;
+        return odbc_leader__cli_name_arg(c, "serve", "--id", arg, &sv->self);
     default:
-        return odbc_leader__cli_usage(c, "serve", NULL);
+        return 1;
     }
 }
 
-/* Parses serve's options. Returns 0, ODBC_LEADER__CLI_HELP or an exit
- * code. */
+static const struct odbc_leader__cli_cmdline serve_cmdline = {
+    .subcmd = "serve",
+    .help = odbc_leader__serve_help,
+    .opt = serve_opt,
+    .see_ns = 1,
+    .longopts = {{"listen", required_argument, NULL, 'L'},
+                 {"id", required_argument, NULL, 'I'},
+                 {"tls-cert", required_argument, NULL, 'T'},
+                 {"tls-key", required_argument, NULL, 'K'},
+                 {"basic-auth", required_argument, NULL, 'A'}},
+};
+
+/* Parses serve's options into sv. Returns 0, ODBC_LEADER__CLI_HELP or an
+ * exit code. */
 static int parse_serve(struct odbc_leader__serve *sv, int argc, char **argv) {
-    static const struct option opts[] = {
-        {"listen", required_argument, NULL, 'L'},
-        {"id", required_argument, NULL, 'I'},
-        {"tls-cert", required_argument, NULL, 'T'},
-        {"tls-key", required_argument, NULL, 'K'},
-        {"basic-auth", required_argument, NULL, 'A'},
-        {NULL, 0, NULL, 0},
-    };
-    const struct odbc_leader__cli_cmdline cl = {
-        .subcmd = "serve",
-        .help = odbc_leader__serve_help,
-        .longopts = opts,
-        .opt = serve_opt,
-        .ctx = sv,
-        .operands = ODBC_LEADER__CLI_NO_OPERANDS,
-        .see_ns = 1,
-    };
-    int rc = odbc_leader__cli_parse(sv->cli, &cl, argc, argv);
+    int rc = odbc_leader__cli_parse(sv->cli, &serve_cmdline, sv, argc, argv);
 
     if (rc == 0 && (sv->tls_cert_file == NULL) != (sv->tls_key_file == NULL))
         return odbc_leader__cli_usage(sv->cli, "serve",

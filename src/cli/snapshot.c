@@ -17,33 +17,17 @@
 /* odbc_leader_list_candidates callback: appends a copy to the snapshot. */
 static void collect(void *ctx, const struct odbc_leader_candidate *c) {
     struct odbc_leader__snapshot *s = ctx;
-    struct odbc_leader_candidate *v;
 
-    if (s->oom)
-        return;
-    v = odbc_leader__cli_grow(s->cands, &s->cap, s->n, sizeof(*v));
-    if (v == NULL) {
-        s->oom = 1;
-        return;
-    }
-    s->cands = v;
-    s->cands[s->n++] = *c;
+    s->cands =
+        odbc_leader__cli_push(s->cands, &s->cap, &s->n, c, sizeof(*c), &s->oom);
 }
 
 /* odbc_leader_list_shards callback: appends a copy to the snapshot. */
 static void collect_shard(void *ctx, const struct odbc_leader_shard *r) {
     struct odbc_leader__snapshot *s = ctx;
-    struct odbc_leader_shard *v;
 
-    if (s->oom)
-        return;
-    v = odbc_leader__cli_grow(s->rows, &s->rows_cap, s->shards, sizeof(*v));
-    if (v == NULL) {
-        s->oom = 1;
-        return;
-    }
-    s->rows = v;
-    s->rows[s->shards++] = *r;
+    s->rows = odbc_leader__cli_push(s->rows, &s->rows_cap, &s->shards, r,
+                                    sizeof(*r), &s->oom);
 }
 
 /* Counts, after the shards were read, the shards each candidate leads and
@@ -54,7 +38,7 @@ static int count_shards(struct odbc_leader__snapshot *s) {
     s->leads = calloc(s->n != 0 ? s->n : 1, sizeof(*s->leads));
     if (s->leads == NULL)
         return ODBC_LEADER_ENOMEM;
-    for (uint32_t i = 0; i < s->shards; i++) {
+    for (size_t i = 0; i < s->shards; i++) {
         const struct odbc_leader_shard *r = &s->rows[i];
         size_t j;
 

@@ -91,8 +91,8 @@ static void print_table(const struct odbc_leader__snapshot *s,
 
 /* ---- status ---- */
 
-/* Takes one of status's options into the enum format ctx. Returns 0 or
- * EX_USAGE after a message. */
+/* Takes one of status's options into the enum format ctx. Returns 0, 1
+ * when opt is none of them, or EX_USAGE after a message. */
 static int status_opt(struct odbc_leader__cli *c, void *ctx, int opt,
                       const char *arg) {
     enum format *fmt = ctx;
@@ -110,37 +110,24 @@ static int status_opt(struct odbc_leader__cli *c, void *ctx, int opt,
             c, "status", "unknown format \"%s\" (table, json, prometheus)",
             arg);
     else
-        return odbc_leader__cli_usage(c, "status", NULL);
+        return 1;
     return 0;
 }
 
-/* Parses status's options into *fmt. Returns 0, ODBC_LEADER__CLI_HELP or
- * EX_USAGE. */
-static int parse_status(struct odbc_leader__cli *c, int argc, char **argv,
-                        enum format *fmt) {
-    static const struct option opts[] = {
-        {"json", no_argument, NULL, 'J'},
-        {"format", required_argument, NULL, 'F'},
-        {NULL, 0, NULL, 0},
-    };
-    const struct odbc_leader__cli_cmdline cl = {
-        .subcmd = "status",
-        .help = status_help,
-        .longopts = opts,
-        .opt = status_opt,
-        .ctx = fmt,
-        .operands = ODBC_LEADER__CLI_NO_OPERANDS,
-    };
-
-    return odbc_leader__cli_parse(c, &cl, argc, argv);
-}
+static const struct odbc_leader__cli_cmdline status_cmdline = {
+    .subcmd = "status",
+    .help = status_help,
+    .opt = status_opt,
+    .longopts = {{"json", no_argument, NULL, 'J'},
+                 {"format", required_argument, NULL, 'F'}},
+};
 
 int odbc_leader__cli_status(struct odbc_leader__cli *c, int argc, char **argv) {
     enum format fmt = FMT_TABLE;
     struct odbc_leader__snapshot s;
     odbc_leader_t *h = NULL;
     char conn[1024] = "";
-    int rc = parse_status(c, argc, argv, &fmt);
+    int rc = odbc_leader__cli_parse(c, &status_cmdline, &fmt, argc, argv);
 
     memset(&s, 0, sizeof(s));
     if (rc != 0)

@@ -82,15 +82,10 @@ static void print_change(const struct watch *w, const struct seen *now) {
         printf("{\"time\":\"%s\",\"namespace\":", t);
         odbc_leader__cli_json_string(stdout, ns);
         fputs(",\"from\":", stdout);
-        if (w->old.valid && w->old.leader[0] != '\0')
-            odbc_leader__cli_json_string(stdout, w->old.leader);
-        else
-            fputs("null", stdout);
+        odbc_leader__cli_json_or_null(stdout,
+                                      w->old.valid ? w->old.leader : "");
         fputs(",\"to\":", stdout);
-        if (now->leader[0] != '\0')
-            odbc_leader__cli_json_string(stdout, now->leader);
-        else
-            fputs("null", stdout);
+        odbc_leader__cli_json_or_null(stdout, now->leader);
         printf(",\"term\":%lld}\n", (long long)now->term);
     }
     fflush(stdout);
@@ -126,36 +121,26 @@ static void poll_once(struct watch *w) {
     w->old = now;
 }
 
-/* Takes watch's one option (--json) into the struct watch ctx. Returns 0
- * or EX_USAGE after a message. */
+/* Takes watch's one option (--json) into the struct watch ctx. Returns 0,
+ * or 1 when opt is another. */
 static int watch_opt(struct odbc_leader__cli *c, void *ctx, int opt,
                      const char *arg) {
     struct watch *w = ctx;
 
+    (void)c;
     (void)arg;
     if (opt != 'J')
-        return odbc_leader__cli_usage(c, "watch", NULL);
+        return 1;
     w->json = 1;
     return 0;
 }
 
-/* Parses watch's options. Returns 0, ODBC_LEADER__CLI_HELP or EX_USAGE. */
-static int parse_watch(struct watch *w, int argc, char **argv) {
-    static const struct option opts[] = {
-        {"json", no_argument, NULL, 'J'},
-        {NULL, 0, NULL, 0},
-    };
-    const struct odbc_leader__cli_cmdline cl = {
-        .subcmd = "watch",
-        .help = watch_help,
-        .longopts = opts,
-        .opt = watch_opt,
-        .ctx = w,
-        .operands = ODBC_LEADER__CLI_NO_OPERANDS,
-    };
-
-    return odbc_leader__cli_parse(w->cli, &cl, argc, argv);
-}
+static const struct odbc_leader__cli_cmdline watch_cmdline = {
+    .subcmd = "watch",
+    .help = watch_help,
+    .opt = watch_opt,
+    .longopts = {{"json", no_argument, NULL, 'J'}},
+};
 
 int odbc_leader__cli_watch(struct odbc_leader__cli *c, int argc, char **argv) {
     struct watch w;
@@ -163,7 +148,7 @@ int odbc_leader__cli_watch(struct odbc_leader__cli *c, int argc, char **argv) {
 
     memset(&w, 0, sizeof(w));
     w.cli = c;
-    rc = parse_watch(&w, argc, argv);
+    rc = odbc_leader__cli_parse(c, &watch_cmdline, &w, argc, argv);
     if (rc != 0)
         return rc == ODBC_LEADER__CLI_HELP ? 0 : rc;
     sigemptyset(&w.sigs);
