@@ -18,15 +18,11 @@
 #include "serve.h"
 
 enum MHD_Result odbc_leader__serve_health(struct odbc_leader__serve *sv,
-                                          struct MHD_Connection *conn) {
-    enum MHD_Result ret = MHD_NO;
-    struct odbc_leader__serve_ns *ns =
-        odbc_leader__serve_req_ns(sv, conn, &ret);
+                                          struct MHD_Connection *conn,
+                                          struct odbc_leader__serve_ns *ns) {
     const char *id = odbc_leader__httpd_arg(conn, "id");
     struct odbc_leader_lease l;
 
-    if (ns == NULL)
-        return ret;
     if (id == NULL)
         id = sv->self;
     if (id == NULL || !odbc_leader__valid_name(id))

@@ -16,23 +16,25 @@
 
 enum odbc_leader__route odbc_leader__http_route(const char *url,
                                                 const char **rest) {
+    static const struct {
+        const char *path;
+        enum odbc_leader__route route;
+    } paths[] = {
+        {"/", ODBC_LEADER__ROUTE_PAGE},
+        {"/dashboard.js", ODBC_LEADER__ROUTE_SCRIPT},
+        {"/metrics", ODBC_LEADER__ROUTE_METRICS},
+        {"/health/leader", ODBC_LEADER__ROUTE_HEALTH},
+        {"/api/v1/namespaces", ODBC_LEADER__ROUTE_NAMESPACES},
+        {"/api/v1/fires", ODBC_LEADER__ROUTE_FIRES},
+        {"/api/v1/elections", ODBC_LEADER__ROUTE_ELECTIONS},
+    };
     static const char api_ns[] = "/api/v1/namespaces/";
 
     *rest = NULL;
-    if (strcmp(url, "/") == 0)
-        return ODBC_LEADER__ROUTE_PAGE;
-    if (strcmp(url, "/dashboard.js") == 0)
-        return ODBC_LEADER__ROUTE_SCRIPT;
-    if (strcmp(url, "/metrics") == 0)
-        return ODBC_LEADER__ROUTE_METRICS;
-    if (strcmp(url, "/health/leader") == 0)
-        return ODBC_LEADER__ROUTE_HEALTH;
-    if (strcmp(url, "/api/v1/namespaces") == 0)
-        return ODBC_LEADER__ROUTE_NAMESPACES;
-    if (strcmp(url, "/api/v1/fires") == 0)
-        return ODBC_LEADER__ROUTE_FIRES;
-    if (strcmp(url, "/api/v1/elections") == 0)
-        return ODBC_LEADER__ROUTE_ELECTIONS;
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+        if (strcmp(url, paths[i].path) == 0)
+            return paths[i].route;
+    }
     if (strncmp(url, api_ns, sizeof(api_ns) - 1) == 0) {
         *rest = url + sizeof(api_ns) - 1;
         return ODBC_LEADER__ROUTE_NAMESPACE;
@@ -104,25 +106,16 @@ int odbc_leader__http_user_line(char *line, char **name, char **hash) {
 }
 
 void odbc_leader__http_html(FILE *f, const char *s) {
+    static const char special[] = "<>&\"'";
+    static const char *const entity[] = {"&lt;", "&gt;", "&amp;", "&quot;",
+                                         "&#39;"};
+
     for (; *s != '\0'; s++) {
-        switch (*s) {
-        case '<':
-            fputs("&lt;", f);
-            break;
-        case '>':
-            fputs("&gt;", f);
-            break;
-        case '&':
-            fputs("&amp;", f);
-            break;
-        case '"':
-            fputs("&quot;", f);
-            break;
-        case '\'':
-            fputs("&#39;", f);
-            break;
-        default:
+        const char *p = strchr(special, *s);
+
+        if (p != NULL)
+            fputs(entity[p - special], f);
+        else
             fputc(*s, f);
-        }
     }
 }

@@ -31,20 +31,15 @@
 #define MHD_LOG_BURST 10
 #define MHD_LOG_WINDOW_NS (60 * INT64_C(1000000000))
 
-struct odbc_leader__serve_ns *
-odbc_leader__serve_req_ns(struct odbc_leader__serve *sv,
-                          struct MHD_Connection *conn, enum MHD_Result *ret) {
-    const char *name = odbc_leader__httpd_arg(conn, "namespace");
+/* Finds the served namespace name (from the URL or ?namespace=). Returns
+ * it (sv's), or NULL after queueing the 400 or 404 into *ret. name is
+ * borrowed. */
+static struct odbc_leader__serve_ns *served_ns(struct odbc_leader__serve *sv,
+                                               struct MHD_Connection *conn,
+                                               const char *name,
+                                               enum MHD_Result *ret) {
     struct odbc_leader__serve_ns *ns;
 
-    if (name == NULL && sv->n == 1)
-        return &sv->ns[0];
-    if (name == NULL) {
-        *ret = odbc_leader__httpd_reply_text(
-            conn, MHD_HTTP_BAD_REQUEST,
-            "missing parameter namespace (%zu are served)", sv->n);
-        return NULL;
-    }
     if (!odbc_leader__valid_name(name)) {
         *ret = odbc_leader__httpd_reply_text(
             conn, MHD_HTTP_BAD_REQUEST,
@@ -59,28 +54,66 @@ odbc_leader__serve_req_ns(struct odbc_leader__serve *sv,
     return ns;
 }
 
+/* Finds the namespace a request names with ?namespace= (optional when one
+ * namespace is served). Returns it (sv's), or NULL after queueing the 4xx
+ * into *ret. */
+static struct odbc_leader__serve_ns *req_ns(struct odbc_leader__serve *sv,
+                                            struct MHD_Connection *conn,
+                                            enum MHD_Result *ret) {
+    const char *name = odbc_leader__httpd_arg(conn, "namespace");
+
+    if (name == NULL && sv->n == 1)
+        return &sv->ns[0];
+    if (name == NULL) {
+        *ret = odbc_leader__httpd_reply_text(
+            conn, MHD_HTTP_BAD_REQUEST,
+            "missing parameter namespace (%zu are served)", sv->n);
+        return NULL;
+    }
+    return served_ns(sv, conn, name, ret);
+}
+
+/* Answers r, a route of one namespace: the one the URL names after the
+ * route's path (rest), or ?namespace=. */
+static enum MHD_Result ns_route(struct odbc_leader__serve *sv,
+                                struct MHD_Connection *conn,
+                                enum odbc_leader__route r, const char *rest) {
+    enum MHD_Result ret = MHD_NO;
+    struct odbc_leader__serve_ns *ns = r == ODBC_LEADER__ROUTE_NAMESPACE
+                                           ? served_ns(sv, conn, rest, &ret)
+                                           : req_ns(sv, conn, &ret);
+
+    if (ns == NULL)
+        return ret;
+    if (r == ODBC_LEADER__ROUTE_HEALTH)
+        return odbc_leader__serve_health(sv, conn, ns);
+    if (r == ODBC_LEADER__ROUTE_NAMESPACE)
+        return odbc_leader__serve_api_namespace(sv, conn, ns);
+    if (r == ODBC_LEADER__ROUTE_FIRES)
+        return odbc_leader__serve_api_fires(sv, conn, ns);
+    return odbc_leader__serve_api_elections(sv, conn, ns);
+}
+
 /* Answers the request for url (a route of http.c). */
 static enum MHD_Result route(struct odbc_leader__serve *sv,
                              struct MHD_Connection *conn, const char *url) {
     const char *rest;
+    enum odbc_leader__route r = odbc_leader__http_route(url, &rest);
 
-    switch (odbc_leader__http_route(url, &rest)) {
+    switch (r) {
     case ODBC_LEADER__ROUTE_PAGE:
         return odbc_leader__serve_page(sv, conn);
     case ODBC_LEADER__ROUTE_SCRIPT:
         return odbc_leader__serve_script(conn);
     case ODBC_LEADER__ROUTE_METRICS:
         return odbc_leader__serve_metrics(sv, conn);
-    case ODBC_LEADER__ROUTE_HEALTH:
-        return odbc_leader__serve_health(sv, conn);
     case ODBC_LEADER__ROUTE_NAMESPACES:
         return odbc_leader__serve_api_namespaces(sv, conn);
+    case ODBC_LEADER__ROUTE_HEALTH:
     case ODBC_LEADER__ROUTE_NAMESPACE:
-        return odbc_leader__serve_api_namespace(sv, conn, rest);
     case ODBC_LEADER__ROUTE_FIRES:
-        return odbc_leader__serve_api_fires(sv, conn);
     case ODBC_LEADER__ROUTE_ELECTIONS:
-        return odbc_leader__serve_api_elections(sv, conn);
+        return ns_route(sv, conn, r, rest);
     case ODBC_LEADER__ROUTE_NONE:
         break;
     }

@@ -69,15 +69,6 @@ struct odbc_leader__serve {
     unsigned long log_held; /* not logged in the window */
 };
 
-/* ---- serve.c: the daemon and its routes ---- */
-
-/* Finds the namespace a request names with ?namespace= (optional when one
- * namespace is served). Returns it (sv's), or NULL after queueing the 4xx
- * into *ret. */
-struct odbc_leader__serve_ns *
-odbc_leader__serve_req_ns(struct odbc_leader__serve *sv,
-                          struct MHD_Connection *conn, enum MHD_Result *ret);
-
 /* ---- serve_conn.c: the connection and the reads of a namespace ---- */
 
 /* Returns the connection's handle (sv's), opening it when it is closed
@@ -117,11 +108,12 @@ int odbc_leader__serve_elections(struct odbc_leader__serve *sv,
 
 /* ---- health.c: GET /health/leader ---- */
 
-/* 200 while the request's id (or --id) holds the namespace's unexpired
- * lease by the database clock, else 503 with the reason. Returns what the
- * queueing returned. */
+/* 200 while the request's id (or --id) holds ns's unexpired lease by the
+ * database clock, else 503 with the reason. Returns what the queueing
+ * returned. ns is sv's. */
 enum MHD_Result odbc_leader__serve_health(struct odbc_leader__serve *sv,
-                                          struct MHD_Connection *conn);
+                                          struct MHD_Connection *conn,
+                                          struct odbc_leader__serve_ns *ns);
 
 /* ---- serve_metrics.c: GET /metrics ---- */
 
@@ -168,19 +160,25 @@ void odbc_leader__serve_counters_prom(FILE *f,
 enum MHD_Result odbc_leader__serve_api_namespaces(struct odbc_leader__serve *sv,
                                                   struct MHD_Connection *conn);
 
-/* /api/v1/namespaces/NAME: one namespace's status object. name is
- * borrowed from the URL. */
-enum MHD_Result odbc_leader__serve_api_namespace(struct odbc_leader__serve *sv,
-                                                 struct MHD_Connection *conn,
-                                                 const char *name);
+/* The routes of one namespace, ns (sv's; serve.c finds it in the URL or
+ * ?namespace=). */
 
-/* /api/v1/fires: the newest fires of one namespace's ledger. */
+/* /api/v1/namespaces/NAME: ns's status object. */
+enum MHD_Result
+odbc_leader__serve_api_namespace(struct odbc_leader__serve *sv,
+                                 struct MHD_Connection *conn,
+                                 struct odbc_leader__serve_ns *ns);
+
+/* /api/v1/fires: the newest fires of ns's ledger. */
 enum MHD_Result odbc_leader__serve_api_fires(struct odbc_leader__serve *sv,
-                                             struct MHD_Connection *conn);
+                                             struct MHD_Connection *conn,
+                                             struct odbc_leader__serve_ns *ns);
 
-/* /api/v1/elections: the newest terms of one namespace's election log. */
-enum MHD_Result odbc_leader__serve_api_elections(struct odbc_leader__serve *sv,
-                                                 struct MHD_Connection *conn);
+/* /api/v1/elections: the newest terms of ns's election log. */
+enum MHD_Result
+odbc_leader__serve_api_elections(struct odbc_leader__serve *sv,
+                                 struct MHD_Connection *conn,
+                                 struct odbc_leader__serve_ns *ns);
 
 /* ---- serve_page.c: GET / and /dashboard.js ---- */
 
