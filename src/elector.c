@@ -92,20 +92,10 @@ void odbc_leader__elector_init(struct odbc_leader__elector *e,
     memset(e, 0, sizeof(*e));
     e->ops = c->ops;
     e->port = c->port;
-    e->now_ns = c->now_ns != NULL ? c->now_ns : odbc_leader__now_ns;
-    e->clock_ctx = c->clock_ctx;
-    if (c->log != NULL)
-        e->log = *c->log;
-    if (c->cb != NULL)
-        e->cb = *c->cb;
-    e->id = c->id;
-    e->ttl_ns = c->ttl_ms * NS_PER_MS;
-    e->renew_ns = c->renew_ms * NS_PER_MS;
-    e->margin_ns = c->margin_ms * NS_PER_MS;
-    e->trust_extra_ns = c->test_trust_extra_ms * NS_PER_MS;
+    odbc_leader__candidate_init(&e->cand, &c->cand);
     e->no_watch = c->test_no_watch;
     e->backoff_min_ns = 100 * NS_PER_MS;
-    e->backoff_max_ns = e->renew_ns;
+    e->backoff_max_ns = e->cand.renew_ns;
     if (e->backoff_max_ns < 1000 * NS_PER_MS)
         e->backoff_max_ns = 1000 * NS_PER_MS;
     if (e->backoff_max_ns > 10000 * NS_PER_MS)
@@ -114,11 +104,11 @@ void odbc_leader__elector_init(struct odbc_leader__elector *e,
     if (c->ops->wait != NULL && c->wait_ms > 0)
         e->wait_ns = c->wait_ms * NS_PER_MS;
     e->report_resign = c->report_resign;
-    e->step_bound_ns = e->margin_ns / 2;
+    e->step_bound_ns = e->cand.margin_ns / 2;
     if (e->step_bound_ns < MIN_STEP_BOUND_NS)
         e->step_bound_ns = MIN_STEP_BOUND_NS;
-    e->rng = odbc_leader__fnv1a64(c->id, strlen(c->id)) ^
-             (uint64_t)e->now_ns(e->clock_ctx);
+    e->rng = odbc_leader__fnv1a64(c->cand.id, strlen(c->cand.id)) ^
+             (uint64_t)e->cand.now_ns(e->cand.clock_ctx);
     if (e->rng == 0)
         e->rng = 1;
     atomic_init(&e->trusted_until_ns, 0);
@@ -166,14 +156,14 @@ static void observe(struct odbc_leader__elector *e, int64_t lo, int64_t hi,
     atomic_store(&e->last_step_ms, step / NS_PER_MS);
     atomic_fetch_add(&e->clock_steps, 1);
     if (step < 0) {
-        odbc_leader__logf(&e->log, LOG_WARNING,
+        odbc_leader__logf(&e->cand.log, LOG_WARNING,
                           "database clock step: the database clock went back "
                           "by about %lld ms against this host's (leases "
                           "last longer; safe)",
                           (long long)(-step / NS_PER_MS));
         return;
     }
-    odbc_leader__logf(&e->log, LOG_WARNING,
+    odbc_leader__logf(&e->cand.log, LOG_WARNING,
                       "database clock step: the database clock jumped ahead "
                       "by about %lld ms against this host's (leases end "
                       "early in database time; a held lease is still taken "
@@ -204,7 +194,7 @@ static int64_t watch_floor(const struct odbc_leader__elector *e) {
     if (e->no_watch)
         return e->seen_at_ns;
 #endif
-    return e->seen_at_ns + e->ttl_ns;
+    return e->seen_at_ns + e->cand.ttl_ns;
 }
 
 int odbc_leader__elector_is_leader(const struct odbc_leader__elector *e) {
@@ -213,7 +203,7 @@ int odbc_leader__elector_is_leader(const struct odbc_leader__elector *e) {
 
     if (until == 0)
         return 0;
-    return e->now_ns(e->clock_ctx) < until;
+    return e->cand.now_ns(e->cand.clock_ctx) < until;
 }
 
 int64_t odbc_leader__elector_leadership(const struct odbc_leader__elector *e,
@@ -221,7 +211,7 @@ int64_t odbc_leader__elector_leadership(const struct odbc_leader__elector *e,
     int64_t until =
         atomic_load_explicit(&e->trusted_until_ns, memory_order_acquire);
     int64_t term = atomic_load_explicit(&e->term, memory_order_relaxed);
-    int64_t left = until != 0 ? until - e->now_ns(e->clock_ctx) : 0;
+    int64_t left = until != 0 ? until - e->cand.now_ns(e->cand.clock_ctx) : 0;
 
     if (left <= 0 || term == 0) {
         if (valid_for_ms != NULL)
@@ -253,9 +243,9 @@ static void report(struct odbc_leader__elector *e, int is_leader, int64_t term,
     e->rep_term = term;
     strncpy(e->rep_id, lid, sizeof(e->rep_id) - 1);
     e->rep_id[sizeof(e->rep_id) - 1] = '\0';
-    if (e->cb.on_change != NULL)
-        e->cb.on_change(e->cb.ctx, is_leader, term,
-                        lid[0] != '\0' ? lid : NULL);
+    if (e->cand.cb.on_change != NULL)
+        e->cand.cb.on_change(e->cand.cb.ctx, is_leader, term,
+                             lid[0] != '\0' ? lid : NULL);
 }
 
 /* The test-only lengthening of the trust window past the lease
@@ -263,7 +253,7 @@ static void report(struct odbc_leader__elector *e, int is_leader, int64_t term,
  * --enable-test-hooks. */
 static int64_t trust_extra_ns(const struct odbc_leader__elector *e) {
 #ifdef ODBC_LEADER_TEST_HOOKS
-    return e->trust_extra_ns;
+    return e->cand.trust_extra_ns;
 #else
     (void)e;
     return 0;
@@ -278,8 +268,8 @@ static void trust(struct odbc_leader__elector *e, int64_t term,
     e->held_term = term;
     atomic_store_explicit(&e->term, term, memory_order_relaxed);
     atomic_store_explicit(&e->trusted_until_ns,
-                          attempt_start_ns + e->ttl_ns - e->margin_ns +
-                              trust_extra_ns(e),
+                          attempt_start_ns + e->cand.ttl_ns -
+                              e->cand.margin_ns + trust_extra_ns(e),
                           memory_order_release);
 }
 
@@ -291,7 +281,8 @@ static void step_down(struct odbc_leader__elector *e, const char *why,
         return;
     atomic_store_explicit(&e->trusted_until_ns, 0, memory_order_release);
     atomic_store_explicit(&e->term, 0, memory_order_relaxed);
-    odbc_leader__logf(&e->log, LOG_NOTICE, "stepping down from term %lld: %s",
+    odbc_leader__logf(&e->cand.log, LOG_NOTICE,
+                      "stepping down from term %lld: %s",
                       (long long)e->held_term, why);
     e->leader = 0;
     e->held_term = 0;
@@ -338,11 +329,11 @@ static void release_lock(struct odbc_leader__elector *e) {
     e->must_release = 0;
     rc = e->ops->release(e->port);
     if (rc < 0)
-        odbc_leader__logf(&e->log, LOG_INFO,
+        odbc_leader__logf(&e->cand.log, LOG_INFO,
                           "releasing the wake-up lock failed: %s",
                           odbc_leader_strerror(rc));
     if (rc == ODBC_LEADER_ECONNLOST)
-        failed(e, rc, e->now_ns(e->clock_ctx));
+        failed(e, rc, e->cand.now_ns(e->cand.clock_ctx));
 }
 
 /* Takes the wake-up lock after attempt or renew reported it not held
@@ -354,12 +345,12 @@ static void take_lock(struct odbc_leader__elector *e, int held_flag) {
     if (held_flag != 0 || e->ops->hold == NULL)
         return;
     rc = e->ops->hold(e->port, HOLD_BUDGET_MS);
-    odbc_leader__logf(&e->log, LOG_DEBUG, "taking the wake-up lock: %s",
+    odbc_leader__logf(&e->cand.log, LOG_DEBUG, "taking the wake-up lock: %s",
                       rc == 1   ? "held"
                       : rc == 0 ? "busy"
                                 : odbc_leader_strerror(rc));
     if (rc == ODBC_LEADER_ECONNLOST)
-        failed(e, rc, e->now_ns(e->clock_ctx));
+        failed(e, rc, e->cand.now_ns(e->cand.clock_ctx));
 }
 
 /* An attempt or renew whose answer came back after the trust window it
@@ -370,7 +361,7 @@ static void take_lock(struct odbc_leader__elector *e, int held_flag) {
 static int late_answer(struct odbc_leader__elector *e, const char *what) {
     int rc;
 
-    odbc_leader__logf(&e->log, LOG_WARNING,
+    odbc_leader__logf(&e->cand.log, LOG_WARNING,
                       "%s term %lld, but the answer came after its trust "
                       "window: resigning it",
                       what, (long long)e->held_term);
@@ -382,19 +373,21 @@ static int late_answer(struct odbc_leader__elector *e, const char *what) {
  * candidate row): one and a half renew intervals, at most TTL - margin.
  * The watch's reads make most attempts come sooner (see follow()). */
 static int64_t beat_gap(const struct odbc_leader__elector *e) {
-    int64_t g = e->renew_ns + e->renew_ns / 2;
+    int64_t g = e->cand.renew_ns + e->cand.renew_ns / 2;
 
-    return g < e->ttl_ns - e->margin_ns ? g : e->ttl_ns - e->margin_ns;
+    return g < e->cand.ttl_ns - e->cand.margin_ns
+               ? g
+               : e->cand.ttl_ns - e->cand.margin_ns;
 }
 
 /* The longest gap between two reads of a lease whose renewal is late: a
  * quarter of the renew interval, at most half the margin, at least
  * WATCH_MIN_NS. */
 static int64_t watch_gap_max(const struct odbc_leader__elector *e) {
-    int64_t g = e->renew_ns / 4;
+    int64_t g = e->cand.renew_ns / 4;
 
-    if (g > e->margin_ns / 2)
-        g = e->margin_ns / 2;
+    if (g > e->cand.margin_ns / 2)
+        g = e->cand.margin_ns / 2;
     return g > WATCH_MIN_NS ? g : WATCH_MIN_NS;
 }
 
@@ -409,11 +402,12 @@ static int64_t watch_gap_max(const struct odbc_leader__elector *e) {
  * time of the next read. */
 static int64_t next_watch(struct odbc_leader__elector *e, int64_t left,
                           int64_t hi, int changed) {
-    int64_t due = hi + left - (e->ttl_ns - e->renew_ns) + WATCH_SLACK_NS;
+    int64_t due =
+        hi + left - (e->cand.ttl_ns - e->cand.renew_ns) + WATCH_SLACK_NS;
     int64_t max = watch_gap_max(e);
 
-    if (due > hi + e->renew_ns + WATCH_SLACK_NS)
-        due = hi + e->renew_ns + WATCH_SLACK_NS; /* a backward step, say */
+    if (due > hi + e->cand.renew_ns + WATCH_SLACK_NS)
+        due = hi + e->cand.renew_ns + WATCH_SLACK_NS; /* a backward step, say */
     if (due > hi) {
         e->watch_gap_ns = 0;
         return due;
@@ -434,7 +428,7 @@ static void note_floor(struct odbc_leader__elector *e,
     if (e->seen_noted)
         return;
     e->seen_noted = 1;
-    odbc_leader__logf(&e->log, LOG_INFO,
+    odbc_leader__logf(&e->cand.log, LOG_INFO,
                       "the lease (term %lld%s%s) expired in database time, "
                       "but this candidate first saw it %lld ms ago: not "
                       "taking it for %lld ms more (a takeover waits until "
@@ -495,7 +489,7 @@ static void arm(struct odbc_leader__elector *e,
  * once its floor has passed. Returns the state or a negative error. */
 static int attempt(struct odbc_leader__elector *e) {
     struct odbc_leader__result res;
-    int64_t start = e->now_ns(e->clock_ctx);
+    int64_t start = e->cand.now_ns(e->cand.clock_ctx);
     int64_t seen_term = 0, seen_expires_ms = 0, hi;
     int changed, rc;
 
@@ -512,7 +506,7 @@ static int attempt(struct odbc_leader__elector *e) {
     e->beat_ns = start + beat_gap(e);
     memset(&res, 0, sizeof(res));
     rc = e->ops->attempt(e->port, seen_term, seen_expires_ms, &res);
-    hi = e->now_ns(e->clock_ctx);
+    hi = e->cand.now_ns(e->cand.clock_ctx);
     if (rc < 0)
         return failed(e, rc, hi);
     if (!res.found) {
@@ -524,14 +518,14 @@ static int attempt(struct odbc_leader__elector *e) {
     }
     observe(e, start, hi, res.now_ms);
     changed = watch(e, &res, hi);
-    if (res.won && strcmp(res.leader_id, e->id) == 0) {
+    if (res.won && strcmp(res.leader_id, e->cand.id) == 0) {
         trust(e, res.term, start);
         if (!odbc_leader__elector_is_leader(e))
             return late_answer(e, "won");
-        odbc_leader__logf(&e->log, LOG_NOTICE, "elected: term %lld",
+        odbc_leader__logf(&e->cand.log, LOG_NOTICE, "elected: term %lld",
                           (long long)res.term);
-        report(e, 1, res.term, e->id);
-        e->next_ns = start + e->renew_ns;
+        report(e, 1, res.term, e->cand.id);
+        e->next_ns = start + e->cand.renew_ns;
         take_lock(e, res.wake_held);
         return ODBC_LEADER_LEADER;
     }
@@ -547,13 +541,13 @@ static int attempt(struct odbc_leader__elector *e) {
  * error. */
 static int look(struct odbc_leader__elector *e) {
     struct odbc_leader__result res;
-    int64_t lo = e->now_ns(e->clock_ctx);
+    int64_t lo = e->cand.now_ns(e->cand.clock_ctx);
     int64_t hi;
     int changed, rc;
 
     memset(&res, 0, sizeof(res));
     rc = e->ops->read(e->port, &res);
-    hi = e->now_ns(e->clock_ctx);
+    hi = e->cand.now_ns(e->cand.clock_ctx);
     if (rc < 0)
         return failed(e, rc, hi);
     if (!res.found || res.leader_id[0] == '\0')
@@ -581,15 +575,16 @@ static int wait_for_leader(struct odbc_leader__elector *e, int64_t now) {
     if (budget > e->wait_ns)
         budget = e->wait_ns;
     rc = e->ops->wait(e->port, (budget + NS_PER_MS - 1) / NS_PER_MS);
-    odbc_leader__logf(
-        &e->log, LOG_DEBUG, "waited up to %lld ms on term %lld's leader: %s",
-        (long long)((budget + NS_PER_MS - 1) / NS_PER_MS), (long long)term,
-        rc == 1   ? "woken"
-        : rc == 0 ? "still held"
-                  : "error");
+    odbc_leader__logf(&e->cand.log, LOG_DEBUG,
+                      "waited up to %lld ms on term %lld's leader: %s",
+                      (long long)((budget + NS_PER_MS - 1) / NS_PER_MS),
+                      (long long)term,
+                      rc == 1   ? "woken"
+                      : rc == 0 ? "still held"
+                                : "error");
     if (rc < 0) {
         e->armed = 0;
-        return failed(e, rc, e->now_ns(e->clock_ctx));
+        return failed(e, rc, e->cand.now_ns(e->cand.clock_ctx));
     }
     if (rc == 0) {
         e->rewait_ns = 0;
@@ -598,8 +593,8 @@ static int wait_for_leader(struct odbc_leader__elector *e, int64_t now) {
     rc = attempt(e);
     if (rc == ODBC_LEADER_FOLLOWER && e->armed && e->armed_term == term) {
         e->rewait_ns = e->rewait_ns == 0 ? REWAIT_MIN_NS : 2 * e->rewait_ns;
-        e->wait_after_ns = e->now_ns(e->clock_ctx) + e->rewait_ns;
-        odbc_leader__logf(&e->log, LOG_DEBUG,
+        e->wait_after_ns = e->cand.now_ns(e->cand.clock_ctx) + e->rewait_ns;
+        odbc_leader__logf(&e->cand.log, LOG_DEBUG,
                           "term %lld's leader holds no wake-up lock: "
                           "waiting again in %lld ms",
                           (long long)term,
@@ -619,7 +614,7 @@ static int follow(struct odbc_leader__elector *e, int64_t now) {
         return wait_for_leader(e, now);
     }
     if (e->ops->read != NULL && now < e->take_ns && now < e->beat_ns &&
-        now - e->attempted_ns < e->renew_ns / 2)
+        now - e->attempted_ns < e->cand.renew_ns / 2)
         return look(e);
     return attempt(e);
 }
@@ -628,7 +623,7 @@ static int follow(struct odbc_leader__elector *e, int64_t now) {
  * attempt when the term is gone. Returns the state or a negative error. */
 static int renew(struct odbc_leader__elector *e) {
     struct odbc_leader__result res;
-    int64_t start = e->now_ns(e->clock_ctx);
+    int64_t start = e->cand.now_ns(e->cand.clock_ctx);
     int rc;
 
     memset(&res, 0, sizeof(res));
@@ -637,22 +632,22 @@ static int renew(struct odbc_leader__elector *e) {
         int64_t until = atomic_load(&e->trusted_until_ns);
 
         odbc_leader__logf(
-            &e->log, LOG_WARNING,
+            &e->cand.log, LOG_WARNING,
             "renewing term %lld failed (%s); trusting it for "
             "%lld ms more",
             (long long)e->held_term, odbc_leader_strerror(rc),
             (long long)(until > start ? (until - start) / NS_PER_MS : 0));
-        return failed(e, rc, e->now_ns(e->clock_ctx));
+        return failed(e, rc, e->cand.now_ns(e->cand.clock_ctx));
     }
     if (res.found) {
-        int64_t hi = e->now_ns(e->clock_ctx);
+        int64_t hi = e->cand.now_ns(e->cand.clock_ctx);
 
         observe(e, start, hi, res.now_ms);
         watch(e, &res, hi);
     }
     if (res.found && res.term == e->held_term && res.resign_requested &&
         !e->report_resign) {
-        odbc_leader__logf(&e->log, LOG_NOTICE, "resignation requested%s%s",
+        odbc_leader__logf(&e->cand.log, LOG_NOTICE, "resignation requested%s%s",
                           res.handoff_to[0] != '\0' ? ", handing over to " : "",
                           res.handoff_to);
         rc = odbc_leader__elector_resign(e);
@@ -662,12 +657,12 @@ static int renew(struct odbc_leader__elector *e) {
         trust(e, res.term, start);
         if (!odbc_leader__elector_is_leader(e))
             return late_answer(e, "renewed");
-        e->next_ns = start + e->renew_ns;
+        e->next_ns = start + e->cand.renew_ns;
         take_lock(e, res.wake_held);
         if (!res.resign_requested)
             return ODBC_LEADER_LEADER;
         if (!e->resign_reported)
-            odbc_leader__logf(&e->log, LOG_NOTICE,
+            odbc_leader__logf(&e->cand.log, LOG_NOTICE,
                               "resignation of term %lld requested%s%s: left "
                               "to the host (LeaderResignRequests=report)",
                               (long long)e->held_term,
@@ -713,7 +708,7 @@ static void connect_failed(struct odbc_leader__elector *e, int rc,
     }
     if (now - e->outage_warned_ns >= OUTAGE_REMIND_NS) {
         e->outage_warned_ns = now;
-        odbc_leader__logf(&e->log, LOG_WARNING,
+        odbc_leader__logf(&e->cand.log, LOG_WARNING,
                           "still cannot reconnect: %lld attempts in %lld s "
                           "(%s)",
                           (long long)e->outage_failures,
@@ -721,7 +716,7 @@ static void connect_failed(struct odbc_leader__elector *e, int rc,
                           odbc_leader_strerror(rc));
         return;
     }
-    odbc_leader__logf(&e->log, LOG_DEBUG, "reconnect failed: %s",
+    odbc_leader__logf(&e->cand.log, LOG_DEBUG, "reconnect failed: %s",
                       odbc_leader_strerror(rc));
 }
 
@@ -743,12 +738,12 @@ static int ensure_connected(struct odbc_leader__elector *e, int64_t now) {
         return rc;
     }
     if (e->outage_failures > 0)
-        odbc_leader__logf(&e->log, LOG_INFO,
+        odbc_leader__logf(&e->cand.log, LOG_INFO,
                           "connected after %lld failed attempts in %lld ms",
                           (long long)e->outage_failures,
                           (long long)((now - e->outage_ns) / NS_PER_MS));
     else
-        odbc_leader__logf(&e->log, LOG_INFO, "connected");
+        odbc_leader__logf(&e->cand.log, LOG_INFO, "connected");
     e->connected = 1;
     e->backoff_ns = 0;
     e->outage_failures = 0;
@@ -757,7 +752,7 @@ static int ensure_connected(struct odbc_leader__elector *e, int64_t now) {
 
 int odbc_leader__elector_tick(struct odbc_leader__elector *e,
                               uint32_t *next_tick_ms) {
-    int64_t now = e->now_ns(e->clock_ctx);
+    int64_t now = e->cand.now_ns(e->cand.clock_ctx);
     int rc;
 
     if (e->leader && !odbc_leader__elector_is_leader(e))
@@ -775,19 +770,19 @@ int odbc_leader__elector_tick(struct odbc_leader__elector *e,
         rc = ODBC_LEADER_FOLLOWER;
     }
     if (next_tick_ms != NULL)
-        *next_tick_ms = delay_ms(e, e->now_ns(e->clock_ctx));
+        *next_tick_ms = delay_ms(e, e->cand.now_ns(e->cand.clock_ctx));
     return rc;
 }
 
 int odbc_leader__elector_resign(struct odbc_leader__elector *e) {
     int64_t term = e->held_term;
-    int64_t now = e->now_ns(e->clock_ctx);
+    int64_t now = e->cand.now_ns(e->cand.clock_ctx);
     int rc = 0;
 
     if (!e->leader)
         return 0;
     step_down(e, "resigning", 0, NULL);
-    e->holdoff_ns = now + e->renew_ns;
+    e->holdoff_ns = now + e->cand.renew_ns;
     e->next_ns = e->holdoff_ns;
     e->armed = 0;
     if (e->connected) {

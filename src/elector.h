@@ -13,8 +13,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "candidate.h"
 #include "config.h"
-#include "log.h"
 
 /* What the database said about the lease, in database time. */
 struct odbc_leader__result {
@@ -68,14 +68,8 @@ struct odbc_leader__elector {
     /* wiring, set by odbc_leader__elector_init */
     const struct odbc_leader__port_ops *ops;
     void *port;
-    int64_t (*now_ns)(void *clock_ctx);
-    void *clock_ctx;
-    struct odbc_leader__log log;
-    struct odbc_leader_callbacks cb;
-    const char *id; /* borrowed */
-    int64_t ttl_ns, renew_ns, margin_ns;
-    int64_t trust_extra_ns; /* test only: breaks the protocol when > 0 */
-    int no_watch;           /* test only: takeover on database time alone */
+    struct odbc_leader__candidate cand;
+    int no_watch; /* test only: takeover on database time alone */
     int64_t backoff_min_ns, backoff_max_ns;
     int64_t wait_ns;   /* longest follower wait per tick; 0 = never wait */
     int report_resign; /* resign requests are reported, not acted on */
@@ -135,17 +129,11 @@ struct odbc_leader__elector {
 struct odbc_leader__elector_conf {
     const struct odbc_leader__port_ops *ops;
     void *port;
-    int64_t (*now_ns)(void *clock_ctx); /* NULL: odbc_leader__now_ns */
-    void *clock_ctx;
-    const struct odbc_leader__log *log;     /* copied */
-    const struct odbc_leader_callbacks *cb; /* copied; may be NULL */
-    const char *id;                         /* borrowed for e's lifetime */
-    int64_t ttl_ms, renew_ms, margin_ms;
-    int64_t test_trust_extra_ms; /* test only, see config.h */
-    int test_no_watch;           /* test only, see config.h */
-    int64_t wait_ms;             /* follower wait budget; 0 = never wait
-                                    (needs ops->wait) */
-    int connected;               /* the port is already connected */
+    struct odbc_leader__candidate_conf cand;
+    int test_no_watch; /* test only, see config.h */
+    int64_t wait_ms;   /* follower wait budget; 0 = never wait
+                          (needs ops->wait) */
+    int connected;     /* the port is already connected */
     int report_resign; /* 1: a renewal that finds a resign request returns
                           ODBC_LEADER_RESIGN_REQUESTED and keeps the term
                           (the host resigns once its work has stopped);

@@ -57,17 +57,9 @@ static int start_member(odbc_leader_group_t *g, char *err, size_t errlen) {
     memset(&mc, 0, sizeof(mc));
     mc.ops = &odbc_leader__db_group_ops;
     mc.port = g->c.db;
-    mc.log = &g->c.log;
-    mc.cb = &g->c.cb;
-    mc.id = g->c.id;
+    odbc_leader__handle_candidate(&g->c, &mc.cand);
     mc.shards = (uint32_t)cfg->shards;
     mc.inc = new_incarnation();
-    mc.ttl_ms = cfg->ttl_ms;
-    mc.renew_ms = cfg->renew_ms;
-    mc.margin_ms = cfg->margin_ms;
-#ifdef ODBC_LEADER_TEST_HOOKS
-    mc.test_trust_extra_ms = cfg->test_trust_extra_ms;
-#endif
     mc.connected = 1;
     if (odbc_leader__group_member_init(&g->m, &mc) < 0) {
         odbc_leader__errf(err, errlen, "out of memory");

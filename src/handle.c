@@ -126,6 +126,20 @@ void odbc_leader__handle_destroy(struct odbc_leader__handle *c) {
     free(c);
 }
 
+void odbc_leader__handle_candidate(const struct odbc_leader__handle *c,
+                                   struct odbc_leader__candidate_conf *out) {
+    memset(out, 0, sizeof(*out));
+    out->log = &c->log;
+    out->cb = &c->cb;
+    out->id = c->id;
+    out->ttl_ms = c->cfg.ttl_ms;
+    out->renew_ms = c->cfg.renew_ms;
+    out->margin_ms = c->cfg.margin_ms;
+#ifdef ODBC_LEADER_TEST_HOOKS
+    out->test_trust_extra_ms = c->cfg.test_trust_extra_ms;
+#endif
+}
+
 int odbc_leader__handle_clear(struct odbc_leader__handle *c) {
     if (c == NULL)
         return 0;

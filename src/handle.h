@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "candidate.h"
 #include "config.h"
 #include "log.h"
 #include "odbc_leader.h"
@@ -103,6 +104,13 @@ struct odbc_leader__claim_ops {
 int odbc_leader__handle_claim(struct odbc_leader__handle *c,
                               const struct odbc_leader__claim_ops *ops,
                               const char *ns, const char *job, int64_t fire_ms);
+
+/* Fills *out (zeroed first) with the candidate c runs as: its log,
+ * callbacks and id (borrowed from c, which must outlive the state machine)
+ * and the configuration's lease timing (and the test-only trust extra
+ * with the test hooks); the clock is the default. */
+void odbc_leader__handle_candidate(const struct odbc_leader__handle *c,
+                                   struct odbc_leader__candidate_conf *out);
 
 /* Points h's reads (odbc_leader_read_lease, odbc_leader_list_candidates,
  * _list_shards, _list_fires, _list_elections) and odbc_leader_namespace()

@@ -72,12 +72,12 @@ static const struct odbc_leader__handle_kind single = {
 static void warn_test_settings(const odbc_leader_t *h,
                                const struct odbc_leader__elector_conf *ec) {
 #ifdef ODBC_LEADER_TEST_HOOKS
-    if (ec->test_trust_extra_ms > 0)
+    if (ec->cand.test_trust_extra_ms > 0)
         odbc_leader__logf(&h->c.log, LOG_WARNING,
                           "LeaderTestTrustExtra=%lld: the trust window "
                           "outlives the lease; two leaders are possible "
                           "(test setting, never use it in production)",
-                          (long long)ec->test_trust_extra_ms);
+                          (long long)ec->cand.test_trust_extra_ms);
     if (ec->test_no_watch)
         odbc_leader__logf(&h->c.log, LOG_WARNING,
                           "LeaderTestNoWatch=1: a held lease is taken on "
@@ -98,14 +98,8 @@ static void start_elector(odbc_leader_t *h) {
     memset(&ec, 0, sizeof(ec));
     ec.ops = &odbc_leader__db_ops;
     ec.port = h->c.db;
-    ec.log = &h->c.log;
-    ec.cb = &h->c.cb;
-    ec.id = h->c.id;
-    ec.ttl_ms = cfg->ttl_ms;
-    ec.renew_ms = cfg->renew_ms;
-    ec.margin_ms = cfg->margin_ms;
+    odbc_leader__handle_candidate(&h->c, &ec.cand);
 #ifdef ODBC_LEADER_TEST_HOOKS
-    ec.test_trust_extra_ms = cfg->test_trust_extra_ms;
     ec.test_no_watch = cfg->test_no_watch;
 #endif
     warn_test_settings(h, &ec);

@@ -54,8 +54,8 @@ static void report(struct odbc_leader__group_member_state *m, uint32_t s,
     if (m->rep[s] == is_leader)
         return;
     m->rep[s] = (unsigned char)is_leader;
-    if (m->cb.on_shard_change != NULL)
-        m->cb.on_shard_change(m->cb.ctx, s, is_leader, term);
+    if (m->cand.cb.on_shard_change != NULL)
+        m->cand.cb.on_shard_change(m->cand.cb.ctx, s, is_leader, term);
 }
 
 /* Stops trusting shard s here and reports it. */
@@ -75,18 +75,9 @@ int odbc_leader__group_member_init(
     memset(m, 0, sizeof(*m));
     m->ops = c->ops;
     m->port = c->port;
-    m->now_ns = c->now_ns != NULL ? c->now_ns : odbc_leader__now_ns;
-    m->clock_ctx = c->clock_ctx;
-    m->log = *c->log;
-    if (c->cb != NULL)
-        m->cb = *c->cb;
-    m->id = c->id;
+    odbc_leader__candidate_init(&m->cand, &c->cand);
     m->shards = c->shards;
     m->inc = c->inc;
-    m->ttl_ns = c->ttl_ms * NS_PER_MS;
-    m->renew_ns = c->renew_ms * NS_PER_MS;
-    m->margin_ns = c->margin_ms * NS_PER_MS;
-    m->trust_extra_ns = c->test_trust_extra_ms * NS_PER_MS;
     m->connected = c->connected;
     m->self = -1;
     m->held = calloc(n, sizeof(*m->held));
@@ -134,7 +125,7 @@ int64_t odbc_leader__group_member_leadership(
     term = atomic_load_explicit(&m->term[s], memory_order_relaxed);
     if (until == 0 || term == 0)
         return 0;
-    left = until - m->now_ns(m->clock_ctx);
+    left = until - m->cand.now_ns(m->cand.clock_ctx);
     if (left <= 0)
         return 0;
     if (valid_for_ms != NULL)
@@ -183,7 +174,7 @@ static int settled(const struct odbc_leader__group_member_state *m, uint32_t s,
                    int64_t now) {
     const struct odbc_leader__group_member *d = &m->members[m->owner[s]];
 
-    return now - d->since_ns >= SETTLE_RENEWS * m->renew_ns;
+    return now - d->since_ns >= SETTLE_RENEWS * m->cand.renew_ns;
 }
 
 /* The assignment gives shard s to this member. */
@@ -220,7 +211,7 @@ static int build_lists(struct odbc_leader__group_member_state *m, int64_t now) {
     for (uint32_t s = 0; rc == 0 && s < m->shards; s++) {
         int mine = assigned_here(m, s);
         int orphan = m->vacant_ns[s] != 0 &&
-                     now - m->vacant_ns[s] >= ORPHAN_TTLS * m->ttl_ns;
+                     now - m->vacant_ns[s] >= ORPHAN_TTLS * m->cand.ttl_ns;
 
         if (m->release[s])
             rc = add_pair(&m->rel, s, m->held[s]); /* fenced by its term */
@@ -230,7 +221,7 @@ static int build_lists(struct odbc_leader__group_member_state *m, int64_t now) {
     for (size_t i = 0; rc == 0 && i < m->n_holders; i++) {
         const struct odbc_leader__group_holder *h = &m->holders[i];
 
-        if (h->inc != m->inc && now - h->seq_seen_ns >= m->ttl_ns)
+        if (h->inc != m->inc && now - h->seq_seen_ns >= m->cand.ttl_ns)
             rc = add_pair(&m->dead, h->inc, h->seq);
     }
     rc = rc < 0 ? rc : list_close(&m->take);
@@ -363,23 +354,23 @@ static int take_members(struct odbc_leader__group_member_state *m,
     int self = 0, changed;
 
     for (size_t i = 0; i < a->n_members; i++)
-        self |= strcmp(a->members[i].id, m->id) == 0;
+        self |= strcmp(a->members[i].id, m->cand.id) == 0;
     if (!self) {
         struct odbc_leader__group_member *x = append(
             (void **)&a->members, &a->cap_members, &a->n_members, sizeof(*x));
 
         if (x == NULL)
             return ODBC_LEADER_ENOMEM;
-        snprintf(x->id, sizeof(x->id), "%s", m->id);
+        snprintf(x->id, sizeof(x->id), "%s", m->cand.id);
     }
     for (size_t i = 0; i < a->n_members; i++) {
         struct odbc_leader__group_member *x = &a->members[i];
         const struct odbc_leader__group_member *o = old_member(m, x->id);
-        int is_self = strcmp(x->id, m->id) == 0;
+        int is_self = strcmp(x->id, m->cand.id) == 0;
 
         x->beat_seen_ns =
             o != NULL && o->beat_ms == x->beat_ms ? o->beat_seen_ns : hi;
-        x->live = is_self || hi - x->beat_seen_ns < m->ttl_ns;
+        x->live = is_self || hi - x->beat_seen_ns < m->cand.ttl_ns;
         x->since_ns = o != NULL && o->live && x->live ? o->since_ns : hi;
     }
     qsort(a->members, a->n_members, sizeof(*a->members), by_id);
@@ -388,7 +379,7 @@ static int take_members(struct odbc_leader__group_member_state *m,
             a->cap_members, a->n_members);
     m->self = -1;
     for (size_t i = 0; i < m->n_members; i++) {
-        if (strcmp(m->members[i].id, m->id) == 0)
+        if (strcmp(m->members[i].id, m->cand.id) == 0)
             m->self = (int)i;
     }
     return changed;
@@ -428,7 +419,7 @@ static int assign(struct odbc_leader__group_member_state *m) {
     free(ids);
     free(at);
     m->assigned = 1;
-    odbc_leader__logf(&m->log, LOG_INFO,
+    odbc_leader__logf(&m->cand.log, LOG_INFO,
                       "group of %u shards over %zu live members: this "
                       "member's share is %u",
                       (unsigned)m->shards, n, (unsigned)mine);
@@ -460,7 +451,8 @@ static void take_holders(struct odbc_leader__group_member_state *m,
  * answered at hi. Returns the number of shards led. */
 static int take_shards(struct odbc_leader__group_member_state *m,
                        const struct answer *a, int64_t start, int64_t hi) {
-    int64_t until = start + m->ttl_ns - m->margin_ns + m->trust_extra_ns;
+    int64_t until =
+        start + m->cand.ttl_ns - m->cand.margin_ns + m->cand.trust_extra_ns;
     int led = 0, won = 0, lost = 0, released = 0;
 
     for (uint32_t s = 0; s < m->shards; s++) {
@@ -499,7 +491,7 @@ static int take_shards(struct odbc_leader__group_member_state *m,
         led++;
     }
     if (won || lost || released)
-        odbc_leader__logf(&m->log, LOG_NOTICE,
+        odbc_leader__logf(&m->cand.log, LOG_NOTICE,
                           "leading %d of %u shards: took %d, released %d, "
                           "lost %d",
                           led, (unsigned)m->shards, won, released, lost);
@@ -541,12 +533,12 @@ static int failed(struct odbc_leader__group_member_state *m, int rc,
             m->ops->disconnect(m->port);
         m->connected = 0;
         m->backoff_ns = m->backoff_ns == 0 ? BACKOFF_MIN_NS : 2 * m->backoff_ns;
-        if (m->backoff_ns > m->renew_ns)
-            m->backoff_ns = m->renew_ns;
+        if (m->backoff_ns > m->cand.renew_ns)
+            m->backoff_ns = m->cand.renew_ns;
         m->reconnect_at_ns = now + m->backoff_ns;
         m->next_ns = m->reconnect_at_ns;
     } else {
-        m->next_ns = now + m->renew_ns;
+        m->next_ns = now + m->cand.renew_ns;
     }
     return rc;
 }
@@ -596,13 +588,13 @@ static int64_t next_useful(const struct odbc_leader__group_member_state *m,
     if (changed && has_takes(m))
         return hi;
     for (size_t i = 0; i < m->n_members; i++) {
-        int64_t d = m->members[i].beat_seen_ns + m->ttl_ns;
+        int64_t d = m->members[i].beat_seen_ns + m->cand.ttl_ns;
 
         if ((int)i != m->self && m->members[i].live && d > hi && d < next)
             next = d;
     }
     for (size_t i = 0; i < m->n_holders; i++) {
-        int64_t d = m->holders[i].seq_seen_ns + m->ttl_ns;
+        int64_t d = m->holders[i].seq_seen_ns + m->cand.ttl_ns;
 
         if (m->holders[i].inc != m->inc && d > hi && d < next)
             next = d;
@@ -622,7 +614,7 @@ static int run_tick(struct odbc_leader__group_member_state *m) {
     a.m = m;
     a.got = calloc(m->shards, sizeof(*a.got));
     a.vacant = calloc(m->shards, 1);
-    start = m->now_ns(m->clock_ctx);
+    start = m->cand.now_ns(m->cand.clock_ctx);
     plan_releases(m, start);
     rc = a.got == NULL || a.vacant == NULL ? ODBC_LEADER_ENOMEM
                                            : build_lists(m, start);
@@ -636,14 +628,14 @@ static int run_tick(struct odbc_leader__group_member_state *m) {
     args.release = m->rel.p;
     args.dead = m->dead.p;
     rc = m->ops->tick(m->port, &args, answer_row, &a);
-    hi = m->now_ns(m->clock_ctx);
+    hi = m->cand.now_ns(m->cand.clock_ctx);
     if (rc < 0) {
         rc = failed(m, rc, hi);
         goto done;
     }
     if (a.bad) {
         /* members that disagree on the size: nothing here is trusted */
-        odbc_leader__logf(&m->log, LOG_ERR,
+        odbc_leader__logf(&m->cand.log, LOG_ERR,
                           "group tick: %d rows name a shard outside 0..%u: "
                           "the group has more shards than LeaderShards says",
                           a.bad, (unsigned)m->shards - 1);
@@ -651,7 +643,7 @@ static int run_tick(struct odbc_leader__group_member_state *m) {
         goto done;
     }
     m->backoff_ns = 0;
-    m->next_ns = start + m->renew_ns;
+    m->next_ns = start + m->cand.renew_ns;
     rc = take_shards(m, &a, start, hi);
     take_holders(m, &a, hi);
     changed = take_members(m, &a, hi);
@@ -677,7 +669,7 @@ done:
 
 int odbc_leader__group_member_tick(struct odbc_leader__group_member_state *m,
                                    uint32_t *next_tick_ms) {
-    int64_t now = m->now_ns(m->clock_ctx);
+    int64_t now = m->cand.now_ns(m->cand.clock_ctx);
     int rc = 0;
 
     if (!m->connected && now < m->reconnect_at_ns) {
@@ -686,14 +678,14 @@ int odbc_leader__group_member_tick(struct odbc_leader__group_member_state *m,
     } else if (!m->connected) {
         rc = m->ops->connect(m->port, NULL, 0);
         if (rc < 0)
-            rc = failed(m, rc, m->now_ns(m->clock_ctx));
+            rc = failed(m, rc, m->cand.now_ns(m->cand.clock_ctx));
         else
             m->connected = 1;
     }
     if (rc == 0)
         rc = run_tick(m);
     if (next_tick_ms != NULL)
-        *next_tick_ms = delay_ms(m, m->now_ns(m->clock_ctx));
+        *next_tick_ms = delay_ms(m, m->cand.now_ns(m->cand.clock_ctx));
     return rc;
 }
 
@@ -709,12 +701,12 @@ void odbc_leader__group_member_leave(
         return;
     rc = m->ops->leave(m->port, m->inc);
     if (rc < 0)
-        odbc_leader__logf(&m->log, LOG_WARNING,
+        odbc_leader__logf(&m->cand.log, LOG_WARNING,
                           "leaving the group failed (%s): its shards move "
                           "when their leases expire",
                           odbc_leader_strerror(rc));
     else
-        odbc_leader__logf(&m->log, LOG_INFO, "left the group");
+        odbc_leader__logf(&m->cand.log, LOG_INFO, "left the group");
     m->ops->disconnect(m->port);
     m->connected = 0;
 }

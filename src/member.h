@@ -14,8 +14,8 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "candidate.h"
 #include "config.h"
-#include "log.h"
 
 /* The parameters of a group statement; the lists are borrowed for the
  * call (NULL: "[]"). */
@@ -77,30 +77,19 @@ struct odbc_leader__group_holder {
 struct odbc_leader__group_member_conf {
     const struct odbc_leader__group_port_ops *ops;
     void *port;
-    int64_t (*now_ns)(void *clock_ctx); /* NULL: odbc_leader__now_ns */
-    void *clock_ctx;
-    const struct odbc_leader__log *log;     /* copied */
-    const struct odbc_leader_callbacks *cb; /* copied; may be NULL */
-    const char *id;                         /* borrowed */
+    struct odbc_leader__candidate_conf cand; /* its log is required */
     uint32_t shards;
-    int64_t inc; /* this process's incarnation, not 0 */
-    int64_t ttl_ms, renew_ms, margin_ms;
-    int64_t test_trust_extra_ms; /* test only, see config.h */
-    int connected;               /* the port is already connected */
+    int64_t inc;   /* this process's incarnation, not 0 */
+    int connected; /* the port is already connected */
 };
 
 struct odbc_leader__group_member_state {
     /* wiring */
     const struct odbc_leader__group_port_ops *ops;
     void *port;
-    int64_t (*now_ns)(void *clock_ctx);
-    void *clock_ctx;
-    struct odbc_leader__log log;
-    struct odbc_leader_callbacks cb;
-    const char *id;
+    struct odbc_leader__candidate cand;
     uint32_t shards;
     int64_t inc;
-    int64_t ttl_ns, renew_ns, margin_ns, trust_extra_ns;
 
     /* tick thread */
     int connected;

@@ -301,16 +301,16 @@ static void start(struct odbc_leader__group_member_state *m, struct fake *f) {
     memset(&c, 0, sizeof(c));
     c.ops = &fake_ops;
     c.port = f;
-    c.now_ns = fake_now;
-    c.clock_ctx = f;
-    c.log = &log;
-    c.cb = &cb;
-    c.id = "a";
+    c.cand.now_ns = fake_now;
+    c.cand.clock_ctx = f;
+    c.cand.log = &log;
+    c.cand.cb = &cb;
+    c.cand.id = "a";
     c.shards = SHARDS;
     c.inc = 42;
-    c.ttl_ms = 1000;
-    c.renew_ms = 300;
-    c.margin_ms = 200;
+    c.cand.ttl_ms = 1000;
+    c.cand.renew_ms = 300;
+    c.cand.margin_ms = 200;
     c.connected = 1;
     assert_int_equal(odbc_leader__group_member_init(m, &c), 0);
 }
