@@ -736,6 +736,30 @@ int odbc_leader__db_table_row(void *ctx, void *stmt) {
     return r->each(r->ctx, r->row);
 }
 
+/* See db_internal.h. */
+int odbc_leader__db_run_rows(struct odbc_leader__db *db, int op,
+                             struct odbc_leader__db_rows *rows) {
+    int cls;
+
+    return odbc_leader__db_run_op(db, op, odbc_leader__db_table_row, rows,
+                                  &cls);
+}
+
+/* See db_internal.h. */
+int odbc_leader__db_to_host(void *ctx, const void *row) {
+    const struct odbc_leader__db_host *h = ctx;
+
+    if (h->candidate != NULL)
+        h->candidate(h->ctx, row);
+    else if (h->fire != NULL)
+        h->fire(h->ctx, row);
+    else if (h->election != NULL)
+        h->election(h->ctx, row);
+    else if (h->shard != NULL)
+        h->shard(h->ctx, row);
+    return 0;
+}
+
 /* ---- the connection ---- */
 
 /* Logs a failed connect: a warning for the first failure after a

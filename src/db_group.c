@@ -302,12 +302,6 @@ static int tick_row(void *ctx, void *stmt) {
     return t->fn(t->ctx, &r);
 }
 
-/* The host's callback of group_shards. */
-struct shards_ctx {
-    odbc_leader_shard_fn fn; /* may be NULL */
-    void *ctx;
-};
-
 /* The columns of group_shards: shard, leader_id, term, expires_at_ms,
  * now_ms. */
 static const struct odbc_leader__db_col shard_cols[] = {
@@ -318,23 +312,13 @@ static const struct odbc_leader__db_col shard_cols[] = {
     ODBC_LEADER__DB_NUM(5, struct odbc_leader_shard, db_now_ms),
 };
 
-/* Hands one shard row to the host (ctx is a struct shards_ctx). Returns
- * 0. */
-static int each_shard(void *ctx, const void *row) {
-    const struct shards_ctx *c = ctx;
-
-    if (c->fn != NULL)
-        c->fn(c->ctx, row);
-    return 0;
-}
-
 int odbc_leader__db_group_shards(struct odbc_leader__db *db,
                                  odbc_leader_shard_fn fn, void *ctx) {
     struct odbc_leader__group_args a;
-    struct shards_ctx c = {fn, ctx};
+    struct odbc_leader__db_host host = {.shard = fn, .ctx = ctx};
     struct odbc_leader_shard sh;
     struct odbc_leader__db_rows rows =
-        ODBC_LEADER__DB_ROWS(shard_cols, &sh, each_shard, &c);
+        ODBC_LEADER__DB_ROWS(shard_cols, &sh, odbc_leader__db_to_host, &host);
 
     if (!odbc_leader__db_has_group(db))
         return 0;

@@ -163,6 +163,27 @@ struct odbc_leader__db_rows {
  * 0 or a negative error. */
 int odbc_leader__db_table_row(void *ctx, void *stmt);
 
+/* Runs operation op with each row read into rows (borrowed; see
+ * odbc_leader__db_table_row). Returns as odbc_leader__db_run_op. */
+int odbc_leader__db_run_rows(struct odbc_leader__db *db, int op,
+                             struct odbc_leader__db_rows *rows);
+
+/* A host's callback of the rows it lists: the one of the public
+ * odbc_leader_*_fn that takes the rows' type (none set, or NULL: the rows
+ * are dropped), with its ctx. */
+struct odbc_leader__db_host {
+    odbc_leader_candidate_fn candidate;
+    odbc_leader_fire_fn fire;
+    odbc_leader_election_fn election;
+    odbc_leader_shard_fn shard;
+    void *ctx;
+};
+
+/* The each of a struct odbc_leader__db_rows whose ctx is a struct
+ * odbc_leader__db_host: hands row (borrowed for the call) to the host's
+ * callback. Returns 0. */
+int odbc_leader__db_to_host(void *ctx, const void *row);
+
 /* ---- db_connect.c ---- */
 
 /* Loads the dialect LeaderDialect names (or the one for db->dbms), with

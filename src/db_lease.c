@@ -287,12 +287,6 @@ int odbc_leader__db_wait(struct odbc_leader__db *db, int64_t budget_ms) {
 
 /* ---- the candidates ---- */
 
-/* The host's callback of candidates. */
-struct candidate_ctx {
-    odbc_leader_candidate_fn fn; /* may be NULL */
-    void *ctx;
-};
-
 /* The columns of candidates: candidate_id, heartbeat_at_ms,
  * expires_at_ms, now_ms. */
 static const struct odbc_leader__db_col candidate_cols[] = {
@@ -302,26 +296,14 @@ static const struct odbc_leader__db_col candidate_cols[] = {
     ODBC_LEADER__DB_NUM(4, struct odbc_leader_candidate, db_now_ms),
 };
 
-/* Hands one candidate to the host (ctx is a struct candidate_ctx).
- * Returns 0. */
-static int each_candidate(void *ctx, const void *row) {
-    const struct candidate_ctx *c = ctx;
-
-    if (c->fn != NULL)
-        c->fn(c->ctx, row);
-    return 0;
-}
-
 int odbc_leader__db_candidates(struct odbc_leader__db *db,
                                odbc_leader_candidate_fn fn, void *ctx) {
-    struct candidate_ctx c = {fn, ctx};
+    struct odbc_leader__db_host host = {.candidate = fn, .ctx = ctx};
     struct odbc_leader_candidate cand;
-    struct odbc_leader__db_rows rows =
-        ODBC_LEADER__DB_ROWS(candidate_cols, &cand, each_candidate, &c);
-    int cls;
+    struct odbc_leader__db_rows rows = ODBC_LEADER__DB_ROWS(
+        candidate_cols, &cand, odbc_leader__db_to_host, &host);
 
-    return odbc_leader__db_run_op(db, ODBC_LEADER__OP_CANDIDATES,
-                                  odbc_leader__db_table_row, &rows, &cls);
+    return odbc_leader__db_run_rows(db, ODBC_LEADER__OP_CANDIDATES, &rows);
 }
 
 /* ---- the elector's port ---- */

@@ -101,12 +101,6 @@ int odbc_leader__db_claim_again(struct odbc_leader__db *db, int64_t term,
     return first;
 }
 
-/* The host's callback of fires. */
-struct fire_ctx {
-    odbc_leader_fire_fn fn; /* may be NULL */
-    void *ctx;
-};
-
 /* The columns of fire and fires: job, fire_ms, term, claimed_by,
  * claimed_at_ms, finished_at_ms, status, now_ms. */
 static const struct odbc_leader__db_col fire_cols[] = {
@@ -120,21 +114,11 @@ static const struct odbc_leader__db_col fire_cols[] = {
     ODBC_LEADER__DB_NUM(8, struct odbc_leader_fire, db_now_ms),
 };
 
-/* Hands one fire to the host (ctx is a struct fire_ctx). Returns 0. */
-static int each_fire(void *ctx, const void *row) {
-    const struct fire_ctx *c = ctx;
-
-    if (c->fn != NULL)
-        c->fn(c->ctx, row);
-    return 0;
-}
-
 int odbc_leader__db_fire(struct odbc_leader__db *db, const char *job,
                          int64_t fire_ms, struct odbc_leader_fire *out) {
     struct odbc_leader_fire f;
     struct odbc_leader__db_rows rows =
         ODBC_LEADER__DB_ROWS(fire_cols, &f, NULL, NULL);
-    int cls;
     int rc;
 
     memset(&f, 0, sizeof(f));
@@ -142,8 +126,7 @@ int odbc_leader__db_fire(struct odbc_leader__db *db, const char *job,
     if (!odbc_leader__db_has_ledger(db))
         return ODBC_LEADER_ENOLEDGER;
     set_fire(db, job, fire_ms);
-    rc = odbc_leader__db_run_op(db, ODBC_LEADER__OP_FIRE,
-                                odbc_leader__db_table_row, &rows, &cls);
+    rc = odbc_leader__db_run_rows(db, ODBC_LEADER__OP_FIRE, &rows);
     if (rc <= 0)
         return rc;
     *out = f;
@@ -174,26 +157,28 @@ int odbc_leader__db_finish(struct odbc_leader__db *db, const char *job,
 
 int odbc_leader__db_fires(struct odbc_leader__db *db, const char *job,
                           odbc_leader_fire_fn fn, void *ctx) {
-    struct fire_ctx c = {fn, ctx};
+    struct odbc_leader__db_host host = {.fire = fn, .ctx = ctx};
     struct odbc_leader_fire f;
     struct odbc_leader__db_rows rows =
-        ODBC_LEADER__DB_ROWS(fire_cols, &f, each_fire, &c);
-    int cls;
+        ODBC_LEADER__DB_ROWS(fire_cols, &f, odbc_leader__db_to_host, &host);
 
     if (!odbc_leader__db_has_ledger(db))
         return ODBC_LEADER_ENOLEDGER;
     set_fire(db, job != NULL ? job : "", 0);
-    return odbc_leader__db_run_op(db, ODBC_LEADER__OP_FIRES,
-                                  odbc_leader__db_table_row, &rows, &cls);
+    return odbc_leader__db_run_rows(db, ODBC_LEADER__OP_FIRES, &rows);
+}
+
+/* Runs op, a clean-up without rows, when the dialect has what it cleans
+ * (have). Returns as odbc_leader__db_run_op, or 0 without it. */
+static int clean_up(struct odbc_leader__db *db, int have, int op) {
+    int cls;
+
+    return have ? odbc_leader__db_run_op(db, op, NULL, NULL, &cls) : 0;
 }
 
 int odbc_leader__db_fire_gc(struct odbc_leader__db *db) {
-    int cls;
-
-    if (!odbc_leader__db_has_ledger(db))
-        return 0;
-    return odbc_leader__db_run_op(db, ODBC_LEADER__OP_FIRE_GC, NULL, NULL,
-                                  &cls);
+    return clean_up(db, odbc_leader__db_has_ledger(db),
+                    ODBC_LEADER__OP_FIRE_GC);
 }
 
 /* ---- the election log ---- */
@@ -202,12 +187,6 @@ int odbc_leader__db_has_elections(const struct odbc_leader__db *db) {
     return db->dialect != NULL &&
            db->dialect->ops[ODBC_LEADER__OP_ELECTIONS].n > 0;
 }
-
-/* The host's callback of elections. */
-struct election_ctx {
-    odbc_leader_election_fn fn; /* may be NULL */
-    void *ctx;
-};
 
 /* The columns of elections: term, leader_id, started_at_ms, ended_at_ms,
  * ended_how, handed_to, now_ms. */
@@ -221,34 +200,19 @@ static const struct odbc_leader__db_col election_cols[] = {
     ODBC_LEADER__DB_NUM(7, struct odbc_leader_election, db_now_ms),
 };
 
-/* Hands one term to the host (ctx is a struct election_ctx). Returns 0. */
-static int each_election(void *ctx, const void *row) {
-    const struct election_ctx *c = ctx;
-
-    if (c->fn != NULL)
-        c->fn(c->ctx, row);
-    return 0;
-}
-
 int odbc_leader__db_elections(struct odbc_leader__db *db,
                               odbc_leader_election_fn fn, void *ctx) {
-    struct election_ctx c = {fn, ctx};
+    struct odbc_leader__db_host host = {.election = fn, .ctx = ctx};
     struct odbc_leader_election e;
     struct odbc_leader__db_rows rows =
-        ODBC_LEADER__DB_ROWS(election_cols, &e, each_election, &c);
-    int cls;
+        ODBC_LEADER__DB_ROWS(election_cols, &e, odbc_leader__db_to_host, &host);
 
     if (!odbc_leader__db_has_elections(db))
         return ODBC_LEADER_ENOELECTIONS;
-    return odbc_leader__db_run_op(db, ODBC_LEADER__OP_ELECTIONS,
-                                  odbc_leader__db_table_row, &rows, &cls);
+    return odbc_leader__db_run_rows(db, ODBC_LEADER__OP_ELECTIONS, &rows);
 }
 
 int odbc_leader__db_election_gc(struct odbc_leader__db *db) {
-    int cls;
-
-    if (!odbc_leader__db_has_elections(db))
-        return 0;
-    return odbc_leader__db_run_op(db, ODBC_LEADER__OP_ELECTION_GC, NULL, NULL,
-                                  &cls);
+    return clean_up(db, odbc_leader__db_has_elections(db),
+                    ODBC_LEADER__OP_ELECTION_GC);
 }

@@ -306,9 +306,8 @@ static int list_candidates_call(odbc_leader_t *h, odbc_leader_candidate_fn fn,
                                 void *ctx) {
     int rc = read_begin(h);
 
-    if (rc == 0)
-        rc = odbc_leader__db_candidates(h->c.db, fn, ctx);
-    return read_end(h, rc);
+    return read_end(h, rc == 0 ? odbc_leader__db_candidates(h->c.db, fn, ctx)
+                               : rc);
 }
 
 /* odbc_leader_list_shards() without the last-error bookkeeping. */
@@ -316,9 +315,8 @@ static int list_shards_call(odbc_leader_t *h, odbc_leader_shard_fn fn,
                             void *ctx) {
     int rc = read_begin(h);
 
-    if (rc == 0)
-        rc = odbc_leader__db_group_shards(h->c.db, fn, ctx);
-    return read_end(h, rc);
+    return read_end(h, rc == 0 ? odbc_leader__db_group_shards(h->c.db, fn, ctx)
+                               : rc);
 }
 
 struct wanted {
