@@ -135,10 +135,22 @@ int odbc_leader_create(odbc_leader_t **out, const char *config,
     return 0;
 }
 
+/* After a ledger or retention statement failed with rc: a connection that
+ * is gone (or in doubt) is opened again before the next statement, as
+ * after a failed tick, instead of failing that statement too (the next
+ * renewal, say). Returns rc. */
+static int ledger_failed(odbc_leader_t *h, int rc) {
+    if (odbc_leader__error_drops_connection(rc))
+        h->el.connected = 0;
+    return rc;
+}
+
 /* After a tick that leads: runs the retention of the fire ledger and of
  * the election log when it is due (every tenth of LeaderFireRetention, at
  * most GC_INTERVAL_MAX_NS apart). A failure is logged and tried again at the
- * next interval; a lost connection shows up at the next tick. */
+ * next interval; after a lost connection (or a transaction pooler found on
+ * the way, which ends the connection too) the rest waits for that interval
+ * and the next tick connects again first (ledger_failed). */
 static void collect_fires(odbc_leader_t *h) {
     int64_t now = odbc_leader__now_ns(NULL);
     int64_t every = h->c.cfg.fire_retention_ms * INT64_C(100000); /* 1/10 */
@@ -158,6 +170,8 @@ static void collect_fires(odbc_leader_t *h) {
         odbc_leader__logf(&h->c.log, LOG_WARNING,
                           "deleting old fires failed: %s",
                           odbc_leader_strerror(rc));
+    if (rc < 0 && ledger_failed(h, rc) < 0 && !h->el.connected)
+        return;
     rc = odbc_leader__db_election_gc(h->c.db);
     if (rc > 0)
         odbc_leader__logf(&h->c.log, LOG_INFO,
@@ -168,6 +182,8 @@ static void collect_fires(odbc_leader_t *h) {
         odbc_leader__logf(&h->c.log, LOG_WARNING,
                           "deleting old terms of the election log failed: %s",
                           odbc_leader_strerror(rc));
+    if (rc < 0)
+        ledger_failed(h, rc);
 }
 
 /* After a tick: a handle that turned to transaction pooling at run time
@@ -355,14 +371,6 @@ static int request_resign_call(odbc_leader_t *h, const char *to_id) {
         return rc;
     }
     return rc == 1 ? 0 : ODBC_LEADER_ENOLEADER;
-}
-
-/* After a ledger call failed with rc: a lost connection makes the elector
- * reconnect at its next tick. Returns rc. */
-static int ledger_failed(odbc_leader_t *h, int rc) {
-    if (odbc_leader__error_drops_connection(rc))
-        h->el.connected = 0;
-    return rc;
 }
 
 /* The claim's ways into h (struct odbc_leader__claim_ops): the term the

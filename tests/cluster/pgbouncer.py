@@ -164,8 +164,9 @@ def pgb_auto(el, r, switch, nocheck):
 
 
 LOST_RENEWAL = re.compile(r"renewing term \d+ failed \(connection to the "
-                          r"database lost\)|deleting old fires failed: "
-                          r"connection to the database lost")
+                          r"database lost\)|deleting old (fires|terms of the "
+                          r"election log) failed: connection to the "
+                          r"database lost")
 
 
 def pgb_excused(el, t0, t1):
@@ -173,8 +174,9 @@ def pgb_excused(el, t0, t1):
     transaction pooler may log: the warning that it switches (at connect,
     or instead of the statement that failed with 26000; any other line
     with 26000 counts) and, for each switch, one renewal (or the leader's
-    retention of the fire ledger, whichever statement met the 26000) that
-    failed with it (it reconnects, as after a lost connection)."""
+    retention of the fire ledger or of the election log, whichever
+    statement met the 26000) that failed with it (the handle connects
+    again before its next statement, as after a lost connection)."""
     n = el.logs.count(t0, t1, POOLER_SWITCH)
     return n + min(n, el.logs.count(t0, t1, LOST_RENEWAL))
 
