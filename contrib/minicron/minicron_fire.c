@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * minicron_fire.c: which fires run. Without claims (an ABI 1.0 plugin), a
+ * slot's jobs are started on crossing into it by a process that led
+ * before it began; with claims, every wake-up claims the due fires not
+ * settled yet, by the --misfire policy within the window, and starts those
+ * claimed here. The outcome of each claimed fire is recorded with
+ * finish(), retried when that fails.
+ */
+#define _GNU_SOURCE
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+
+#include "minicron.h"
+
+/* finish() status of a claimed fire not started: it could not start, or
+ * the term ended after the claim (80, as odbc-leader run --once records) */
+#define START_FAILED 127
+#define LOST_LEADERSHIP 80
+#define FINISH_TRIES 5 /* finish() calls before an outcome is dropped */
+
+/* 1 when job (borrowed) is due in slot. Slot k is matched as minute k
+ * since the epoch: local time with 60-second slots, UTC else. */
+static int slot_due(const struct minicron *mc, const struct cron_job *job,
+                    int64_t slot) {
+    time_t minute = (time_t)(slot * 60);
+    struct tm tm;
+
+    if (mc->slot_s == 60)
+        localtime_r(&minute, &tm);
+    else
+        gmtime_r(&minute, &tm);
+    return crontab_due(job, &tm);
+}
+
+/* Without claims: starts every job due in slot, as leader of term. */
+static void fire_slot(struct minicron *mc, int64_t slot, int64_t term) {
+    int fired = 0;
+
+    for (size_t i = 0; i < mc->tab.n_jobs; i++) {
+        if (!slot_due(mc, &mc->tab.jobs[i], slot))
+            continue;
+        start_job(mc, i, slot, term, 0);
+        fired++;
+    }
+    say(mc, LOG_DEBUG, "slot %lld: leader of term %lld, %d job(s) due",
+        (long long)slot, (long long)term, fired);
+}
+
+/*
+ * Without claims, called once on entering slot (computed before this
+ * call, so the question below is asked at or after the boundary). Fires
+ * the slot when this process leads with the term it was already seen
+ * leading in an earlier slot: two terms never overlap, so no other process
+ * can pass the same test for this slot.
+ */
+void cross(struct minicron *mc, int64_t slot) {
+    int64_t term = led_term(mc);
+
+    if (term == 0) {
+        say(mc, LOG_DEBUG, "slot %lld: not leader", (long long)slot);
+        return;
+    }
+    if (term != mc->held_term || mc->held_since >= slot) {
+        say(mc, LOG_INFO,
+            "slot %lld: became leader (term %lld) too late "
+            "for this slot, not firing",
+            (long long)slot, (long long)term);
+        return;
+    }
+    fire_slot(mc, slot, term);
+}
+
+/* Notes whether this process leads and, for a new term, in which slot it
+ * was first seen (read after the question, so never too early). */
+void observe(struct minicron *mc) {
+    int64_t term = led_term(mc);
+    int64_t slot = slot_at(mc, clock_ns(CLOCK_REALTIME));
+
+    if (term == 0) {
+        mc->held_term = 0;
+    } else if (term != mc->held_term) {
+        mc->held_term = term;
+        mc->held_since = slot;
+    }
+}
+
+/* Calls finish() for the outcome f (copied) that failed f->tries times
+ * before; keeps it to try again after the next good tick when it fails,
+ * up to FINISH_TRIES calls and MAX_RUNS outcomes. */
+static void finish_or_keep(struct minicron *mc, struct pending_finish f) {
+    int rc = mc->p->finish(mc->inst, f.job, f.fire_ms, f.status);
+
+    if (rc >= 0)
+        return;
+    f.tries++;
+    if (f.tries >= FINISH_TRIES || mc->n_pending == MAX_RUNS) {
+        say(mc, LOG_ERR, "finish %s at %lld (status %d): %s; not recorded",
+            f.job, (long long)f.fire_ms, f.status, mc->p->strerror(rc));
+        return;
+    }
+    say(mc, LOG_WARNING, "finish %s at %lld (status %d): %s; will retry", f.job,
+        (long long)f.fire_ms, f.status, mc->p->strerror(rc));
+    mc->pending[mc->n_pending++] = f;
+}
+
+/* Records status as the outcome of fire_ms of job (borrowed). */
+void record_finish(struct minicron *mc, const char *job, int64_t fire_ms,
+                   int status) {
+    finish_or_keep(mc, (struct pending_finish){job, fire_ms, status, 0});
+}
+
+/* Tries every pending finish() once more, in order; keeps the failures. */
+void retry_finishes(struct minicron *mc) {
+    size_t n = mc->n_pending;
+    struct pending_finish todo[MAX_RUNS];
+
+    memcpy(todo, mc->pending, n * sizeof(todo[0]));
+    mc->n_pending = 0;
+    for (size_t i = 0; i < n; i++)
+        finish_or_keep(mc, todo[i]);
+}
+
+/* Logs why claiming stopped at slot for crontab line i: not leader
+ * (info), or why (the plugin's static text, or a static string of ours),
+ * a warning once until a claim gets an answer. */
+static void claim_stopped(struct minicron *mc, size_t i, int64_t slot, int rc,
+                          const char *why) {
+    if (rc == LEADER_PLUGIN_ENOTLEADER) {
+        say(mc, LOG_INFO, "slot %lld: line %u (%s): not leader, claims stop",
+            (long long)slot, mc->tab.jobs[i].line, mc->jobs[i].name);
+        return;
+    }
+    if (mc->claim_err == NULL || strcmp(mc->claim_err, why) != 0)
+        say(mc, LOG_WARNING, "slot %lld: line %u (%s): not claimed yet: %s",
+            (long long)slot, mc->tab.jobs[i].line, mc->jobs[i].name, why);
+    mc->claim_err = why;
+}
+
+/*
+ * Claims the fire of crontab line i in slot for term and starts it when
+ * claimed here. Returns 1 when the fire is settled (claimed here, or
+ * already claimed by anyone), 0 when claiming stops for this round: the
+ * run table is full, this process does not lead, or an error left the
+ * outcome unknown (the fire stays due).
+ */
+static int claim_fire(struct minicron *mc, size_t i, int64_t slot,
+                      int64_t term) {
+    const char *name = mc->jobs[i].name;
+    int rc;
+
+    if (mc->n_runs == MAX_RUNS) {
+        claim_stopped(mc, i, slot, 0, "too many jobs running, it waits");
+        return 0;
+    }
+    rc = mc->p->claim(mc->inst, name, slot_ms(mc, slot));
+    if (rc < 0) {
+        claim_stopped(mc, i, slot, rc, mc->p->strerror(rc));
+        return 0;
+    }
+    mc->claim_err = NULL;
+    if (rc == 0) {
+        say(mc, LOG_INFO, "slot %lld: line %u (%s) already claimed",
+            (long long)slot, mc->tab.jobs[i].line, name);
+        return 1;
+    }
+    if (job_term(mc, name) != term) {
+        say(mc, LOG_NOTICE,
+            "slot %lld: line %u (%s): term %lld ended after the claim, "
+            "not started",
+            (long long)slot, mc->tab.jobs[i].line, name, (long long)term);
+        record_finish(mc, name, slot_ms(mc, slot), LOST_LEADERSHIP);
+    } else if (!start_job(mc, i, slot, term, 1)) {
+        record_finish(mc, name, slot_ms(mc, slot), START_FAILED);
+    }
+    return 1;
+}
+
+/*
+ * --misfire once: claims the newest slot from..now_slot in which crontab
+ * line i is due, if any, and settles every slot up to now_slot (older
+ * missed slots are coalesced into the newest). Returns 0 when claiming
+ * stops for this round, else 1.
+ */
+static int settle_newest(struct minicron *mc, size_t i, int64_t from,
+                         int64_t now_slot, int64_t term) {
+    int64_t s = now_slot;
+
+    while (s >= from && !slot_due(mc, &mc->tab.jobs[i], s))
+        s--;
+    if (s >= from && !claim_fire(mc, i, s, term))
+        return 0;
+    mc->jobs[i].settled = now_slot;
+    return 1;
+}
+
+/*
+ * Settles the slots from..now_slot of crontab line i, oldest first: claims
+ * each due one (--misfire all and skip). Returns 0 when claiming stops for
+ * this round (the slot it stopped at stays unsettled), else 1.
+ */
+static int settle_all(struct minicron *mc, size_t i, int64_t from,
+                      int64_t now_slot, int64_t term) {
+    for (int64_t s = from; s <= now_slot; s++) {
+        if (slot_due(mc, &mc->tab.jobs[i], s) && !claim_fire(mc, i, s, term))
+            return 0;
+        mc->jobs[i].settled = s;
+    }
+    return 1;
+}
+
+/* The oldest slot the misfire window reaches at wall-clock time now_ns:
+ * the first to begin at most window_ns ago, never after now's slot. */
+static int64_t window_start(const struct minicron *mc, int64_t now_ns) {
+    int64_t now_slot = slot_at(mc, now_ns);
+    int64_t first = slot_at(mc, now_ns - mc->window_ns - 1) + 1;
+
+    return first < now_slot ? first : now_slot;
+}
+
+/*
+ * With claims, on every wake-up: when this process leads (in a group: for
+ * each job whose shard it leads), claims the due fires of every job not
+ * settled yet, by the --misfire policy, within the misfire window (skip:
+ * only slots begun after this term was first seen), and starts those it
+ * claims.
+ */
+void fire_due(struct minicron *mc) {
+    int64_t term = led_term(mc), now = clock_ns(CLOCK_REALTIME);
+    int64_t now_slot = slot_at(mc, now), lo = window_start(mc, now);
+
+    if (mc->shards == 0 && (term == 0 || term != mc->held_term))
+        return;
+    if (mc->misfire == MISFIRE_SKIP && lo <= mc->held_since)
+        lo = mc->held_since + 1;
+    for (size_t i = 0; i < mc->tab.n_jobs; i++) {
+        int64_t from = mc->jobs[i].settled + 1;
+        int64_t t = mc->shards ? job_term(mc, mc->jobs[i].name) : term;
+        int go;
+
+        if (t == 0)
+            continue; /* a group: another process leads its shard */
+        if (from < lo)
+            from = lo;
+        if (mc->misfire == MISFIRE_ONCE)
+            go = settle_newest(mc, i, from, now_slot, t);
+        else
+            go = settle_all(mc, i, from, now_slot, t);
+        /* one namespace: the round stops; a group: only this job's */
+        if (!go && (mc->shards == 0 || mc->n_runs == MAX_RUNS))
+            break;
+    }
+}
