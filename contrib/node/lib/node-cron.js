@@ -47,11 +47,22 @@ class LeaderCoordinator {
         const k = parseKey(key);
         if (k === null)
             throw new Error(`odbc-leader: not a node-cron key: ${key}`);
-        const fire = await this.leader.claim(k.job, k.fireMs);
-        if (fire === null)
-            return false;
+        // tracked from before the claim: a stop() that comes while the
+        // claim is under way waits for the run and its finish, not only
+        // for fires already claimed
         let release;
         this.leader.track(new Promise((resolve) => { release = resolve; }));
+        let fire;
+        try {
+            fire = await this.leader.claim(k.job, k.fireMs);
+        } catch (e) {
+            release();
+            throw e;
+        }
+        if (fire === null) {
+            release();
+            return false;
+        }
         this._fires.set(key, { fire, status: 0, release });
         return true;
     }
