@@ -116,22 +116,46 @@ ol_on_exit() {
     OL__ON_EXIT="${OL__ON_EXIT:-}$1;"
 }
 
-# Registers a background process to be killed at exit.
+# Prints the start time of process $1 (field 22 of /proc/PID/stat, in
+# clock ticks since boot); fails when there is no such process.
+ol__start_time() {
+    local stat
+    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+    stat=${stat##*) } # the fields after the command's name: state first
+    # shellcheck disable=SC2086 # split on purpose
+    set -- $stat
+    echo "${20}"
+}
+
+# Registers a background process to be killed at exit, with its start
+# time: the cleanup kills it only while that PID is still that process.
+# The kernel gives a PID again once its process is reaped (pid_max is
+# 32768 here, and the suite starts far more processes than that), so a
+# tracked process that ended early may have passed its PID to another
+# test's process, which a kill by number alone would hit (seen: a
+# finished test's cleanup killed the next test's candidates).
 ol_track_pid() {
-    OL__PIDS="${OL__PIDS:-} $1"
+    local t
+    t=$(ol__start_time "$1") || return 0 # gone already: nothing to kill
+    OL__PIDS="${OL__PIDS:-} $1:$t"
 }
 
 # The EXIT trap: kills tracked processes, stops PostgreSQL, removes OL_TMP
 # unless OL_KEEP=1. Never changes the script's exit status.
 ol__cleanup() {
-    local rc=$? pid
+    local rc=$? pid entry
     set +e
     if [ -n "${OL__ON_EXIT:-}" ]; then
         eval "$OL__ON_EXIT"
     fi
-    for pid in ${OL__PIDS:-}; do
-        kill -TERM "$pid" 2>/dev/null && sleep 0.2
-        kill -KILL "$pid" 2>/dev/null
+    for entry in ${OL__PIDS:-}; do
+        pid=${entry%%:*}
+        # only the process tracked, never another that got its PID since
+        if [ "$(ol__start_time "$pid")" = "${entry#*:}" ]; then
+            kill -TERM "$pid" 2>/dev/null && sleep 0.2
+            [ "$(ol__start_time "$pid")" = "${entry#*:}" ] &&
+                kill -KILL "$pid" 2>/dev/null
+        fi
         wait "$pid" 2>/dev/null
     done
     if [ -n "${OL_PG_DATA:-}" ] && [ -f "$OL_PG_DATA/postmaster.pid" ]; then
