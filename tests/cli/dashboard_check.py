@@ -120,8 +120,8 @@ def main():
             leader = page_leader(driver, ns)
             if leader is None and block:
                 # without its script the page shows what serve read at
-                # its GET (a lease between renewals, a busy read on a
-                # loaded machine) and never changes: ask again, before
+                # its GET (on a loaded machine, a lease that lapsed or a
+                # read that failed) and never changes: ask again, before
                 # the marker is set
                 time.sleep(0.2)
                 driver.get(url)
