@@ -34,7 +34,13 @@
  * -s pgbench: a pgbench script: each ? marker as :NAME (pgbench
  * variables), each statement ended by ';', BEGIN/COMMIT around a
  * transaction; -g VARPREFIX ends a single statement with "\gset VARPREFIX"
- * instead (its row fetched, as the library fetches it).
+ * instead (its row fetched, as the library fetches it). The script ends
+ * with "\set ol_reread_clock 0": pgbench reads the clock at a
+ * transaction's start and reads it again at its end only when it has had
+ * to wait for a result in between, or after a meta-command. When it was
+ * descheduled after sending (CPU load: the server's backend ran in its
+ * place) the result is already there when it looks, and without the
+ * meta-command pgbench logs (-l) that transaction as taking 0 us.
  *
  * Exits 0, or 1 after printing the reason (bad arguments, a configuration
  * or dialect the library refuses, an operation the dialect lacks, or ?
@@ -196,6 +202,8 @@ static int print_pgbench(const struct odbc_leader__dialect *d, int op,
     }
     if (tx)
         printf("%s;\n", d->commit ? d->commit : "COMMIT");
+    /* after a meta-command pgbench reads the clock again (see the top) */
+    fputs("\\set ol_reread_clock 0\n", stdout);
     return 0;
 }
 

@@ -9,8 +9,10 @@
 #               statement's round trip plus driver and library time)
 #   PostgreSQL  pgbench -M prepared with a script of the dialect's
 #               statement (:ns etc. as pgbench variables; the row is
-#               fetched with \gset, as the library fetches it);
-#               per-transaction latencies from pgbench's log (-l)
+#               fetched with \gset, as the library fetches it, and a \set
+#               after it makes pgbench read the clock again: see
+#               bench/bench-dialect.c); per-transaction latencies from
+#               pgbench's log (-l), none of which may be 0
 #   MariaDB     bench/raw-mariadb: Connector/C, server-side prepared
 #               statement, after running the dialect's on_connect like
 #               the library
@@ -135,7 +137,14 @@ pgbench_run() {
     grep -q "number of failed transactions: 0 " "$W/pgbench.out" ||
         grep -q "number of transactions actually processed: $((n + 50))/" \
             "$W/pgbench.out" || ol_fail "pgbench: transactions failed"
-    cat "$W"/pgbench-log.* | awk 'NR > 50 { print $3 }' >>"$dest"
+    cat "$W"/pgbench-log.* | awk 'NR > 50 { print $3 }' >"$W/pgbench.times"
+    # A round trip never takes 0 us: pgbench logs that when it did not read
+    # the clock again after the result (bench-dialect's pgbench script ends
+    # with a meta-command so that it does, even when it was descheduled)
+    ! grep -qx '0' "$W/pgbench.times" ||
+        ol_fail "pgbench logged $(grep -cx '0' "$W/pgbench.times") of" \
+            "$n transactions as taking 0 us"
+    cat "$W/pgbench.times" >>"$dest"
 }
 
 measure_postgresql() {
@@ -263,6 +272,14 @@ field() {
     echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
 }
 
+# Prints $1 / $2 with two decimals; fails naming the figure ($3) when $2
+# is not a positive number (no ratio can be given).
+ratio_of() {
+    awk -v a="$1" -v b="$2" 'BEGIN { exit !(b + 0 > 0) }' ||
+        ol_fail "latency: $3 is '$2' us: no ratio against it"
+    awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'
+}
+
 # Adds the rows of dialect $1, baseline named $2, ratio target $3.
 report() {
     local role what s_ours s_raw s_odbc ratio p99r oratio
@@ -272,12 +289,12 @@ report() {
         s_ours=$($BENCH_PY stats "$W/$1-ours.$role")
         s_raw=$($BENCH_PY stats "$W/$1-raw.$role")
         s_odbc=$($BENCH_PY stats "$W/$1-odbc.$role")
-        oratio=$(awk -v a="$(field "$s_ours" median)" -v b="$(field "$s_odbc" median)" \
-            'BEGIN { printf "%.2f", a / b }')
-        ratio=$(awk -v a="$(field "$s_ours" median)" -v b="$(field "$s_raw" median)" \
-            'BEGIN { printf "%.2f", a / b }')
-        p99r=$(awk -v a="$(field "$s_ours" p99)" -v b="$(field "$s_raw" p99)" \
-            'BEGIN { printf "%.2f", a / b }')
+        oratio=$(ratio_of "$(field "$s_ours" median)" \
+            "$(field "$s_odbc" median)" "the ODBC-only $role median on $1")
+        ratio=$(ratio_of "$(field "$s_ours" median)" \
+            "$(field "$s_raw" median)" "the raw client's $role median on $1")
+        p99r=$(ratio_of "$(field "$s_ours" p99)" "$(field "$s_raw" p99)" \
+            "the raw client's $role p99 on $1")
         $BENCH_PY add "$out" "metric=tick latency, $what" "dialect=$1" \
             "value=$(field "$s_ours" median)" unit=us-median target=- \
             "note=p99 $(field "$s_ours" p99) us; $(field "$s_ours" n) ticks"
