@@ -16,6 +16,9 @@
 #                                 crashed, leaked, timed out or failed a
 #                                 property check (its log and the input that
 #                                 did it stay in OUTDIR/NAME).
+# FUZZ_JOBS=N in the environment (default 1) runs N targets at a time, each
+# still for SECONDS (give each a processor of its own: a target that shares
+# one runs fewer inputs); the lines and the table keep the targets' order.
 set -u
 
 # check CC: builds a minimal libFuzzer program with CC in a temp dir.
@@ -87,7 +90,7 @@ run() {
     echo "fuzz: $name: $execs execs, $rate exec/s, cov $cov, ft $ft," \
         "corpus $corp, $found crashes"
     echo "| $name | $seconds | $execs | $rate | $cov | $ft | $corp | $found |" \
-        >>"$outdir/fuzz-table.md"
+        >"$outdir/$name.row"
     if [ $rc -ne 0 ]; then
         echo "fuzz: $name: FAILED (exit $rc); the end of $log:"
         tail -n 60 "$log"
@@ -114,10 +117,44 @@ mkdir -p "$outdir" || exit 1
     echo "| target | seconds | executions | exec/s | cov | ft | corpus | crashes |"
     echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 } >"$outdir/fuzz-table.md"
+jobs=${FUZZ_JOBS:-1}
+case $jobs in
+'' | *[!0-9]* | 0) echo "$0: FUZZ_JOBS must be a positive number" >&2 && exit 64 ;;
+esac
+
+# lane K: runs targets K, K + jobs, K + 2 jobs... (1-based) one after
+# another, each one's output into OUTDIR/NAME.out and its status into
+# OUTDIR/NAME.rc.
+lane() {
+    i=0
+    for bin in "$@"; do
+        i=$((i + 1))
+        [ $(((i - lane_k) % jobs)) -eq 0 ] || continue
+        name=${bin##*/fuzz_}
+        st=0
+        run "$name" "$bin" >"$outdir/$name.out" 2>&1 || st=1
+        echo $st >"$outdir/$name.rc"
+    done
+}
+
+for bin in "$@"; do
+    name=${bin##*/fuzz_}
+    rm -f "$outdir/$name.out" "$outdir/$name.row" "$outdir/$name.rc"
+done
+lane_k=1
+while [ $lane_k -le "$jobs" ] && [ $lane_k -le $# ]; do
+    lane "$@" &
+    lane_k=$((lane_k + 1))
+done
+wait
 failed=0
 for bin in "$@"; do
     name=${bin##*/fuzz_}
-    run "$name" "$bin" || failed=$((failed + 1))
+    cat "$outdir/$name.out" 2>/dev/null
+    cat "$outdir/$name.row" 2>/dev/null >>"$outdir/fuzz-table.md"
+    [ "$(cat "$outdir/$name.rc" 2>/dev/null)" = 0 ] ||
+        failed=$((failed + 1))
+    rm -f "$outdir/$name.out" "$outdir/$name.row" "$outdir/$name.rc"
 done
 if [ $failed -ne 0 ]; then
     echo "fuzz: $failed of $# targets FAILED"
