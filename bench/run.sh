@@ -22,7 +22,7 @@
 # The short mode (--short, or BENCH_SHORT=1 in the environment) runs every
 # part with the smallest rounds and durations that still take every path
 # of the part and print every row (each part picks them when BENCH_SHORT
-# is 1; a variable set explicitly still wins), in about 3 minutes. It
+# is 1; a variable set explicitly still wins), in about 3.5 minutes. It
 # checks that the bench still works, not how fast anything is: no target
 # is judged, and its figures mean nothing. A part fails it also by exiting
 # 77 (skipping) or writing no rows. It writes bench-results-short.json and
