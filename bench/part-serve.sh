@@ -105,6 +105,7 @@ args=()
 for ((k = 1; k <= nsn; k++)); do
     args+=(-n "ns$k")
 done
+: >"$W/serve.err" # before serve starts: the loop below reads it at once
 "$bin" serve -C "$conn" "${args[@]}" --listen 127.0.0.1:0 2>"$W/serve.err" &
 pid=$!
 port=''
