@@ -44,6 +44,7 @@ int odbc_leader__db_create(struct odbc_leader__db **out,
     db->cfg = cfg;
     db->id = id;
     db->log = log;
+    db->offered = -1;
     db->nts = SQL_NTS;
     db->p_to_ind = SQL_NULL_DATA;
     snprintf((char *)db->p_ns, sizeof(db->p_ns), "%s", cfg->ns);
@@ -418,6 +419,12 @@ static void param_slot(struct odbc_leader__db *db, int p, SQLPOINTER *ptr,
     case ODBC_LEADER__P_DEAD_INC:
         *ptr = &db->p_dead_inc;
         return;
+    case ODBC_LEADER__P_MAX_ATTEMPTS:
+        *ptr = &db->p_max_attempts;
+        return;
+    case ODBC_LEADER__P_PAUSED:
+        *ptr = &db->p_paused;
+        return;
     case ODBC_LEADER__P_DEAD_SEQ:
         *ptr = &db->p_dead_seq;
         return;
@@ -757,6 +764,8 @@ int odbc_leader__db_to_host(void *ctx, const void *row) {
         h->election(h->ctx, row);
     else if (h->shard != NULL)
         h->shard(h->ctx, row);
+    else if (h->job != NULL)
+        h->job(h->ctx, row);
     return 0;
 }
 

@@ -84,6 +84,9 @@ struct odbc_leader__db {
     const char *p_mask[2]; /* borrowed per call: :take_mask, :release_mask */
     SQLLEN p_mask_len[2];
     SQLBIGINT p_dead_inc, p_dead_seq;
+    SQLBIGINT p_max_attempts, p_paused; /* the fire lifecycle */
+    int64_t offered; /* the last renewal's count of offered fires, -1 when
+                        it did not say */
     SQLLEN nts;  /* SQL_NTS, the indicator of both strings */
     SQLLEN zero; /* 0, the indicator of every integer */
 
@@ -176,6 +179,7 @@ struct odbc_leader__db_host {
     odbc_leader_fire_fn fire;
     odbc_leader_election_fn election;
     odbc_leader_shard_fn shard;
+    odbc_leader_job_fn job;
     void *ctx;
 };
 

@@ -41,6 +41,17 @@ static int get_optional_flag(void *stmt, int col, int *v) {
     return rc;
 }
 
+/* Reads column col as a count into *v when the result has that column
+ * (0 for NULL), else stores -1. */
+static int get_optional_count(void *stmt, int col, int64_t *v) {
+    SQLSMALLINT ncols = 0;
+
+    *v = -1;
+    if (!SQL_SUCCEEDED(SQLNumResultCols((SQLHSTMT)stmt, &ncols)) || ncols < col)
+        return 0;
+    return odbc_leader__db_col_int(stmt, col, v);
+}
+
 /* The four columns every lease result starts with: leader_id, term,
  * expires_at_ms, now_ms. */
 static const struct odbc_leader__db_col lease_cols[] = {
@@ -92,6 +103,8 @@ static int renew_row(void *ctx, void *stmt) {
                                       sizeof(out->handoff_to));
     if (rc == 0)
         rc = get_optional_flag(stmt, 7, &out->wake_held);
+    if (rc == 0)
+        rc = get_optional_count(stmt, 8, &out->offered);
     out->resign_requested = requested != 0;
     return rc;
 }
@@ -159,10 +172,12 @@ int odbc_leader__db_renew(struct odbc_leader__db *db, int64_t term,
 
     memset(out, 0, sizeof(*out));
     db->p_term = term;
+    out->offered = -1;
     rc =
         odbc_leader__db_run_op(db, ODBC_LEADER__OP_RENEW, renew_row, out, &cls);
     if (rc >= 0 && out->found)
         wake_take(db, out);
+    db->offered = rc >= 0 && out->found ? out->offered : -1;
     return rc < 0 ? rc : 0;
 }
 

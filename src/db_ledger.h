@@ -14,12 +14,20 @@
 
 /* 1 when the dialect has the fire ledger's statements (schema 2). */
 int odbc_leader__db_has_ledger(const struct odbc_leader__db *db);
-/* Claims (job, fire_ms) for term in one statement. Returns 1 claimed, 0
- * already claimed (the unique violation), ODBC_LEADER_ENOTLEADER,
- * ODBC_LEADER_EFIREAGE (told apart with one more read), ENOLEDGER or
- * another negative error. job is borrowed and valid. */
+/* Claims (job, fire_ms) for term in one statement (a new fire); a fire
+ * offered again (a run-now, fire_ms < 0, or an interrupted attempt) is
+ * taken with the lifecycle's take (db_lifecycle.h), and a paused job's
+ * fire is recorded skipped. max_attempts: the attempts the job allows.
+ * Returns ODBC_LEADER_CLAIM_RUN with *out filled (when not NULL, at its
+ * struct_size; else zeroed), ODBC_LEADER_CLAIM_TAKEN (the unique
+ * violation, or an offered fire someone else took),
+ * ODBC_LEADER_CLAIM_PAUSED, ODBC_LEADER_ENOTLEADER, ODBC_LEADER_EFIREAGE
+ * or ODBC_LEADER_ENOFIRE (told apart with one more read),
+ * ODBC_LEADER_ENOLEDGER, ODBC_LEADER_ENOLIFECYCLE or another negative
+ * error. job is borrowed and valid. */
 int odbc_leader__db_claim(struct odbc_leader__db *db, int64_t term,
-                          const char *job, int64_t fire_ms);
+                          const char *job, int64_t fire_ms, int max_attempts,
+                          struct odbc_leader_claim *out);
 /* 1 when a claim that failed with rc is worth one more try at once: the
  * connection was lost (the caller reopens it first), the outcome is
  * unknown, or the statement failed for a passing reason in the dialect's
@@ -33,15 +41,25 @@ int odbc_leader__db_claim_retryable(const struct odbc_leader__db *db, int rc);
  * own or an earlier claim of the same fire, and the row cannot tell
  * which. job is borrowed and valid. */
 int odbc_leader__db_claim_again(struct odbc_leader__db *db, int64_t term,
-                                const char *job, int64_t fire_ms, int first);
-/* Records the outcome of a fire this candidate claimed. Returns 0 (also
- * when it was finished before), ODBC_LEADER_ENOFIRE, or a negative
- * error. */
+                                const char *job, int64_t fire_ms,
+                                int max_attempts, struct odbc_leader_claim *out,
+                                int first);
+/* Records the outcome of a fire this candidate claimed in term (0: in
+ * any term). Returns 0 (also when it was finished before),
+ * ODBC_LEADER_ESUPERSEDED (a later term took it again),
+ * ODBC_LEADER_ENOFIRE, or a negative error. */
 int odbc_leader__db_finish(struct odbc_leader__db *db, const char *job,
-                           int64_t fire_ms, int status);
+                           int64_t fire_ms, int64_t term, int status);
 /* Reads one fire into *out: 1 found, 0 not, or a negative error. */
 int odbc_leader__db_fire(struct odbc_leader__db *db, const char *job,
                          int64_t fire_ms, struct odbc_leader_fire *out);
+/* Runs op, whose rows are fire rows (fire, fires, offers), reading each
+ * into *f (the caller's) and handing it to each (may be NULL) with ctx.
+ * Returns the rows or a negative error. */
+int odbc_leader__db_fire_rows(struct odbc_leader__db *db, int op,
+                              struct odbc_leader_fire *f,
+                              int (*each)(void *ctx, const void *row),
+                              void *ctx);
 /* Calls fn for every fire (of job unless NULL or ""). Returns the count
  * or a negative error. */
 int odbc_leader__db_fires(struct odbc_leader__db *db, const char *job,

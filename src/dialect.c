@@ -34,6 +34,7 @@
 #define OPF_WAKEUP_CORE 8u
 #define OPF_GROUP 16u    /* sharded groups: all of them or none */
 #define OPF_ELECTION 32u /* the election log: both or none */
+#define OPF_LIFECYCLE 64u /* the fire lifecycle: all of them or none */
 
 /* One operation: its name in "@statement NAME" and its OPF_* flags. The
  * parser's checks and every message that lists operations come from this
@@ -74,6 +75,15 @@ static const struct op_info op_names[ODBC_LEADER__OP_COUNT] = {
     [ODBC_LEADER__OP_ELECTIONS] = {"elections", OPF_OPTIONAL | OPF_ELECTION},
     [ODBC_LEADER__OP_ELECTION_GC] = {"election_gc",
                                      OPF_OPTIONAL | OPF_ELECTION},
+    [ODBC_LEADER__OP_TAKE] = {"take", OPF_OPTIONAL | OPF_V2 | OPF_LIFECYCLE},
+    [ODBC_LEADER__OP_SKIP] = {"skip", OPF_OPTIONAL | OPF_V2 | OPF_LIFECYCLE},
+    [ODBC_LEADER__OP_SWEEP] = {"sweep", OPF_OPTIONAL | OPF_V2 | OPF_LIFECYCLE},
+    [ODBC_LEADER__OP_OFFERS] = {"offers",
+                                OPF_OPTIONAL | OPF_V2 | OPF_LIFECYCLE},
+    [ODBC_LEADER__OP_PAUSE] = {"pause", OPF_OPTIONAL | OPF_V2 | OPF_LIFECYCLE},
+    [ODBC_LEADER__OP_TRIGGER] = {"trigger",
+                                 OPF_OPTIONAL | OPF_V2 | OPF_LIFECYCLE},
+    [ODBC_LEADER__OP_JOBS] = {"jobs", OPF_OPTIONAL | OPF_V2 | OPF_LIFECYCLE},
 };
 
 /* Returns the name of op as a dialect file spells it; static. */
@@ -107,6 +117,8 @@ static const char *const param_names[ODBC_LEADER__P_COUNT] = {
     "dead_inc",
     "dead_seq",
     "election_retention_ms",
+    "max_attempts",
+    "paused",
 };
 
 /* Returns the name of param as a dialect file spells it (after the ':');
@@ -809,11 +821,18 @@ static int check_elections(struct odbc_leader__parser *p) {
                           "elections and election_gc");
 }
 
+/* Checks the statements of the fire lifecycle: all of them or none. */
+static int check_lifecycle(struct odbc_leader__parser *p) {
+    return check_together(p, OPF_LIFECYCLE, "the fire lifecycle",
+                          "take, skip, sweep, offers, pause, trigger and "
+                          "jobs");
+}
+
 /* The checks at the end of a file, in this order; each returns 0 or an
  * error code with the message set. */
 static int (*const checks[])(struct odbc_leader__parser *p) = {
     check_required,   check_allowed, check_wakeup,    check_watch,
-    check_session_id, check_groups,  check_elections,
+    check_session_id, check_groups,  check_elections, check_lifecycle,
 };
 
 /* Runs the parser over text and the end-of-file checks. Returns 0 or an

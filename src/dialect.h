@@ -71,6 +71,21 @@ enum odbc_leader__op {
                                     ended_at_ms, ended_how, handed_to,
                                     now_ms per term, oldest first */
     ODBC_LEADER__OP_ELECTION_GC, /* DML only: :election_retention_ms */
+    /* Optional, all of them or none: the fire lifecycle (db_fires.c,
+     * docs/lifecycle.md); with them, fire, fires and offers add the
+     * columns state, attempt, max_attempts, and renew may add the count
+     * of offered fires as its eighth column. */
+    ODBC_LEADER__OP_TAKE,    /* DML only; rows changed = 1 when an offered
+                                fire was taken */
+    ODBC_LEADER__OP_SKIP,    /* DML only: a paused job's fire, recorded */
+    ODBC_LEADER__OP_SWEEP,   /* DML only: a new term ends earlier terms'
+                                running fires */
+    ODBC_LEADER__OP_OFFERS,  /* -> the fire columns of the offered fires */
+    ODBC_LEADER__OP_PAUSE,   /* DML only: :paused 1 or 0 for :job */
+    ODBC_LEADER__OP_TRIGGER, /* -> the new run-now's key */
+    ODBC_LEADER__OP_JOBS,    /* -> job, paused, changed_at_ms, changed_by,
+                                fires, running, offered, last_fire_ms,
+                                last_done_ms, last_failed_ms, now_ms */
     ODBC_LEADER__OP_COUNT
 };
 
@@ -110,11 +125,14 @@ enum odbc_leader__param {
     ODBC_LEADER__P_DEAD_SEQ,        /* :dead_seq its renew_seq, -1 none */
     ODBC_LEADER__P_ELECTION_RETENTION_MS, /* :election_retention_ms
                                              LeaderElectionRetention */
+    ODBC_LEADER__P_MAX_ATTEMPTS, /* :max_attempts the attempts a fire's job
+                                    allows (1: at most once), BIGINT */
+    ODBC_LEADER__P_PAUSED,       /* :paused 1 pause, 0 resume, BIGINT */
     ODBC_LEADER__P_COUNT
 };
 
 #define ODBC_LEADER__MAX_PARAMS 64 /* per statement */
-#define ODBC_LEADER__MAX_STMTS 16  /* per operation */
+#define ODBC_LEADER__MAX_STMTS 32  /* per operation */
 
 struct odbc_leader__stmt {
     char *sql; /* owned: ? placeholders, {prefix} and {timeout_ms} expanded */

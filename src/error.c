@@ -54,6 +54,12 @@ const char *odbc_leader_strerror(int rc) {
     case ODBC_LEADER_ENOELECTIONS:
         return "the dialect keeps no election log (a dialect file of an "
                "older schema)";
+    case ODBC_LEADER_ESUPERSEDED:
+        return "the attempt's term ended and a later term took its fire "
+               "again: its outcome is not recorded";
+    case ODBC_LEADER_ENOLIFECYCLE:
+        return "the dialect has no fire lifecycle (recovery, pause, "
+               "run-now: a dialect file of an older schema)";
     }
     return "unknown error";
 }
@@ -71,6 +77,7 @@ static int class_of_code(enum odbc_leader_error rc) {
     case ODBC_LEADER_ENOLEADER:
     case ODBC_LEADER_ENOTLEADER:
     case ODBC_LEADER_EREADONLY: /* a standby until the failover ends */
+    case ODBC_LEADER_ESUPERSEDED: /* leadership moved on */
         return ODBC_LEADER_CLASS_TRANSIENT;
     case ODBC_LEADER_ECONFIG:
     case ODBC_LEADER_ENOTABLE:
@@ -79,6 +86,7 @@ static int class_of_code(enum odbc_leader_error rc) {
     case ODBC_LEADER_EFIREAGE: /* LeaderFireRetention too short */
     case ODBC_LEADER_ENOLEDGER:
     case ODBC_LEADER_ENOELECTIONS:
+    case ODBC_LEADER_ENOLIFECYCLE:
         return ODBC_LEADER_CLASS_CONFIG;
     case ODBC_LEADER_ENOMEM:
     case ODBC_LEADER_EDB: /* unclassified: refined by the SQLSTATE */

@@ -204,12 +204,15 @@ static const struct odbc_leader__claim_ops claim_ops = {
 int odbc_leader_group_claim(odbc_leader_group_t *g, const char *job,
                             int64_t fire_ms) {
     char ns[ODBC_LEADER__NAME_MAX + 16];
+    struct odbc_leader__claim_req req = {job, fire_ms, 1, NULL};
+    int rc;
 
     if (g == NULL || !odbc_leader__valid_fire(job, fire_ms))
         return ODBC_LEADER_EINVAL;
     odbc_leader__handle_clear(&g->c);
     shard_ns(g, job, ns, sizeof(ns));
-    return odbc_leader__handle_claim(&g->c, &claim_ops, ns, job, fire_ms);
+    rc = odbc_leader__handle_claim(&g->c, &claim_ops, ns, &req);
+    return rc == ODBC_LEADER_CLAIM_PAUSED ? ODBC_LEADER_CLAIM_TAKEN : rc;
 }
 
 int odbc_leader_group_finish(odbc_leader_group_t *g, const char *job,
@@ -225,7 +228,7 @@ int odbc_leader_group_finish(odbc_leader_group_t *g, const char *job,
         return ledger_failed(g, rc);
     shard_ns(g, job, ns, sizeof(ns));
     odbc_leader__db_set_ns(g->c.db, ns);
-    rc = odbc_leader__db_finish(g->c.db, job, fire_ms, status);
+    rc = odbc_leader__db_finish(g->c.db, job, fire_ms, 0, status);
     odbc_leader__db_set_ns(g->c.db, g->c.cfg.ns);
     return rc < 0 ? ledger_failed(g, rc) : 0;
 }

@@ -16,6 +16,7 @@
 #include "config.h"
 #include "db.h"
 #include "db_ledger.h"
+#include "db_lifecycle.h"
 #include "error.h"
 #include "handle.h"
 #include "log.h"
@@ -186,16 +187,19 @@ int odbc_leader__valid_fire(const char *job, int64_t fire_ms) {
  * ops->failed. */
 static int claim_try(struct odbc_leader__handle *c,
                      const struct odbc_leader__claim_ops *ops, const char *ns,
-                     int64_t term, const char *job, int64_t fire_ms,
+                     int64_t term, const struct odbc_leader__claim_req *req,
                      int first) {
     int rc = ops->connect(c);
 
     if (rc == 0) {
         if (ns != NULL)
             odbc_leader__db_set_ns(c->db, ns);
-        rc = first == 0 ? odbc_leader__db_claim(c->db, term, job, fire_ms)
-                        : odbc_leader__db_claim_again(c->db, term, job, fire_ms,
-                                                      first);
+        rc = first == 0
+                 ? odbc_leader__db_claim(c->db, term, req->job, req->fire_ms,
+                                         req->max_attempts, req->out)
+                 : odbc_leader__db_claim_again(c->db, term, req->job,
+                                               req->fire_ms, req->max_attempts,
+                                               req->out, first);
         if (ns != NULL)
             odbc_leader__db_set_ns(c->db, c->cfg.ns);
     }
@@ -205,16 +209,17 @@ static int claim_try(struct odbc_leader__handle *c,
 /* See handle.h. */
 int odbc_leader__handle_claim(struct odbc_leader__handle *c,
                               const struct odbc_leader__claim_ops *ops,
-                              const char *ns, const char *job,
-                              int64_t fire_ms) {
-    int64_t term = ops->term(c, job);
+                              const char *ns,
+                              const struct odbc_leader__claim_req *req) {
+    int64_t term = ops->term(c, req->job);
     int first;
 
+    odbc_leader__claim_out(req->out, NULL);
     if (term == 0)
         return ODBC_LEADER_ENOTLEADER;
-    first = claim_try(c, ops, ns, term, job, fire_ms, 0);
+    first = claim_try(c, ops, ns, term, req, 0);
     if (first >= 0 || !odbc_leader__db_claim_retryable(c->db, first) ||
-        ops->term(c, job) != term)
+        ops->term(c, req->job) != term)
         return first;
-    return claim_try(c, ops, ns, term, job, fire_ms, first);
+    return claim_try(c, ops, ns, term, req, first);
 }

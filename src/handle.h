@@ -91,6 +91,15 @@ struct odbc_leader__claim_ops {
     int (*failed)(struct odbc_leader__handle *c, int rc);
 };
 
+/* What a claim asks for (odbc_leader__handle_claim()): the fire, the
+ * attempts its job allows, and where to say what it got. */
+struct odbc_leader__claim_req {
+    const char *job; /* borrowed, valid */
+    int64_t fire_ms;
+    int max_attempts;
+    struct odbc_leader_claim *out; /* the caller's, or NULL */
+};
+
 /*
  * Claims (job, fire_ms) for the term that leads it here, in namespace ns
  * (NULL: the handle's own; else set for the claim statements only). A try
@@ -98,12 +107,14 @@ struct odbc_leader__claim_ops {
  * odbc_leader__db_claim_retryable) is made once more at once, on a new
  * connection when the old one is gone, while the term still leads here
  * (odbc_leader__db_claim_again says what a second "already claimed"
- * means). Returns 1 claimed, 0 already claimed, ODBC_LEADER_ENOTLEADER or
- * another negative error. ops, ns and job are borrowed; job is valid.
+ * means). Returns what odbc_leader__db_claim() returns (1 run it, 0
+ * already claimed, ...), ODBC_LEADER_ENOTLEADER or another negative error.
+ * ops, ns and req are borrowed.
  */
 int odbc_leader__handle_claim(struct odbc_leader__handle *c,
                               const struct odbc_leader__claim_ops *ops,
-                              const char *ns, const char *job, int64_t fire_ms);
+                              const char *ns,
+                              const struct odbc_leader__claim_req *req);
 
 /* Fills *out (zeroed first) with the candidate c runs as: its log,
  * callbacks and id (borrowed from c, which must outlive the state machine)

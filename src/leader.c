@@ -18,15 +18,18 @@
 #include "db_group.h"
 #include "db_lease.h"
 #include "db_ledger.h"
+#include "db_lifecycle.h"
 #include "elector.h"
 #include "error.h"
 #include "handle.h"
 #include "log.h"
+#include "offers.h"
 
 struct odbc_leader {
     struct odbc_leader__handle c; /* first: handle.c's core */
     struct odbc_leader__elector el;
     int64_t next_gc_ns; /* CLOCK_BOOTTIME: the leader's next fire_gc */
+    struct odbc_leader__offers offers; /* what the ticks learned */
 };
 
 /* The leader deletes expired fires at most this often, and at least ten
@@ -186,6 +189,19 @@ static void collect_fires(odbc_leader_t *h) {
         ledger_failed(h, rc);
 }
 
+/* After a tick (leads: it returned leader): the sweep of a new term and
+ * the fires offered to it (offers.c); a failure is logged there and tried
+ * again at the next tick, after a reconnect when it cost the connection
+ * (ledger_failed). */
+static void learn_offers(odbc_leader_t *h, int leads) {
+    int64_t term = leads && h->el.connected ? odbc_leader__elector_term(&h->el)
+                                            : 0;
+    int rc = odbc_leader__offers_tick(&h->offers, h->c.db, &h->c.log, term);
+
+    if (rc < 0)
+        ledger_failed(h, rc);
+}
+
 /* After a tick: a handle that turned to transaction pooling at run time
  * (a transaction pooler found under LeaderPooler=auto, db_pooler.c) has no
  * follower wake-up any more, so its followers stop waiting and poll at
@@ -208,6 +224,7 @@ static int tick_call(odbc_leader_t *h, uint32_t *next_tick_ms) {
         return ODBC_LEADER_EINVAL;
     rc = odbc_leader__elector_tick(&h->el, next_tick_ms);
     sync_wait(h);
+    learn_offers(h, rc > 0);
     if (rc > 0)
         collect_fires(h);
     return rc;
@@ -394,39 +411,90 @@ static const struct odbc_leader__claim_ops claim_ops = {
     claim_failed,
 };
 
-/* odbc_leader_claim() without the last-error bookkeeping (handle.c tries
- * once more after a passing failure). */
-static int claim_call(odbc_leader_t *h, const char *job, int64_t fire_ms) {
-    if (h == NULL || !odbc_leader__valid_fire(job, fire_ms))
+/* odbc_leader_claim_fire() without the last-error bookkeeping (handle.c
+ * tries once more after a passing failure). A key below 0 is a run-now's;
+ * max_attempts below 1 is 1. */
+static int claim_call(odbc_leader_t *h, const char *job, int64_t fire_ms,
+                      int max_attempts, struct odbc_leader_claim *out) {
+    struct odbc_leader__claim_req req = {job, fire_ms, max_attempts, out};
+
+    odbc_leader__claim_out(out, NULL);
+    if (h == NULL || !odbc_leader__valid_name(job))
         return ODBC_LEADER_EINVAL;
-    return odbc_leader__handle_claim(&h->c, &claim_ops, NULL, job, fire_ms);
+    if (req.max_attempts < 1)
+        req.max_attempts = 1;
+    return odbc_leader__handle_claim(&h->c, &claim_ops, NULL, &req);
 }
 
-/* odbc_leader_finish() without the last-error bookkeeping. */
+/* odbc_leader_finish_fire() (term 0: odbc_leader_finish()) without the
+ * last-error bookkeeping. */
 static int finish_call(odbc_leader_t *h, const char *job, int64_t fire_ms,
-                       int status) {
+                       int64_t term, int status) {
     int rc;
 
-    if (h == NULL || !odbc_leader__valid_fire(job, fire_ms))
+    if (h == NULL || !odbc_leader__valid_name(job) || term < 0 ||
+        (term == 0 && fire_ms < 0))
         return ODBC_LEADER_EINVAL;
     rc = connected(h);
     if (rc == 0)
-        rc = odbc_leader__db_finish(h->c.db, job, fire_ms, status);
+        rc = odbc_leader__db_finish(h->c.db, job, fire_ms, term, status);
     return rc < 0 ? ledger_failed(h, rc) : 0;
 }
 
-/* odbc_leader_read_fire() without the last-error bookkeeping. */
+/* odbc_leader_read_fire() without the last-error bookkeeping: fills only
+ * the members up to db_now_ms (a host built before the lifecycle passes
+ * a struct that ends there). */
 static int read_fire_call(odbc_leader_t *h, const char *job, int64_t fire_ms,
                           struct odbc_leader_fire *out) {
+    const size_t size = offsetof(struct odbc_leader_fire, state);
+    struct odbc_leader_fire f;
     int rc;
 
+    memset(&f, 0, sizeof(f));
     if (out != NULL)
-        memset(out, 0, sizeof(*out));
+        memset(out, 0, size);
     if (h == NULL || out == NULL || !odbc_leader__valid_fire(job, fire_ms))
         return ODBC_LEADER_EINVAL;
     rc = connected(h);
     if (rc == 0)
-        rc = odbc_leader__db_fire(h->c.db, job, fire_ms, out);
+        rc = odbc_leader__db_fire(h->c.db, job, fire_ms, &f);
+    memcpy(out, &f, size);
+    return rc < 0 ? ledger_failed(h, rc) : rc;
+}
+
+/* The calls of the fire lifecycle that need only a connection
+ * (odbc_leader_pause_job, _trigger_job, _list_jobs), without the
+ * last-error bookkeeping: what says which. */
+struct jobs_req {
+    enum { JOBS_PAUSE, JOBS_TRIGGER, JOBS_LIST } what;
+    const char *job; /* pause, trigger: borrowed */
+    int paused;
+    int64_t *key;
+    odbc_leader_job_fn fn;
+    void *ctx;
+};
+
+/* Runs a struct jobs_req. Returns what its odbc_leader__db_* call
+ * returns. */
+static int jobs_call(odbc_leader_t *h, const struct jobs_req *r) {
+    int rc;
+
+    if (h == NULL || (r->what != JOBS_LIST && !odbc_leader__valid_name(r->job)))
+        return ODBC_LEADER_EINVAL;
+    rc = connected(h);
+    if (rc < 0)
+        return ledger_failed(h, rc);
+    switch (r->what) {
+    case JOBS_PAUSE:
+        rc = odbc_leader__db_pause(h->c.db, r->job, r->paused);
+        break;
+    case JOBS_TRIGGER:
+        rc = odbc_leader__db_trigger(h->c.db, r->job, r->key);
+        break;
+    case JOBS_LIST:
+        rc = odbc_leader__db_jobs(h->c.db, r->fn, r->ctx);
+        break;
+    }
     return rc < 0 ? ledger_failed(h, rc) : rc;
 }
 
@@ -501,14 +569,59 @@ int odbc_leader_list_shards(odbc_leader_t *h, odbc_leader_shard_fn fn,
 }
 
 int odbc_leader_claim(odbc_leader_t *h, const char *job, int64_t fire_ms) {
-    return noted(h,
-                 cleared(h) ? claim_call(h, job, fire_ms) : ODBC_LEADER_EINVAL);
+    int rc = ODBC_LEADER_EINVAL;
+
+    if (cleared(h) && fire_ms >= 0)
+        rc = claim_call(h, job, fire_ms, 1, NULL);
+    return noted(h, rc == ODBC_LEADER_CLAIM_PAUSED ? ODBC_LEADER_CLAIM_TAKEN
+                                                   : rc);
+}
+
+int odbc_leader_claim_fire(odbc_leader_t *h, const char *job, int64_t fire_ms,
+                           int max_attempts, struct odbc_leader_claim *out) {
+    return noted(h, cleared(h) ? claim_call(h, job, fire_ms, max_attempts, out)
+                               : ODBC_LEADER_EINVAL);
 }
 
 int odbc_leader_finish(odbc_leader_t *h, const char *job, int64_t fire_ms,
                        int status) {
-    return noted(h, cleared(h) ? finish_call(h, job, fire_ms, status)
-                               : ODBC_LEADER_EINVAL);
+    return noted(h, cleared(h) && fire_ms >= 0
+                        ? finish_call(h, job, fire_ms, 0, status)
+                        : ODBC_LEADER_EINVAL);
+}
+
+int odbc_leader_finish_fire(odbc_leader_t *h, const char *job, int64_t fire_ms,
+                            int64_t term, int status) {
+    return noted(h, cleared(h) && term > 0
+                        ? finish_call(h, job, fire_ms, term, status)
+                        : ODBC_LEADER_EINVAL);
+}
+
+int odbc_leader_offers(odbc_leader_t *h, odbc_leader_fire_fn fn, void *ctx) {
+    if (h == NULL)
+        return ODBC_LEADER_EINVAL;
+    return odbc_leader__offers_list(&h->offers,
+                                    odbc_leader__elector_term(&h->el), fn, ctx);
+}
+
+int odbc_leader_pause_job(odbc_leader_t *h, const char *job, int paused) {
+    struct jobs_req r = {JOBS_PAUSE, job, paused, NULL, NULL, NULL};
+
+    return noted(h, cleared(h) ? jobs_call(h, &r) : ODBC_LEADER_EINVAL);
+}
+
+int odbc_leader_trigger_job(odbc_leader_t *h, const char *job, int64_t *key) {
+    struct jobs_req r = {JOBS_TRIGGER, job, 0, key, NULL, NULL};
+
+    if (key != NULL)
+        *key = 0;
+    return noted(h, cleared(h) ? jobs_call(h, &r) : ODBC_LEADER_EINVAL);
+}
+
+int odbc_leader_list_jobs(odbc_leader_t *h, odbc_leader_job_fn fn, void *ctx) {
+    struct jobs_req r = {JOBS_LIST, NULL, 0, NULL, fn, ctx};
+
+    return noted(h, cleared(h) ? jobs_call(h, &r) : ODBC_LEADER_EINVAL);
 }
 
 int odbc_leader_read_fire(odbc_leader_t *h, const char *job, int64_t fire_ms,

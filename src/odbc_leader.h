@@ -71,6 +71,11 @@ enum odbc_leader_error {
     ODBC_LEADER_EREADONLY = -18,    /* the server takes no writes (a standby
                                        or a read-only server) */
     ODBC_LEADER_ENOELECTIONS = -19, /* the dialect keeps no election log */
+    ODBC_LEADER_ESUPERSEDED = -20,  /* finish of an attempt whose term ended
+                                       and whose fire a later term took
+                                       again (recovered) */
+    ODBC_LEADER_ENOLIFECYCLE = -21, /* the dialect has no fire lifecycle
+                                       (recovery, pause, run-now) */
 };
 
 /*
@@ -186,10 +191,65 @@ struct odbc_leader_fire {
     int64_t finished_at_ms; /* 0 while unfinished */
     int status;             /* when finished: 0 ok, exit status or -signal */
     int64_t db_now_ms;      /* database clock when read */
+    /* Since 0.2 (the fire lifecycle, docs/lifecycle.md): filled by
+     * odbc_leader_list_fires() and odbc_leader_offers();
+     * odbc_leader_read_fire() fills only the members above. Without the
+     * lifecycle in the dialect: "", 1 and 1. */
+    char state[16]; /* running, done, failed, interrupted, abandoned,
+                       skipped (a paused job's) or pending (a run-now not
+                       taken yet) */
+    int attempt;    /* 1 for the first run, n + 1 for a recovery; 0 for a
+                       pending run-now or a skipped fire */
+    int max_attempts; /* the attempts its job allows: 1 = at most once */
 };
 
 typedef void (*odbc_leader_fire_fn)(void *ctx,
                                     const struct odbc_leader_fire *fire);
+
+/* odbc_leader_claim_fire(): run it. */
+#define ODBC_LEADER_CLAIM_RUN 1
+/* odbc_leader_claim_fire(): claimed before, by anyone in any term. */
+#define ODBC_LEADER_CLAIM_TAKEN 0
+/* odbc_leader_claim_fire(): the job is paused (the fire is recorded as
+ * skipped, or an offered one stays offered until the job resumes). */
+#define ODBC_LEADER_CLAIM_PAUSED 2
+
+/* What odbc_leader_claim_fire() got, as the database recorded it. Set
+ * struct_size to sizeof(struct odbc_leader_claim): the library writes
+ * only that many bytes. */
+struct odbc_leader_claim {
+    uint32_t struct_size;
+    int attempt;      /* 1, or n + 1 when attempt n was interrupted */
+    int max_attempts; /* the attempts the fire's job allows */
+    int recovering;   /* 1: an earlier attempt's term ended without an
+                         outcome (Quartz's isRecovering()) */
+    int triggered;    /* 1: a run-now an operator asked for */
+    int64_t term;     /* the term the database fenced the claim in: pass
+                         it to odbc_leader_finish_fire() */
+    int64_t nominal_ms; /* the fire's nominal time (fire_ms), or for a
+                           run-now when it was asked (database clock) */
+};
+
+/* A job of the namespace as the database knows it (odbc_leader_list_jobs):
+ * jobs that have fires in the ledger or a pause record. Times are the
+ * database clock's ms, 0 when unknown. */
+struct odbc_leader_job {
+    char job[129];
+    int paused;               /* an operator paused it on every host */
+    int64_t changed_at_ms;    /* the last pause or resume */
+    char changed_by[129];     /* ... by this candidate id ("" never) */
+    int64_t fires;            /* its fires in the ledger */
+    int64_t running;          /* ... running now */
+    int64_t offered;          /* ... offered: run-now or to recover */
+    int64_t last_fire_ms;     /* its latest nominal fire time */
+    int64_t last_done_ms;     /* the latest end of a successful fire */
+    int64_t last_failed_ms;   /* ... of one that failed, was interrupted
+                                 or abandoned */
+    int64_t db_now_ms;        /* database clock when read */
+};
+
+typedef void (*odbc_leader_job_fn)(void *ctx,
+                                   const struct odbc_leader_job *job);
 
 /* One term of a namespace in the election log (odbc_leader_list_elections):
  * who won it and when, and how it ended. Times are the database clock's
@@ -371,6 +431,88 @@ ODBC_LEADER_EXTERN int odbc_leader_claim(odbc_leader_t *h, const char *job,
  */
 ODBC_LEADER_EXTERN int odbc_leader_finish(odbc_leader_t *h, const char *job,
                                           int64_t fire_ms, int status);
+
+/*
+ * The claim of the fire lifecycle (docs/lifecycle.md): odbc_leader_claim()
+ * that says what it got. max_attempts is how many attempts the job allows
+ * (1: at most once, the default elsewhere; n > 1: a fire whose term ends
+ * without an outcome is offered to the next leader, up to n attempts, then
+ * recorded abandoned). fire_ms may also be a key below 0 that
+ * odbc_leader_offers() listed (a run-now). Returns ODBC_LEADER_CLAIM_RUN
+ * (run it: *out says which attempt, whether it recovers one, and the term
+ * to finish it in), ODBC_LEADER_CLAIM_TAKEN (0), ODBC_LEADER_CLAIM_PAUSED,
+ * or the errors of odbc_leader_claim(); ODBC_LEADER_ENOFIRE for a key
+ * below 0 that names no run-now; ODBC_LEADER_ENOLIFECYCLE when the dialect
+ * has no lifecycle and max_attempts > 1 or fire_ms < 0. out may be NULL;
+ * it is zeroed (to its struct_size) unless the claim runs.
+ * Owns: job borrowed, *out the caller's. Thread: tick. Blocks: yes: one
+ * round trip for a new fire; two or three to take an offered one, to
+ * record a skip or to tell why not.
+ */
+ODBC_LEADER_EXTERN int odbc_leader_claim_fire(odbc_leader_t *h,
+                                              const char *job, int64_t fire_ms,
+                                              int max_attempts,
+                                              struct odbc_leader_claim *out);
+
+/*
+ * Records the outcome of the attempt this handle claimed in term (as
+ * odbc_leader_claim_fire() returned it in out->term): done for status 0,
+ * else failed. Idempotent. Works after leadership is gone, also when the
+ * next term found the attempt interrupted, until a later term takes the
+ * fire again: then ODBC_LEADER_ESUPERSEDED (the attempt's outcome is not
+ * recorded; the recovery's is). Returns 0, ODBC_LEADER_ESUPERSEDED,
+ * ODBC_LEADER_ENOFIRE or another negative error.
+ * Owns: job borrowed. Thread: tick. Blocks: yes: one round trip (two when
+ * nothing changed).
+ */
+ODBC_LEADER_EXTERN int odbc_leader_finish_fire(odbc_leader_t *h,
+                                               const char *job,
+                                               int64_t fire_ms, int64_t term,
+                                               int status);
+
+/*
+ * The fires offered to this leader, as its ticks learned them: run-now
+ * requests and fires whose term ended without an outcome while their job
+ * allows another attempt (only after that term can no longer act: a later
+ * term exists). A new term reads them at its first tick; later ticks read
+ * them again only while the renewal reports some (no extra round trip
+ * otherwise). Calls fn(ctx, fire) for each, oldest first (fire borrowed
+ * for the call), at most 64; the host claims each with
+ * odbc_leader_claim_fire(job, fire_ms, its max_attempts) and runs it when
+ * that says so. Returns the number listed; 0 when not leader.
+ * Thread: tick (fn runs on it). Blocks: no.
+ */
+ODBC_LEADER_EXTERN int odbc_leader_offers(odbc_leader_t *h,
+                                          odbc_leader_fire_fn fn, void *ctx);
+
+/*
+ * Pauses (paused 1) or resumes (0) job on every host, durably: while
+ * paused, odbc_leader_claim_fire() refuses its fires
+ * (ODBC_LEADER_CLAIM_PAUSED; odbc_leader_claim() returns 0) and records
+ * them skipped. Needs no leadership. Returns 0, ODBC_LEADER_ENOLIFECYCLE
+ * or another negative error.
+ * Owns: job borrowed. Thread: tick. Blocks: yes: one round trip.
+ */
+ODBC_LEADER_EXTERN int odbc_leader_pause_job(odbc_leader_t *h, const char *job,
+                                             int paused);
+
+/*
+ * Asks for one run of job now: a pending fire, offered to the leader of
+ * the namespace at its next tick (odbc_leader_offers()), keyed below 0 so
+ * that it never collides with a nominal time; it runs once. Needs no
+ * leadership. Returns 0 with the key in *key (when not NULL),
+ * ODBC_LEADER_ENOLIFECYCLE or another negative error.
+ * Owns: job borrowed. Thread: tick. Blocks: yes: one round trip.
+ */
+ODBC_LEADER_EXTERN int odbc_leader_trigger_job(odbc_leader_t *h,
+                                               const char *job, int64_t *key);
+
+/* Calls fn(ctx, job) for each job of the namespace that has fires or a
+ * pause record, by name (job borrowed for the call). Returns the number
+ * of jobs, ODBC_LEADER_ENOLIFECYCLE or another negative error.
+ * Thread: tick (fn runs on it). Blocks: yes: one round trip. */
+ODBC_LEADER_EXTERN int odbc_leader_list_jobs(odbc_leader_t *h,
+                                             odbc_leader_job_fn fn, void *ctx);
 
 /* Reads one fire of the ledger into *out (the caller's). Returns 1 when
  * found, 0 when the fire was never claimed (or retention deleted it), or a

@@ -3,7 +3,8 @@
  * scenarios.c: the program of the protocol's scenarios against a real
  * database through its real ODBC driver: main() runs them in one cmocka
  * table. They live by concern in scenarios_lease.c, scenarios_faults.c,
- * scenarios_ledger.c, scenarios_schema.c and scenarios_group.c, on the
+ * scenarios_ledger.c, scenarios_schema.c, scenarios_group.c and
+ * scenarios_lifecycle.c, on the
  * helpers of scenarios_util.c (all declared in scenarios.h). The same
  * program runs on every database: the wrapper script (sqlite.test,
  * postgresql.test) starts the server, writes a hermetic odbcinst.ini and
@@ -73,6 +74,8 @@ int main(void) {
         cmocka_unit_test(election_log_retention_deletes_old_terms),
         cmocka_unit_test(rows_of_another_epoch_are_quarantined),
         cmocka_unit_test(fenced_write_is_refused_after_takeover),
+        cmocka_unit_test(interrupted_fire_is_recovered_once_in_a_later_term),
+        cmocka_unit_test(paused_jobs_skip_and_run_now_runs_once),
         cmocka_unit_test(group_members_split_and_claim),
         cmocka_unit_test(group_crashed_member_is_replaced_after_the_watch),
         cmocka_unit_test(group_members_back_after_an_outage_lead_again),

@@ -48,8 +48,8 @@ static int64_t current_schema_version(void) {
     const char *extra = getenv("OL_LEADER_EXTRA");
 
     if (extra != NULL && strstr(extra, "generic"))
-        return 4;
-    return is_kind("sqlite") ? 4 : 6;
+        return 5;
+    return is_kind("sqlite") ? 5 : 7;
 }
 
 /*
@@ -114,6 +114,12 @@ static const struct {
     {{3, 5, 5, 3},
      "CREATE INDEX {prefix}lease_grp_inc ON {prefix}lease (grp, inc)"},
     {{0, 5, 0, 0}, "ALTER TABLE {prefix}lease SET (fillfactor = 50)"},
+    /* the election log: SQLite and generic 4, PostgreSQL and MariaDB 6 */
+    {{4, 6, 6, 4},
+     "CREATE TABLE {prefix}election (namespace VARCHAR(128) NOT NULL, term "
+     "BIGINT NOT NULL, leader_id VARCHAR(128) NOT NULL, started_at_ms BIGINT "
+     "NOT NULL, ended_at_ms BIGINT NULL, ended_how VARCHAR(16) NULL, "
+     "handed_to VARCHAR(128) NULL, PRIMARY KEY (namespace, term)){opts}"},
 };
 
 /* Writes old_schema's sql into out (of size cap) with its {names}
@@ -204,7 +210,7 @@ void earlier_schema_versions_are_upgraded(void **state) {
         snprintf(what, sizeof(what), "upgrade-v%d", v);
         ns_name(ns, sizeof(ns), what);
         create_old_tables(prefix, ns, v);
-        snprintf(table, sizeof(table), "%selection", prefix);
+        snprintf(table, sizeof(table), "%sjob", prefix); /* the newest */
         snprintf(sql, sizeof(sql), "SELECT MAX(version) FROM %sschema", prefix);
 
         h = NULL;

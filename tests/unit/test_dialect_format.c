@@ -123,14 +123,18 @@ void test_wake_up_statements_go_together(void **state) {
 }
 
 void test_err_too_many_statements(void **state) {
+    char text[4096];
+    size_t n = 0;
+
     (void)state;
-    expect_error(HEADER "-- @statement on_connect\n"
-                        "SELECT 1;\nSELECT 2;\nSELECT 3;\nSELECT 4;\n"
-                        "SELECT 5;\nSELECT 6;\nSELECT 7;\nSELECT 8;\n"
-                        "SELECT 9;\nSELECT 10;\nSELECT 11;\nSELECT 12;\n"
-                        "SELECT 13;\nSELECT 14;\nSELECT 15;\nSELECT 16;\n"
-                        "SELECT 17;\n" REQUIRED_OPS,
-                 20, "more than 16 statements in @statement on_connect");
+    n += (size_t)snprintf(text + n, sizeof(text) - n,
+                          HEADER "-- @statement on_connect\n");
+    for (int i = 1; i <= ODBC_LEADER__MAX_STMTS + 1; i++)
+        n += (size_t)snprintf(text + n, sizeof(text) - n, "SELECT %d;\n", i);
+    snprintf(text + n, sizeof(text) - n, "%s", REQUIRED_OPS);
+    /* the statement after the 32nd, on the line after them */
+    expect_error(text, 3 + ODBC_LEADER__MAX_STMTS + 1,
+                 "more than 32 statements in @statement on_connect");
 }
 
 void test_minimal_and_statement_text(void **state) {

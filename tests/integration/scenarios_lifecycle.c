@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * scenarios_lifecycle.c: the scenarios of the fire lifecycle
+ * (docs/lifecycle.md) through the public calls: an interrupted fire is
+ * offered to the next term only, taken once as the next attempt, its old
+ * attempt's late finish refused, and abandoned after the last attempt; a
+ * fire of a job without recovery stays interrupted; a paused job's fires
+ * are skipped and a run-now runs once.
+ */
+#include <build_config.h>
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "scenarios.h"
+
+/* Settings of every handle here: short leases, followers poll (the
+ * scenarios tick several handles from one thread). */
+#define LC_SETTINGS                                                            \
+    "LeaderTTL=1000;LeaderSafetyMargin=200;LeaderFollowerWait=0"
+
+/* Ticks h (and, while it does not lead, the followers in also, which
+ * watch the lease) until h leads, for at most 10 s; fails the test
+ * otherwise. Returns h's term. */
+static int64_t lead(odbc_leader_t *h, odbc_leader_t *also) {
+    int64_t until = mono_ms() + 10000;
+
+    while (mono_ms() < until) {
+        if (odbc_leader_tick(h, NULL) == ODBC_LEADER_LEADER)
+            return odbc_leader_term(h);
+        if (also != NULL)
+            odbc_leader_tick(also, NULL);
+        sleep_ms(50);
+    }
+    fail_msg("no leadership within 10 s");
+    return 0;
+}
+
+/* The database clock now, as h reads it: a nominal fire time inside the
+ * retention. */
+static int64_t fire_of_now(odbc_leader_t *h) {
+    struct odbc_leader_lease l;
+
+    assert_true(odbc_leader_read_lease(h, &l) >= 0);
+    assert_true(l.db_now_ms > 0);
+    return l.db_now_ms;
+}
+
+/* What odbc_leader_offers() listed. */
+struct offers {
+    int n;
+    char job[8][129];
+    int64_t fire_ms[8];
+    int attempt[8];
+    char state[8][16];
+};
+
+static void offer_seen(void *ctx, const struct odbc_leader_fire *f) {
+    struct offers *o = ctx;
+
+    if (o->n < 8) {
+        snprintf(o->job[o->n], sizeof(o->job[0]), "%s", f->job);
+        o->fire_ms[o->n] = f->fire_ms;
+        o->attempt[o->n] = f->attempt;
+        snprintf(o->state[o->n], sizeof(o->state[0]), "%s", f->state);
+    }
+    o->n++;
+}
+
+/* h's offers now. */
+static struct offers offers_of(odbc_leader_t *h) {
+    struct offers o;
+
+    int n;
+
+    memset(&o, 0, sizeof(o));
+    n = odbc_leader_offers(h, offer_seen, &o);
+    assert_int_equal(n, o.n);
+    return o;
+}
+
+/* The state column of (job, fire_ms) as list_fires reads it; "" when the
+ * fire is not in the ledger. */
+struct one_fire {
+    const char *job;
+    int64_t fire_ms;
+    struct odbc_leader_fire f;
+    int found;
+};
+
+static void fire_seen(void *ctx, const struct odbc_leader_fire *f) {
+    struct one_fire *o = ctx;
+
+    if (strcmp(f->job, o->job) == 0 && f->fire_ms == o->fire_ms) {
+        o->f = *f;
+        o->found = 1;
+    }
+}
+
+static struct odbc_leader_fire fire_of(odbc_leader_t *h, const char *job,
+                                       int64_t fire_ms) {
+    struct one_fire o;
+
+    memset(&o, 0, sizeof(o));
+    o.job = job;
+    o.fire_ms = fire_ms;
+    assert_true(odbc_leader_list_fires(h, job, fire_seen, &o) >= 0);
+    assert_true(o.found);
+    return o.f;
+}
+
+/* A leader killed between claim and finish: the next term sweeps the fire
+ * to interrupted and offers it (only then: no earlier term sees it
+ * offered), takes it once as attempt 2, refuses the first attempt's late
+ * finish, and records the second's. A job without recovery stays
+ * interrupted; a fire interrupted at its last attempt is abandoned. */
+void interrupted_fire_is_recovered_once_in_a_later_term(void **state) {
+    char ns[64];
+    odbc_leader_t *a, *b, *c;
+    struct odbc_leader_claim cl = {.struct_size = sizeof(cl)};
+    struct odbc_leader_fire f;
+    struct offers o;
+    int64_t ta, tb, tc, fire;
+
+    (void)state;
+    ns_name(ns, sizeof(ns), "recover");
+    a = make_ns(ns, "LeaderId=lc-a;" LC_SETTINGS);
+    b = make_ns(ns, "LeaderId=lc-b;" LC_SETTINGS);
+    c = make_ns(ns, "LeaderId=lc-c;" LC_SETTINGS);
+    ta = lead(a, NULL);
+    fire = fire_of_now(a);
+    assert_int_equal(odbc_leader_claim_fire(a, "rec", fire, 2, &cl),
+                     ODBC_LEADER_CLAIM_RUN);
+    assert_int_equal(cl.attempt, 1);
+    assert_int_equal(cl.max_attempts, 2);
+    assert_false(cl.recovering);
+    assert_false(cl.triggered);
+    assert_int_equal(cl.term, ta);
+    assert_int_equal(cl.nominal_ms, fire);
+    assert_int_equal(odbc_leader_claim_fire(a, "once", fire, 1, &cl),
+                     ODBC_LEADER_CLAIM_RUN);
+    assert_int_equal(odbc_leader_claim_fire(a, "cap", fire, 2, &cl),
+                     ODBC_LEADER_CLAIM_RUN);
+    /* the live term's own fires are never offered, to anyone */
+    assert_int_equal(odbc_leader_tick(a, NULL), ODBC_LEADER_LEADER);
+    assert_int_equal(offers_of(a).n, 0);
+    assert_int_equal(odbc_leader_tick(b, NULL), ODBC_LEADER_FOLLOWER);
+    assert_int_equal(offers_of(b).n, 0);
+
+    /* a "dies": it never ticks again; b takes over after the watch */
+    tb = lead(b, NULL);
+    assert_true(tb > ta);
+    o = offers_of(b);
+    assert_int_equal(o.n, 2); /* rec and cap; once has no recovery */
+    assert_string_equal(o.state[0], "interrupted");
+    assert_int_equal(o.attempt[0], 1);
+    f = fire_of(b, "once", fire);
+    assert_string_equal(f.state, "interrupted");
+    assert_int_equal(odbc_leader_claim_fire(b, "once", fire, 1, &cl),
+                     ODBC_LEADER_CLAIM_TAKEN);
+
+    assert_int_equal(odbc_leader_claim_fire(b, "rec", fire, 2, &cl),
+                     ODBC_LEADER_CLAIM_RUN);
+    assert_int_equal(cl.attempt, 2);
+    assert_true(cl.recovering);
+    assert_int_equal(cl.term, tb);
+    assert_int_equal(cl.nominal_ms, fire);
+    assert_int_equal(odbc_leader_claim_fire(b, "rec", fire, 2, &cl),
+                     ODBC_LEADER_CLAIM_TAKEN);
+    assert_int_equal(odbc_leader_claim_fire(b, "cap", fire, 2, &cl),
+                     ODBC_LEADER_CLAIM_RUN);
+    assert_int_equal(cl.attempt, 2);
+    /* the first attempt's late outcome is refused by its term; the
+     * recovery's is recorded */
+    assert_int_equal(odbc_leader_finish_fire(a, "rec", fire, ta, 0),
+                     ODBC_LEADER_ESUPERSEDED);
+    assert_int_equal(odbc_leader_finish_fire(b, "rec", fire, tb, 0), 0);
+    f = fire_of(b, "rec", fire);
+    assert_string_equal(f.state, "done");
+    assert_int_equal(f.attempt, 2);
+    assert_int_equal(f.term, tb);
+    assert_string_equal(f.claimed_by, "lc-b");
+    /* a job without recovery takes a late outcome after all */
+    assert_int_equal(odbc_leader_finish_fire(a, "once", fire, ta, 0), 0);
+    assert_string_equal(fire_of(b, "once", fire).state, "done");
+    assert_int_equal(odbc_leader_tick(b, NULL), ODBC_LEADER_LEADER);
+    assert_int_equal(offers_of(b).n, 0);
+
+    /* b dies during cap's second and last attempt: abandoned */
+    tc = lead(c, NULL);
+    assert_true(tc > tb);
+    assert_int_equal(offers_of(c).n, 0);
+    f = fire_of(c, "cap", fire);
+    assert_string_equal(f.state, "abandoned");
+    assert_int_equal(f.attempt, 2);
+    assert_int_equal(odbc_leader_claim_fire(c, "cap", fire, 2, &cl),
+                     ODBC_LEADER_CLAIM_TAKEN);
+    odbc_leader_destroy(c);
+    odbc_leader_destroy(b);
+    odbc_leader_destroy(a);
+}
+
+/* What odbc_leader_list_jobs() said of one job. */
+struct one_job {
+    const char *name;
+    struct odbc_leader_job j;
+    int found;
+};
+
+static void job_seen(void *ctx, const struct odbc_leader_job *j) {
+    struct one_job *o = ctx;
+
+    if (strcmp(j->job, o->name) == 0) {
+        o->j = *j;
+        o->found = 1;
+    }
+}
+
+static struct odbc_leader_job job_of(odbc_leader_t *h, const char *name) {
+    struct one_job o;
+
+    memset(&o, 0, sizeof(o));
+    o.name = name;
+    assert_true(odbc_leader_list_jobs(h, job_seen, &o) >= 1);
+    assert_true(o.found);
+    return o.j;
+}
+
+/* Ticks h until its offers list key (at most 5 s). */
+static void until_offered(odbc_leader_t *h, int64_t key) {
+    int64_t until = mono_ms() + 5000;
+
+    while (mono_ms() < until) {
+        struct offers o;
+
+        assert_int_equal(odbc_leader_tick(h, NULL), ODBC_LEADER_LEADER);
+        o = offers_of(h);
+        for (int i = 0; i < o.n && i < 8; i++)
+            if (o.fire_ms[i] == key)
+                return;
+        sleep_ms(50);
+    }
+    fail_msg("run-now %lld never offered", (long long)key);
+}
+
+/* An operator's pause holds on the leader (its fires are refused and
+ * recorded skipped, and stay skipped after the resume); a run-now is
+ * offered to the leader at its next tick, runs once, and waits while its
+ * job is paused. */
+void paused_jobs_skip_and_run_now_runs_once(void **state) {
+    char ns[64];
+    odbc_leader_t *a, *op;
+    struct odbc_leader_claim cl = {.struct_size = sizeof(cl)};
+    struct odbc_leader_job j;
+    int64_t ta, fire, k1, k2, k3;
+
+    (void)state;
+    ns_name(ns, sizeof(ns), "pause");
+    a = make_ns(ns, "LeaderId=lp-a;" LC_SETTINGS);
+    op = make_ns(ns, "LeaderId=lp-operator;" LC_SETTINGS); /* never ticks */
+    ta = lead(a, NULL);
+    fire = fire_of_now(a);
+    assert_int_equal(odbc_leader_pause_job(op, "p", 1), 0);
+    assert_int_equal(odbc_leader_claim_fire(a, "p", fire, 1, &cl),
+                     ODBC_LEADER_CLAIM_PAUSED);
+    assert_int_equal(cl.attempt, 0);
+    assert_int_equal(odbc_leader_claim(a, "p", fire + 1), 0);
+    assert_string_equal(fire_of(a, "p", fire).state, "skipped");
+    j = job_of(op, "p");
+    assert_true(j.paused);
+    assert_string_equal(j.changed_by, "lp-operator");
+    assert_int_equal(odbc_leader_pause_job(op, "p", 0), 0);
+    assert_false(job_of(op, "p").paused);
+    /* a fire skipped while paused stays skipped */
+    assert_int_equal(odbc_leader_claim_fire(a, "p", fire, 1, &cl),
+                     ODBC_LEADER_CLAIM_TAKEN);
+    assert_int_equal(odbc_leader_claim_fire(a, "p", fire + 2, 1, &cl),
+                     ODBC_LEADER_CLAIM_RUN);
+    assert_int_equal(odbc_leader_finish_fire(a, "p", fire + 2, ta, 0), 0);
+
+    /* run-now: offered at the leader's next tick, runs once */
+    assert_int_equal(odbc_leader_trigger_job(op, "p", &k1), 0);
+    assert_true(k1 < 0);
+    assert_int_equal(odbc_leader_trigger_job(op, "p", &k2), 0);
+    assert_true(k2 < k1);
+    until_offered(a, k1);
+    assert_int_equal(odbc_leader_claim_fire(a, "p", k1, 1, &cl),
+                     ODBC_LEADER_CLAIM_RUN);
+    assert_true(cl.triggered);
+    assert_false(cl.recovering);
+    assert_int_equal(cl.attempt, 1);
+    assert_int_equal(cl.term, ta);
+    assert_true(cl.nominal_ms >= fire);
+    assert_int_equal(odbc_leader_claim_fire(a, "p", k1, 1, &cl),
+                     ODBC_LEADER_CLAIM_TAKEN);
+    assert_int_equal(odbc_leader_finish_fire(a, "p", k1, ta, 0), 0);
+    assert_string_equal(fire_of(a, "p", k1).state, "done");
+    /* a key no run-now has */
+    assert_int_equal(odbc_leader_claim_fire(a, "p", k2 - 1000, 1, &cl),
+                     ODBC_LEADER_ENOFIRE);
+    /* the second run-now waits while the job is paused */
+    assert_int_equal(odbc_leader_pause_job(op, "p", 1), 0);
+    assert_int_equal(odbc_leader_claim_fire(a, "p", k2, 1, &cl),
+                     ODBC_LEADER_CLAIM_PAUSED);
+    assert_string_equal(fire_of(a, "p", k2).state, "pending");
+    assert_int_equal(odbc_leader_pause_job(op, "p", 0), 0);
+    assert_int_equal(odbc_leader_claim_fire(a, "p", k2, 1, &cl),
+                     ODBC_LEADER_CLAIM_RUN);
+    assert_int_equal(odbc_leader_finish_fire(a, "p", k2, ta, 1), 0);
+    assert_string_equal(fire_of(a, "p", k2).state, "failed");
+    j = job_of(op, "p");
+    assert_int_equal(j.fires, 5); /* fire, fire + 1, fire + 2, k1, k2 */
+    assert_int_equal(j.running, 0);
+    assert_int_equal(j.offered, 0);
+    assert_int_equal(j.last_fire_ms, fire + 2);
+    assert_true(j.last_done_ms > 0);
+    assert_true(j.last_failed_ms >= j.last_done_ms);
+    /* a follower's claim of a run-now is refused by the lease */
+    assert_int_equal(odbc_leader_trigger_job(op, "p", &k3), 0);
+    assert_int_equal(odbc_leader_claim_fire(op, "p", k3, 1, &cl),
+                     ODBC_LEADER_ENOTLEADER);
+    /* bad input */
+    assert_int_equal(odbc_leader_pause_job(op, "bad job", 1),
+                     ODBC_LEADER_EINVAL);
+    assert_int_equal(odbc_leader_trigger_job(op, "", &k3), ODBC_LEADER_EINVAL);
+    odbc_leader_destroy(op);
+    odbc_leader_destroy(a);
+}
