@@ -59,7 +59,7 @@
 -- counts as a missing table too).
 
 -- @dialect generic
--- @schema-version 4
+-- @schema-version 5
 -- @unique-violation 23505 23000 HY000:19
 -- @transient 40001 40P01 55P03 57014 HY018:1969 HY000:1205 HY000:5 HY000:6
 -- @connection-lost 08* 57P01 57P02 57P03
@@ -174,6 +174,28 @@ CREATE TABLE {prefix}election (
     PRIMARY KEY (namespace, term)
 );
 UPDATE {prefix}schema SET version = 4 WHERE version = 3;
+-- @step 5
+-- Version 4 to 5: the fire lifecycle (docs/lifecycle.md): a fire's state,
+-- its attempt and how many attempts its job allows (1: at most once), and
+-- the jobs an operator paused. Rows of version 4 get the state their
+-- columns tell.
+ALTER TABLE {prefix}fire ADD COLUMN state VARCHAR(16) DEFAULT 'running'
+    NOT NULL;
+ALTER TABLE {prefix}fire ADD COLUMN attempt INTEGER DEFAULT 1 NOT NULL;
+ALTER TABLE {prefix}fire ADD COLUMN max_attempts INTEGER DEFAULT 1 NOT NULL;
+UPDATE {prefix}fire
+SET state = CASE WHEN status = 0 THEN 'done' ELSE 'failed' END
+WHERE finished_at_ms IS NOT NULL;
+CREATE INDEX {prefix}fire_state ON {prefix}fire (namespace, state);
+CREATE TABLE {prefix}job (
+    namespace VARCHAR(128) NOT NULL,
+    job VARCHAR(128) NOT NULL,
+    paused INTEGER NOT NULL,
+    changed_at_ms BIGINT NOT NULL,
+    changed_by VARCHAR(128) NOT NULL,
+    PRIMARY KEY (namespace, job)
+);
+UPDATE {prefix}schema SET version = 5 WHERE version = 4;
 
 -- @statement schema_version
 SELECT MAX(version) FROM {prefix}schema;
@@ -299,8 +321,16 @@ DELETE FROM {prefix}candidate
 WHERE namespace = :ns AND candidate_id <> :id
   AND expires_at_ms < {now} - :cand_ttl_ms;
 -- 4. Result: the row only when step 2 extended it (no row = lease lost):
--- leader_id, term, expires_at_ms, now_ms, resign_requested, handoff_to.
-SELECT leader_id, term, expires_at_ms, {now}, resign_requested, handoff_to
+-- leader_id, term, expires_at_ms, now_ms, resign_requested, handoff_to,
+-- no wake-up lock (NULL), and the count of fires offered to the leader
+-- (run-now and recoverable interrupted ones).
+SELECT leader_id, term, expires_at_ms, {now}, resign_requested, handoff_to,
+    NULL,
+    (SELECT COUNT(*) FROM {prefix}fire
+     WHERE {prefix}fire.namespace = :ns
+       AND ({prefix}fire.state = 'pending'
+            OR ({prefix}fire.state = 'interrupted'
+                AND {prefix}fire.attempt < {prefix}fire.max_attempts)))
 FROM {prefix}lease
 WHERE namespace = :ns AND leader_id = :id AND term = :term
   AND renewed_at_ms < 0;
@@ -374,37 +404,104 @@ WHERE namespace = :ns
 -- @statement claim
 -- Records fire :fire_ms of :job for our term only while, at this
 -- statement's clock, we hold the namespace's current, unexpired term (the
--- lease row is read in the same statement); and only for a fire not
--- older than the retention (0, a one-off key, never is). No row inserted
--- = not leader or too old (the engine reads the lease to tell which). A
--- second claim of a fire fails on the primary key, a unique violation:
--- "already claimed". "term - term" is a BIGINT zero: PostgreSQL types an
--- untyped parameter by what it is compared with, and ":fire_ms = 0" would
--- make it a 32-bit INTEGER (no CAST: MariaDB has no CAST AS BIGINT).
+-- lease row is read in the same statement); only for a fire not older
+-- than the retention (0, a one-off key, never is); and only while no
+-- operator paused the job. No row inserted = not leader, too old or
+-- paused (the engine reads the lease to tell which). A second claim of a
+-- fire fails on the primary key, a unique violation: "already claimed",
+-- or a fire offered again (the engine runs take). "term - term" is a
+-- BIGINT zero: PostgreSQL types an untyped parameter by what it is
+-- compared with, and ":fire_ms = 0" would make it a 32-bit INTEGER (no
+-- CAST: MariaDB has no CAST AS BIGINT).
 INSERT INTO {prefix}fire (namespace, job, fire_ms, term, claimed_by,
-    claimed_at_ms, finished_at_ms, status)
-SELECT namespace, :job, :fire_ms, term, leader_id, {now}, NULL, NULL
+    claimed_at_ms, finished_at_ms, status, state, attempt, max_attempts)
+SELECT namespace, :job, :fire_ms, term, leader_id, {now}, NULL, NULL,
+    'running', 1, :max_attempts
 FROM {prefix}lease
 WHERE namespace = :ns
   AND leader_id = :id
   AND term = :term
   AND expires_at_ms > {now}
-  AND (:fire_ms >= {now} - :retention_ms OR :fire_ms = term - term);
+  AND (:fire_ms >= {now} - :retention_ms OR :fire_ms = term - term)
+  AND NOT EXISTS (SELECT 1 FROM {prefix}job
+                  WHERE {prefix}job.namespace = :ns
+                    AND {prefix}job.job = :job
+                    AND {prefix}job.paused <> 0);
+
+-- @statement take
+-- Claims a fire that is offered (docs/lifecycle.md): a run-now
+-- (pending), or an attempt whose term ended without an outcome while its
+-- job allows another (interrupted, or still running in an earlier term:
+-- a term ends only when its lease expired or was released, so that
+-- attempt can no longer act). The fire becomes attempt + 1, running in
+-- our term, while we hold it unexpired and the job is not paused. One
+-- row changed = taken. state, which the first assignment reads, comes
+-- last (MySQL and MariaDB assign left to right, each seeing the ones
+-- before).
+UPDATE {prefix}fire
+SET max_attempts = CASE WHEN state = 'pending' THEN :max_attempts
+                        ELSE max_attempts END,
+    attempt = attempt + 1,
+    term = :term,
+    claimed_by = :id,
+    claimed_at_ms = {now},
+    finished_at_ms = NULL,
+    status = NULL,
+    state = 'running'
+WHERE namespace = :ns AND job = :job AND fire_ms = :fire_ms
+  AND term < :term
+  AND (state = 'pending'
+       OR (state IN ('interrupted', 'running')
+           AND attempt < max_attempts))
+  AND EXISTS (SELECT 1 FROM {prefix}lease
+              WHERE {prefix}lease.namespace = :ns
+                AND {prefix}lease.leader_id = :id
+                AND {prefix}lease.term = :term
+                AND {prefix}lease.expires_at_ms > {now})
+  AND NOT EXISTS (SELECT 1 FROM {prefix}job
+                  WHERE {prefix}job.namespace = :ns
+                    AND {prefix}job.job = :job
+                    AND {prefix}job.paused <> 0);
+
+-- @statement skip
+-- Records that fire :fire_ms of paused :job was due and not run, while we
+-- lead: it stays skipped after a resume. A fire already recorded keeps
+-- its row.
+INSERT INTO {prefix}fire (namespace, job, fire_ms, term, claimed_by,
+    claimed_at_ms, finished_at_ms, status, state, attempt, max_attempts)
+SELECT namespace, :job, :fire_ms, term, leader_id, {now}, {now}, NULL,
+    'skipped', 0, :max_attempts
+FROM {prefix}lease
+WHERE namespace = :ns
+  AND leader_id = :id
+  AND term = :term
+  AND expires_at_ms > {now}
+  AND NOT EXISTS (SELECT 1 FROM {prefix}fire
+                  WHERE {prefix}fire.namespace = :ns
+                    AND {prefix}fire.job = :job
+                    AND {prefix}fire.fire_ms = :fire_ms);
 
 -- @statement finish
--- Records the outcome of a fire we claimed, once; no row changed = already
--- finished or not ours (the engine reads the fire to tell which).
+-- Records the outcome of a fire we claimed, once, in the term we claimed
+-- it in (:term 0: any of ours): done or failed. A fire found interrupted
+-- or abandoned by a later term still takes its late outcome, unless it
+-- was offered again and taken (then its term and claimant changed). No
+-- row changed = already finished or not ours (the engine reads the fire
+-- to tell which). state, which the WHERE reads, is assigned last.
 UPDATE {prefix}fire
 SET finished_at_ms = {now},
-    status = :status
+    status = :status,
+    state = CASE WHEN :status = 0 THEN 'done' ELSE 'failed' END
 WHERE namespace = :ns AND job = :job AND fire_ms = :fire_ms
-  AND claimed_by = :id AND finished_at_ms IS NULL;
+  AND claimed_by = :id
+  AND (:term = term - term OR term = :term)
+  AND state IN ('running', 'interrupted', 'abandoned');
 
 -- @statement fire
 -- One fire. Result: job, fire_ms, term, claimed_by, claimed_at_ms,
--- finished_at_ms, status, now_ms.
+-- finished_at_ms, status, now_ms, state, attempt, max_attempts.
 SELECT job, fire_ms, term, claimed_by, claimed_at_ms, finished_at_ms,
-    status, {now}
+    status, {now}, state, attempt, max_attempts
 FROM {prefix}fire
 WHERE namespace = :ns AND job = :job AND fire_ms = :fire_ms;
 
@@ -412,21 +509,117 @@ WHERE namespace = :ns AND job = :job AND fire_ms = :fire_ms;
 -- Every fire of the namespace (of :job unless it is ''), oldest first;
 -- columns as fire.
 SELECT job, fire_ms, term, claimed_by, claimed_at_ms, finished_at_ms,
-    status, {now}
+    status, {now}, state, attempt, max_attempts
 FROM {prefix}fire
 WHERE namespace = :ns AND (:job = '' OR job = :job)
 ORDER BY fire_ms, job;
 
 -- @statement fire_gc
--- Retention, run by the leader: finished fires whose nominal time and end
+-- Retention, run by the leader: ended fires whose nominal time and end
 -- are both older than :retention_ms. claim refuses fires that old, so a
 -- deleted fire can never be claimed again. One-off keys (fire 0) stay.
+-- A run-now's key is below 0 and its end the time to compare.
 DELETE FROM {prefix}fire
 WHERE namespace = :ns
   AND fire_ms <> 0
   AND finished_at_ms IS NOT NULL
+  AND state <> 'pending'
   AND fire_ms < {now} - :retention_ms
   AND finished_at_ms < {now} - :retention_ms;
+
+-- @statement sweep
+-- Run once by each new term, fenced by it: a fire still running in an
+-- earlier term lost its runner (that term can no longer act). It becomes
+-- interrupted (offered again while its job allows another attempt) or,
+-- after its last allowed attempt of several, abandoned.
+UPDATE {prefix}fire
+SET finished_at_ms = {now},
+    state = CASE WHEN max_attempts > 1 AND attempt >= max_attempts
+                 THEN 'abandoned' ELSE 'interrupted' END
+WHERE namespace = :ns
+  AND state = 'running'
+  AND term < :term
+  AND EXISTS (SELECT 1 FROM {prefix}lease
+              WHERE {prefix}lease.namespace = :ns
+                AND {prefix}lease.leader_id = :id
+                AND {prefix}lease.term = :term
+                AND {prefix}lease.expires_at_ms > {now});
+
+-- @statement offers
+-- The fires offered to the leader of term :term, oldest first; columns as
+-- fire.
+SELECT job, fire_ms, term, claimed_by, claimed_at_ms, finished_at_ms,
+    status, {now}, state, attempt, max_attempts
+FROM {prefix}fire
+WHERE namespace = :ns
+  AND term < :term
+  AND (state = 'pending'
+       OR (state = 'interrupted' AND attempt < max_attempts))
+ORDER BY claimed_at_ms, job, fire_ms;
+
+-- @statement pause
+-- An operator pauses (:paused 1) or resumes (0) :job on every host: the
+-- UPDATE, then the row when it is missing, in one transaction (a second
+-- operator's row at the same moment is a unique violation, which the
+-- engine tries once more).
+UPDATE {prefix}job
+SET paused = :paused,
+    changed_at_ms = {now},
+    changed_by = :id
+WHERE namespace = :ns AND job = :job;
+INSERT INTO {prefix}job (namespace, job, paused, changed_at_ms, changed_by)
+SELECT :ns, :job, :paused, {now}, :id
+FROM {prefix}schema
+WHERE NOT EXISTS (SELECT 1 FROM {prefix}job
+                  WHERE namespace = :ns AND job = :job);
+
+-- @statement trigger
+-- An operator asks for one run of :job now: a pending fire offered to the
+-- leader, keyed below 0 so that no nominal time can collide with it (the
+-- negated database clock, or one below the job's lowest key). Result:
+-- the key (the job's lowest, in this transaction).
+INSERT INTO {prefix}fire (namespace, job, fire_ms, term, claimed_by,
+    claimed_at_ms, finished_at_ms, status, state, attempt, max_attempts)
+SELECT :ns, :job,
+    CASE WHEN 0 - {now}
+              < COALESCE((SELECT MIN(f.fire_ms) FROM {prefix}fire f
+                          WHERE f.namespace = :ns AND f.job = :job), 0) - 1
+         THEN 0 - {now}
+         ELSE COALESCE((SELECT MIN(f.fire_ms) FROM {prefix}fire f
+                        WHERE f.namespace = :ns AND f.job = :job), 0) - 1
+    END,
+    0, :id, {now}, NULL, NULL, 'pending', 0, 1
+FROM {prefix}schema;
+SELECT MIN(fire_ms) FROM {prefix}fire
+WHERE namespace = :ns AND job = :job;
+
+-- @statement jobs
+-- Every job of the namespace that has fires or a pause record: job,
+-- paused, changed_at_ms, changed_by, fires, running, offered,
+-- last_fire_ms (the latest nominal time), last_done_ms, last_failed_ms
+-- (the latest end that failed, was interrupted or abandoned), now_ms.
+SELECT u.job, MAX(u.paused), MAX(u.changed_at_ms), MAX(u.changed_by),
+    SUM(u.n), SUM(u.running), SUM(u.offered), MAX(u.nominal),
+    MAX(u.done_at), MAX(u.bad_at), {now}
+FROM (SELECT job, paused, changed_at_ms, changed_by, 0 AS n,
+          0 AS running, 0 AS offered, NULL AS nominal, NULL AS done_at,
+          NULL AS bad_at
+      FROM {prefix}job
+      WHERE namespace = :ns
+      UNION ALL
+      SELECT job, 0, NULL, NULL, 1,
+          CASE WHEN state = 'running' THEN 1 ELSE 0 END,
+          CASE WHEN state = 'pending'
+                    OR (state = 'interrupted' AND attempt < max_attempts)
+               THEN 1 ELSE 0 END,
+          CASE WHEN fire_ms > 0 THEN fire_ms END,
+          CASE WHEN state = 'done' THEN finished_at_ms END,
+          CASE WHEN state IN ('failed', 'interrupted', 'abandoned')
+               THEN finished_at_ms END
+      FROM {prefix}fire
+      WHERE namespace = :ns) u
+GROUP BY u.job
+ORDER BY u.job;
 
 -- @statement fence
 -- The fence of docs/fencing.md (odbc-leader fence prints it): a row while

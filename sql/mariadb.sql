@@ -67,7 +67,7 @@
 -- server; a restart keeps it).
 -- @define epoch IF(@@wsrep_on, (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_CLUSTER_STATE_UUID'), CONCAT(@@hostname, ':', @@port, '/', @@server_id))
 -- @dbms MariaDB
--- @schema-version 6
+-- @schema-version 7
 -- @unique-violation *:1062
 -- @transient 40001 *:1213 *:1205 *:1969
 -- @connection-lost 08* *:2006 *:2013 *:2002 *:2003 *:2055 *:1927 *:1053
@@ -119,7 +119,7 @@ SELECT 1 FROM DUAL
 WHERE NOT EXISTS (SELECT 1 FROM {prefix}schema);
 
 -- @statement upgrade
--- Any earlier version to 6 (DDL commits on its own in MariaDB; every
+-- Any earlier version to 7 (DDL commits on its own in MariaDB; every
 -- statement can run again): version 2 added the fire ledger, version 3
 -- the lease's epoch (NULL: written before version 3, taken as the
 -- current one), version 4 the server's epoch in the schema row (and since
@@ -127,7 +127,8 @@ WHERE NOT EXISTS (SELECT 1 FROM {prefix}schema);
 -- (docs/protocol.md, "Sharded groups"): a group's shards are lease rows
 -- named GROUP/SHARD with grp and shard set, inc is the holder process's
 -- incarnation and renew_seq the number of its tick that last renewed the
--- row; version 6 the election log (below).
+-- row; version 6 the election log, version 7 the fire lifecycle
+-- (below).
 CREATE TABLE IF NOT EXISTS {prefix}fire (
     namespace VARCHAR(128) NOT NULL,
     job VARCHAR(128) NOT NULL,
@@ -165,7 +166,28 @@ CREATE TABLE IF NOT EXISTS {prefix}election (
     handed_to VARCHAR(128) NULL,
     PRIMARY KEY (namespace, term)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
-UPDATE {prefix}schema SET version = 6 WHERE version < 6;
+-- Version 7: the fire lifecycle (docs/lifecycle.md): a fire's state, its
+-- attempt and how many attempts its job allows (1: at most once), and
+-- the jobs an operator paused. Rows of earlier versions get the state
+-- their columns tell.
+ALTER TABLE {prefix}fire
+    ADD COLUMN IF NOT EXISTS state VARCHAR(16) NOT NULL DEFAULT 'running',
+    ADD COLUMN IF NOT EXISTS attempt INTEGER NOT NULL DEFAULT 1,
+    ADD COLUMN IF NOT EXISTS max_attempts INTEGER NOT NULL DEFAULT 1;
+UPDATE {prefix}fire
+SET state = IF(status = 0, 'done', 'failed')
+WHERE finished_at_ms IS NOT NULL AND state = 'running';
+CREATE INDEX IF NOT EXISTS {prefix}fire_state
+    ON {prefix}fire (namespace, state);
+CREATE TABLE IF NOT EXISTS {prefix}job (
+    namespace VARCHAR(128) NOT NULL,
+    job VARCHAR(128) NOT NULL,
+    paused INTEGER NOT NULL,
+    changed_at_ms BIGINT NOT NULL,
+    changed_by VARCHAR(128) NOT NULL,
+    PRIMARY KEY (namespace, job)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+UPDATE {prefix}schema SET version = 7 WHERE version < 7;
 
 -- @statement schema_version
 SELECT MAX(version) FROM {prefix}schema;
@@ -354,7 +376,12 @@ BEGIN NOT ATOMIC
     ; END IF
     ; SELECT leader_id, term, expires_at_ms, v_now AS now_ms,
           resign_requested, handoff_to,
-          IF(IS_USED_LOCK({wake_lock}) <=> CONNECTION_ID(), 1, 0) AS held
+          IF(IS_USED_LOCK({wake_lock}) <=> CONNECTION_ID(), 1, 0) AS held,
+          (SELECT COUNT(*) FROM {prefix}fire AS f
+           WHERE f.namespace = :ns
+             AND (f.state = 'pending'
+                  OR (f.state = 'interrupted'
+                      AND f.attempt < f.max_attempts))) AS offered
       FROM {prefix}lease
       WHERE namespace = :ns
         AND leader_id = :id
@@ -449,35 +476,94 @@ SELECT IF(IS_USED_LOCK({wake_lock}) <=> CONNECTION_ID(), 1,
 -- statement's clock (UTC_TIMESTAMP is fixed for a statement), we hold the
 -- namespace's current, unexpired term (InnoDB reads the lease row of an
 -- INSERT ... SELECT with a shared lock, so a takeover waits for the
--- claim); and only for a fire not older than the retention (0, a one-off
--- key, never is). No row inserted = not leader or too old (the engine
--- reads the lease to tell which). A second claim of a fire fails on the
--- primary key with 1062: "already claimed".
+-- claim); only for a fire not older than the retention (0, a one-off
+-- key, never is); and only while no operator paused the job. No row
+-- inserted = not leader, too old or paused (the engine reads the lease to
+-- tell which). A second claim of a fire fails on the primary key with
+-- 1062: "already claimed", or a fire offered again (the engine runs
+-- take).
 INSERT INTO {prefix}fire (namespace, job, fire_ms, term, claimed_by,
-    claimed_at_ms, finished_at_ms, status)
-SELECT namespace, :job, :fire_ms, term, leader_id, {now}, NULL, NULL
+    claimed_at_ms, finished_at_ms, status, state, attempt, max_attempts)
+SELECT namespace, :job, :fire_ms, term, leader_id, {now}, NULL, NULL,
+    'running', 1, :max_attempts
 FROM {prefix}lease
 WHERE namespace = :ns
   AND leader_id = :id
   AND term = :term
   AND expires_at_ms > {now}
   AND (epoch IS NULL OR epoch = {epoch})
-  AND (:fire_ms = 0 OR :fire_ms >= {now} - :retention_ms);
+  AND (:fire_ms = 0 OR :fire_ms >= {now} - :retention_ms)
+  AND NOT EXISTS (SELECT 1 FROM {prefix}job AS j
+                  WHERE j.namespace = :ns AND j.job = :job
+                    AND j.paused <> 0);
+
+-- @statement take
+-- Claims a fire that is offered (docs/lifecycle.md): a run-now
+-- (pending), or an attempt whose term ended without an outcome while its
+-- job allows another (interrupted, or still running in an earlier term:
+-- a term ends only when its lease expired or was released, so that
+-- attempt can no longer act). The fire becomes attempt + 1, running in
+-- our term, while we hold it unexpired and the job is not paused. One
+-- row changed = taken. MariaDB assigns left to right, each assignment
+-- seeing the ones before: state, which the first reads, comes last.
+UPDATE {prefix}fire
+SET max_attempts = IF(state = 'pending', :max_attempts, max_attempts),
+    attempt = attempt + 1,
+    term = :term,
+    claimed_by = :id,
+    claimed_at_ms = {now},
+    finished_at_ms = NULL,
+    status = NULL,
+    state = 'running'
+WHERE namespace = :ns AND job = :job AND fire_ms = :fire_ms
+  AND term < :term
+  AND (state = 'pending'
+       OR (state IN ('interrupted', 'running')
+           AND attempt < max_attempts))
+  AND EXISTS (SELECT 1 FROM {prefix}lease AS l
+              WHERE l.namespace = :ns AND l.leader_id = :id
+                AND l.term = :term AND l.expires_at_ms > {now}
+                AND (l.epoch IS NULL OR l.epoch = {epoch}))
+  AND NOT EXISTS (SELECT 1 FROM {prefix}job AS j
+                  WHERE j.namespace = :ns AND j.job = :job
+                    AND j.paused <> 0);
+
+-- @statement skip
+-- Records that fire :fire_ms of paused :job was due and not run, while we
+-- lead: it stays skipped after a resume. A fire already recorded keeps
+-- its row (the unique violation is ignored).
+INSERT INTO {prefix}fire (namespace, job, fire_ms, term, claimed_by,
+    claimed_at_ms, finished_at_ms, status, state, attempt, max_attempts)
+SELECT namespace, :job, :fire_ms, term, leader_id, {now}, {now}, NULL,
+    'skipped', 0, :max_attempts
+FROM {prefix}lease
+WHERE namespace = :ns
+  AND leader_id = :id
+  AND term = :term
+  AND expires_at_ms > {now}
+  AND (epoch IS NULL OR epoch = {epoch});
 
 -- @statement finish
--- Records the outcome of a fire we claimed, once; no row changed = already
--- finished or not ours (the engine reads the fire to tell which).
+-- Records the outcome of a fire we claimed, once, in the term we claimed
+-- it in (:term 0: any of ours): done or failed. A fire found interrupted
+-- or abandoned by a later term still takes its late outcome, unless it
+-- was offered again and taken (then its term and claimant changed). No
+-- row changed = already finished or not ours (the engine reads the fire
+-- to tell which). state, which the WHERE reads, is assigned last.
 UPDATE {prefix}fire
 SET finished_at_ms = {now},
-    status = :status
+    status = :status,
+    state = IF(:status = 0, 'done', 'failed')
 WHERE namespace = :ns AND job = :job AND fire_ms = :fire_ms
-  AND claimed_by = :id AND finished_at_ms IS NULL;
+  AND claimed_by = :id
+  AND (:term = 0 OR term = :term)
+  AND state IN ('running', 'interrupted', 'abandoned');
 
 -- @statement fire
 -- One fire. Result: job, fire_ms, term, claimed_by, claimed_at_ms,
--- finished_at_ms, status, now_ms.
+-- finished_at_ms, status, now_ms, state, attempt, max_attempts.
 SELECT job, fire_ms, term, claimed_by, claimed_at_ms, finished_at_ms,
-    status, {now}
+    status, {now}, state, attempt, max_attempts
 FROM {prefix}fire
 WHERE namespace = :ns AND job = :job AND fire_ms = :fire_ms;
 
@@ -485,21 +571,103 @@ WHERE namespace = :ns AND job = :job AND fire_ms = :fire_ms;
 -- Every fire of the namespace (of :job unless it is ''), oldest first;
 -- columns as fire.
 SELECT job, fire_ms, term, claimed_by, claimed_at_ms, finished_at_ms,
-    status, {now}
+    status, {now}, state, attempt, max_attempts
 FROM {prefix}fire
 WHERE namespace = :ns AND (:job = '' OR job = :job)
 ORDER BY fire_ms, job;
 
 -- @statement fire_gc
--- Retention, run by the leader: finished fires whose nominal time and end
+-- Retention, run by the leader: ended fires whose nominal time and end
 -- are both older than :retention_ms. claim refuses fires that old, so a
 -- deleted fire can never be claimed again. One-off keys (fire 0) stay.
+-- A run-now's key is below 0 and its end the time to compare.
 DELETE FROM {prefix}fire
 WHERE namespace = :ns
   AND fire_ms <> 0
   AND finished_at_ms IS NOT NULL
+  AND state <> 'pending'
   AND fire_ms < {now} - :retention_ms
   AND finished_at_ms < {now} - :retention_ms;
+
+-- @statement sweep
+-- Run once by each new term, fenced by it: a fire still running in an
+-- earlier term lost its runner (that term can no longer act). It becomes
+-- interrupted (offered again while its job allows another attempt) or,
+-- after its last allowed attempt of several, abandoned.
+UPDATE {prefix}fire
+SET finished_at_ms = {now},
+    state = IF(max_attempts > 1 AND attempt >= max_attempts, 'abandoned',
+               'interrupted')
+WHERE namespace = :ns
+  AND state = 'running'
+  AND term < :term
+  AND EXISTS (SELECT 1 FROM {prefix}lease AS l
+              WHERE l.namespace = :ns AND l.leader_id = :id
+                AND l.term = :term AND l.expires_at_ms > {now}
+                AND (l.epoch IS NULL OR l.epoch = {epoch}));
+
+-- @statement offers
+-- The fires offered to the leader of term :term, oldest first; columns as
+-- fire.
+SELECT job, fire_ms, term, claimed_by, claimed_at_ms, finished_at_ms,
+    status, {now}, state, attempt, max_attempts
+FROM {prefix}fire
+WHERE namespace = :ns
+  AND term < :term
+  AND (state = 'pending'
+       OR (state = 'interrupted' AND attempt < max_attempts))
+ORDER BY claimed_at_ms, job, fire_ms;
+
+-- @statement pause
+-- An operator pauses (:paused 1) or resumes (0) :job on every host.
+INSERT INTO {prefix}job (namespace, job, paused, changed_at_ms, changed_by)
+VALUES (:ns, :job, :paused, {now}, :id)
+ON DUPLICATE KEY UPDATE paused = VALUES(paused),
+    changed_at_ms = VALUES(changed_at_ms),
+    changed_by = VALUES(changed_by);
+
+-- @statement trigger
+-- An operator asks for one run of :job now: a pending fire offered to the
+-- leader, keyed below 0 so that no nominal time can collide with it (the
+-- negated database clock, or one below the job's lowest key). Result:
+-- the key (the job's lowest, in this transaction).
+INSERT INTO {prefix}fire (namespace, job, fire_ms, term, claimed_by,
+    claimed_at_ms, finished_at_ms, status, state, attempt, max_attempts)
+SELECT :ns, :job,
+    LEAST(-{now},
+          COALESCE((SELECT MIN(f.fire_ms) FROM {prefix}fire AS f
+                    WHERE f.namespace = :ns AND f.job = :job), 0) - 1),
+    0, :id, {now}, NULL, NULL, 'pending', 0, 1
+FROM DUAL;
+SELECT MIN(fire_ms) FROM {prefix}fire
+WHERE namespace = :ns AND job = :job;
+
+-- @statement jobs
+-- Every job of the namespace that has fires or a pause record: job,
+-- paused, changed_at_ms, changed_by, fires, running, offered,
+-- last_fire_ms (the latest nominal time), last_done_ms, last_failed_ms
+-- (the latest end that failed, was interrupted or abandoned), now_ms.
+SELECT u.job, MAX(u.paused), MAX(u.changed_at_ms), MAX(u.changed_by),
+    SUM(u.n), SUM(u.running), SUM(u.offered), MAX(u.nominal),
+    MAX(u.done_at), MAX(u.bad_at), {now}
+FROM (SELECT job, paused, changed_at_ms, changed_by, 0 AS n,
+          0 AS running, 0 AS offered, CAST(NULL AS SIGNED) AS nominal,
+          CAST(NULL AS SIGNED) AS done_at, CAST(NULL AS SIGNED) AS bad_at
+      FROM {prefix}job
+      WHERE namespace = :ns
+      UNION ALL
+      SELECT job, 0, NULL, NULL, 1,
+          IF(state = 'running', 1, 0),
+          IF(state = 'pending'
+             OR (state = 'interrupted' AND attempt < max_attempts), 1, 0),
+          IF(fire_ms > 0, fire_ms, NULL),
+          IF(state = 'done', finished_at_ms, NULL),
+          IF(state IN ('failed', 'interrupted', 'abandoned'),
+             finished_at_ms, NULL)
+      FROM {prefix}fire
+      WHERE namespace = :ns) AS u
+GROUP BY u.job
+ORDER BY u.job;
 
 -- @statement fence
 -- The fence of docs/fencing.md (odbc-leader fence prints it): a row while

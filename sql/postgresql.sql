@@ -36,7 +36,7 @@
 -- before this is read (the guard keeps pg_walfile_name from running).
 -- @define epoch ((SELECT CAST(system_identifier AS TEXT) FROM pg_control_system()) || '/' || CASE WHEN pg_is_in_recovery() THEN 'recovery' ELSE SUBSTR(pg_walfile_name(pg_current_wal_insert_lsn()), 1, 8) END)
 -- @dbms PostgreSQL
--- @schema-version 6
+-- @schema-version 7
 -- @query-timeout off
 -- @unique-violation 23505
 -- @transient 40001 40P01 55P03 57014
@@ -81,11 +81,12 @@ SELECT 1
 WHERE NOT EXISTS (SELECT 1 FROM {prefix}schema);
 
 -- @statement upgrade
--- Any earlier version to 6, in one transaction (PostgreSQL DDL is
+-- Any earlier version to 7, in one transaction (PostgreSQL DDL is
 -- transactional; every statement can run again): version 2 added the fire
 -- ledger, version 3 the lease's epoch, version 4 the database's epoch in
 -- the schema row (and since when, in ms; 0: since before any lease),
--- version 5 sharded groups, version 6 the election log.
+-- version 5 sharded groups, version 6 the election log, version 7 the
+-- fire lifecycle.
 -- Two candidates upgrading at once may collide on the catalog; the engine
 -- then reads the version the other one wrote.
 CREATE TABLE IF NOT EXISTS {prefix}fire (
@@ -139,7 +140,28 @@ CREATE TABLE IF NOT EXISTS {prefix}election (
     handed_to VARCHAR(128) NULL,
     PRIMARY KEY (namespace, term)
 );
-UPDATE {prefix}schema SET version = 6 WHERE version < 6;
+-- Version 7: the fire lifecycle (docs/lifecycle.md): a fire's state, its
+-- attempt and how many attempts its job allows (1: at most once), and
+-- the jobs an operator paused. Rows of earlier versions get the state
+-- their columns tell.
+ALTER TABLE {prefix}fire
+    ADD COLUMN IF NOT EXISTS state VARCHAR(16) NOT NULL DEFAULT 'running',
+    ADD COLUMN IF NOT EXISTS attempt INTEGER NOT NULL DEFAULT 1,
+    ADD COLUMN IF NOT EXISTS max_attempts INTEGER NOT NULL DEFAULT 1;
+UPDATE {prefix}fire
+SET state = CASE WHEN status = 0 THEN 'done' ELSE 'failed' END
+WHERE finished_at_ms IS NOT NULL AND state = 'running';
+CREATE INDEX IF NOT EXISTS {prefix}fire_state
+    ON {prefix}fire (namespace, state);
+CREATE TABLE IF NOT EXISTS {prefix}job (
+    namespace VARCHAR(128) NOT NULL,
+    job VARCHAR(128) NOT NULL,
+    paused INTEGER NOT NULL,
+    changed_at_ms BIGINT NOT NULL,
+    changed_by VARCHAR(128) NOT NULL,
+    PRIMARY KEY (namespace, job)
+);
+UPDATE {prefix}schema SET version = 7 WHERE version < 7;
 
 -- @statement schema_version
 SELECT MAX(version) FROM {prefix}schema;
@@ -341,7 +363,8 @@ FROM (
 -- ago (crashed processes with random ids would otherwise pile up).
 -- A renewed term (re)takes the wake-up lock (a paused former leader may
 -- have held it) and reports it in "held". Taking a held lock again only
--- counts up; release lets go of every count.
+-- counts up; release lets go of every count. "offered" counts the fires
+-- offered to the leader (run-now and recoverable interrupted ones).
 WITH clock AS (
     SELECT {now}
         AS now_ms
@@ -380,7 +403,12 @@ upd AS (
         l.resign_requested, l.handoff_to
 )
 SELECT leader_id, term, expires_at_ms, now_ms, resign_requested, handoff_to,
-    CASE WHEN {wake_try} THEN 1 ELSE 0 END AS held
+    CASE WHEN {wake_try} THEN 1 ELSE 0 END AS held,
+    (SELECT COUNT(*) FROM {prefix}fire AS f
+     WHERE f.namespace = CAST(:ns AS VARCHAR(128))
+       AND (f.state = 'pending'
+            OR (f.state = 'interrupted'
+                AND f.attempt < f.max_attempts))) AS offered
 FROM upd;
 
 -- @statement resign
@@ -486,10 +514,12 @@ WHERE cfg.t IS NOT NULL;
 -- @statement claim
 -- Records fire :fire_ms of :job for our term only while, at this
 -- statement's clock, we hold the namespace's current, unexpired term (the
--- lease row is read in the same statement); and only for a fire not older
--- than the retention (0, a one-off key, never is). No row inserted = not
--- leader or too old (the engine reads the lease to tell which). A second
--- claim of a fire fails on the primary key with 23505: "already claimed".
+-- lease row is read in the same statement); only for a fire not older
+-- than the retention (0, a one-off key, never is); and only while no
+-- operator paused the job. No row inserted = not leader, too old or
+-- paused (the engine reads the lease to tell which). A second claim of a
+-- fire fails on the primary key with 23505: "already claimed", or a fire
+-- offered again (the engine runs take).
 -- A takeover needs the lease expired at its own clock reading, so a claim
 -- that passed this check was made before any later term began.
 WITH clock AS (
@@ -497,9 +527,10 @@ WITH clock AS (
         AS now_ms
 )
 INSERT INTO {prefix}fire (namespace, job, fire_ms, term, claimed_by,
-    claimed_at_ms, finished_at_ms, status)
+    claimed_at_ms, finished_at_ms, status, state, attempt, max_attempts)
 SELECT l.namespace, CAST(:job AS VARCHAR(128)), CAST(:fire_ms AS BIGINT),
-    l.term, l.leader_id, clock.now_ms, NULL, NULL
+    l.term, l.leader_id, clock.now_ms, NULL, NULL, 'running', 1,
+    CAST(:max_attempts AS INTEGER)
 FROM {prefix}lease AS l, clock
 WHERE l.namespace = CAST(:ns AS VARCHAR(128))
   AND l.leader_id = CAST(:id AS VARCHAR(128))
@@ -508,29 +539,104 @@ WHERE l.namespace = CAST(:ns AS VARCHAR(128))
   AND (l.epoch IS NULL OR l.epoch = {epoch})
   AND (CAST(:fire_ms AS BIGINT) = 0
        OR CAST(:fire_ms AS BIGINT)
-          >= clock.now_ms - CAST(:retention_ms AS BIGINT));
+          >= clock.now_ms - CAST(:retention_ms AS BIGINT))
+  AND NOT EXISTS (SELECT 1 FROM {prefix}job AS j
+                  WHERE j.namespace = CAST(:ns AS VARCHAR(128))
+                    AND j.job = CAST(:job AS VARCHAR(128))
+                    AND j.paused <> 0);
+
+-- @statement take
+-- Claims a fire that is offered (docs/lifecycle.md): a run-now
+-- (pending), or an attempt whose term ended without an outcome while its
+-- job allows another (interrupted, or still running in an earlier term:
+-- a term ends only when its lease expired or was released, so that
+-- attempt can no longer act). The fire becomes attempt + 1, running in
+-- our term, while we hold it unexpired and the job is not paused. One
+-- row changed = taken.
+WITH clock AS (
+    SELECT {now}
+        AS now_ms
+)
+UPDATE {prefix}fire AS f
+SET max_attempts = CASE WHEN f.state = 'pending'
+                        THEN CAST(:max_attempts AS INTEGER)
+                        ELSE f.max_attempts END,
+    attempt = f.attempt + 1,
+    term = CAST(:term AS BIGINT),
+    claimed_by = CAST(:id AS VARCHAR(128)),
+    claimed_at_ms = clock.now_ms,
+    finished_at_ms = NULL,
+    status = NULL,
+    state = 'running'
+FROM clock
+WHERE f.namespace = CAST(:ns AS VARCHAR(128))
+  AND f.job = CAST(:job AS VARCHAR(128))
+  AND f.fire_ms = CAST(:fire_ms AS BIGINT)
+  AND f.term < CAST(:term AS BIGINT)
+  AND (f.state = 'pending'
+       OR (f.state IN ('interrupted', 'running')
+           AND f.attempt < f.max_attempts))
+  AND EXISTS (SELECT 1 FROM {prefix}lease AS l
+              WHERE l.namespace = CAST(:ns AS VARCHAR(128))
+                AND l.leader_id = CAST(:id AS VARCHAR(128))
+                AND l.term = CAST(:term AS BIGINT)
+                AND l.expires_at_ms > clock.now_ms
+                AND (l.epoch IS NULL OR l.epoch = {epoch}))
+  AND NOT EXISTS (SELECT 1 FROM {prefix}job AS j
+                  WHERE j.namespace = CAST(:ns AS VARCHAR(128))
+                    AND j.job = CAST(:job AS VARCHAR(128))
+                    AND j.paused <> 0);
+
+-- @statement skip
+-- Records that fire :fire_ms of paused :job was due and not run, while we
+-- lead: it stays skipped after a resume. A fire already recorded keeps
+-- its row.
+WITH clock AS (
+    SELECT {now}
+        AS now_ms
+)
+INSERT INTO {prefix}fire (namespace, job, fire_ms, term, claimed_by,
+    claimed_at_ms, finished_at_ms, status, state, attempt, max_attempts)
+SELECT l.namespace, CAST(:job AS VARCHAR(128)), CAST(:fire_ms AS BIGINT),
+    l.term, l.leader_id, clock.now_ms, clock.now_ms, NULL, 'skipped', 0,
+    CAST(:max_attempts AS INTEGER)
+FROM {prefix}lease AS l, clock
+WHERE l.namespace = CAST(:ns AS VARCHAR(128))
+  AND l.leader_id = CAST(:id AS VARCHAR(128))
+  AND l.term = CAST(:term AS BIGINT)
+  AND l.expires_at_ms > clock.now_ms
+  AND (l.epoch IS NULL OR l.epoch = {epoch})
+ON CONFLICT (namespace, job, fire_ms) DO NOTHING;
 
 -- @statement finish
--- Records the outcome of a fire we claimed, once; no row changed = already
--- finished or not ours (the engine reads the fire to tell which).
+-- Records the outcome of a fire we claimed, once, in the term we claimed
+-- it in (:term 0: any of ours): done or failed. A fire found interrupted
+-- or abandoned by a later term still takes its late outcome, unless it
+-- was offered again and taken (then its term and claimant changed). No
+-- row changed = already finished or not ours (the engine reads the fire
+-- to tell which).
 UPDATE {prefix}fire
 SET finished_at_ms = {now},
-    status = CAST(:status AS INTEGER)
+    status = CAST(:status AS INTEGER),
+    state = CASE WHEN CAST(:status AS INTEGER) = 0 THEN 'done'
+                 ELSE 'failed' END
 WHERE namespace = CAST(:ns AS VARCHAR(128))
   AND job = CAST(:job AS VARCHAR(128))
   AND fire_ms = CAST(:fire_ms AS BIGINT)
   AND claimed_by = CAST(:id AS VARCHAR(128))
-  AND finished_at_ms IS NULL;
+  AND (CAST(:term AS BIGINT) = 0 OR term = CAST(:term AS BIGINT))
+  AND state IN ('running', 'interrupted', 'abandoned');
 
 -- @statement fire
 -- One fire. Result: job, fire_ms, term, claimed_by, claimed_at_ms,
--- finished_at_ms, status, now_ms.
+-- finished_at_ms, status, now_ms, state, attempt, max_attempts.
 WITH clock AS (
     SELECT {now}
         AS now_ms
 )
 SELECT f.job, f.fire_ms, f.term, f.claimed_by, f.claimed_at_ms,
-    f.finished_at_ms, f.status, clock.now_ms
+    f.finished_at_ms, f.status, clock.now_ms, f.state, f.attempt,
+    f.max_attempts
 FROM {prefix}fire AS f, clock
 WHERE f.namespace = CAST(:ns AS VARCHAR(128))
   AND f.job = CAST(:job AS VARCHAR(128))
@@ -544,7 +650,8 @@ WITH clock AS (
         AS now_ms
 )
 SELECT f.job, f.fire_ms, f.term, f.claimed_by, f.claimed_at_ms,
-    f.finished_at_ms, f.status, clock.now_ms
+    f.finished_at_ms, f.status, clock.now_ms, f.state, f.attempt,
+    f.max_attempts
 FROM {prefix}fire AS f, clock
 WHERE f.namespace = CAST(:ns AS VARCHAR(128))
   AND (CAST(:job AS VARCHAR(128)) = ''
@@ -552,15 +659,116 @@ WHERE f.namespace = CAST(:ns AS VARCHAR(128))
 ORDER BY f.fire_ms, f.job;
 
 -- @statement fire_gc
--- Retention, run by the leader: finished fires whose nominal time and end
+-- Retention, run by the leader: ended fires whose nominal time and end
 -- are both older than :retention_ms. claim refuses fires that old, so a
 -- deleted fire can never be claimed again. One-off keys (fire 0) stay.
+-- A run-now's key is below 0 and its end the time to compare.
 DELETE FROM {prefix}fire
 WHERE namespace = CAST(:ns AS VARCHAR(128))
   AND fire_ms <> 0
   AND finished_at_ms IS NOT NULL
+  AND state <> 'pending'
   AND fire_ms < {now} - CAST(:retention_ms AS BIGINT)
   AND finished_at_ms < {now} - CAST(:retention_ms AS BIGINT);
+
+-- @statement sweep
+-- Run once by each new term, fenced by it: a fire still running in an
+-- earlier term lost its runner (that term can no longer act). It becomes
+-- interrupted (offered again while its job allows another attempt) or,
+-- after its last allowed attempt of several, abandoned.
+WITH clock AS (
+    SELECT {now}
+        AS now_ms
+)
+UPDATE {prefix}fire AS f
+SET finished_at_ms = clock.now_ms,
+    state = CASE WHEN f.max_attempts > 1 AND f.attempt >= f.max_attempts
+                 THEN 'abandoned' ELSE 'interrupted' END
+FROM clock
+WHERE f.namespace = CAST(:ns AS VARCHAR(128))
+  AND f.state = 'running'
+  AND f.term < CAST(:term AS BIGINT)
+  AND EXISTS (SELECT 1 FROM {prefix}lease AS l
+              WHERE l.namespace = CAST(:ns AS VARCHAR(128))
+                AND l.leader_id = CAST(:id AS VARCHAR(128))
+                AND l.term = CAST(:term AS BIGINT)
+                AND l.expires_at_ms > clock.now_ms
+                AND (l.epoch IS NULL OR l.epoch = {epoch}));
+
+-- @statement offers
+-- The fires offered to the leader of term :term, oldest first; columns as
+-- fire.
+WITH clock AS (
+    SELECT {now}
+        AS now_ms
+)
+SELECT f.job, f.fire_ms, f.term, f.claimed_by, f.claimed_at_ms,
+    f.finished_at_ms, f.status, clock.now_ms, f.state, f.attempt,
+    f.max_attempts
+FROM {prefix}fire AS f, clock
+WHERE f.namespace = CAST(:ns AS VARCHAR(128))
+  AND f.term < CAST(:term AS BIGINT)
+  AND (f.state = 'pending'
+       OR (f.state = 'interrupted' AND f.attempt < f.max_attempts))
+ORDER BY f.claimed_at_ms, f.job, f.fire_ms;
+
+-- @statement pause
+-- An operator pauses (:paused 1) or resumes (0) :job on every host.
+INSERT INTO {prefix}job (namespace, job, paused, changed_at_ms, changed_by)
+VALUES (CAST(:ns AS VARCHAR(128)), CAST(:job AS VARCHAR(128)),
+    CAST(:paused AS INTEGER), {now}, CAST(:id AS VARCHAR(128)))
+ON CONFLICT (namespace, job) DO UPDATE
+SET paused = EXCLUDED.paused,
+    changed_at_ms = EXCLUDED.changed_at_ms,
+    changed_by = EXCLUDED.changed_by;
+
+-- @statement trigger
+-- An operator asks for one run of :job now: a pending fire offered to the
+-- leader, keyed below 0 so that no nominal time can collide with it (the
+-- negated database clock, or one below the job's lowest key). Result:
+-- the key.
+WITH clock AS (
+    SELECT {now}
+        AS now_ms
+)
+INSERT INTO {prefix}fire (namespace, job, fire_ms, term, claimed_by,
+    claimed_at_ms, finished_at_ms, status, state, attempt, max_attempts)
+SELECT CAST(:ns AS VARCHAR(128)), CAST(:job AS VARCHAR(128)),
+    LEAST(-clock.now_ms,
+          COALESCE((SELECT MIN(f.fire_ms) FROM {prefix}fire AS f
+                    WHERE f.namespace = CAST(:ns AS VARCHAR(128))
+                      AND f.job = CAST(:job AS VARCHAR(128))), 0) - 1),
+    0, CAST(:id AS VARCHAR(128)), clock.now_ms, NULL, NULL, 'pending', 0, 1
+FROM clock
+RETURNING fire_ms;
+
+-- @statement jobs
+-- Every job of the namespace that has fires or a pause record: job,
+-- paused, changed_at_ms, changed_by, fires, running, offered,
+-- last_fire_ms (the latest nominal time), last_done_ms, last_failed_ms
+-- (the latest end that failed, was interrupted or abandoned), now_ms.
+SELECT u.job, MAX(u.paused), MAX(u.changed_at_ms), MAX(u.changed_by),
+    SUM(u.n), SUM(u.running), SUM(u.offered), MAX(u.nominal),
+    MAX(u.done_at), MAX(u.bad_at), {now}
+FROM (SELECT job, paused, changed_at_ms, changed_by, 0 AS n,
+          0 AS running, 0 AS offered, CAST(NULL AS BIGINT) AS nominal,
+          CAST(NULL AS BIGINT) AS done_at, CAST(NULL AS BIGINT) AS bad_at
+      FROM {prefix}job
+      WHERE namespace = CAST(:ns AS VARCHAR(128))
+      UNION ALL
+      SELECT job, 0, NULL, NULL, 1,
+          CASE WHEN state = 'running' THEN 1 ELSE 0 END,
+          CASE WHEN state = 'pending'
+                    OR (state = 'interrupted' AND attempt < max_attempts)
+               THEN 1 ELSE 0 END,
+          CASE WHEN fire_ms > 0 THEN fire_ms END,
+          CASE WHEN state = 'done' THEN finished_at_ms END,
+          CASE WHEN state IN ('failed', 'interrupted', 'abandoned')
+               THEN finished_at_ms END
+      FROM {prefix}fire
+      WHERE namespace = CAST(:ns AS VARCHAR(128))) AS u
+GROUP BY u.job
+ORDER BY u.job;
 
 -- @statement fence
 -- The fence of docs/fencing.md (odbc-leader fence prints it): a row while
