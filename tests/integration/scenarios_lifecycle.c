@@ -148,6 +148,9 @@ void interrupted_fire_is_recovered_once_in_a_later_term(void **state) {
                      ODBC_LEADER_CLAIM_RUN);
     assert_int_equal(odbc_leader_claim_fire(a, "cap", fire, 2, &cl),
                      ODBC_LEADER_CLAIM_RUN);
+    /* a fire of the live term is not taken again in it */
+    assert_int_equal(odbc_leader_claim_fire(a, "rec", fire, 2, &cl),
+                     ODBC_LEADER_CLAIM_TAKEN);
     /* the live term's own fires are never offered, to anyone */
     assert_int_equal(odbc_leader_tick(a, NULL), ODBC_LEADER_LEADER);
     assert_int_equal(offers_of(a).n, 0);
