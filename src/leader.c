@@ -441,19 +441,20 @@ static int finish_call(odbc_leader_t *h, const char *job, int64_t fire_ms,
     return rc < 0 ? ledger_failed(h, rc) : 0;
 }
 
-/* odbc_leader_read_fire() without the last-error bookkeeping: fills only
- * the members up to db_now_ms (a host built before the lifecycle passes
- * a struct that ends there). */
+/* odbc_leader_read_fire() and _ex() without the last-error bookkeeping:
+ * fills size bytes of *out (read_fire: the members up to db_now_ms, since
+ * a host built before the lifecycle passes a struct that ends there). */
 static int read_fire_call(odbc_leader_t *h, const char *job, int64_t fire_ms,
-                          struct odbc_leader_fire *out) {
-    const size_t size = offsetof(struct odbc_leader_fire, state);
+                          struct odbc_leader_fire *out, size_t size) {
     struct odbc_leader_fire f;
     int rc;
 
     memset(&f, 0, sizeof(f));
+    if (size > sizeof(f))
+        size = sizeof(f);
     if (out != NULL)
         memset(out, 0, size);
-    if (h == NULL || out == NULL || !odbc_leader__valid_fire(job, fire_ms))
+    if (h == NULL || out == NULL || !odbc_leader__valid_name(job))
         return ODBC_LEADER_EINVAL;
     rc = connected(h);
     if (rc == 0)
@@ -626,7 +627,17 @@ int odbc_leader_list_jobs(odbc_leader_t *h, odbc_leader_job_fn fn, void *ctx) {
 
 int odbc_leader_read_fire(odbc_leader_t *h, const char *job, int64_t fire_ms,
                           struct odbc_leader_fire *out) {
-    return noted(h, cleared(h) ? read_fire_call(h, job, fire_ms, out)
+    return noted(h, cleared(h) && fire_ms >= 0
+                        ? read_fire_call(h, job, fire_ms, out,
+                                         offsetof(struct odbc_leader_fire,
+                                                  state))
+                        : ODBC_LEADER_EINVAL);
+}
+
+int odbc_leader_read_fire_ex(odbc_leader_t *h, const char *job,
+                             int64_t fire_ms, struct odbc_leader_fire *out,
+                             size_t out_size) {
+    return noted(h, cleared(h) ? read_fire_call(h, job, fire_ms, out, out_size)
                                : ODBC_LEADER_EINVAL);
 }
 

@@ -192,8 +192,9 @@ struct odbc_leader_fire {
     int status;             /* when finished: 0 ok, exit status or -signal */
     int64_t db_now_ms;      /* database clock when read */
     /* Since 0.2 (the fire lifecycle, docs/lifecycle.md): filled by
-     * odbc_leader_list_fires() and odbc_leader_offers();
-     * odbc_leader_read_fire() fills only the members above. Without the
+     * odbc_leader_list_fires(), odbc_leader_offers() and
+     * odbc_leader_read_fire_ex(); odbc_leader_read_fire() fills only the
+     * members above. Without the
      * lifecycle in the dialect: "", 1 and 1. */
     char state[16]; /* running, done, failed, interrupted, abandoned,
                        skipped (a paused job's) or pending (a run-now not
@@ -522,6 +523,17 @@ ODBC_LEADER_EXTERN int odbc_leader_list_jobs(odbc_leader_t *h,
 ODBC_LEADER_EXTERN int odbc_leader_read_fire(odbc_leader_t *h, const char *job,
                                              int64_t fire_ms,
                                              struct odbc_leader_fire *out);
+
+/* odbc_leader_read_fire() that fills every member of the lifecycle too
+ * (state, attempt, max_attempts): out_size is sizeof(*out) as the caller
+ * built it, and the library writes at most that many bytes.
+ * Owns: job borrowed for the call. Thread: tick. Blocks: yes: one round
+ * trip. */
+ODBC_LEADER_EXTERN int odbc_leader_read_fire_ex(odbc_leader_t *h,
+                                                const char *job,
+                                                int64_t fire_ms,
+                                                struct odbc_leader_fire *out,
+                                                size_t out_size);
 
 /* Calls fn(ctx, fire) for each fire of the namespace's ledger (of job only,
  * unless job is NULL or ""), oldest fire first; the fire is borrowed for

@@ -88,6 +88,8 @@ enum odbc_leader__cli_operands {
     ODBC_LEADER__CLI_NO_OPERANDS, /* nothing: an operand is a usage error */
     ODBC_LEADER__CLI_CMD,         /* a CMD (run): options stop at the first
                                      operand, and one is needed */
+    ODBC_LEADER__CLI_WORDS,       /* words the subcommand reads itself from
+                                     argv[optind] on (jobs) */
 };
 
 /* Which of the common options a subcommand takes. */
@@ -295,6 +297,10 @@ struct odbc_leader__fire_list {
  * struct odbc_leader__fire_list in ctx (sets nomem when out of memory). */
 void odbc_leader__cli_keep_fire(void *ctx, const struct odbc_leader_fire *f);
 
+/* The state of f: its lifecycle state, or for a dialect without the
+ * lifecycle running, done or failed by its columns. Static or borrowed
+ * from f. */
+const char *odbc_leader__cli_fire_state(const struct odbc_leader_fire *f);
 /* Writes fire f as one JSON object (no newline) to out. */
 void odbc_leader__cli_fire_json(FILE *out, const struct odbc_leader_fire *f);
 
@@ -567,6 +573,7 @@ int odbc_leader__cli_watch(struct odbc_leader__cli *c, int argc, char **argv);
 int odbc_leader__cli_schema(struct odbc_leader__cli *c, int argc, char **argv);
 int odbc_leader__cli_fence(struct odbc_leader__cli *c, int argc, char **argv);
 int odbc_leader__cli_fires(struct odbc_leader__cli *c, int argc, char **argv);
+int odbc_leader__cli_jobs(struct odbc_leader__cli *c, int argc, char **argv);
 int odbc_leader__cli_elections(struct odbc_leader__cli *c, int argc,
                                char **argv);
 int odbc_leader__cli_demo(struct odbc_leader__cli *c, int argc, char **argv);

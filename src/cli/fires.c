@@ -9,6 +9,7 @@
 
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -29,8 +30,11 @@ static const char fires_help[] =
     "Columns: JOB; FIRE, the nominal time the host named (\"once\" for a\n"
     "one-off key of run --once); TERM that claimed it; WHO, the candidate;\n"
     "STARTED and FINISHED, database time (UTC); STATUS (0 ok, the exit\n"
-    "status, -N killed by signal N; \"running\" while unfinished: running,\n"
-    "or its claimant died); DURATION.\n"
+    "status, -N killed by signal N; else the fire's state: running,\n"
+    "interrupted (its term ended first), abandoned (its last attempt was\n"
+    "interrupted), skipped (its job was paused), pending (a run-now not\n"
+    "started yet)); TRY, the attempt and the attempts its job allows;\n"
+    "DURATION. A run-now's FIRE is when it was asked.\n"
     "\n"
     "Exit status: 0; 64 usage; 69 database unavailable; 78 configuration or\n"
     "a dialect without a fire ledger.\n"
@@ -41,15 +45,17 @@ static const char fires_help[] =
 
 /* Prints the table's header, in print_fire's columns. */
 static void print_fires_header(void) {
-    printf("%-20s %-23s %-14s %-36s %-23s %-23s %-7s %s\n", "JOB", "FIRE",
-           "TERM", "WHO", "STARTED", "FINISHED", "STATUS", "DURATION");
+    printf("%-20s %-23s %-14s %-36s %-23s %-23s %-11s %-5s %s\n", "JOB",
+           "FIRE", "TERM", "WHO", "STARTED", "FINISHED", "STATUS", "TRY",
+           "DURATION");
 }
 
 /* Prints one fire: a JSON object, or a table row (whose header
  * odbc_leader__cli_print_rows prints first). */
 static void print_fire(const void *row, int json) {
     const struct odbc_leader_fire *f = row;
-    char fire[32], started[32], finished[32], status[16], dur[32];
+    const char *state = odbc_leader__cli_fire_state(f);
+    char fire[32], started[32], finished[32], status[16], dur[32], try[16];
 
     if (json) {
         odbc_leader__cli_fire_json(stdout, f);
@@ -58,22 +64,28 @@ static void print_fire(const void *row, int json) {
     }
     if (f->fire_ms == 0)
         snprintf(fire, sizeof(fire), "once");
+    else if (f->fire_ms < 0) /* a run-now: when it was asked */
+        odbc_leader__cli_utc(-f->fire_ms, fire, sizeof(fire));
     else
         odbc_leader__cli_utc(f->fire_ms, fire, sizeof(fire));
     odbc_leader__cli_utc(f->claimed_at_ms, started, sizeof(started));
+    if (strcmp(state, "done") == 0 || strcmp(state, "failed") == 0)
+        snprintf(status, sizeof(status), "%d", f->status);
+    else
+        snprintf(status, sizeof(status), "%s", state);
+    snprintf(try, sizeof(try), "%d/%d", f->attempt, f->max_attempts);
     if (f->finished_at_ms != 0) {
         odbc_leader__cli_utc(f->finished_at_ms, finished, sizeof(finished));
-        snprintf(status, sizeof(status), "%d", f->status);
         snprintf(dur, sizeof(dur), "%.3f s",
                  (double)(f->finished_at_ms - f->claimed_at_ms) / 1000.0);
     } else {
         snprintf(finished, sizeof(finished), "-");
-        snprintf(status, sizeof(status), "running");
         snprintf(dur, sizeof(dur), "%.3f s+",
                  (double)(f->db_now_ms - f->claimed_at_ms) / 1000.0);
     }
-    printf("%-20s %-23s %-14" PRId64 " %-36s %-23s %-23s %-7s %s\n", f->job,
-           fire, f->term, f->claimed_by, started, finished, status, dur);
+    printf("%-20s %-23s %-14" PRId64 " %-36s %-23s %-23s %-11s %-5s %s\n",
+           f->job, fire, f->term, f->claimed_by, started, finished, status,
+           try, dur);
 }
 
 /* Takes one of fires' options into the struct fires_opts ctx. Returns 0,

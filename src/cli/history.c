@@ -10,6 +10,7 @@
 #include <build_config.h>
 
 #include <inttypes.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -18,6 +19,22 @@ void odbc_leader__cli_keep_fire(void *ctx, const struct odbc_leader_fire *f) {
 
     l->v =
         odbc_leader__cli_push(l->v, &l->cap, &l->n, f, sizeof(*f), &l->nomem);
+}
+
+/* 1 when f has an outcome (done or failed; before the lifecycle: any
+ * finished fire). */
+static int has_outcome(const struct odbc_leader_fire *f) {
+    if (f->state[0] == '\0')
+        return f->finished_at_ms != 0;
+    return strcmp(f->state, "done") == 0 || strcmp(f->state, "failed") == 0;
+}
+
+const char *odbc_leader__cli_fire_state(const struct odbc_leader_fire *f) {
+    if (f->state[0] != '\0')
+        return f->state;
+    if (f->finished_at_ms == 0)
+        return "running";
+    return f->status == 0 ? "done" : "failed";
 }
 
 void odbc_leader__cli_fire_json(FILE *out, const struct odbc_leader_fire *f) {
@@ -29,15 +46,18 @@ void odbc_leader__cli_fire_json(FILE *out, const struct odbc_leader_fire *f) {
     odbc_leader__cli_json_string(out, f->claimed_by);
     fprintf(out, ",\"claimed_at_ms\":%" PRId64, f->claimed_at_ms);
     if (f->finished_at_ms != 0)
-        fprintf(out,
-                ",\"finished_at_ms\":%" PRId64 ",\"status\":%d,"
-                "\"duration_ms\":%" PRId64 "}",
-                f->finished_at_ms, f->status,
-                f->finished_at_ms - f->claimed_at_ms);
+        fprintf(out, ",\"finished_at_ms\":%" PRId64 ",\"duration_ms\":%" PRId64,
+                f->finished_at_ms, f->finished_at_ms - f->claimed_at_ms);
     else
-        fputs(",\"finished_at_ms\":null,\"status\":null,"
-              "\"duration_ms\":null}",
-              out);
+        fputs(",\"finished_at_ms\":null,\"duration_ms\":null", out);
+    if (has_outcome(f))
+        fprintf(out, ",\"status\":%d", f->status);
+    else
+        fputs(",\"status\":null", out);
+    fputs(",\"state\":", out);
+    odbc_leader__cli_json_string(out, odbc_leader__cli_fire_state(f));
+    fprintf(out, ",\"attempt\":%d,\"max_attempts\":%d}", f->attempt,
+            f->max_attempts);
 }
 
 void odbc_leader__cli_keep_election(void *ctx,

@@ -3,7 +3,7 @@
  * odbc-leader.c: main() of the odbc-leader command. It reads the options
  * that come before the subcommand (the connection options, --help,
  * --version) and hands the rest of argv to the subcommand: run, status,
- * resign, watch, schema, fires, elections, fence, demo or serve (the
+ * resign, watch, schema, fires, jobs, elections, fence, demo or serve (the
  * other files of
  * src/cli). Exit codes are
  * those of <sysexits.h> plus the few of cli.h, all listed in --help and in
@@ -33,6 +33,7 @@ static const struct subcmd subcmds[] = {
     {"watch", odbc_leader__cli_watch},
     {"schema", odbc_leader__cli_schema},
     {"fires", odbc_leader__cli_fires},
+    {"jobs", odbc_leader__cli_jobs},
     {"elections", odbc_leader__cli_elections},
     {"fence", odbc_leader__cli_fence},
     {"demo", odbc_leader__cli_demo},
@@ -57,6 +58,9 @@ static const char help_text[] =
     "                        the tables\n"
     "  fires [--job J] [--json]\n"
     "                        the fire ledger of NS: who ran what, when\n"
+    "  jobs [pause|resume|trigger JOB]\n"
+    "                        the jobs of NS; pause, resume or run one now\n"
+    "                        on every host\n"
     "  elections [--json]    the election log of NS: who led when, and\n"
     "                        how each term ended\n"
     "  fence [--dialect D]   the predicate that fences a job's writes\n"

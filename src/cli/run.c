@@ -64,12 +64,14 @@ struct run {
     char **cmd;                /* borrowed from argv, NULL-terminated */
     const char *once;          /* --once KEY, borrowed; NULL = no ledger */
     int64_t once_per_ms;       /* --once-per; 0 = the key is one-off (fire 0) */
+    int recover;               /* --recover N: attempts allowed; 1 = none */
     int keep_connect_env;      /* --keep-connect-env: CMD gets the password */
     const char *health_listen; /* --health-listen ADDR:PORT, borrowed */
     /* state */
     int64_t fire_ms; /* the fire of --once: 0, or the slot once known */
     int fire_known;  /* fire_ms is settled */
     int claimed;     /* this run claimed the fire: finish it */
+    struct odbc_leader_claim claim; /* ... as the database recorded it */
     odbc_leader_t *h;
     sigset_t sigs;        /* TERM INT HUP CHLD, blocked while we run */
     sigset_t oldmask;     /* restored for CMD and at the end */
@@ -119,6 +121,11 @@ static const char run_help[] =
     "                        (KEY, or the namespace, and) the slot nearest\n"
     "                        the database clock, so cron lines fired\n"
     "                        seconds apart on many hosts run once per slot\n"
+    "  --recover N           with --once: the key's fire may run up to N\n"
+    "                        times when a leader dies before CMD ends: the\n"
+    "                        next leader runs it again once the dead one's\n"
+    "                        term is over, never at the same time (default\n"
+    "                        1: at most once; docs/lifecycle.md)\n"
     "  --keep-connect-env    pass $ODBC_LEADER_CONNECT to CMD unchanged,\n"
     "                        password included (by default CMD gets it\n"
     "                        without its PWD= and Password= pairs)\n"
@@ -130,7 +137,10 @@ static const char run_help[] =
     "" ODBC_LEADER__CLI_COMMON_HELP "\n"
     "DURATION: 500ms, 10s, 1.5s, 2m, 1h or plain seconds.\n"
     "CMD gets ODBC_LEADER_TERM (the fencing token), ODBC_LEADER_NAMESPACE\n"
-    "and ODBC_LEADER_ID in its environment and runs in its own process\n"
+    "and ODBC_LEADER_ID in its environment (with --once also\n"
+    "ODBC_LEADER_FIRE_MS, the slot, ODBC_LEADER_ATTEMPT, 1 or more, and\n"
+    "ODBC_LEADER_RECOVERING, 1 when an earlier attempt was interrupted)\n"
+    "and runs in its own process\n"
     "group. SIGTERM, SIGINT and SIGHUP sent to odbc-leader are passed on to\n"
     "that group (a second one kills it). Before CMD starts they make run\n"
     "leave the election.\n"
@@ -218,6 +228,17 @@ static int run_opt(struct odbc_leader__cli *c, void *ctx, int opt,
     case 'H':
         r->health_listen = arg;
         return 0;
+    case 'R': {
+        char *end = NULL;
+        long n = strtol(arg, &end, 10);
+
+        if (end == arg || *end != '\0' || n < 1 || n > 1000)
+            return odbc_leader__cli_usage(
+                r->cli, "run", "--recover: expected 1 to 1000, not \"%s\"",
+                arg);
+        r->recover = (int)n;
+        return 0;
+    }
     case 'P':
         if (duration_opt(r, "--once-per", arg, &r->once_per_ms) != 0)
             return EX_USAGE;
@@ -243,6 +264,7 @@ static const struct odbc_leader__cli_cmdline run_cmdline = {
                  {"ttl", required_argument, NULL, 'T'},
                  {"once", required_argument, NULL, 'O'},
                  {"once-per", required_argument, NULL, 'P'},
+                 {"recover", required_argument, NULL, 'R'},
                  {"keep-connect-env", no_argument, NULL, 'K'},
                  {"health-listen", required_argument, NULL, 'H'}},
 };
@@ -424,6 +446,40 @@ static int done_already(struct run *r, const struct odbc_leader_fire *f) {
     return ODBC_LEADER__EX_DONE;
 }
 
+/* 1 when f, a fire of the key that a follower reads, may still run here:
+ * its attempt runs (its leader may die) or was interrupted, and its job
+ * allows another attempt. */
+static int may_recover(const struct odbc_leader_fire *f) {
+    return f->attempt < f->max_attempts &&
+           (strcmp(f->state, "running") == 0 ||
+            strcmp(f->state, "interrupted") == 0);
+}
+
+/* --once, after a new claim: CMD's environment says which fire and
+ * attempt it runs (the claim as the database recorded it). Returns -2
+ * (lead), or EX_OSERR after a message. */
+static int claim_env(struct run *r) {
+    char fire[32], attempt[16];
+
+    snprintf(fire, sizeof(fire), "%lld", (long long)r->claim.nominal_ms);
+    snprintf(attempt, sizeof(attempt), "%d", r->claim.attempt);
+    if (setenv("ODBC_LEADER_FIRE_MS", fire, 1) < 0 ||
+        setenv("ODBC_LEADER_ATTEMPT", attempt, 1) < 0 ||
+        setenv("ODBC_LEADER_RECOVERING", r->claim.recovering ? "1" : "0", 1) <
+            0) {
+        odbc_leader__cli_err(r->cli, "setenv: %s", strerror(errno));
+        return EX_OSERR;
+    }
+    if (r->claim.recovering)
+        odbc_leader__cli_msg(r->cli, LOG_NOTICE,
+                             "%s: %s (fire %lld): attempt %d of %d, after an "
+                             "earlier attempt's term ended without its end",
+                             odbc_leader_namespace(r->h), r->once,
+                             (long long)r->fire_ms, r->claim.attempt,
+                             r->claim.max_attempts);
+    return -2;
+}
+
 /* --once, after a tick that returned state (>= 0): ends the run when the
  * ledger holds the key; once leader, claims it. Returns 0 to campaign on,
  * -2 after a new claim (lead), or an exit code. */
@@ -434,15 +490,26 @@ static int once_check(struct run *r, int state) {
     if (!settle_fire(r))
         return 0;
     if (state == 0) {
-        rc = odbc_leader_read_fire(r->h, r->once, r->fire_ms, &f);
-        if (rc == 1)
+        rc = odbc_leader_read_fire_ex(r->h, r->once, r->fire_ms, &f,
+                                      sizeof(f));
+        if (rc == 1 && !may_recover(&f))
             return done_already(r, &f);
         return 0; /* errors: the next tick tells */
     }
-    rc = odbc_leader_claim(r->h, r->once, r->fire_ms);
-    if (rc == 1) {
+    r->claim.struct_size = sizeof(r->claim);
+    rc = odbc_leader_claim_fire(r->h, r->once, r->fire_ms, r->recover,
+                                &r->claim);
+    if (rc == ODBC_LEADER_CLAIM_RUN) {
         r->claimed = 1;
-        return -2;
+        return claim_env(r);
+    }
+    if (rc == ODBC_LEADER_CLAIM_PAUSED) {
+        odbc_leader__cli_msg(r->cli, LOG_NOTICE,
+                             "%s: %s is paused (odbc-leader jobs resume %s): "
+                             "fire %lld skipped; not running %s",
+                             odbc_leader_namespace(r->h), r->once, r->once,
+                             (long long)r->fire_ms, r->cmd[0]);
+        return ODBC_LEADER__EX_DONE;
     }
     if (rc == 0) {
         rc = odbc_leader_read_fire(r->h, r->once, r->fire_ms, &f);
@@ -701,7 +768,8 @@ static int finish_once(struct run *r, int rc) {
     } else if (r->started_at != 0 && WIFSIGNALED(r->status)) {
         status = -WTERMSIG(r->status);
     }
-    frc = odbc_leader_finish(r->h, r->once, r->fire_ms, status);
+    frc = odbc_leader_finish_fire(r->h, r->once, r->fire_ms, r->claim.term,
+                                  status);
     if (frc < 0)
         odbc_leader__cli_err(r->cli,
                              "recording the end of %s (fire %lld, status %d) "
@@ -771,6 +839,9 @@ int odbc_leader__cli_run(struct odbc_leader__cli *c, int argc, char **argv) {
     rc = odbc_leader__cli_parse(c, &run_cmdline, &r, argc, argv);
     if (rc != 0)
         return rc == ODBC_LEADER__CLI_HELP ? 0 : rc;
+    if (r.recover > 1 && r.once == NULL && r.once_per_ms == 0)
+        return odbc_leader__cli_usage(c, "run",
+                                      "--recover needs --once or --once-per");
     r.cmd = argv + optind;
     r.tty = isatty(STDERR_FILENO);
     sigemptyset(&r.sigs);

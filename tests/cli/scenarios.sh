@@ -6,7 +6,10 @@
 # OLC_CONN (a connection string with a short LeaderTTL) and defines
 # olc_apply_sql FILE PREFIX (feeds printed DDL to the database and prints
 # the connection string to use with those tables), then calls
-# olc_scenarios. Each scenario uses its own namespace.
+# olc_scenarios. Each scenario uses its own namespace. The fire
+# lifecycle's scenarios are in tests/cli/recover.sh.
+
+. "${srcdir:-.}/tests/cli/recover.sh"
 
 # CMD's own status comes back; 128+N when it was killed by signal N; 127
 # and 126 when it cannot be run; the ODBC_LEADER_* variables are set and
@@ -477,4 +480,5 @@ olc_scenarios() {
     sc_schema
     sc_once
     sc_upgrade
+    olc_recover_scenarios
 }

@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * jobs.c: "odbc-leader jobs": the namespace's jobs as the database knows
+ * them (paused or not, fires running and offered, the latest fire and
+ * outcomes), and an operator's durable pause, resume and run-now of one
+ * job on every host (docs/lifecycle.md). It does not register as a
+ * candidate: the handle never ticks.
+ */
+#include <build_config.h>
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* What the operands ask for. */
+enum jobs_action { JOBS_LIST, JOBS_PAUSE, JOBS_RESUME, JOBS_TRIGGER };
+
+struct jobs_opts {
+    struct odbc_leader__cli_list_opts list; /* --json, --limit */
+    enum jobs_action action;
+    const char *job; /* pause, resume, trigger: borrowed from argv */
+};
+
+static const char jobs_help[] =
+    "Usage: odbc-leader jobs [OPTIONS] [pause|resume|trigger JOB]\n"
+    "Without an action: list the namespace's jobs (those with fires in the\n"
+    "ledger or a pause record). With one, on every host at once and\n"
+    "durably (no leadership needed):\n"
+    "  pause JOB             the leader refuses JOB's fires (recorded as\n"
+    "                        skipped) until it is resumed\n"
+    "  resume JOB            JOB's fires run again from the next one\n"
+    "  trigger JOB           run JOB once now, on the leader, at its next\n"
+    "                        tick (prints the run-now's key)\n"
+    "\n"
+    "  --json                one JSON object per line\n"
+    "  --limit N             only the first N jobs (default 0 = all)\n"
+    "" ODBC_LEADER__CLI_COMMON_HELP "\n"
+    "Columns: JOB; PAUSED (since when, by whom); FIRES in the ledger;\n"
+    "RUNNING; OFFERED (run-now and interrupted fires waiting for the\n"
+    "leader); LAST FIRE (its latest nominal time); LAST OK and LAST FAILED\n"
+    "(the latest end of a fire that succeeded, and of one that failed, was\n"
+    "interrupted or abandoned), database time (UTC).\n"
+    "\n"
+    "Exit status: 0; 64 usage; 69 database unavailable; 78 configuration or\n"
+    "a dialect without the fire lifecycle.\n"
+    "\n"
+    "Examples:\n"
+    "  odbc-leader jobs -d sched -n report\n"
+    "  odbc-leader jobs -d sched -n report pause nightly-export\n"
+    "  odbc-leader jobs -d sched -n report trigger nightly-export\n";
+
+/* Prints the table's header, in print_job's columns. */
+static void print_jobs_header(void) {
+    printf("%-24s %-8s %-6s %-7s %-7s %-23s %-23s %s\n", "JOB", "PAUSED",
+           "FIRES", "RUNNING", "OFFERED", "LAST FIRE", "LAST OK",
+           "LAST FAILED");
+}
+
+/* Writes ms as UTC into buf, or "-" for 0. */
+static void utc_or_dash(int64_t ms, char *buf, size_t len) {
+    if (ms > 0)
+        odbc_leader__cli_utc(ms, buf, len);
+    else
+        snprintf(buf, len, "-");
+}
+
+/* Prints one job as JSON. */
+static void job_json(const struct odbc_leader_job *j) {
+    fputs("{\"job\":", stdout);
+    odbc_leader__cli_json_string(stdout, j->job);
+    printf(",\"paused\":%s,\"changed_at_ms\":", j->paused ? "true" : "false");
+    if (j->changed_at_ms > 0)
+        printf("%" PRId64 ",\"changed_by\":", j->changed_at_ms);
+    else
+        fputs("null,\"changed_by\":", stdout);
+    if (j->changed_by[0] != '\0')
+        odbc_leader__cli_json_string(stdout, j->changed_by);
+    else
+        fputs("null", stdout);
+    printf(",\"fires\":%" PRId64 ",\"running\":%" PRId64
+           ",\"offered\":%" PRId64,
+           j->fires, j->running, j->offered);
+    printf(",\"last_fire_ms\":%" PRId64 ",\"last_done_ms\":%" PRId64
+           ",\"last_failed_ms\":%" PRId64 "}\n",
+           j->last_fire_ms, j->last_done_ms, j->last_failed_ms);
+}
+
+/* Prints one job: a JSON object, or a table row. */
+static void print_job(const void *row, int json) {
+    const struct odbc_leader_job *j = row;
+    char last[32], ok[32], bad[32];
+
+    if (json) {
+        job_json(j);
+        return;
+    }
+    utc_or_dash(j->last_fire_ms, last, sizeof(last));
+    utc_or_dash(j->last_done_ms, ok, sizeof(ok));
+    utc_or_dash(j->last_failed_ms, bad, sizeof(bad));
+    printf("%-24s %-8s %-6" PRId64 " %-7" PRId64 " %-7" PRId64
+           " %-23s %-23s %s\n",
+           j->job, j->paused ? "yes" : "no", j->fires, j->running, j->offered,
+           last, ok, bad);
+}
+
+/* The jobs read, kept in order. */
+struct job_list {
+    struct odbc_leader_job *v;
+    size_t n, cap;
+    int nomem;
+};
+
+static void keep_job(void *ctx, const struct odbc_leader_job *j) {
+    struct job_list *l = ctx;
+
+    l->v =
+        odbc_leader__cli_push(l->v, &l->cap, &l->n, j, sizeof(*j), &l->nomem);
+}
+
+/* Takes --json and --limit into the struct jobs_opts ctx. */
+static int jobs_opt(struct odbc_leader__cli *c, void *ctx, int opt,
+                    const char *arg) {
+    struct jobs_opts *o = ctx;
+
+    return odbc_leader__cli_list_opt(c, "jobs", &o->list, opt, arg);
+}
+
+static const struct odbc_leader__cli_cmdline jobs_cmdline = {
+    .subcmd = "jobs",
+    .help = jobs_help,
+    .opt = jobs_opt,
+    .operands = ODBC_LEADER__CLI_WORDS,
+    .longopts = {ODBC_LEADER__CLI_LIST_LONGOPTS},
+};
+
+/* Reads the action from the operands argv[first..argc) into *o. Returns
+ * 0 or EX_USAGE after a message. */
+static int jobs_words(struct odbc_leader__cli *c, struct jobs_opts *o,
+                      int first, int argc, char **argv) {
+    static const char *const words[] = {"pause", "resume", "trigger"};
+    int n = argc - first;
+
+    if (n == 0)
+        return 0;
+    for (int i = 0; i < 3; i++)
+        if (strcmp(argv[first], words[i]) == 0)
+            o->action = (enum jobs_action)(JOBS_PAUSE + i);
+    if (o->action == JOBS_LIST)
+        return odbc_leader__cli_usage(c, "jobs",
+                                      "unknown action \"%s\" (pause, resume "
+                                      "or trigger)",
+                                      argv[first]);
+    if (n != 2)
+        return odbc_leader__cli_usage(c, "jobs", "%s needs one JOB",
+                                      argv[first]);
+    return odbc_leader__cli_name_arg(c, "jobs", "JOB", argv[first + 1],
+                                     &o->job);
+}
+
+/* Lists h's jobs as *o says. Returns 0 or an exit code after a message. */
+static int list_jobs(struct odbc_leader__cli *c, odbc_leader_t *h,
+                     const struct jobs_opts *o) {
+    struct job_list l = {NULL, 0, 0, 0};
+    int rc = odbc_leader_list_jobs(h, keep_job, &l);
+
+    rc = odbc_leader__cli_list_read(c, h, "jobs: reading the jobs", rc,
+                                    l.nomem);
+    if (rc == 0 && l.n > 0)
+        odbc_leader__cli_print_rows(l.v, l.n, sizeof(*l.v), &o->list,
+                                    print_jobs_header, print_job);
+    else if (rc == 0 && !o->list.json)
+        printf("%s: no jobs yet\n", odbc_leader_namespace(h));
+    free(l.v);
+    return rc;
+}
+
+/* Runs what the struct jobs_opts ctx asks for on h. Returns the exit
+ * code. */
+static int jobs_act(struct odbc_leader__cli *c, odbc_leader_t *h,
+                    const void *ctx) {
+    const struct jobs_opts *o = ctx;
+    const char *ns = odbc_leader_namespace(h);
+    int64_t key = 0;
+    int rc = 0;
+
+    switch (o->action) {
+    case JOBS_LIST:
+        return list_jobs(c, h, o);
+    case JOBS_PAUSE:
+    case JOBS_RESUME:
+        rc = odbc_leader_pause_job(h, o->job, o->action == JOBS_PAUSE);
+        if (rc == 0)
+            printf("%s: %s %s on every host\n", ns, o->job,
+                   o->action == JOBS_PAUSE ? "paused" : "resumed");
+        break;
+    case JOBS_TRIGGER:
+        rc = odbc_leader_trigger_job(h, o->job, &key);
+        if (rc == 0)
+            printf("%s: run-now of %s asked (key %" PRId64
+                   "): the leader runs it at its next tick\n",
+                   ns, o->job, key);
+        break;
+    }
+    if (rc < 0)
+        odbc_leader__cli_err(c, "jobs: %s", odbc_leader_strerror(rc));
+    return odbc_leader__cli_exit_code(rc);
+}
+
+int odbc_leader__cli_jobs(struct odbc_leader__cli *c, int argc, char **argv) {
+    struct jobs_opts o = {{0, 0}, JOBS_LIST, NULL};
+    odbc_leader_t *h = NULL;
+    int rc = odbc_leader__cli_parse(c, &jobs_cmdline, &o, argc, argv);
+
+    if (rc != 0)
+        return rc == ODBC_LEADER__CLI_HELP ? 0 : rc;
+    rc = jobs_words(c, &o, optind, argc, argv);
+    if (rc == 0)
+        rc = odbc_leader__cli_open(c, NULL, NULL, &h);
+    if (rc == 0)
+        rc = jobs_act(c, h, &o);
+    odbc_leader_destroy(h);
+    return rc;
+}
