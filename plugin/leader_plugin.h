@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define LEADER_PLUGIN_ABI_MAJOR 1
-#define LEADER_PLUGIN_ABI_MINOR 3
+#define LEADER_PLUGIN_ABI_MINOR 4
 
 /* Returned by leader_plugin_entry() when the host's major is not ours. */
 #define LEADER_PLUGIN_EABI (-1000)
@@ -65,6 +65,37 @@ struct leader_host {      /* filled by the host, borrowed until shutdown */
 /* 1 when the host struct h (as the host built it, h->struct_size) has
  * member m: a plugin reads a member only when this is true, so a host built
  * against an older, shorter struct keeps working. h may be NULL. */
+/* ABI 1.4: what claim_fire() returns besides the errors: run the fire
+ * (LEADER_PLUGIN_CLAIM_RUN), it was claimed before (0), or its job is
+ * paused (LEADER_PLUGIN_CLAIM_PAUSED). */
+#define LEADER_PLUGIN_CLAIM_RUN 1
+#define LEADER_PLUGIN_CLAIM_PAUSED 2
+
+/* ABI 1.4: a claim as the database recorded it (claim_fire()). The host
+ * sets struct_size; the plugin writes at most that many bytes. */
+struct leader_plugin_claim {
+    uint32_t struct_size;
+    int32_t attempt;      /* 1, or n + 1 when attempt n was interrupted */
+    int32_t max_attempts; /* the attempts the fire's job allows */
+    int32_t recovering;   /* 1: an earlier attempt's term ended without an
+                             outcome (Quartz's isRecovering()) */
+    int32_t triggered;    /* 1: a run-now an operator asked for */
+    int64_t term;         /* the term the claim is fenced in: finish_fire's */
+    int64_t nominal_ms;   /* the fire's nominal time; a run-now's: when it
+                             was asked */
+};
+
+/* ABI 1.4: a fire offered to the leader (offers()): a run-now (fire_ms
+ * below 0) or an interrupted attempt its job may run again. The host
+ * claims it with claim_fire(job, fire_ms, its max_attempts). Fixed
+ * layout (an array element): never changes within major 1. */
+struct leader_plugin_offer {
+    int64_t fire_ms;
+    int32_t attempt; /* the attempt that was interrupted; 0 for a run-now */
+    int32_t max_attempts;
+    char job[129];
+};
+
 #define LEADER_HOST_HAS(h, m)                                                  \
     ((h) != NULL &&                                                            \
      (h)->struct_size >= offsetof(struct leader_host, m) + sizeof((h)->m))
@@ -126,6 +157,28 @@ struct leader_plugin {
     /* The term of shard led by this instance and, in *valid_for_ms (when not NULL), how
      * long its trust window still runs; 0 when not led. No I/O, no lock, any thread. */
     int64_t (*shard_leadership)(const void *inst, uint32_t shard, uint32_t *valid_for_ms);
+    /* ---- ABI 1.4 (abi_minor >= 4): the fire lifecycle; each may be NULL ---- */
+    /* claim() that says what it got (docs/lifecycle.md): max_attempts is how many attempts the
+     * job allows (1: at most once; n > 1: a fire whose term ends without an outcome is offered
+     * to the next leader, up to n attempts); fire_ms may be an offer's key below 0. Returns
+     * LEADER_PLUGIN_CLAIM_RUN with *out filled (may be NULL), 0 claimed before,
+     * LEADER_PLUGIN_CLAIM_PAUSED, LEADER_PLUGIN_ENOTLEADER or another negative error. In a
+     * group: at most once (attempt 1 of 1), fenced by the shard's term. */
+    int (*claim_fire)(void *inst, const char *job, int64_t fire_ms, int max_attempts,
+                      struct leader_plugin_claim *out);
+    /* finish() for the attempt claimed in term (out->term of claim_fire); a negative code when a
+     * later term took the fire again (the attempt's term ended: its outcome is not kept). */
+    int (*finish_fire)(void *inst, const char *job, int64_t fire_ms, int64_t term, int status);
+    /* The fires offered to this leader, as its ticks learned them (no I/O; tick's thread):
+     * fills out[0 .. min(n, max)) and returns n, the number offered (0 when not leader, and
+     * in a group). */
+    int (*offers)(void *inst, struct leader_plugin_offer *out, int max);
+    /* Pauses (1) or resumes (0) job on every host, durably: claim_fire then answers
+     * LEADER_PLUGIN_CLAIM_PAUSED for its fires. Needs no leadership. 0 or negative. */
+    int (*pause_job)(void *inst, const char *job, int paused);
+    /* Asks the leader to run job once now: 0 and the run-now's key (below 0) in *key (may be
+     * NULL); it reaches the leader's offers() at its next tick. Needs no leadership. */
+    int (*trigger_job)(void *inst, const char *job, int64_t *key);
     // clang-format on
 };
 

@@ -239,6 +239,109 @@ static int64_t plugin_shard_leadership(const void *inst, uint32_t shard,
                                         valid_for_ms);
 }
 
+/* ABI 1.4: the fire lifecycle. A group member claims at most once. */
+static int plugin_claim_fire(void *inst, const char *job, int64_t fire_ms,
+                             int max_attempts,
+                             struct leader_plugin_claim *out) {
+    struct instance *in = inst;
+    struct odbc_leader_claim c = {.struct_size = sizeof(c)};
+    struct leader_plugin_claim p = {0};
+    int rc;
+
+    if (in == NULL)
+        return ODBC_LEADER_EINVAL;
+    if (in->h != NULL) {
+        rc = odbc_leader_claim_fire(in->h, job, fire_ms, max_attempts, &c);
+    } else {
+        rc = fire_ms < 0 ? ODBC_LEADER_ENOLIFECYCLE
+                         : odbc_leader_group_claim(in->g, job, fire_ms);
+        c.attempt = c.max_attempts = 1;
+        c.nominal_ms = fire_ms;
+        c.term = odbc_leader_group_leadership(
+            in->g, odbc_leader_shard_of(job, odbc_leader_group_shards(in->g)),
+            NULL);
+    }
+    if (rc == ODBC_LEADER_CLAIM_RUN) {
+        p.attempt = c.attempt;
+        p.max_attempts = c.max_attempts;
+        p.recovering = c.recovering;
+        p.triggered = c.triggered;
+        p.term = c.term;
+        p.nominal_ms = c.nominal_ms;
+    }
+    if (out != NULL) {
+        size_t n = out->struct_size < sizeof(p) ? out->struct_size : sizeof(p);
+
+        if (n > sizeof(p.struct_size))
+            memcpy((char *)out + sizeof(p.struct_size),
+                   (char *)&p + sizeof(p.struct_size), n - sizeof(p.struct_size));
+    }
+    return rc == ODBC_LEADER_ENOTLEADER ? LEADER_PLUGIN_ENOTLEADER : rc;
+}
+
+static int plugin_finish_fire(void *inst, const char *job, int64_t fire_ms,
+                              int64_t term, int status) {
+    struct instance *in = inst;
+
+    if (in == NULL)
+        return ODBC_LEADER_EINVAL;
+    return in->h != NULL
+               ? odbc_leader_finish_fire(in->h, job, fire_ms, term, status)
+               : odbc_leader_group_finish(in->g, job, fire_ms, status);
+}
+
+/* The array offers() fills (odbc_leader_offers's callback). */
+struct offer_fill {
+    struct leader_plugin_offer *out;
+    int max, n;
+};
+
+static void offer_one(void *ctx, const struct odbc_leader_fire *f) {
+    struct offer_fill *o = ctx;
+
+    if (o->n < o->max) {
+        struct leader_plugin_offer *d = &o->out[o->n];
+
+        memset(d, 0, sizeof(*d));
+        d->fire_ms = f->fire_ms;
+        d->attempt = f->attempt;
+        d->max_attempts = f->max_attempts;
+        snprintf(d->job, sizeof(d->job), "%s", f->job);
+    }
+    o->n++;
+}
+
+static int plugin_offers(void *inst, struct leader_plugin_offer *out,
+                         int max) {
+    struct instance *in = inst;
+    struct offer_fill o = {out, out != NULL && max > 0 ? max : 0, 0};
+
+    if (in == NULL)
+        return ODBC_LEADER_EINVAL;
+    if (in->h == NULL)
+        return 0;
+    return odbc_leader_offers(in->h, offer_one, &o) < 0 ? ODBC_LEADER_EINVAL
+                                                         : o.n;
+}
+
+static int plugin_pause_job(void *inst, const char *job, int paused) {
+    struct instance *in = inst;
+
+    if (in == NULL)
+        return ODBC_LEADER_EINVAL;
+    return in->h != NULL ? odbc_leader_pause_job(in->h, job, paused)
+                         : ODBC_LEADER_ENOLIFECYCLE;
+}
+
+static int plugin_trigger_job(void *inst, const char *job, int64_t *key) {
+    struct instance *in = inst;
+
+    if (in == NULL)
+        return ODBC_LEADER_EINVAL;
+    return in->h != NULL ? odbc_leader_trigger_job(in->h, job, key)
+                         : ODBC_LEADER_ENOLIFECYCLE;
+}
+
 static const struct leader_plugin plugin = {
     sizeof(struct leader_plugin),
     LEADER_PLUGIN_ABI_MAJOR,
@@ -260,6 +363,11 @@ static const struct leader_plugin plugin = {
     plugin_shards,
     plugin_shard_of,
     plugin_shard_leadership,
+    plugin_claim_fire,
+    plugin_finish_fire,
+    plugin_offers,
+    plugin_pause_job,
+    plugin_trigger_job,
 };
 
 int leader_plugin_entry(uint16_t host_abi_major,
