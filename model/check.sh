@@ -229,6 +229,15 @@ run claim-no-epoch violate \
 run steps-n2 verify "-DN=2 -DS=2 -DT=2 -DMAXTERM=3 -DSTEPS"
 run steps-n2-t3 verify "-DN=2 -DS=2 -DT=3 -DMAXTERM=2 -DSTEPS"
 run steps-claims-n2 verify "-DN=2 -DS=2 -DT=2 -DMAXTERM=2 -DSTEPS -DFIRES=2"
+# The fire lifecycle's recovery (RECOVER): a fire's next attempt is taken
+# only in a later term, so the previous attempt's claimant can no longer
+# act for it (RECOVER_APART), with clock steps; offering it on the
+# database's expiry alone is refuted.
+run recover-steps-n2 verify \
+    "-DN=2 -DS=2 -DT=2 -DMAXTERM=2 -DSTEPS -DFIRES=1 -DRECOVER"
+run recover-on-expiry violate \
+    "-DN=2 -DS=2 -DT=2 -DMAXTERM=2 -DSTEPS -DFIRES=1 -DRECOVER \
+     -DBROKEN_RECOVER_ON_EXPIRY"
 run steps-promote-n2 verify \
     "-DN=2 -DS=2 -DT=2 -DMAXTERM=3 -DSTEPS -DPROMOTE=1 -DERASE_STALE"
 # Broken step handling: each must yield an overlap of two trust windows.

@@ -26,6 +26,18 @@
  *                 for another term);
  *   CLAIM_ORDER   a claim's term is no lower than that of any fire
  *                 claimed before it.
+ * With -DRECOVER (and FIRES), a claimed fire may be taken again as its
+ * next attempt (the fire lifecycle's take, docs/lifecycle.md), up to two
+ * attempts: by a candidate that believes it holds a term, in one
+ * statement that requires the taker's current, unexpired term and a
+ * fire claimed in an earlier term. Each take asserts
+ *   RECOVER_APART the previous attempt's claimant is not inside a trust
+ *                 window of the term that attempt carries: it can no
+ *                 longer act as leader for it.
+ *   -DBROKEN_RECOVER_ON_EXPIRY the take checks only that the previous
+ *                 attempt's lease is over in the database (its row
+ *                 expired or moved on), not that the taker holds a later
+ *                 term: with clock steps, RECOVER_APART fails.
  *
  * Time is discrete. The database clock is the reference: a clock tick is
  * one database tick, and lease times are kept relative to "now" (exp =
@@ -220,6 +232,12 @@
 #if defined(BROKEN_CLAIM_NO_EPOCH) && FIRES == 0
 #error "BROKEN_CLAIM_NO_EPOCH needs FIRES > 0"
 #endif
+#if (defined(RECOVER) || defined(BROKEN_RECOVER_ON_EXPIRY)) && FIRES == 0
+#error "RECOVER needs FIRES > 0"
+#endif
+#if defined(BROKEN_RECOVER_ON_EXPIRY) && !defined(RECOVER)
+#error "BROKEN_RECOVER_ON_EXPIRY needs RECOVER"
+#endif
 #if (defined(BROKEN_NO_QUARANTINE) || defined(BROKEN_TERM_REISSUE) || \
      defined(BROKEN_FIRST_ROW) || defined(BROKEN_CLAIM_NO_EPOCH)) && \
     defined(ERASE_STALE)
@@ -353,6 +371,16 @@ byte r_ccount[FIRES];
  * carries. It runs at any later time, or never. */
 byte cf[N];
 byte ct[N];
+#ifdef RECOVER
+bit ck[N];                  /* the statement in flight is a take */
+byte catt[FIRES];           /* attempts started of fire f (0..2) */
+#define MAXATT 2
+#define CLEAR_TAKE(p) ck[p] = 0
+#define SET_ATT1(f) catt[f] = 1
+#else
+#define CLEAR_TAKE(p) skip
+#define SET_ATT1(f) skip
+#endif
 #endif
 
 /* ---- clocks for printing trails only: not part of the state ----------- */
@@ -568,6 +596,11 @@ inline gc_one(i)
 /* Without the epoch check, a promotion can make a refused claim pass
  * again (the replica's copy of the lease names its term): no claim is
  * dropped while a promotion may still come. */
+#ifdef RECOVER
+#define IS_TAKE(i) ck[i]
+#else
+#define IS_TAKE(i) 0
+#endif
 #if defined(BROKEN_CLAIM_NO_EPOCH)
 #define MAY_DROP_CLAIM (ep == PROMOTE)
 #else
@@ -576,7 +609,8 @@ inline gc_one(i)
 inline gc_claim(i)
 {
     if
-    :: cf[i] != 0 && MAY_DROP_CLAIM && !CLAIM_WHERE(i, cf[i] - 1, ct[i]) ->
+    :: cf[i] != 0 && MAY_DROP_CLAIM && !IS_TAKE(i) &&
+       !CLAIM_WHERE(i, cf[i] - 1, ct[i]) ->
         printf("| db %d: claim of p%d can no longer succeed, dropped\n",
                dbnow, i);
         cf[i] = 0; ct[i] = 0
@@ -588,6 +622,19 @@ inline gc_claim(i)
 #else
 #define gc_claims() gc_claim(0); gc_claim(1); gc_claim(2)
 #endif
+#endif
+
+#ifdef RECOVER
+/* the take's condition; the previous attempt: claimed by cby[f] in term
+ * cterm[f] */
+#ifdef BROKEN_RECOVER_ON_EXPIRY
+#define TAKE_WHERE(p, f, t) (ccount[f] == 1 && catt[f] < MAXATT && \
+    !(lid == cby[f] && term == cterm[f] && exp > 0))
+#else
+#define TAKE_WHERE(p, f, t) (HOLDS(p, t) && ccount[f] == 1 && \
+    cterm[f] < t && catt[f] < MAXATT)
+#endif
+#define RECOVER_APART(f) (!(TR(cby[f]) && held[cby[f]] == cterm[f]))
 #endif
 
 #if FIRES > 0 && N == 2
@@ -735,7 +782,7 @@ inline db_claim(p, f, t)
         assert(CLAIM_FENCED(p, t));
         assert(CLAIM_ORDER(t));
         if
-        :: ccount[f] == 0 -> cterm[f] = t; cby[f] = p
+        :: ccount[f] == 0 -> cterm[f] = t; cby[f] = p; SET_ATT1(f)
         :: else -> skip
         fi;
         ccount[f] = (ccount[f] < 2 -> ccount[f] + 1 : 2);
@@ -744,6 +791,30 @@ inline db_claim(p, f, t)
     :: else -> skip
     fi
 }
+
+#ifdef RECOVER
+/* @statement take: fire f's next attempt for term t when TAKE_WHERE
+ * holds. */
+inline db_take(p, f, t)
+{
+    if
+    :: TAKE_WHERE(p, f, t) ->
+        assert(RECOVER_APART(f));
+        cterm[f] = t; cby[f] = p; catt[f]++
+    :: else -> skip
+    fi
+}
+
+/* A candidate that believes it holds a term sends a take of fire f. */
+#define TAKE(f) \
+    d_step { \
+        held[p] != 0 && cf[p] == 0 && ccount[f] == 1 -> \
+        cf[p] = f + 1; ct[p] = held[p]; ck[p] = 1; \
+        printf("| db %d, p%d at local %d: sends take of fire %d, ", \
+               dbnow, p, lnow[p], f); \
+        printf("term %d, trust %d\n", ct[p], trust[p]) \
+    }
+#endif
 
 /* A candidate that believes it holds a term (held != 0, whether or not
  * its window is still open: is_leader() is not asked) claims fire f with
@@ -1168,8 +1239,22 @@ end:
 #if FIRES >= 3
     :: CLAIM(2)
 #endif
+#ifdef RECOVER
+    :: TAKE(0)
     :: d_step {
-        cf[p] != 0 ->
+        cf[p] != 0 && ck[p] ->
+        g = cf[p] - 1; u = ct[p]; cf[p] = 0; ct[p] = 0; ck[p] = 0;
+        printf("| db %d: take of p%d runs (fire %d, term %d), ",
+               dbnow, p, g, u);
+        printf("lease: p%d term %d expires in %d\n", lid, term, exp);
+        db_take(p, g, u);
+        printf("| db %d: fire %d: attempt %d, term %d, by p%d\n", dbnow,
+               g, catt[g], cterm[g], cby[g]);
+        g = 0; u = 0
+    }
+#endif
+    :: d_step {
+        cf[p] != 0 && !IS_TAKE(p) ->
         g = cf[p] - 1; u = ct[p]; cf[p] = 0; ct[p] = 0;
         printf("| db %d: claim of p%d runs (fire %d, term %d), ",
                dbnow, p, g, u);
@@ -1180,7 +1265,7 @@ end:
     }
     :: d_step {
         cf[p] != 0 ->
-        cf[p] = 0; ct[p] = 0;
+        cf[p] = 0; ct[p] = 0; CLEAR_TAKE(p);
         printf("| db %d: claim of p%d is lost, never runs\n", dbnow, p)
     }
 #endif

@@ -72,7 +72,7 @@ static void first_attempt(struct odbc_leader_claim *out, int64_t term,
 
 int odbc_leader__db_claim(struct odbc_leader__db *db, int64_t term,
                           const char *job, int64_t fire_ms, int max_attempts,
-                          struct odbc_leader_claim *out) {
+                          int may_take, struct odbc_leader_claim *out) {
     int lc = odbc_leader__db_has_lifecycle(db);
     int cls;
     int rc;
@@ -91,9 +91,9 @@ int odbc_leader__db_claim(struct odbc_leader__db *db, int64_t term,
     if (fire_ms < 0 ||
         (rc < 0 && cls == ODBC_LEADER__ERR_UNIQUE && rc != ODBC_LEADER_EUNKNOWN))
         /* the normal "already claimed", or a fire offered again */
-        return lc ? odbc_leader__db_take(db, term, job, fire_ms, max_attempts,
-                                         out)
-                  : 0;
+        return lc && may_take ? odbc_leader__db_take(db, term, job, fire_ms,
+                                                     max_attempts, out)
+                              : 0;
     if (rc < 0)
         return rc;
     if (rc == 0)
@@ -121,7 +121,7 @@ int odbc_leader__db_claim_again(struct odbc_leader__db *db, int64_t term,
     odbc_leader__logf(db->log, LOG_INFO,
                       "claim of %s at %lld failed (%s); trying once more", job,
                       (long long)fire_ms, odbc_leader_strerror(first));
-    rc = odbc_leader__db_claim(db, term, job, fire_ms, max_attempts, out);
+    rc = odbc_leader__db_claim(db, term, job, fire_ms, max_attempts, 1, out);
     if (rc != 0 ||
         (first != ODBC_LEADER_ECONNLOST && first != ODBC_LEADER_EUNKNOWN))
         return rc;

@@ -16,8 +16,10 @@
 int odbc_leader__db_has_ledger(const struct odbc_leader__db *db);
 /* Claims (job, fire_ms) for term in one statement (a new fire); a fire
  * offered again (a run-now, fire_ms < 0, or an interrupted attempt) is
- * taken with the lifecycle's take (db_lifecycle.h), and a paused job's
- * fire is recorded skipped. max_attempts: the attempts the job allows.
+ * taken with the lifecycle's take (db_lifecycle.h) when may_take says it
+ * may be offered (0: the caller knows it is not, and a unique violation
+ * is "already claimed" at once), and a paused job's fire is recorded
+ * skipped. max_attempts: the attempts the job allows.
  * Returns ODBC_LEADER_CLAIM_RUN with *out filled (when not NULL, at its
  * struct_size; else zeroed), ODBC_LEADER_CLAIM_TAKEN (the unique
  * violation, or an offered fire someone else took),
@@ -27,7 +29,7 @@ int odbc_leader__db_has_ledger(const struct odbc_leader__db *db);
  * error. job is borrowed and valid. */
 int odbc_leader__db_claim(struct odbc_leader__db *db, int64_t term,
                           const char *job, int64_t fire_ms, int max_attempts,
-                          struct odbc_leader_claim *out);
+                          int may_take, struct odbc_leader_claim *out);
 /* 1 when a claim that failed with rc is worth one more try at once: the
  * connection was lost (the caller reopens it first), the outcome is
  * unknown, or the statement failed for a passing reason in the dialect's

@@ -204,7 +204,7 @@ static const struct odbc_leader__claim_ops claim_ops = {
 int odbc_leader_group_claim(odbc_leader_group_t *g, const char *job,
                             int64_t fire_ms) {
     char ns[ODBC_LEADER__NAME_MAX + 16];
-    struct odbc_leader__claim_req req = {job, fire_ms, 1, NULL};
+    struct odbc_leader__claim_req req = {job, fire_ms, 1, 0, NULL};
     int rc;
 
     if (g == NULL || !odbc_leader__valid_fire(job, fire_ms))

@@ -196,7 +196,8 @@ static int claim_try(struct odbc_leader__handle *c,
             odbc_leader__db_set_ns(c->db, ns);
         rc = first == 0
                  ? odbc_leader__db_claim(c->db, term, req->job, req->fire_ms,
-                                         req->max_attempts, req->out)
+                                         req->max_attempts, req->may_take,
+                                         req->out)
                  : odbc_leader__db_claim_again(c->db, term, req->job,
                                                req->fire_ms, req->max_attempts,
                                                req->out, first);

@@ -97,6 +97,7 @@ struct odbc_leader__claim_req {
     const char *job; /* borrowed, valid */
     int64_t fire_ms;
     int max_attempts;
+    int may_take; /* 0: the fire is known not to be offered (offers.h) */
     struct odbc_leader_claim *out; /* the caller's, or NULL */
 };
 

@@ -416,11 +416,13 @@ static const struct odbc_leader__claim_ops claim_ops = {
  * max_attempts below 1 is 1. */
 static int claim_call(odbc_leader_t *h, const char *job, int64_t fire_ms,
                       int max_attempts, struct odbc_leader_claim *out) {
-    struct odbc_leader__claim_req req = {job, fire_ms, max_attempts, out};
+    struct odbc_leader__claim_req req = {job, fire_ms, max_attempts, 1, out};
 
     odbc_leader__claim_out(out, NULL);
     if (h == NULL || !odbc_leader__valid_name(job))
         return ODBC_LEADER_EINVAL;
+    req.may_take = odbc_leader__offers_may_hold(
+        &h->offers, odbc_leader__elector_term(&h->el), job, fire_ms);
     if (req.max_attempts < 1)
         req.max_attempts = 1;
     return odbc_leader__handle_claim(&h->c, &claim_ops, NULL, &req);

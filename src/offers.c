@@ -82,3 +82,15 @@ int odbc_leader__offers_list(const struct odbc_leader__offers *o, int64_t term,
             fn(ctx, &o->v[i]);
     return o->n;
 }
+
+int odbc_leader__offers_may_hold(const struct odbc_leader__offers *o,
+                                 int64_t term, const char *job,
+                                 int64_t fire_ms) {
+    if (fire_ms < 0 || o->swept_term != term || o->term != term ||
+        o->n >= ODBC_LEADER__OFFERS_MAX)
+        return 1;
+    for (int i = 0; i < o->n; i++)
+        if (o->v[i].fire_ms == fire_ms && strcmp(o->v[i].job, job) == 0)
+            return 1;
+    return 0;
+}

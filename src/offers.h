@@ -41,4 +41,14 @@ int odbc_leader__offers_tick(struct odbc_leader__offers *o,
 int odbc_leader__offers_list(const struct odbc_leader__offers *o, int64_t term,
                              odbc_leader_fire_fn fn, void *ctx);
 
+/* 1 when (job, fire_ms) may be offered to term, so that a claim that
+ * meets it claimed before must try to take it: it is listed, or the list
+ * cannot tell (not read for term after its sweep, or full). 0 when the
+ * list, complete for term, does not hold it: the fire is claimed, and the
+ * claim answers so without another round trip. A key below 0 (a run-now)
+ * always may be. */
+int odbc_leader__offers_may_hold(const struct odbc_leader__offers *o,
+                                 int64_t term, const char *job,
+                                 int64_t fire_ms);
+
 #endif /* ODBC_LEADER_OFFERS_H */

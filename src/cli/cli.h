@@ -297,6 +297,21 @@ struct odbc_leader__fire_list {
  * struct odbc_leader__fire_list in ctx (sets nomem when out of memory). */
 void odbc_leader__cli_keep_fire(void *ctx, const struct odbc_leader_fire *f);
 
+/* The jobs of a namespace as odbc_leader_list_jobs() read them, in order
+ * (jobs, serve's /api/v1/jobs). */
+struct odbc_leader__job_list {
+    struct odbc_leader_job *v; /* owned */
+    size_t n, cap;
+    int nomem; /* a copy failed: the list is incomplete */
+};
+
+/* odbc_leader_list_jobs callback: appends a copy of j to the struct
+ * odbc_leader__job_list in ctx (sets nomem when out of memory). */
+void odbc_leader__cli_keep_job(void *ctx, const struct odbc_leader_job *j);
+
+/* Writes j as one JSON object (no newline) to out. */
+void odbc_leader__cli_job_json(FILE *out, const struct odbc_leader_job *j);
+
 /* The state of f: its lifecycle state, or for a dialect without the
  * lifecycle running, done or failed by its columns. Static or borrowed
  * from f. */
@@ -452,6 +467,7 @@ enum odbc_leader__route {
     ODBC_LEADER__ROUTE_FIRES,      /* /api/v1/fires */
     ODBC_LEADER__ROUTE_SCRIPT,     /* /dashboard.js */
     ODBC_LEADER__ROUTE_ELECTIONS,  /* /api/v1/elections */
+    ODBC_LEADER__ROUTE_JOBS,       /* /api/v1/jobs */
 };
 
 /* Returns the route of url (a decoded path without its query); *rest is

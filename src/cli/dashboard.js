@@ -92,10 +92,23 @@
     }
   }
 
+  // A fire's text and class, by its state (docs/lifecycle.md); the
+  // attempt when it is not the first.
   function outcome(f) {
-    if (f.status === null) return ['running', 'run'];
-    if (f.status === 0) return ['ok', 'ok'];
-    return [String(f.status), 'bad'];
+    const st = f.state || (f.status === null ? 'running'
+      : f.status === 0 ? 'done' : 'failed');
+    const n = f.attempt > 1 ? ' (attempt ' + f.attempt + ')' : '';
+    if (st === 'running') return ['running' + n, 'run'];
+    if (st === 'done') return ['ok' + n, 'ok'];
+    if (st === 'failed') return [String(f.status) + n, 'bad'];
+    if (st === 'pending') return ['run-now, pending', 'run'];
+    if (st === 'skipped') return ['skipped (paused)', 'skip'];
+    return [st + n, 'bad']; // interrupted, abandoned
+  }
+
+  // The time a fire names: its nominal time, or a run-now's request.
+  function fireTime(f) {
+    return when(f.fire_ms < 0 ? -f.fire_ms : f.fire_ms);
   }
 
   function showFires(ns, fires) {
@@ -113,7 +126,7 @@
       for (const f of list.slice(-STRIP)) {
         const [text, cls] = outcome(f);
         const dot = el('span', 'dot ' + cls);
-        dot.title = when(f.fire_ms) + ': ' + text + ' (' + f.claimed_by + ', term ' + f.term + ')';
+        dot.title = fireTime(f) + ': ' + text + ' (' + f.claimed_by + ', term ' + f.term + ')';
         line.appendChild(dot);
       }
       strips.appendChild(line);
@@ -129,7 +142,7 @@
       const [text, cls] = outcome(f);
       const r = el('tr', cls);
       r.dataset.job = f.job;
-      r.append(el('td', null, f.job), el('td', null, when(f.fire_ms)),
+      r.append(el('td', null, f.job), el('td', null, fireTime(f)),
         el('td', null, f.claimed_by), el('td', null, f.term),
         el('td', 'status', text),
         el('td', null, f.duration_ms === null ? '-' : secs(f.duration_ms)));

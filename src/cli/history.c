@@ -60,6 +60,38 @@ void odbc_leader__cli_fire_json(FILE *out, const struct odbc_leader_fire *f) {
             f->max_attempts);
 }
 
+void odbc_leader__cli_keep_job(void *ctx, const struct odbc_leader_job *j) {
+    struct odbc_leader__job_list *l = ctx;
+
+    l->v =
+        odbc_leader__cli_push(l->v, &l->cap, &l->n, j, sizeof(*j), &l->nomem);
+}
+
+/* Writes ms, or null for 0, after the key. */
+static void ms_or_null(FILE *out, const char *key, int64_t ms) {
+    if (ms > 0)
+        fprintf(out, ",\"%s\":%" PRId64, key, ms);
+    else
+        fprintf(out, ",\"%s\":null", key);
+}
+
+void odbc_leader__cli_job_json(FILE *out, const struct odbc_leader_job *j) {
+    fputs("{\"job\":", out);
+    odbc_leader__cli_json_string(out, j->job);
+    fprintf(out, ",\"paused\":%s", j->paused ? "true" : "false");
+    ms_or_null(out, "changed_at_ms", j->changed_at_ms);
+    fputs(",\"changed_by\":", out);
+    odbc_leader__cli_json_or_null(out, j->changed_by);
+    fprintf(out,
+            ",\"fires\":%" PRId64 ",\"running\":%" PRId64
+            ",\"offered\":%" PRId64,
+            j->fires, j->running, j->offered);
+    ms_or_null(out, "last_fire_ms", j->last_fire_ms);
+    ms_or_null(out, "last_done_ms", j->last_done_ms);
+    ms_or_null(out, "last_failed_ms", j->last_failed_ms);
+    fputc('}', out);
+}
+
 void odbc_leader__cli_keep_election(void *ctx,
                                     const struct odbc_leader_election *e) {
     struct odbc_leader__election_list *l = ctx;

@@ -27,6 +27,7 @@ enum odbc_leader__route odbc_leader__http_route(const char *url,
         {"/api/v1/namespaces", ODBC_LEADER__ROUTE_NAMESPACES},
         {"/api/v1/fires", ODBC_LEADER__ROUTE_FIRES},
         {"/api/v1/elections", ODBC_LEADER__ROUTE_ELECTIONS},
+        {"/api/v1/jobs", ODBC_LEADER__ROUTE_JOBS},
     };
     static const char api_ns[] = "/api/v1/namespaces/";
 

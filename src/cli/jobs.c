@@ -67,34 +67,14 @@ static void utc_or_dash(int64_t ms, char *buf, size_t len) {
         snprintf(buf, len, "-");
 }
 
-/* Prints one job as JSON. */
-static void job_json(const struct odbc_leader_job *j) {
-    fputs("{\"job\":", stdout);
-    odbc_leader__cli_json_string(stdout, j->job);
-    printf(",\"paused\":%s,\"changed_at_ms\":", j->paused ? "true" : "false");
-    if (j->changed_at_ms > 0)
-        printf("%" PRId64 ",\"changed_by\":", j->changed_at_ms);
-    else
-        fputs("null,\"changed_by\":", stdout);
-    if (j->changed_by[0] != '\0')
-        odbc_leader__cli_json_string(stdout, j->changed_by);
-    else
-        fputs("null", stdout);
-    printf(",\"fires\":%" PRId64 ",\"running\":%" PRId64
-           ",\"offered\":%" PRId64,
-           j->fires, j->running, j->offered);
-    printf(",\"last_fire_ms\":%" PRId64 ",\"last_done_ms\":%" PRId64
-           ",\"last_failed_ms\":%" PRId64 "}\n",
-           j->last_fire_ms, j->last_done_ms, j->last_failed_ms);
-}
-
 /* Prints one job: a JSON object, or a table row. */
 static void print_job(const void *row, int json) {
     const struct odbc_leader_job *j = row;
     char last[32], ok[32], bad[32];
 
     if (json) {
-        job_json(j);
+        odbc_leader__cli_job_json(stdout, j);
+        putchar('\n');
         return;
     }
     utc_or_dash(j->last_fire_ms, last, sizeof(last));
@@ -104,20 +84,6 @@ static void print_job(const void *row, int json) {
            " %-23s %-23s %s\n",
            j->job, j->paused ? "yes" : "no", j->fires, j->running, j->offered,
            last, ok, bad);
-}
-
-/* The jobs read, kept in order. */
-struct job_list {
-    struct odbc_leader_job *v;
-    size_t n, cap;
-    int nomem;
-};
-
-static void keep_job(void *ctx, const struct odbc_leader_job *j) {
-    struct job_list *l = ctx;
-
-    l->v =
-        odbc_leader__cli_push(l->v, &l->cap, &l->n, j, sizeof(*j), &l->nomem);
 }
 
 /* Takes --json and --limit into the struct jobs_opts ctx. */
@@ -163,8 +129,8 @@ static int jobs_words(struct odbc_leader__cli *c, struct jobs_opts *o,
 /* Lists h's jobs as *o says. Returns 0 or an exit code after a message. */
 static int list_jobs(struct odbc_leader__cli *c, odbc_leader_t *h,
                      const struct jobs_opts *o) {
-    struct job_list l = {NULL, 0, 0, 0};
-    int rc = odbc_leader_list_jobs(h, keep_job, &l);
+    struct odbc_leader__job_list l = {NULL, 0, 0, 0};
+    int rc = odbc_leader_list_jobs(h, odbc_leader__cli_keep_job, &l);
 
     rc = odbc_leader__cli_list_read(c, h, "jobs: reading the jobs", rc,
                                     l.nomem);

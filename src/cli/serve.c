@@ -91,6 +91,8 @@ static enum MHD_Result ns_route(struct odbc_leader__serve *sv,
         return odbc_leader__serve_api_namespace(sv, conn, ns);
     if (r == ODBC_LEADER__ROUTE_FIRES)
         return odbc_leader__serve_api_fires(sv, conn, ns);
+    if (r == ODBC_LEADER__ROUTE_JOBS)
+        return odbc_leader__serve_api_jobs(sv, conn, ns);
     return odbc_leader__serve_api_elections(sv, conn, ns);
 }
 
@@ -113,6 +115,7 @@ static enum MHD_Result route(struct odbc_leader__serve *sv,
     case ODBC_LEADER__ROUTE_NAMESPACE:
     case ODBC_LEADER__ROUTE_FIRES:
     case ODBC_LEADER__ROUTE_ELECTIONS:
+    case ODBC_LEADER__ROUTE_JOBS:
         return ns_route(sv, conn, r, rest);
     case ODBC_LEADER__ROUTE_NONE:
         break;

@@ -99,6 +99,12 @@ int odbc_leader__serve_fires(struct odbc_leader__serve *sv,
                              struct odbc_leader__serve_ns *ns, const char *job,
                              struct odbc_leader__fire_list *l);
 
+/* Reads ns's jobs into *l, which the caller frees. Returns 0, 1 when the
+ * dialect has no fire lifecycle (l empty), or -1 with ns->error set. */
+int odbc_leader__serve_jobs(struct odbc_leader__serve *sv,
+                            struct odbc_leader__serve_ns *ns,
+                            struct odbc_leader__job_list *l);
+
 /* Reads ns's election log, oldest term first, into *l, which the caller
  * frees. Returns 0, 1 when the dialect keeps no log (l empty), or -1 with
  * ns->error set. */
@@ -179,6 +185,12 @@ enum MHD_Result
 odbc_leader__serve_api_elections(struct odbc_leader__serve *sv,
                                  struct MHD_Connection *conn,
                                  struct odbc_leader__serve_ns *ns);
+
+/* GET /api/v1/jobs?namespace=NS: {"namespace":NS,"jobs":[...]}, each as
+ * "jobs --json" prints it; 404 when the dialect has no lifecycle. */
+enum MHD_Result odbc_leader__serve_api_jobs(struct odbc_leader__serve *sv,
+                                            struct MHD_Connection *conn,
+                                            struct odbc_leader__serve_ns *ns);
 
 /* ---- serve_page.c: GET / and /dashboard.js ---- */
 

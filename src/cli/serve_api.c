@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * serve_api.c: serve's JSON API, /api/v1/...: every namespace's state or
- * one's (as "status --json" prints it), and the newest fires of a ledger
- * and terms of an election log (as "fires --json" and "elections --json"
- * print them).
+ * one's (as "status --json" prints it), the newest fires of a ledger and
+ * terms of an election log, and the jobs (as "fires --json", "elections
+ * --json" and "jobs --json" print them).
  */
 #include <build_config.h>
 
@@ -163,6 +163,30 @@ odbc_leader__serve_api_elections(struct odbc_leader__serve *sv,
     else
         ret = reply_rows(conn, ns, rc, "elections", l.v, l.n, sizeof(*l.v),
                          limit, term_json);
+    free(l.v);
+    return ret;
+}
+
+/* reply_rows' json of a job. */
+static void job_json(FILE *f, const void *row) {
+    odbc_leader__cli_job_json(f, row);
+}
+
+enum MHD_Result odbc_leader__serve_api_jobs(struct odbc_leader__serve *sv,
+                                            struct MHD_Connection *conn,
+                                            struct odbc_leader__serve_ns *ns) {
+    enum MHD_Result ret;
+    struct odbc_leader__job_list l = {NULL, 0, 0, 0};
+    int rc = odbc_leader__serve_jobs(sv, ns, &l);
+
+    if (rc > 0)
+        ret = odbc_leader__httpd_reply_text(
+            conn, MHD_HTTP_NOT_FOUND,
+            "namespace %s has no fire lifecycle (its dialect has none)",
+            ns->name);
+    else
+        ret = reply_rows(conn, ns, rc, "jobs", l.v, l.n, sizeof(*l.v), 0,
+                         job_json);
     free(l.v);
     return ret;
 }

@@ -219,6 +219,26 @@ int odbc_leader__serve_fires(struct odbc_leader__serve *sv,
     return rc >= 0 && !l->nomem ? 0 : -1;
 }
 
+/* ns_read_fn: the jobs, into an emptied list. */
+static int read_jobs(odbc_leader_t *h, void *ctx) {
+    struct odbc_leader__job_list *l = ctx;
+
+    l->n = 0;
+    return odbc_leader_list_jobs(h, odbc_leader__cli_keep_job, l);
+}
+
+int odbc_leader__serve_jobs(struct odbc_leader__serve *sv,
+                            struct odbc_leader__serve_ns *ns,
+                            struct odbc_leader__job_list *l) {
+    int rc = ns_read(sv, ns, read_jobs, l);
+
+    if (rc == ODBC_LEADER_ENOLIFECYCLE)
+        return 1;
+    if (rc >= 0 && l->nomem)
+        snprintf(ns->error, sizeof(ns->error), "out of memory");
+    return rc >= 0 && !l->nomem ? 0 : -1;
+}
+
 /* ns_read_fn: an election log, into an emptied list. */
 static int read_elections(odbc_leader_t *h, void *ctx) {
     struct odbc_leader__election_list *l = ctx;

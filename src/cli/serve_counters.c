@@ -7,8 +7,12 @@
  * the rows of the read before, by identity (a fire: job, fire time and
  * claim time; a term: its number); an event is counted once, at the first
  * read that shows it:
- *   - fires_total{outcome}: a fire read finished (ok: status 0, else
- *     failed) that the read before did not show finished;
+ *   - fires_total{outcome}: a fire read ended (ok, failed, interrupted,
+ *     abandoned, skipped: its state) that the read before did not show
+ *     ended;
+ *   - fire_recoveries_total: a fire read with an attempt above 1 that the
+ *     read before did not show (an attempt's take gives the row a new
+ *     claim time, so a new identity);
  *   - terms_ended_total{how}: a term read ended that the read before did
  *     not show ended;
  *   - takeovers_total: a term the read before did not show.
@@ -34,10 +38,17 @@ static const char *const how_ended[] = {"resigned", "requested", "handover",
                                         "expired", "quarantined"};
 #define N_HOW (sizeof(how_ended) / sizeof(how_ended[0]))
 
+/* How a fire ended: the values of the label outcome, in the order they
+ * are written. */
+static const char *const outcomes[] = {"ok", "failed", "interrupted",
+                                       "abandoned", "skipped"};
+#define N_OUTCOME (sizeof(outcomes) / sizeof(outcomes[0]))
+
 /* A job serve has seen in the ledger, and its counts. */
 struct job_count {
     char name[ODBC_LEADER__NAME_MAX + 1];
-    int64_t ok, failed;
+    int64_t ended[N_OUTCOME];
+    int64_t recoveries;
     unsigned long born; /* the read that first showed it */
 };
 
@@ -71,18 +82,27 @@ struct odbc_leader__serve_counters {
 /* A fire of the read being counted, with what counting needs. */
 struct fire_now {
     struct fire_seen id;
-    int64_t finished_at_ms, db_now_ms;
-    int status;
+    int64_t finished_at_ms, claimed_at_ms, db_now_ms;
+    int outcome; /* index into outcomes, or -1 while not ended */
+    int attempt;
 };
 
 /* clang-format off */
 static const struct odbc_leader__prom_family m_fires = {
     "odbc_leader_fires_total", ODBC_LEADER__PROM_COUNTER,
-    "Fires of the job that finished since serve started, by outcome: ok "
-    "(status 0) or failed. Each counts once, at the first read of the "
-    "ledger that shows it finished, when it finished (database clock) "
-    "after serve started; pruning does not lower it.",
+    "Fires of the job that ended since serve started, by outcome: ok "
+    "(status 0), failed, interrupted (its term ended first), abandoned "
+    "(its last allowed attempt was interrupted) or skipped (its job was "
+    "paused). Each counts once, at the first read of the ledger that shows "
+    "it ended, when it ended (database clock) after serve started; pruning "
+    "does not lower it.",
     ODBC_LEADER__PROM_NS_NEW, {"job_name", "outcome", NULL}};
+static const struct odbc_leader__prom_family m_recoveries = {
+    "odbc_leader_fire_recoveries_total", ODBC_LEADER__PROM_COUNTER,
+    "Attempts of the job's fires that recovered an interrupted attempt "
+    "(attempt 2 or later) and were claimed since serve started "
+    "(docs/lifecycle.md).",
+    ODBC_LEADER__PROM_NS_NEW, {"job_name", NULL}};
 static const struct odbc_leader__prom_family m_ended = {
     "odbc_leader_terms_ended_total", ODBC_LEADER__PROM_COUNTER,
     "Terms that ended since serve started, by how: resigned, requested, "
@@ -179,6 +199,19 @@ static int by_fire(const void *a, const void *b) {
                       &((const struct fire_now *)b)->id);
 }
 
+/* The index in outcomes[] of how f ended, or -1 while it has not
+ * (running, pending) or for a state this serve does not know. */
+static int outcome_of(const struct odbc_leader_fire *f) {
+    const char *state = odbc_leader__cli_fire_state(f);
+
+    if (strcmp(state, "done") == 0)
+        return 0;
+    for (size_t k = 1; k < N_OUTCOME; k++)
+        if (strcmp(state, outcomes[k]) == 0)
+            return (int)k;
+    return -1;
+}
+
 /* Makes the fires of l into an array of struct fire_now sorted by
  * fire_order, adding new jobs. Returns it (the caller frees it), or NULL
  * when out of memory (or l is empty). */
@@ -194,31 +227,34 @@ static struct fire_now *fires_now(struct odbc_leader__serve_counters *c,
             free(v);
             return NULL;
         }
+        v[i].outcome = outcome_of(f);
         v[i].id = (struct fire_seen){(uint32_t)job, f->fire_ms,
-                                     f->claimed_at_ms, f->finished_at_ms != 0};
+                                     f->claimed_at_ms, v[i].outcome >= 0};
         v[i].finished_at_ms = f->finished_at_ms;
+        v[i].claimed_at_ms = f->claimed_at_ms;
         v[i].db_now_ms = f->db_now_ms;
-        v[i].status = f->status;
+        v[i].attempt = f->attempt;
     }
     if (v != NULL)
         qsort(v, l->n, sizeof(*v), by_fire);
     return v;
 }
 
-/* Counts fire f (of this read) when it finished after serve started and
- * old (its entry in the read before, or NULL) did not show it finished. */
+/* Counts fire f (of this read) when it ended after serve started and old
+ * (its entry in the read before, or NULL) did not show it ended, and a
+ * recovery when it is a later attempt old did not show. */
 static void count_fire(struct odbc_leader__serve_counters *c,
                        const struct fire_now *f, const struct fire_seen *old,
                        int64_t run_ms) {
     struct job_count *j = &c->jobs[f->id.job];
 
+    if (old == NULL && f->attempt > 1 &&
+        f->claimed_at_ms >= f->db_now_ms - run_ms)
+        j->recoveries++;
     if (!f->id.finished || (old != NULL && old->finished) ||
         f->finished_at_ms < f->db_now_ms - run_ms)
         return;
-    if (f->status == 0)
-        j->ok++;
-    else
-        j->failed++;
+    j->ended[f->outcome]++;
 }
 
 int odbc_leader__serve_counters_fires(struct odbc_leader__serve_counters *c,
@@ -340,12 +376,25 @@ static void prom_fires(FILE *f, const struct odbc_leader__serve *sv) {
 
         for (size_t j = 0; c != NULL && j < c->njobs; j++) {
             const struct job_count *job = &c->jobs[c->by_name[j]];
-            const char *ok[] = {job->name, "ok"};
-            const char *failed[] = {job->name, "failed"};
 
-            odbc_leader__prom_int(f, &m_fires, sv->ns[i].name, ok, job->ok);
-            odbc_leader__prom_int(f, &m_fires, sv->ns[i].name, failed,
-                                  job->failed);
+            for (size_t k = 0; k < N_OUTCOME; k++) {
+                const char *labels[] = {job->name, outcomes[k]};
+
+                odbc_leader__prom_int(f, &m_fires, sv->ns[i].name, labels,
+                                      job->ended[k]);
+            }
+        }
+    }
+    odbc_leader__prom_head(f, &m_recoveries);
+    for (size_t i = 0; i < sv->n; i++) {
+        const struct odbc_leader__serve_counters *c = sv->ns[i].counters;
+
+        for (size_t j = 0; c != NULL && j < c->njobs; j++) {
+            const struct job_count *job = &c->jobs[c->by_name[j]];
+            const char *labels[] = {job->name};
+
+            odbc_leader__prom_int(f, &m_recoveries, sv->ns[i].name, labels,
+                                  job->recoveries);
         }
     }
 }

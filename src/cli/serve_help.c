@@ -52,6 +52,9 @@ const char odbc_leader__serve_help[] =
     "  /api/v1/elections?namespace=NS[&limit=N]\n"
     "                        the newest N terms of the election log, who led\n"
     "                        when (default 100, at most 10000)\n"
+    "  /api/v1/jobs?namespace=NS\n"
+    "                        the jobs: paused, fires running and offered,\n"
+    "                        latest fire and outcomes (as jobs --json)\n"
     "\n"
     "Limits (the same for run --health-listen, with " HEALTH_KIB
     " KiB a request):\n"

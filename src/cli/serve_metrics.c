@@ -82,8 +82,9 @@ static const struct odbc_leader__prom_family m_errors = {
     NS_NEW, {NULL}};
 static const struct odbc_leader__prom_family m_running = {
     "odbc_leader_fires_running", GAUGE,
-    "Unfinished fires of the job in the ledger: running, or their claimant "
-    "died.",
+    "Fires of the job in the ledger that run: in the leader's term, or in "
+    "a term that ended and that no later term has swept yet (their "
+    "claimant died; the next leader records them interrupted).",
     NS_NEW, {"job_name", NULL}};
 static const struct odbc_leader__prom_family m_success_time = {
     "odbc_leader_fire_last_success_timestamp_seconds", GAUGE,
@@ -98,8 +99,8 @@ static const struct odbc_leader__prom_family m_success_age = {
     NS_NEW, {"job_name", NULL}};
 static const struct odbc_leader__prom_family m_running_age = {
     "odbc_leader_fire_running_oldest_age_seconds", GAUGE,
-    "Seconds since the job's oldest unfinished fire was claimed, in "
-    "database time.",
+    "Seconds since the job's oldest running fire was claimed, in database "
+    "time.",
     NS_BOTH, {"job_name", NULL}};
 static const struct odbc_leader__prom_family m_old_fires = {
     "odbc_leader_fires", GAUGE,
@@ -154,19 +155,20 @@ static void job_sum(const struct odbc_leader__fire_list *l, size_t from,
     j->db_now_ms = l->v[from].db_now_ms;
     for (size_t i = from; i < to; i++) {
         const struct odbc_leader_fire *f = &l->v[i];
+        const char *state = odbc_leader__cli_fire_state(f);
 
-        if (f->finished_at_ms == 0) {
+        if (strcmp(state, "running") == 0) {
             int64_t age = f->db_now_ms - f->claimed_at_ms;
 
             j->running++;
             if (age > j->oldest_running_ms)
                 j->oldest_running_ms = age;
-        } else if (f->status == 0) {
+        } else if (strcmp(state, "done") == 0) {
             j->ok++;
-            j->last_ok_ms = f->fire_ms != 0 ? f->fire_ms : f->finished_at_ms;
+            j->last_ok_ms = f->fire_ms > 0 ? f->fire_ms : f->finished_at_ms;
             if (f->finished_at_ms > j->last_ok_end_ms)
                 j->last_ok_end_ms = f->finished_at_ms;
-        } else {
+        } else if (strcmp(state, "failed") == 0) {
             j->failed++;
         }
     }

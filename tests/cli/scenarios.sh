@@ -403,7 +403,7 @@ SQL
         -n upgrade --once U -- true
     olc schema --upgrade-sql --dialect sqlite >"$OL_TMP/upgrade.sql" ||
         ol_fail "schema --upgrade-sql failed"
-    grep -q 'SET version = 4 WHERE version < 4' "$OL_TMP/upgrade.sql" ||
+    grep -q 'SET version = 5 WHERE version < 5' "$OL_TMP/upgrade.sql" ||
         ol_fail "schema --upgrade-sql: $(cat "$OL_TMP/upgrade.sql")"
 }
 

@@ -168,6 +168,47 @@ class OdbcLeaderTest(unittest.TestCase):
             a.claim(job, fire + 1000)
         b.finish(job, fire, 0)
 
+    def test_abi_1_4_recovery_pause_and_run_now(self):
+        # a leads and claims a fire that allows 2 attempts, then stops
+        # ticking (as if killed); b takes over, is offered the fire and
+        # runs it as attempt 2; a's late finish is refused by its term
+        a, _ = self.candidate("alpha", ttl=3000)
+        b, _ = self.candidate("bravo", ttl=3000)
+        tick_until(a, True)
+        fire = int(time.time()) * 1000
+        rc, c1 = a.claim_fire("rec", fire, 2)
+        self.assertEqual(rc, lp.CLAIM_RUN)
+        self.assertEqual((c1.attempt, c1.max_attempts, c1.recovering,
+                          c1.triggered, c1.term, c1.nominal_ms),
+                         (1, 2, False, False, a.term(), fire))
+        self.assertEqual(a.claim_fire("rec", fire, 2), (0, None))
+        tick_until(b, True)
+        self.assertEqual([(o.job, o.fire_ms, o.attempt) for o in b.offers()],
+                         [("rec", fire, 1)])
+        rc, c2 = b.claim_fire("rec", fire, 2)
+        self.assertEqual(rc, lp.CLAIM_RUN)
+        self.assertEqual((c2.attempt, c2.recovering, c2.term),
+                         (2, True, b.term()))
+        with self.assertRaises(lp.LeaderPluginError):
+            a.finish_fire(c1, 0)
+        b.finish_fire(c2, 0)
+        # pause: refused (recorded skipped); a run-now reaches the offers
+        b.pause_job("p")
+        self.assertEqual(b.claim_fire("p", fire, 1), (lp.CLAIM_PAUSED, None))
+        b.pause_job("p", False)
+        key = b.trigger_job("p")
+        self.assertLess(key, 0)
+        deadline = time.monotonic() + 10
+        while key not in [o.fire_ms for o in b.offers()]:
+            self.assertLess(time.monotonic(), deadline)
+            b.tick()
+            time.sleep(0.1)
+        rc, c3 = b.claim_fire("p", key, 1)
+        self.assertEqual(rc, lp.CLAIM_RUN)
+        self.assertTrue(c3.triggered)
+        b.finish_fire(c3, 0)
+        self.assertEqual(b.claim_fire("p", key, 1), (0, None))
+
     def test_one_leads_the_other_follows(self):
         a, ra = self.candidate("alpha")
         b, rb = self.candidate("bravo")

@@ -50,31 +50,31 @@ void claims_are_fenced_by_term(void **state) {
     f2 = now;
     f3 = now + 1000;
     f4 = now + 2000;
-    assert_int_equal(odbc_leader__db_claim(a, t1, "job", f1, 1, NULL), 1);
-    assert_int_equal(odbc_leader__db_claim(a, t1, "job", f1, 1, NULL), 0);
-    assert_int_equal(odbc_leader__db_claim(a, t1, "other-job", f1, 1, NULL), 1);
+    assert_int_equal(odbc_leader__db_claim(a, t1, "job", f1, 1, 1, NULL), 1);
+    assert_int_equal(odbc_leader__db_claim(a, t1, "job", f1, 1, 1, NULL), 0);
+    assert_int_equal(odbc_leader__db_claim(a, t1, "other-job", f1, 1, 1, NULL), 1);
     /* b does not lead: neither with a's term nor with a made-up one */
-    assert_int_equal(odbc_leader__db_claim(b, t1, "job", f2, 1, NULL),
+    assert_int_equal(odbc_leader__db_claim(b, t1, "job", f2, 1, 1, NULL),
                      ODBC_LEADER_ENOTLEADER);
-    assert_int_equal(odbc_leader__db_claim(b, t1 + 1, "job", f2, 1, NULL),
+    assert_int_equal(odbc_leader__db_claim(b, t1 + 1, "job", f2, 1, 1, NULL),
                      ODBC_LEADER_ENOTLEADER);
     /* a's own stale term number is refused too */
-    assert_int_equal(odbc_leader__db_claim(a, t1 - 1, "job", f2, 1, NULL),
+    assert_int_equal(odbc_leader__db_claim(a, t1 - 1, "job", f2, 1, 1, NULL),
                      ODBC_LEADER_ENOTLEADER);
 
     /* the lease expires without renewal: a's term no longer claims */
     sleep_ms(1100);
-    assert_int_equal(odbc_leader__db_claim(a, t1, "job", f2, 1, NULL),
+    assert_int_equal(odbc_leader__db_claim(a, t1, "job", f2, 1, 1, NULL),
                      ODBC_LEADER_ENOTLEADER);
     assert_int_equal(
         odbc_leader__db_attempt(b, seen.term, seen.expires_at_ms, &res), 0);
     assert_true(res.won);
     t2 = res.term;
     assert_true(t2 > t1);
-    assert_int_equal(odbc_leader__db_claim(a, t1, "job", f2, 1, NULL),
+    assert_int_equal(odbc_leader__db_claim(a, t1, "job", f2, 1, 1, NULL),
                      ODBC_LEADER_ENOTLEADER);
-    assert_int_equal(odbc_leader__db_claim(b, t2, "job", f1, 1, NULL), 0);
-    assert_int_equal(odbc_leader__db_claim(b, t2, "job", f2, 1, NULL), 1);
+    assert_int_equal(odbc_leader__db_claim(b, t2, "job", f1, 1, 1, NULL), 0);
+    assert_int_equal(odbc_leader__db_claim(b, t2, "job", f2, 1, 1, NULL), 1);
 
     /* finish: the claimant only, once, also after its term ended */
     assert_int_equal(odbc_leader__db_finish(b, "job", f1, 0, 0),
@@ -101,11 +101,11 @@ void claims_are_fenced_by_term(void **state) {
 
     /* a fire older than the retention (7 days) is refused; fire 0, a
      * one-off key, never is; a recent one is claimed */
-    assert_int_equal(odbc_leader__db_claim(b, t2, "old", now - 8 * 86400000LL, 1, NULL),
+    assert_int_equal(odbc_leader__db_claim(b, t2, "old", now - 8 * 86400000LL, 1, 1, NULL),
                      ODBC_LEADER_EFIREAGE);
-    assert_int_equal(odbc_leader__db_claim(b, t2, "once", 0, 1, NULL), 1);
-    assert_int_equal(odbc_leader__db_claim(b, t2, "once", 0, 1, NULL), 0);
-    assert_int_equal(odbc_leader__db_claim(b, t2, "recent", now - 86400000LL, 1, NULL),
+    assert_int_equal(odbc_leader__db_claim(b, t2, "once", 0, 1, 1, NULL), 1);
+    assert_int_equal(odbc_leader__db_claim(b, t2, "once", 0, 1, 1, NULL), 0);
+    assert_int_equal(odbc_leader__db_claim(b, t2, "recent", now - 86400000LL, 1, 1, NULL),
                      1);
     port_close(a, &ca);
     port_close(b, &cb);
@@ -130,16 +130,16 @@ void retention_deletes_old_finished_fires(void **state) {
     now = res.now_ms;
     f1 = now - 1000; /* room for slow runs (valgrind) */
     f2 = now - 900;
-    assert_int_equal(odbc_leader__db_claim(a, t, "j", f1, 1, NULL), 1);
-    assert_int_equal(odbc_leader__db_claim(a, t, "j", f2, 1, NULL), 1);
-    assert_int_equal(odbc_leader__db_claim(a, t, "j", 0, 1, NULL), 1);
+    assert_int_equal(odbc_leader__db_claim(a, t, "j", f1, 1, 1, NULL), 1);
+    assert_int_equal(odbc_leader__db_claim(a, t, "j", f2, 1, 1, NULL), 1);
+    assert_int_equal(odbc_leader__db_claim(a, t, "j", 0, 1, 1, NULL), 1);
     assert_int_equal(odbc_leader__db_finish(a, "j", f1, 0, 0), 0);
     assert_int_equal(odbc_leader__db_finish(a, "j", 0, 0, 0), 0);
     assert_int_equal(odbc_leader__db_fire_gc(a), 0); /* not old yet */
     sleep_ms(3600);
     assert_int_equal(odbc_leader__db_fire_gc(a), 1); /* f1 only */
     assert_int_equal(odbc_leader__db_fires(a, "j", NULL, NULL), 2);
-    assert_int_equal(odbc_leader__db_claim(a, t, "j", f1, 1, NULL),
+    assert_int_equal(odbc_leader__db_claim(a, t, "j", f1, 1, 1, NULL),
                      ODBC_LEADER_EFIREAGE);
     port_close(a, &c);
 }

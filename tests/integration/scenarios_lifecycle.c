@@ -5,7 +5,8 @@
  * offered to the next term only, taken once as the next attempt, its old
  * attempt's late finish refused, and abandoned after the last attempt; a
  * fire of a job without recovery stays interrupted; a paused job's fires
- * are skipped and a run-now runs once.
+ * are skipped and a run-now runs once; and the take statement itself,
+ * through the port.
  */
 #include <build_config.h>
 
@@ -19,6 +20,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "config.h"
+#include "db_lease.h"
+#include "db_ledger.h"
+#include "db_lifecycle.h"
 #include "scenarios.h"
 
 /* Settings of every handle here: short leases, followers poll (the
@@ -335,4 +340,64 @@ void paused_jobs_skip_and_run_now_runs_once(void **state) {
     assert_int_equal(odbc_leader_trigger_job(op, "", &k3), ODBC_LEADER_EINVAL);
     odbc_leader_destroy(op);
     odbc_leader_destroy(a);
+}
+
+/* The take statement itself, through the port: an attempt of a fire is
+ * taken again only by the holder of a later, unexpired term, once; never
+ * in the term that claimed it (even by its own holder), never by a term
+ * that is not the current one, never beyond the attempts the job
+ * allows. The claim answers "already claimed" without a take when told
+ * the fire is not offered. */
+void take_needs_a_later_term(void **state) {
+    char ns[64];
+    struct odbc_leader__config ca, cb;
+    struct odbc_leader__db *a, *b;
+    struct odbc_leader__result res, seen;
+    struct odbc_leader_claim cl = {.struct_size = sizeof(cl)};
+    int64_t t1, t2, fire;
+
+    (void)state;
+    ns_name(ns, sizeof(ns), "take");
+    a = port_open(&ca, ns, "tk-a", "LeaderTTL=1000;LeaderSafetyMargin=200");
+    b = port_open(&cb, ns, "tk-b", "LeaderTTL=1000;LeaderSafetyMargin=200");
+    assert_true(odbc_leader__db_has_lifecycle(a));
+    assert_int_equal(odbc_leader__db_attempt(a, 0, 0, &res), 0);
+    assert_true(res.won);
+    t1 = res.term;
+    fire = res.now_ms;
+    assert_int_equal(odbc_leader__db_attempt(b, 0, 0, &seen), 0);
+    assert_int_equal(odbc_leader__db_claim(a, t1, "j", fire, 2, 1, &cl),
+                     ODBC_LEADER_CLAIM_RUN);
+    assert_int_equal(cl.attempt, 1);
+    /* the claiming term, its own holder included: not again */
+    assert_int_equal(odbc_leader__db_take(a, t1, "j", fire, 2, &cl),
+                     ODBC_LEADER_CLAIM_TAKEN);
+    assert_int_equal(odbc_leader__db_claim(a, t1, "j", fire, 2, 1, &cl),
+                     ODBC_LEADER_CLAIM_TAKEN);
+    assert_int_equal(odbc_leader__db_claim(a, t1, "j", fire, 2, 0, &cl),
+                     ODBC_LEADER_CLAIM_TAKEN);
+    /* a later term that is not the current one: refused by the lease */
+    assert_int_equal(odbc_leader__db_take(b, t1 + 1, "j", fire, 2, &cl),
+                     ODBC_LEADER_ENOTLEADER);
+    sleep_ms(1100);
+    assert_int_equal(
+        odbc_leader__db_attempt(b, seen.term, seen.expires_at_ms, &res), 0);
+    assert_true(res.won);
+    t2 = res.term;
+    assert_int_equal(odbc_leader__db_sweep(b, t2), 1);
+    assert_int_equal(odbc_leader__db_take(b, t2, "j", fire, 2, &cl),
+                     ODBC_LEADER_CLAIM_RUN);
+    assert_int_equal(cl.attempt, 2);
+    assert_true(cl.recovering);
+    assert_int_equal(cl.term, t2);
+    /* the old term cannot take it back, and the cap holds */
+    assert_int_equal(odbc_leader__db_take(a, t1, "j", fire, 2, &cl),
+                     ODBC_LEADER_CLAIM_TAKEN);
+    assert_int_equal(odbc_leader__db_take(b, t2, "j", fire, 2, &cl),
+                     ODBC_LEADER_CLAIM_TAKEN);
+    assert_int_equal(odbc_leader__db_finish(a, "j", fire, t1, 0),
+                     ODBC_LEADER_ESUPERSEDED);
+    assert_int_equal(odbc_leader__db_finish(b, "j", fire, t2, 0), 0);
+    port_close(a, &ca);
+    port_close(b, &cb);
 }

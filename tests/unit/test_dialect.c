@@ -106,6 +106,7 @@ int main(void) {
         cmocka_unit_test(test_err_lists_are_complete),
         cmocka_unit_test(test_err_group_ops_together),
         cmocka_unit_test(test_err_election_ops_together),
+        cmocka_unit_test(test_err_lifecycle_ops_together),
         cmocka_unit_test(test_err_attempt_without_watch),
         cmocka_unit_test(test_ledger_ops_by_version),
         cmocka_unit_test(test_upgrade_steps),

@@ -32,6 +32,7 @@ enum {
     RET = ODBC_LEADER__P_RETENTION_MS,
     SEEN = ODBC_LEADER__P_SEEN_TERM,
     SEENX = ODBC_LEADER__P_SEEN_EXPIRES_MS,
+    MAXATT = ODBC_LEADER__P_MAX_ATTEMPTS,
 };
 
 /* Every operation except on_connect, one trivial statement each. */
@@ -107,6 +108,7 @@ void test_err_unknown_directive(void **state);
 void test_err_unknown_op(void **state);
 void test_err_group_ops_together(void **state);
 void test_err_election_ops_together(void **state);
+void test_err_lifecycle_ops_together(void **state);
 void test_err_duplicate_op(void **state);
 void test_err_missing_op(void **state);
 void test_err_each_required_op_is_named(void **state);

@@ -285,6 +285,21 @@ void test_err_election_ops_together(void **state) {
                  "election_gc here) need elections and election_gc");
 }
 
+/* The fire lifecycle: all seven statements or none, and only from
+ * @schema-version 2 on (with the ledger). The line is the file's end. */
+void test_err_lifecycle_ops_together(void **state) {
+    (void)state;
+    expect_error("-- @dialect t\n-- @schema-version 2\n" REQUIRED_OPS LEDGER_OPS
+                 "-- @statement take\nSELECT 1;\n"
+                 "-- @statement sweep\nSELECT 1;\n",
+                 33,
+                 "missing @statement skip; the fire lifecycle (@statement "
+                 "take here) need take, skip, sweep, offers, pause, trigger "
+                 "and jobs");
+    expect_error(HEADER REQUIRED_OPS "-- @statement jobs\nSELECT 1;\n", 21,
+                 "@statement jobs needs @schema-version 2");
+}
+
 void test_err_duplicate_op(void **state) {
     (void)state;
     expect_error(HEADER REQUIRED_OPS "-- @statement leader\nSELECT 8;\n", 21,
@@ -309,7 +324,8 @@ void test_err_missing_op(void **state) {
                  "request_resign, claim, finish, fire, fires, fire_gc and "
                  "fence, and may also have on_connect, release, wait, hold, "
                  "upgrade, session_id, group_init, group_tick, group_leave, "
-                 "group_shards, elections and election_gc");
+                 "group_shards, elections, election_gc, take, skip, sweep, "
+                 "offers, pause, trigger and jobs");
 }
 
 /* The operations a file of @schema-version 2 must have, written out here
@@ -408,7 +424,8 @@ void test_err_lists_are_complete(void **state) {
                  "unregister, leader, candidates, request_resign, release, "
                  "wait, hold, upgrade, claim, finish, fire, fires, fire_gc, "
                  "fence, session_id, group_init, group_tick, group_leave, "
-                 "group_shards, elections or election_gc");
+                 "group_shards, elections, election_gc, take, skip, sweep, "
+                 "offers, pause, trigger or jobs");
     expect_error(HEADER "-- @frobnicate yes\n" REQUIRED_OPS, 3,
                  "unknown directive @frobnicate; expected @statement or a "
                  "header directive: @dialect, @dbms, @schema-version, "
@@ -421,12 +438,13 @@ void test_err_lists_are_complete(void **state) {
                  ":ttl_ms, :cand_ttl_ms, :version, :to, :wait_ms, :job, "
                  ":fire_ms, :status, :retention_ms, :seen_term, "
                  ":seen_expires_ms, :inc, :seq, :shards, :take, :release, "
-                 ":dead, :take_mask, :release_mask, :dead_inc, :dead_seq or "
-                 ":election_retention_ms");
+                 ":dead, :take_mask, :release_mask, :dead_inc, :dead_seq, "
+                 ":election_retention_ms, :max_attempts or :paused");
     expect_error(HEADER REQUIRED_OPS LEDGER_OPS, 21,
                  "@statement claim needs @schema-version 2 or later (the "
                  "fire ledger's table); a file of @schema-version 1 has no "
-                 "upgrade, claim, finish, fire, fires, fire_gc or fence");
+                 "upgrade, claim, finish, fire, fires, fire_gc, fence, take, "
+                 "skip, sweep, offers, pause, trigger or jobs");
 }
 
 /* The fire ledger's statements: required from schema version 2 on, not

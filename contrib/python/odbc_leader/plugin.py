@@ -61,6 +61,10 @@ __all__ = [
     "Instance",
     "TickResult",
     "LastError",
+    "Claim",
+    "Offer",
+    "CLAIM_RUN",
+    "CLAIM_PAUSED",
     "CLASS_TRANSIENT",
     "CLASS_CONFIG",
     "CLASS_FATAL",
@@ -69,7 +73,7 @@ __all__ = [
 ]
 
 ABI_MAJOR = 1  # LEADER_PLUGIN_ABI_MAJOR
-ABI_MINOR = 3  # LEADER_PLUGIN_ABI_MINOR
+ABI_MINOR = 4  # LEADER_PLUGIN_ABI_MINOR
 EABI = -1000  # LEADER_PLUGIN_EABI
 ENOTLEADER = -1001  # LEADER_PLUGIN_ENOTLEADER (ABI 1.1): claim, not leader
 RESIGN_REQUESTED = 2  # LEADER_PLUGIN_RESIGN_REQUESTED: tick, when enabled
@@ -77,6 +81,9 @@ RESIGN_REQUESTED = 2  # LEADER_PLUGIN_RESIGN_REQUESTED: tick, when enabled
 CLASS_TRANSIENT = 1  # keep ticking
 CLASS_CONFIG = 2  # alert an operator: a setting, schema, grant or password
 CLASS_FATAL = 3  # a bug or resource exhaustion
+# ABI 1.4: claim_fire's answers besides 0 (claimed before) and the errors.
+CLAIM_RUN = 1  # LEADER_PLUGIN_CLAIM_RUN: run it
+CLAIM_PAUSED = 2  # LEADER_PLUGIN_CLAIM_PAUSED: its job is paused
 
 _ERRLEN = 1024  # size of the buffer init writes its message into
 
@@ -151,6 +158,53 @@ _SHARD_LEADERSHIP_FN = ctypes.CFUNCTYPE(
     ctypes.POINTER(ctypes.c_uint32)
 )
 
+# ABI 1.4: the fire lifecycle
+
+
+class _Claim(ctypes.Structure):
+    """struct leader_plugin_claim: a claim as the database recorded it."""
+
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("attempt", ctypes.c_int32),
+        ("max_attempts", ctypes.c_int32),
+        ("recovering", ctypes.c_int32),
+        ("triggered", ctypes.c_int32),
+        ("term", ctypes.c_int64),
+        ("nominal_ms", ctypes.c_int64),
+    ]
+
+
+class _Offer(ctypes.Structure):
+    """struct leader_plugin_offer: a fire offered to the leader."""
+
+    _fields_ = [
+        ("fire_ms", ctypes.c_int64),
+        ("attempt", ctypes.c_int32),
+        ("max_attempts", ctypes.c_int32),
+        ("job", ctypes.c_char * 129),
+    ]
+
+
+_CLAIM_FIRE_FN = ctypes.CFUNCTYPE(
+    ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int64,
+    ctypes.c_int, ctypes.POINTER(_Claim)
+)
+_FINISH_FIRE_FN = ctypes.CFUNCTYPE(
+    ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int64,
+    ctypes.c_int64, ctypes.c_int
+)
+_OFFERS_FN = ctypes.CFUNCTYPE(
+    ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(_Offer), ctypes.c_int
+)
+_PAUSE_JOB_FN = ctypes.CFUNCTYPE(
+    ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int
+)
+_TRIGGER_JOB_FN = ctypes.CFUNCTYPE(
+    ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p,
+    ctypes.POINTER(ctypes.c_int64)
+)
+
 _FIELDS_1_0 = [
     ("struct_size", ctypes.c_uint32),
     ("abi_major", ctypes.c_uint16),
@@ -179,6 +233,13 @@ _FIELDS_1_3 = [
     ("shard_of", _SHARD_OF_FN),
     ("shard_leadership", _SHARD_LEADERSHIP_FN),
 ]
+_FIELDS_1_4 = [
+    ("claim_fire", _CLAIM_FIRE_FN),
+    ("finish_fire", _FINISH_FIRE_FN),
+    ("offers", _OFFERS_FN),
+    ("pause_job", _PAUSE_JOB_FN),
+    ("trigger_job", _TRIGGER_JOB_FN),
+]
 
 
 class _LeaderPlugin10(ctypes.Structure):
@@ -189,10 +250,11 @@ class _LeaderPlugin10(ctypes.Structure):
 
 class _LeaderPlugin(ctypes.Structure):
     """struct leader_plugin: the plugin's static function table. Members
-    after strerror (ABI 1.1, 1.2, 1.3) exist only when struct_size covers
+    after strerror (ABI 1.1 to 1.4) exist only when struct_size covers
     them: read them only after Plugin.has()."""
 
-    _fields_ = _FIELDS_1_0 + _FIELDS_1_1 + _FIELDS_1_2 + _FIELDS_1_3
+    _fields_ = (_FIELDS_1_0 + _FIELDS_1_1 + _FIELDS_1_2 + _FIELDS_1_3
+                + _FIELDS_1_4)
 
 
 _FIELD_NAMES = frozenset(name for name, _ in _LeaderPlugin._fields_)
@@ -239,6 +301,21 @@ call failed yet), error_class (CLASS_TRANSIENT, CLASS_CONFIG or
 CLASS_FATAL, refined by the SQLSTATE), sqlstate ("" when the error did not
 come from the driver), the driver's native code and message (never a
 password)."""
+
+Claim = namedtuple("Claim", ["job", "fire_ms", "attempt", "max_attempts",
+                             "recovering", "triggered", "term",
+                             "nominal_ms"])
+Claim.__doc__ = """A fire claimed to run (ABI 1.4, claim_fire), as the
+database recorded it: job and fire_ms (the key), attempt (1, or n + 1 when
+attempt n was interrupted), max_attempts, recovering (an earlier attempt's
+term ended without its outcome), triggered (a run-now), term (the fencing
+token; finish_fire uses it) and nominal_ms (the fire's nominal time; a
+run-now's: when it was asked)."""
+
+Offer = namedtuple("Offer", ["job", "fire_ms", "attempt", "max_attempts"])
+Offer.__doc__ = """A fire offered to the leader (ABI 1.4, offers()): a
+run-now (fire_ms below 0) or an interrupted attempt its job may run again;
+claim it with claim_fire(job, fire_ms, the job's max_attempts)."""
 
 TickResult = namedtuple("TickResult",
                         ["leader", "next_tick_ms", "resign_requested"],
@@ -566,6 +643,72 @@ class Instance:
         if self.shards() == 0:
             return self.is_leader()
         return self.shard_leadership(self.shard_of(job))[0] != 0
+
+    # ---- ABI 1.4: the fire lifecycle (docs/lifecycle.md) ----------------
+
+    def claim_fire(self, job: str, fire_ms: int, max_attempts: int = 1
+                   ) -> Tuple[int, Optional["Claim"]]:
+        """claim() that says what it got: (CLAIM_RUN, Claim) to run it
+        (which attempt, whether it recovers one, whether it is a run-now,
+        the term to finish it in), (0, None) claimed before, or
+        (CLAIM_PAUSED, None). max_attempts > 1 opts the job into
+        recovery. Raises NotLeaderError, LeaderPluginError. Same thread
+        as tick."""
+        fn = self.plugin._member("claim_fire")
+        c = _Claim(struct_size=ctypes.sizeof(_Claim))
+        rc = fn(self._live(), job.encode("utf-8"), int(fire_ms),
+                int(max_attempts), ctypes.byref(c))
+        if rc == ENOTLEADER:
+            raise NotLeaderError(rc, self.plugin.strerror(rc))
+        if rc < 0:
+            raise LeaderPluginError(rc, self.plugin.strerror(rc))
+        if rc != CLAIM_RUN:
+            return (rc, None)
+        return (rc, Claim(job, int(fire_ms), c.attempt, c.max_attempts,
+                          c.recovering != 0, c.triggered != 0, c.term,
+                          c.nominal_ms))
+
+    def finish_fire(self, claim: "Claim", status: int = 0) -> None:
+        """Records the outcome of the attempt claim_fire() returned.
+        Raises LeaderPluginError (also when a later term took the fire
+        again: this attempt's outcome is not kept). Same thread as tick."""
+        fn = self.plugin._member("finish_fire")
+        rc = fn(self._live(), claim.job.encode("utf-8"), claim.fire_ms,
+                claim.term, int(status))
+        if rc < 0:
+            raise LeaderPluginError(rc, self.plugin.strerror(rc))
+
+    def offers(self) -> "list[Offer]":
+        """The fires offered to this leader, as its ticks learned them
+        (run-now requests, interrupted fires with attempts left); claim
+        each with claim_fire(). No I/O; same thread as tick. [] for a
+        plugin before ABI 1.4."""
+        if not self.plugin.has("offers") or not self._finalizer.alive:
+            return []
+        buf = (_Offer * 64)()
+        n = self._t.offers(self._inst, buf, 64)
+        if n < 0:
+            raise LeaderPluginError(n, self.plugin.strerror(n))
+        return [Offer(_text(o.job), o.fire_ms, o.attempt, o.max_attempts)
+                for o in buf[:min(n, 64)]]
+
+    def pause_job(self, job: str, paused: bool = True) -> None:
+        """Pauses (or resumes) job on every host, durably. Raises
+        LeaderPluginError."""
+        fn = self.plugin._member("pause_job")
+        rc = fn(self._live(), job.encode("utf-8"), 1 if paused else 0)
+        if rc < 0:
+            raise LeaderPluginError(rc, self.plugin.strerror(rc))
+
+    def trigger_job(self, job: str) -> int:
+        """Asks the leader to run job once now; returns the run-now's key
+        (below 0). Raises LeaderPluginError."""
+        fn = self.plugin._member("trigger_job")
+        key = ctypes.c_int64(0)
+        rc = fn(self._live(), job.encode("utf-8"), ctypes.byref(key))
+        if rc < 0:
+            raise LeaderPluginError(rc, self.plugin.strerror(rc))
+        return key.value
 
     def shutdown(self) -> None:
         """Resigns if leader, leaves the election, frees the instance.
