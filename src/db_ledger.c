@@ -37,7 +37,7 @@ static void set_fire(struct odbc_leader__db *db, const char *job,
 /* After a claim that inserted nothing: reads the lease to tell a lost
  * term from a fire older than the retention, a run-now key that names no
  * fire, or (with the lifecycle) a paused job, whose fire it records
- * skipped. Returns ODBC_LEADER_ENOTLEADER, ODBC_LEADER_EFIREAGE,
+ * skipped (not a one-off key, fire 0, which stays unclaimed). Returns ODBC_LEADER_ENOTLEADER, ODBC_LEADER_EFIREAGE,
  * ODBC_LEADER_ENOFIRE, ODBC_LEADER_CLAIM_PAUSED or a negative error. */
 static int why_not_claimed(struct odbc_leader__db *db, int64_t term,
                            const char *job, int64_t fire_ms) {
@@ -54,6 +54,8 @@ static int why_not_claimed(struct odbc_leader__db *db, int64_t term,
     if (!odbc_leader__db_has_lifecycle(db) ||
         (fire_ms != 0 && fire_ms < res.now_ms - db->p_retention_ms))
         return ODBC_LEADER_EFIREAGE;
+    if (fire_ms == 0) /* a one-off key is not used up by a pause */
+        return ODBC_LEADER_CLAIM_PAUSED;
     return odbc_leader__db_skip(db, term, job, fire_ms);
 }
 

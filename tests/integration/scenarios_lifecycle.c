@@ -330,6 +330,13 @@ void paused_jobs_skip_and_run_now_runs_once(void **state) {
     assert_int_equal(j.last_fire_ms, fire + 2);
     assert_true(j.last_done_ms > 0);
     assert_true(j.last_failed_ms >= j.last_done_ms);
+    /* a one-off key (fire 0) is not used up by a pause */
+    assert_int_equal(odbc_leader_pause_job(op, "p", 1), 0);
+    assert_int_equal(odbc_leader_claim_fire(a, "p", 0, 1, &cl),
+                     ODBC_LEADER_CLAIM_PAUSED);
+    assert_int_equal(odbc_leader_pause_job(op, "p", 0), 0);
+    assert_int_equal(odbc_leader_claim_fire(a, "p", 0, 1, &cl),
+                     ODBC_LEADER_CLAIM_RUN);
     /* a follower's claim of a run-now is refused by the lease */
     assert_int_equal(odbc_leader_trigger_job(op, "p", &k3), 0);
     assert_int_equal(odbc_leader_claim_fire(op, "p", k3, 1, &cl),
