@@ -87,6 +87,40 @@ export class Instance {
     shardOf(key: string): number;
     shardLeadership(shard: number): Leadership;
     lastError(): LastError | null;
+    /** ABI 1.4 (docs/lifecycle.md): a claim that says what it got. */
+    claimFire(job: string, fireMs: number, maxAttempts?: number): Promise<ClaimResult>;
+    finishFire(claim: Claim, status?: number): Promise<void>;
+    offers(): Offer[];
+    pauseJob(job: string, paused?: boolean): Promise<void>;
+    triggerJob(job: string): Promise<number>;
+}
+
+/** A fire claimed to run, as the database recorded it (ABI 1.4). */
+export interface Claim {
+    job: string;
+    fireMs: number;
+    attempt: number;
+    maxAttempts: number;
+    /** An earlier attempt's term ended without its outcome. */
+    recovering: boolean;
+    /** A run-now an operator asked for. */
+    triggered: boolean;
+    /** The fencing token; finishFire uses it. */
+    term: number;
+    nominalMs: number;
+}
+
+export type ClaimResult =
+    | { run: true; claim: Claim }
+    | { run: false; paused: boolean };
+
+/** A fire offered to the leader: a run-now (fireMs below 0) or an
+ * interrupted attempt its job may run again. */
+export interface Offer {
+    job: string;
+    fireMs: number;
+    attempt: number;
+    maxAttempts: number;
 }
 
 export interface LeaderOptions {

@@ -13,10 +13,13 @@ const koffi = require('koffi');
 const { LeaderPluginError, NotLeaderError, classOf } = require('./errors');
 
 const ABI_MAJOR = 1; // LEADER_PLUGIN_ABI_MAJOR
-const ABI_MINOR = 3; // LEADER_PLUGIN_ABI_MINOR
+const ABI_MINOR = 4; // LEADER_PLUGIN_ABI_MINOR
 const EABI = -1000; // LEADER_PLUGIN_EABI
 const ENOTLEADER = -1001; // LEADER_PLUGIN_ENOTLEADER (ABI 1.1)
 const RESIGN_REQUESTED = 2; // LEADER_PLUGIN_RESIGN_REQUESTED
+const CLAIM_RUN = 1; // LEADER_PLUGIN_CLAIM_RUN (ABI 1.4)
+const CLAIM_PAUSED = 2; // LEADER_PLUGIN_CLAIM_PAUSED (ABI 1.4)
+const OFFERS_MAX = 64; // offers() reads at most this many
 const ERRLEN = 1024; // init's message buffer
 const MSGLEN = 512; // last_error's message buffer
 
@@ -61,6 +64,28 @@ const Table = koffi.struct('odbc_leader_node_table', {
     shards: 'void *', // ABI 1.3
     shard_of: 'void *',
     shard_leadership: 'void *',
+    claim_fire: 'void *', // ABI 1.4
+    finish_fire: 'void *',
+    offers: 'void *',
+    pause_job: 'void *',
+    trigger_job: 'void *',
+});
+
+// ABI 1.4: struct leader_plugin_claim and struct leader_plugin_offer.
+const Claim = koffi.struct('odbc_leader_node_claim_rec', {
+    struct_size: 'uint32_t',
+    attempt: 'int32_t',
+    max_attempts: 'int32_t',
+    recovering: 'int32_t',
+    triggered: 'int32_t',
+    term: 'int64_t',
+    nominal_ms: 'int64_t',
+});
+const Offer = koffi.struct('odbc_leader_node_offer_rec', {
+    fire_ms: 'int64_t',
+    attempt: 'int32_t',
+    max_attempts: 'int32_t',
+    job: koffi.array('char', 129, 'String'),
 });
 
 const PROTOS = {
@@ -89,6 +114,17 @@ const PROTOS = {
         'const char *key)'),
     shard_leadership: koffi.proto('int64_t odbc_leader_node_shard_leadership(' +
         'void *inst, uint32_t shard, _Out_ uint32_t *valid_for_ms)'),
+    claim_fire: koffi.proto('int odbc_leader_node_claim_fire(void *inst, ' +
+        'const char *job, int64_t fire_ms, int max_attempts, ' +
+        '_Inout_ odbc_leader_node_claim_rec *out)'),
+    finish_fire: koffi.proto('int odbc_leader_node_finish_fire(void *inst, ' +
+        'const char *job, int64_t fire_ms, int64_t term, int status)'),
+    offers: koffi.proto('int odbc_leader_node_offers(void *inst, ' +
+        'void *out, int max)'),
+    pause_job: koffi.proto('int odbc_leader_node_pause_job(void *inst, ' +
+        'const char *job, int paused)'),
+    trigger_job: koffi.proto('int odbc_leader_node_trigger_job(void *inst, ' +
+        'const char *job, _Out_ int64_t *key)'),
 };
 
 // The struct_size of a 1.0 table: it ends where claim (ABI 1.1) begins.
@@ -412,6 +448,91 @@ class Instance {
         });
     }
 
+    // ---- ABI 1.4: the fire lifecycle (docs/lifecycle.md) ---------------
+
+    /**
+     * claim() that says what it got. maxAttempts > 1 opts the job into
+     * recovery. Resolves to { run: true, claim } to run it (claim: job,
+     * fireMs, attempt, maxAttempts, recovering, triggered, term,
+     * nominalMs), { run: false, paused } otherwise (claimed before, or its
+     * job is paused); rejects with NotLeaderError or LeaderPluginError.
+     */
+    claimFire(job, fireMs, maxAttempts = 1) {
+        const f = this.plugin.fn('claim_fire');
+        return this._serial(async () => {
+            const c = { struct_size: koffi.sizeof(Claim), attempt: 0,
+                max_attempts: 0, recovering: 0, triggered: 0, term: 0,
+                nominal_ms: 0 };
+            const rc = await callAsync(f, [this._live(), String(job), fireMs,
+                maxAttempts | 0, c]);
+            if (rc === ENOTLEADER)
+                throw this._error(rc, NotLeaderError);
+            if (rc < 0)
+                throw this._error(rc);
+            if (rc !== CLAIM_RUN)
+                return { run: false, paused: rc === CLAIM_PAUSED };
+            return { run: true, claim: { job: String(job), fireMs,
+                attempt: c.attempt, maxAttempts: c.max_attempts,
+                recovering: c.recovering !== 0, triggered: c.triggered !== 0,
+                term: num(c.term), nominalMs: num(c.nominal_ms) } };
+        });
+    }
+
+    /** Records the outcome of the attempt claimFire() resolved to; rejects
+     * when a later term took the fire again. */
+    finishFire(claim, status = 0) {
+        const f = this.plugin.fn('finish_fire');
+        return this._serial(async () => {
+            const rc = await callAsync(f, [this._live(), claim.job,
+                claim.fireMs, claim.term, status | 0]);
+            if (rc < 0)
+                throw this._error(rc);
+        });
+    }
+
+    /** The fires offered to this leader as its ticks learned them ([] for
+     * an older plugin): { job, fireMs, attempt, maxAttempts }. No I/O. */
+    offers() {
+        if (this._closed || !this.plugin.has('offers'))
+            return [];
+        const size = koffi.sizeof(Offer);
+        const buf = Buffer.alloc(size * OFFERS_MAX);
+        const n = this.plugin.fn('offers')(this._inst, buf, OFFERS_MAX);
+        if (n < 0)
+            throw this._error(n);
+        const list = [];
+        for (let i = 0; i < Math.min(n, OFFERS_MAX); i++) {
+            const o = koffi.decode(buf, i * size, Offer);
+            list.push({ job: o.job, fireMs: num(o.fire_ms), attempt: o.attempt,
+                maxAttempts: o.max_attempts });
+        }
+        return list;
+    }
+
+    /** Pauses (or resumes, paused false) job on every host, durably. */
+    pauseJob(job, paused = true) {
+        const f = this.plugin.fn('pause_job');
+        return this._serial(async () => {
+            const rc = await callAsync(f, [this._live(), String(job),
+                paused ? 1 : 0]);
+            if (rc < 0)
+                throw this._error(rc);
+        });
+    }
+
+    /** Asks the leader to run job once now; resolves to the run-now's key
+     * (below 0). */
+    triggerJob(job) {
+        const f = this.plugin.fn('trigger_job');
+        return this._serial(async () => {
+            const key = [0];
+            const rc = await callAsync(f, [this._live(), String(job), key]);
+            if (rc < 0)
+                throw this._error(rc);
+            return num(key[0]);
+        });
+    }
+
     /** Resigns if leader, leaves the election, frees the instance; a
      * second call does nothing. Resolves when done. */
     shutdown() {
@@ -501,5 +622,5 @@ class Instance {
 
 module.exports = {
     ABI_MAJOR, ABI_MINOR, EABI, ENOTLEADER, RESIGN_REQUESTED,
-    Plugin, Instance, shardOf,
+    CLAIM_RUN, CLAIM_PAUSED, Plugin, Instance, shardOf,
 };

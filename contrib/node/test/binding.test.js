@@ -269,6 +269,47 @@ test('claims: once, by the leader only, with currentFire set', async () => {
     assert.equal(byFire[fireMs + 1000].status, 1);
 });
 
+test('ABI 1.4: an interrupted fire recovered once, pause, run-now', async () => {
+    const conn = `${sqlite()};LeaderNamespace=life;LeaderTTL=3000`;
+    const p = new Plugin(ODBC_SO);
+    assert.ok(p.abiMinor >= 4);
+    const a = await p.init(`${conn};LeaderId=a`);
+    const b = await p.init(`${conn};LeaderId=b`);
+    await tickUntil(a, true);
+    const fireMs = Math.floor(Date.now() / 1000) * 1000;
+    const r1 = await a.claimFire('rec', fireMs, 2);
+    assert.equal(r1.run, true);
+    assert.deepEqual([r1.claim.attempt, r1.claim.maxAttempts, r1.claim.recovering,
+        r1.claim.term, r1.claim.nominalMs], [1, 2, false, a.term(), fireMs]);
+    assert.deepEqual(await a.claimFire('rec', fireMs, 2), { run: false, paused: false });
+    // a stops ticking, as if killed: b takes over and is offered the fire
+    await tickUntil(b, true);
+    assert.deepEqual(b.offers().map((o) => [o.job, o.fireMs, o.attempt]),
+        [['rec', fireMs, 1]]);
+    const r2 = await b.claimFire('rec', fireMs, 2);
+    assert.deepEqual([r2.run, r2.claim.attempt, r2.claim.recovering, r2.claim.term],
+        [true, 2, true, b.term()]);
+    await assert.rejects(a.finishFire(r1.claim, 0), LeaderPluginError);
+    await b.finishFire(r2.claim, 0);
+    await b.pauseJob('p');
+    assert.deepEqual(await b.claimFire('p', fireMs, 1), { run: false, paused: true });
+    await b.pauseJob('p', false);
+    const key = await b.triggerJob('p');
+    assert.ok(key < 0);
+    const deadline = Date.now() + 10000;
+    while (!b.offers().some((o) => o.fireMs === key)) {
+        assert.ok(Date.now() < deadline, 'the run-now was never offered');
+        await b.tick();
+        await sleep(100);
+    }
+    const r3 = await b.claimFire('p', key, 1);
+    assert.equal(r3.run, true);
+    assert.equal(r3.claim.triggered, true);
+    await b.finishFire(r3.claim, 0);
+    await a.shutdown();
+    await b.shutdown();
+});
+
 test('a group: members share the shards, claims in the shard term', async () => {
     const conn = `${sqlite()};LeaderRenewInterval=200`;
     const opts = { connect: conn, namespace: 'grp', shards: 8, ttlMs: 3000, plugin: ODBC_SO };
