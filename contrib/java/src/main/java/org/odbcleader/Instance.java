@@ -255,6 +255,132 @@ public final class Instance implements AutoCloseable {
         }
     }
 
+    // ---- ABI 1.4: the fire lifecycle (docs/lifecycle.md) ----
+
+    /** LEADER_PLUGIN_CLAIM_RUN and LEADER_PLUGIN_CLAIM_PAUSED: claimFire's answers. */
+    public static final int CLAIM_RUN = 1;
+    public static final int CLAIM_PAUSED = 2;
+    /** sizeof(struct leader_plugin_claim): uint32 + 4 x int32, then 2 x int64 (padded). */
+    private static final int CLAIM_SIZE = 40;
+    /** sizeof(struct leader_plugin_offer): int64, 2 x int32, char[129], padded to 8. */
+    private static final int OFFER_SIZE = 152;
+    private static final int OFFERS_MAX = 64;
+
+    /**
+     * A fire claimed to run, as the database recorded it: attempt (1, or n + 1 when attempt
+     * n was interrupted), maxAttempts, recovering (Quartz's isRecovering()), triggered (a
+     * run-now), term (the fencing token, which finishFire uses) and the nominal time.
+     */
+    public record Claim(String job, long fireMs, int attempt, int maxAttempts, boolean recovering,
+            boolean triggered, long term, long nominalMs) {
+    }
+
+    /** A fire offered to the leader: a run-now (fireMs below 0) or an interrupted attempt. */
+    public record Offer(String job, long fireMs, int attempt, int maxAttempts) {
+    }
+
+    /**
+     * Claims a fire and says what it got (ABI 1.4): the Claim to run, or null when it was
+     * claimed before or its job is paused ({@link #lastClaimPaused()} tells which).
+     * maxAttempts above 1 opts the job into recovery.
+     *
+     * @throws NotLeaderException when this instance does not lead
+     * @throws LeaderException otherwise
+     */
+    public Claim claimFire(String job, long fireMs, int maxAttempts) throws LeaderException {
+        checkJob(job);
+        io.lock();
+        try {
+            Memory c = new Memory(CLAIM_SIZE);
+            c.clear();
+            c.setInt(0, CLAIM_SIZE);
+            int rc = plugin.fn("claim_fire")
+                    .invokeInt(new Object[] {live(), Plugin.cBytes(job), fireMs, maxAttempts, c});
+            if (rc < 0)
+                throw error(rc);
+            lastPaused = rc == CLAIM_PAUSED;
+            if (rc != CLAIM_RUN)
+                return null;
+            return new Claim(job, fireMs, c.getInt(4), c.getInt(8), c.getInt(12) != 0,
+                    c.getInt(16) != 0, c.getLong(24), c.getLong(32));
+        } finally {
+            io.unlock();
+        }
+    }
+
+    private volatile boolean lastPaused;
+
+    /** True when the last claimFire that returned null found its job paused. */
+    public boolean lastClaimPaused() {
+        return lastPaused;
+    }
+
+    /** Records the outcome of the attempt claimFire returned (ABI 1.4). */
+    public void finishFire(Claim claim, int status) throws LeaderException {
+        io.lock();
+        try {
+            int rc = plugin.fn("finish_fire").invokeInt(new Object[] {live(),
+                    Plugin.cBytes(claim.job()), claim.fireMs(), claim.term(), status});
+            if (rc < 0)
+                throw error(rc);
+        } finally {
+            io.unlock();
+        }
+    }
+
+    /** The fires offered to this leader as its ticks learned them; no I/O (ABI 1.4). */
+    public java.util.List<Offer> offers() throws LeaderException {
+        if (!plugin.has("offers"))
+            return java.util.List.of();
+        io.lock();
+        try {
+            Memory buf = new Memory((long) OFFER_SIZE * OFFERS_MAX);
+            buf.clear();
+            int n = plugin.fn("offers").invokeInt(new Object[] {live(), buf, OFFERS_MAX});
+            if (n < 0)
+                throw error(n);
+            java.util.List<Offer> list = new java.util.ArrayList<>();
+            for (int i = 0; i < Math.min(n, OFFERS_MAX); i++) {
+                long o = (long) i * OFFER_SIZE;
+                list.add(new Offer(buf.getString(o + 16, "UTF-8"), buf.getLong(o),
+                        buf.getInt(o + 8), buf.getInt(o + 12)));
+            }
+            return list;
+        } finally {
+            io.unlock();
+        }
+    }
+
+    /** Pauses (or resumes) job on every host, durably (ABI 1.4). */
+    public void pauseJob(String job, boolean paused) throws LeaderException {
+        checkJob(job);
+        io.lock();
+        try {
+            int rc = plugin.fn("pause_job")
+                    .invokeInt(new Object[] {live(), Plugin.cBytes(job), paused ? 1 : 0});
+            if (rc < 0)
+                throw error(rc);
+        } finally {
+            io.unlock();
+        }
+    }
+
+    /** Asks the leader to run job once now; returns the run-now's key, below 0 (ABI 1.4). */
+    public long triggerJob(String job) throws LeaderException {
+        checkJob(job);
+        io.lock();
+        try {
+            Memory key = new Memory(8);
+            key.setLong(0, 0);
+            int rc = plugin.fn("trigger_job").invokeInt(new Object[] {live(), Plugin.cBytes(job), key});
+            if (rc < 0)
+                throw error(rc);
+            return key.getLong(0);
+        } finally {
+            io.unlock();
+        }
+    }
+
     private static void checkJob(String job) {
         if (job == null || job.isEmpty())
             throw new IllegalArgumentException("job name is required");

@@ -171,6 +171,64 @@ class BindingTest {
         }
     }
 
+    /** Ticks i until it leads (at most 30 s). */
+    private static void tickUntilLeader(Instance i) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!i.tick().leader()) {
+            assertTrue(System.nanoTime() < deadline, "never led");
+            Thread.sleep(50);
+        }
+    }
+
+    @Test
+    void abi14RecoveryPauseAndRunNow() throws Exception {
+        String conn = TestEnv.sqlite() + ";LeaderNamespace=life;LeaderTTL=3000";
+        Plugin p = new Plugin(TestEnv.odbcLeaderSo());
+        assertTrue(p.abiMinor() >= 4);
+        final long t = System.currentTimeMillis() / 1000 * 1000;
+        try (Instance a = p.init(conn + ";LeaderId=a", null);
+                Instance b = p.init(conn + ";LeaderId=b", null)) {
+            tickUntilLeader(a);
+            Instance.Claim c1 = a.claimFire("rec", t, 2);
+            assertNotNull(c1);
+            assertEquals(1, c1.attempt());
+            assertEquals(2, c1.maxAttempts());
+            assertFalse(c1.recovering());
+            assertEquals(a.term(), c1.term());
+            assertNull(a.claimFire("rec", t, 2));
+            assertFalse(a.lastClaimPaused());
+            // a stops ticking, as if killed: b takes over and is offered the fire
+            tickUntilLeader(b);
+            List<Instance.Offer> offers = b.offers();
+            assertEquals(1, offers.size(), offers.toString());
+            assertEquals("rec", offers.get(0).job());
+            assertEquals(t, offers.get(0).fireMs());
+            Instance.Claim c2 = b.claimFire("rec", t, 2);
+            assertNotNull(c2);
+            assertEquals(2, c2.attempt());
+            assertTrue(c2.recovering());
+            assertEquals(b.term(), c2.term());
+            assertThrows(LeaderException.class, () -> a.finishFire(c1, 0));
+            b.finishFire(c2, 0);
+            b.pauseJob("p", true);
+            assertNull(b.claimFire("p", t, 1));
+            assertTrue(b.lastClaimPaused());
+            b.pauseJob("p", false);
+            long key = b.triggerJob("p");
+            assertTrue(key < 0);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (b.offers().stream().noneMatch(o -> o.fireMs() == key)) {
+                assertTrue(System.nanoTime() < deadline, "the run-now was never offered");
+                b.tick();
+                Thread.sleep(100);
+            }
+            Instance.Claim c3 = b.claimFire("p", key, 1);
+            assertNotNull(c3);
+            assertTrue(c3.triggered());
+            b.finishFire(c3, 0);
+        }
+    }
+
     @Test
     void alwaysLeaderPlugin() throws Exception {
         Plugin p = new Plugin(TestEnv.alwaysLeaderSo());
