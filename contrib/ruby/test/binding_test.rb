@@ -11,7 +11,7 @@ require_relative 'test_helper'
 class BindingTest < Minitest::Test
   include OlTest
 
-  def test_odbc_leader_table_is_abi_1_3
+  def test_odbc_leader_table_is_abi_1_3_or_later
     p = OdbcLeader::Plugin.new(ODBC_SO)
     assert_equal 'odbc_leader', p.name
     assert_equal 1, p.abi_major
@@ -279,6 +279,49 @@ class BindingTest < Minitest::Test
     assert_equal 480, OdbcLeader.shard_of('job:42', 1000)
     assert_equal 3465, OdbcLeader.shard_of('café', 16_384)
     assert_equal 0, OdbcLeader.shard_of('x', 0)
+  end
+
+  def tick_until_leader(inst)
+    OlTest.wait_for { inst.tick[:leader] }
+  end
+
+  def test_abi_1_4_recovery_pause_and_run_now
+    conn = "#{OlTest.sqlite};LeaderNamespace=life;LeaderTTL=3000"
+    p = OdbcLeader::Plugin.new(ODBC_SO)
+    assert_operator p.abi_minor, :>=, 4
+    a = p.init("#{conn};LeaderId=a")
+    b = p.init("#{conn};LeaderId=b")
+    tick_until_leader(a)
+    fire = OlTest.now_ms / 1000 * 1000
+    rc, c1 = a.claim_fire('rec', fire, 2)
+    assert_equal OdbcLeader::CLAIM_RUN, rc
+    assert_equal [1, 2, false, a.term, fire],
+                 [c1.attempt, c1.max_attempts, c1.recovering, c1.term, c1.nominal_ms]
+    assert_equal [0, nil], a.claim_fire('rec', fire, 2)
+    # a stops ticking, as if killed: b takes over and is offered the fire
+    tick_until_leader(b)
+    assert_equal [['rec', fire, 1]], b.offers.map { |o| [o.job, o.fire_ms, o.attempt] }
+    rc, c2 = b.claim_fire('rec', fire, 2)
+    assert_equal OdbcLeader::CLAIM_RUN, rc
+    assert_equal [2, true, b.term], [c2.attempt, c2.recovering, c2.term]
+    assert_raises(OdbcLeader::Error) { a.finish_fire(c1, 0) }
+    b.finish_fire(c2, 0)
+    b.pause_job('p')
+    assert_equal [OdbcLeader::CLAIM_PAUSED, nil], b.claim_fire('p', fire, 1)
+    b.pause_job('p', false)
+    key = b.trigger_job('p')
+    assert_operator key, :<, 0
+    OlTest.wait_for do
+      b.tick
+      b.offers.any? { |o| o.fire_ms == key }
+    end
+    rc, c3 = b.claim_fire('p', key, 1)
+    assert_equal OdbcLeader::CLAIM_RUN, rc
+    assert c3.triggered
+    b.finish_fire(c3, 0)
+  ensure
+    a&.shutdown
+    b&.shutdown
   end
 
   def test_a_group_member_claims_in_its_shards

@@ -16,10 +16,13 @@ require_relative 'errors'
 
 module OdbcLeader
   ABI_MAJOR = 1 # LEADER_PLUGIN_ABI_MAJOR
-  ABI_MINOR = 3 # LEADER_PLUGIN_ABI_MINOR
+  ABI_MINOR = 4 # LEADER_PLUGIN_ABI_MINOR
   EABI = -1000 # LEADER_PLUGIN_EABI
   ENOTLEADER = -1001 # LEADER_PLUGIN_ENOTLEADER (ABI 1.1)
   RESIGN_REQUESTED = 2 # LEADER_PLUGIN_RESIGN_REQUESTED
+  CLAIM_RUN = 1 # LEADER_PLUGIN_CLAIM_RUN (ABI 1.4)
+  CLAIM_PAUSED = 2 # LEADER_PLUGIN_CLAIM_PAUSED (ABI 1.4)
+  OFFERS_MAX = 64 # offers reads at most this many
   ERRLEN = 1024 # init's message buffer
   MSGLEN = 512 # last_error's message buffer
 
@@ -54,8 +57,41 @@ module OdbcLeader
            :last_error, :pointer,
            :shards, :pointer, # ABI 1.3
            :shard_of, :pointer,
-           :shard_leadership, :pointer
+           :shard_leadership, :pointer,
+           :claim_fire, :pointer, # ABI 1.4
+           :finish_fire, :pointer,
+           :offers, :pointer,
+           :pause_job, :pointer,
+           :trigger_job, :pointer
   end
+
+  # ABI 1.4: struct leader_plugin_claim, a claim as the database recorded it.
+  class ClaimStruct < FFI::Struct
+    layout :struct_size, :uint32,
+           :attempt, :int32,
+           :max_attempts, :int32,
+           :recovering, :int32,
+           :triggered, :int32,
+           :term, :int64,
+           :nominal_ms, :int64
+  end
+
+  # ABI 1.4: struct leader_plugin_offer, a fire offered to the leader.
+  class OfferStruct < FFI::Struct
+    layout :fire_ms, :int64,
+           :attempt, :int32,
+           :max_attempts, :int32,
+           :job, [:char, 129]
+  end
+
+  # A fire claimed to run (ABI 1.4): attempt (1, or n + 1 when attempt n was
+  # interrupted), max_attempts, recovering, triggered (a run-now), term (the
+  # fencing token; finish_fire uses it) and nominal_ms.
+  Claim = Struct.new(:job, :fire_ms, :attempt, :max_attempts, :recovering,
+                     :triggered, :term, :nominal_ms, keyword_init: true)
+  # A fire offered to the leader: a run-now (fire_ms below 0) or an
+  # interrupted attempt its job may run again.
+  Offer = Struct.new(:job, :fire_ms, :attempt, :max_attempts, keyword_init: true)
 
   # Each member's C signature: [return type, argument types, blocking].
   # blocking: true for the calls that may do I/O (they release the GVL).
@@ -74,7 +110,12 @@ module OdbcLeader
     last_error: [:int, %i[pointer pointer pointer pointer pointer size_t], false],
     shards: [:uint32, [:pointer], false],
     shard_of: [:uint32, %i[pointer string], false],
-    shard_leadership: [:int64, %i[pointer uint32 pointer], false]
+    shard_leadership: [:int64, %i[pointer uint32 pointer], false],
+    claim_fire: [:int, %i[pointer string int64 int pointer], true],
+    finish_fire: [:int, %i[pointer string int64 int64 int], true],
+    offers: [:int, %i[pointer pointer int], false],
+    pause_job: [:int, %i[pointer string int], true],
+    trigger_job: [:int, %i[pointer string pointer], true]
   }.freeze
 
   # The struct_size of a 1.0 table: it ends where claim (ABI 1.1) begins.
@@ -343,6 +384,71 @@ module OdbcLeader
       raise error(rc) if rc.negative?
 
       nil
+    end
+
+    # ---- ABI 1.4: the fire lifecycle (docs/lifecycle.md) ----
+
+    # claim that says what it got: [CLAIM_RUN, Claim] to run it, [0, nil]
+    # claimed before, or [CLAIM_PAUSED, nil]. max_attempts above 1 opts the
+    # job into recovery. Raises NotLeaderError or LeaderPluginError.
+    def claim_fire(job, fire_ms, max_attempts = 1)
+      f = @plugin.fn(:claim_fire)
+      c = ClaimStruct.new
+      c[:struct_size] = ClaimStruct.size
+      rc = io { |inst| f.call(inst, job.to_s, Integer(fire_ms), Integer(max_attempts), c.pointer) }
+      raise error(rc, NotLeaderError) if rc == ENOTLEADER
+      raise error(rc) if rc.negative?
+      return [rc, nil] unless rc == CLAIM_RUN
+
+      [rc, Claim.new(job: job.to_s, fire_ms: Integer(fire_ms), attempt: c[:attempt],
+                     max_attempts: c[:max_attempts], recovering: c[:recovering] != 0,
+                     triggered: c[:triggered] != 0, term: c[:term], nominal_ms: c[:nominal_ms])]
+    end
+
+    # Records the outcome of the attempt claim_fire returned; raises when a
+    # later term took the fire again. Returns nil.
+    def finish_fire(claim, status = 0)
+      f = @plugin.fn(:finish_fire)
+      rc = io { |inst| f.call(inst, claim.job, claim.fire_ms, claim.term, Integer(status)) }
+      raise error(rc) if rc.negative?
+
+      nil
+    end
+
+    # The fires offered to this leader as its ticks learned them (an Array
+    # of Offer; [] for an older plugin). No I/O.
+    def offers
+      inst = @inst
+      return [] if @closed || inst.nil? || !@plugin.has?(:offers)
+
+      buf = FFI::MemoryPointer.new(OfferStruct, OFFERS_MAX)
+      n = @plugin.fn(:offers).call(inst, buf, OFFERS_MAX)
+      raise error(n) if n.negative?
+
+      Array.new([n, OFFERS_MAX].min) do |i|
+        o = OfferStruct.new(buf + (i * OfferStruct.size))
+        Offer.new(job: o[:job].to_ptr.read_string, fire_ms: o[:fire_ms],
+                  attempt: o[:attempt], max_attempts: o[:max_attempts])
+      end
+    end
+
+    # Pauses (or resumes, paused false) job on every host, durably.
+    def pause_job(job, paused = true)
+      f = @plugin.fn(:pause_job)
+      rc = io { |inst| f.call(inst, job.to_s, paused ? 1 : 0) }
+      raise error(rc) if rc.negative?
+
+      nil
+    end
+
+    # Asks the leader to run job once now; returns the run-now's key (below 0).
+    def trigger_job(job)
+      f = @plugin.fn(:trigger_job)
+      key = FFI::MemoryPointer.new(:int64)
+      rc = io { |inst| f.call(inst, job.to_s, key) }
+      raise error(rc) if rc.negative?
+
+      key.read_int64
     end
 
     # Resigns if leader, leaves the election, frees the instance; a second
