@@ -284,6 +284,62 @@ static void test_last_error(void **state) {
     odbc_leader_destroy(h);
 }
 
+/* struct odbc_leader_fire as hosts built before the fire lifecycle have
+ * it, and a guard behind it that the library must not write. */
+struct fire_before_lifecycle {
+    char job[129];
+    int64_t fire_ms;
+    int64_t term;
+    char claimed_by[129];
+    int64_t claimed_at_ms;
+    int64_t finished_at_ms;
+    int status;
+    int64_t db_now_ms;
+    unsigned char guard[32];
+};
+
+/* A host built before the lifecycle reads a fire into its shorter struct,
+ * and an older claim struct (struct_size up to recovering) gets only its
+ * own members: neither is written past its end. */
+static void test_older_fire_and_claim_structs(void **state) {
+    struct fire_before_lifecycle old;
+    struct {
+        struct odbc_leader_claim c;
+        unsigned char guard[32];
+    } cl;
+    char conf[512];
+    odbc_leader_t *h = NULL;
+    unsigned char ff[32];
+    int64_t fire;
+
+    (void)state;
+    assert_int_equal(offsetof(struct fire_before_lifecycle, guard),
+                     offsetof(struct odbc_leader_fire, state));
+    memset(ff, 0xff, sizeof(ff));
+    assert_int_equal(odbc_leader_create(&h, config(conf, sizeof(conf), "lc"),
+                                        NULL, NULL, 0),
+                     0);
+    tick_until_leader(h);
+    fire = 1000 * (int64_t)time(NULL);
+    memset(&cl, 0xff, sizeof(cl));
+    cl.c.struct_size = (uint32_t)offsetof(struct odbc_leader_claim, triggered);
+    assert_int_equal(odbc_leader_claim_fire(h, "j", fire, 2, &cl.c),
+                     ODBC_LEADER_CLAIM_RUN);
+    assert_int_equal(cl.c.attempt, 1);
+    assert_int_equal(cl.c.max_attempts, 2);
+    assert_int_equal(cl.c.recovering, 0);
+    assert_int_equal(cl.c.triggered, -1); /* past struct_size: untouched */
+    assert_memory_equal(cl.guard, ff, sizeof(ff));
+    memset(&old, 0xff, sizeof(old));
+    assert_int_equal(
+        odbc_leader_read_fire(h, "j", fire, (struct odbc_leader_fire *)&old),
+        1);
+    assert_string_equal(old.job, "j");
+    assert_int_equal(old.fire_ms, fire);
+    assert_memory_equal(old.guard, ff, sizeof(ff));
+    odbc_leader_destroy(h);
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_version_macros),
@@ -292,6 +348,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_longer_callbacks),
         cmocka_unit_test(test_error_classes),
         cmocka_unit_test(test_last_error),
+        cmocka_unit_test(test_older_fire_and_claim_structs),
     };
 
     if (argc != 2) {
