@@ -327,10 +327,11 @@ WHERE namespace = :ns AND candidate_id <> :id
 SELECT leader_id, term, expires_at_ms, {now}, resign_requested, handoff_to,
     NULL,
     (SELECT COUNT(*) FROM {prefix}fire
-     WHERE {prefix}fire.namespace = :ns
-       AND ({prefix}fire.state = 'pending'
-            OR ({prefix}fire.state = 'interrupted'
-                AND {prefix}fire.attempt < {prefix}fire.max_attempts)))
+     WHERE {prefix}fire.namespace = :ns AND {prefix}fire.state = 'pending')
+    + (SELECT COUNT(*) FROM {prefix}fire
+       WHERE {prefix}fire.namespace = :ns
+         AND {prefix}fire.state = 'interrupted'
+         AND {prefix}fire.attempt < {prefix}fire.max_attempts)
 FROM {prefix}lease
 WHERE namespace = :ns AND leader_id = :id AND term = :term
   AND renewed_at_ms < 0;
@@ -547,14 +548,15 @@ WHERE namespace = :ns
 
 -- @statement offers
 -- The fires offered to the leader of term :term, oldest first; columns as
--- fire.
+-- fire. The IN on state makes it a search of the (namespace, state)
+-- index, not a scan of the namespace's ledger.
 SELECT job, fire_ms, term, claimed_by, claimed_at_ms, finished_at_ms,
     status, {now}, state, attempt, max_attempts
 FROM {prefix}fire
 WHERE namespace = :ns
+  AND state IN ('pending', 'interrupted')
   AND term < :term
-  AND (state = 'pending'
-       OR (state = 'interrupted' AND attempt < max_attempts))
+  AND (state = 'pending' OR attempt < max_attempts)
 ORDER BY claimed_at_ms, job, fire_ms;
 
 -- @statement pause

@@ -378,10 +378,10 @@ BEGIN NOT ATOMIC
           resign_requested, handoff_to,
           IF(IS_USED_LOCK({wake_lock}) <=> CONNECTION_ID(), 1, 0) AS held,
           (SELECT COUNT(*) FROM {prefix}fire AS f
-           WHERE f.namespace = :ns
-             AND (f.state = 'pending'
-                  OR (f.state = 'interrupted'
-                      AND f.attempt < f.max_attempts))) AS offered
+           WHERE f.namespace = :ns AND f.state = 'pending')
+          + (SELECT COUNT(*) FROM {prefix}fire AS f
+             WHERE f.namespace = :ns AND f.state = 'interrupted'
+               AND f.attempt < f.max_attempts) AS offered
       FROM {prefix}lease
       WHERE namespace = :ns
         AND leader_id = :id
@@ -608,14 +608,15 @@ WHERE namespace = :ns
 
 -- @statement offers
 -- The fires offered to the leader of term :term, oldest first; columns as
--- fire.
+-- fire. The IN on state makes it a search of the (namespace, state)
+-- index, not a scan of the namespace's ledger.
 SELECT job, fire_ms, term, claimed_by, claimed_at_ms, finished_at_ms,
     status, {now}, state, attempt, max_attempts
 FROM {prefix}fire
 WHERE namespace = :ns
+  AND state IN ('pending', 'interrupted')
   AND term < :term
-  AND (state = 'pending'
-       OR (state = 'interrupted' AND attempt < max_attempts))
+  AND (state = 'pending' OR attempt < max_attempts)
 ORDER BY claimed_at_ms, job, fire_ms;
 
 -- @statement pause

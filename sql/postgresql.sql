@@ -364,7 +364,8 @@ FROM (
 -- A renewed term (re)takes the wake-up lock (a paused former leader may
 -- have held it) and reports it in "held". Taking a held lock again only
 -- counts up; release lets go of every count. "offered" counts the fires
--- offered to the leader (run-now and recoverable interrupted ones).
+-- offered to the leader (run-now and recoverable interrupted ones), each
+-- kind by an equality on state: a search of the (namespace, state) index.
 WITH clock AS (
     SELECT {now}
         AS now_ms
@@ -405,10 +406,11 @@ upd AS (
 SELECT leader_id, term, expires_at_ms, now_ms, resign_requested, handoff_to,
     CASE WHEN {wake_try} THEN 1 ELSE 0 END AS held,
     (SELECT COUNT(*) FROM {prefix}fire AS f
-     WHERE f.namespace = CAST(:ns AS VARCHAR(128))
-       AND (f.state = 'pending'
-            OR (f.state = 'interrupted'
-                AND f.attempt < f.max_attempts))) AS offered
+     WHERE f.namespace = CAST(:ns AS VARCHAR(128)) AND f.state = 'pending')
+    + (SELECT COUNT(*) FROM {prefix}fire AS f
+       WHERE f.namespace = CAST(:ns AS VARCHAR(128))
+         AND f.state = 'interrupted'
+         AND f.attempt < f.max_attempts) AS offered
 FROM upd;
 
 -- @statement resign
@@ -697,7 +699,8 @@ WHERE f.namespace = CAST(:ns AS VARCHAR(128))
 
 -- @statement offers
 -- The fires offered to the leader of term :term, oldest first; columns as
--- fire.
+-- fire. The IN on state makes it a search of the (namespace, state)
+-- index, not a scan of the namespace's ledger.
 WITH clock AS (
     SELECT {now}
         AS now_ms
@@ -707,9 +710,9 @@ SELECT f.job, f.fire_ms, f.term, f.claimed_by, f.claimed_at_ms,
     f.max_attempts
 FROM {prefix}fire AS f, clock
 WHERE f.namespace = CAST(:ns AS VARCHAR(128))
+  AND f.state IN ('pending', 'interrupted')
   AND f.term < CAST(:term AS BIGINT)
-  AND (f.state = 'pending'
-       OR (f.state = 'interrupted' AND f.attempt < f.max_attempts))
+  AND (f.state = 'pending' OR f.attempt < f.max_attempts)
 ORDER BY f.claimed_at_ms, f.job, f.fire_ms;
 
 -- @statement pause

@@ -238,6 +238,8 @@ WHERE namespace = :ns;
 -- it only when the UPDATE changed the row (no row = the lease is lost).
 -- The last column counts the fires offered to the leader (run-now and
 -- recoverable interrupted ones): the leader reads them when it is not 0.
+-- One equality on state per count, so each is a search of the index on
+-- (namespace, state), never a scan of the namespace's ledger.
 INSERT INTO {prefix}candidate (namespace, candidate_id, registered_at_ms,
     heartbeat_at_ms, expires_at_ms)
 VALUES (:ns, :id,
@@ -263,9 +265,10 @@ WHERE namespace = :ns
 SELECT leader_id, term, expires_at_ms,
     {now}, resign_requested, handoff_to, NULL,
     (SELECT COUNT(*) FROM {prefix}fire
-     WHERE namespace = :ns
-       AND (state = 'pending'
-            OR (state = 'interrupted' AND attempt < max_attempts)))
+     WHERE namespace = :ns AND state = 'pending')
+    + (SELECT COUNT(*) FROM {prefix}fire
+       WHERE namespace = :ns AND state = 'interrupted'
+         AND attempt < max_attempts)
 FROM {prefix}lease
 WHERE namespace = :ns AND changes() = 1;
 
@@ -460,14 +463,15 @@ WHERE namespace = :ns
 
 -- @statement offers
 -- The fires offered to the leader of term :term, oldest first; columns as
--- fire.
+-- fire. The IN on state makes it a search of the (namespace, state)
+-- index, not a scan of the namespace's ledger.
 SELECT job, fire_ms, term, claimed_by, claimed_at_ms, finished_at_ms,
     status, {now}, state, attempt, max_attempts
 FROM {prefix}fire
 WHERE namespace = :ns
+  AND state IN ('pending', 'interrupted')
   AND term < :term
-  AND (state = 'pending'
-       OR (state = 'interrupted' AND attempt < max_attempts))
+  AND (state = 'pending' OR attempt < max_attempts)
 ORDER BY claimed_at_ms, job, fire_ms;
 
 -- @statement pause

@@ -156,7 +156,7 @@ void test_builtin_sqlite(void **state) {
     static const unsigned char take[] = {NS, ID, TTL, SEEN, SEENX};
     static const unsigned char expired[] = {SEENX, NS, SEEN, NS, SEEN, SEENX};
     static const unsigned char ns[] = {NS};
-    static const unsigned char nsns[] = {NS, NS}; /* offered, the row */
+    static const unsigned char nsns[] = {NS, NS, NS}; /* offered x 2, the row */
     static const unsigned char ext[] = {TTL, NS, ID, TERM};
     static const unsigned char gc[] = {NS, ID, CTTL};
     static const unsigned char nsid[] = {NS, ID};
@@ -207,7 +207,7 @@ void test_builtin_sqlite(void **state) {
     expect_params(d, ODBC_LEADER__OP_RENEW, 0, hb, 3);
     expect_params(d, ODBC_LEADER__OP_RENEW, 1, gc, 3);
     expect_params(d, ODBC_LEADER__OP_RENEW, 2, ext, 4);
-    expect_params(d, ODBC_LEADER__OP_RENEW, 3, nsns, 2);
+    expect_params(d, ODBC_LEADER__OP_RENEW, 3, nsns, 3);
     /* the log entry ends first; the lease's UPDATE (the result) last */
     assert_int_equal(d->ops[ODBC_LEADER__OP_RESIGN].n, 2);
     expect_params(d, ODBC_LEADER__OP_RESIGN, 0, ended, sizeof ended);
@@ -239,7 +239,7 @@ void test_builtin_postgresql(void **state) {
         NS, ID, CTTL, ID,  TTL, NS, ID,   SEEN,  SEENX, TTL, NS, TTL,
         NS, NS, ID,   TTL, NS,  NS, SEEN, SEENX, NS,    NS,  NS};
     static const unsigned char renew[] = {NS,  ID, CTTL, NS,   ID, CTTL,
-                                          TTL, NS, ID,   TERM, NS, NS};
+                                          TTL, NS, ID,   TERM, NS, NS, NS};
     static const unsigned char wait[] = {NS, WAIT};
     static const unsigned char ns[] = {NS};
     static const unsigned char resign[] = {NS,  ID, TERM, NS,  TERM,
@@ -338,7 +338,8 @@ void test_builtin_mariadb(void **state) {
         ID, SEEN, SEENX, SEEN, SEENX, NS, NS, NS,  NS,  NS, NS, NS};
     static const unsigned char renew[] = {NS, ID,   CTTL, NS, ID,  CTTL, NS,
                                           ID, CTTL, TTL,  NS, ID,  TERM, NS,
-                                          NS, NS,   NS,   NS, ID,  TERM};
+                                          NS, NS,   NS,   NS, NS,  ID,
+                                          TERM};
     static const unsigned char wait[] = {NS, WAIT, NS};
     static const unsigned char hold[] = {NS, NS, WAIT};
     static const unsigned char ns[] = {NS};
