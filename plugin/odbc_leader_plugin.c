@@ -274,7 +274,8 @@ static int plugin_claim_fire(void *inst, const char *job, int64_t fire_ms,
 
         if (n > sizeof(p.struct_size))
             memcpy((char *)out + sizeof(p.struct_size),
-                   (char *)&p + sizeof(p.struct_size), n - sizeof(p.struct_size));
+                   (char *)&p + sizeof(p.struct_size),
+                   n - sizeof(p.struct_size));
     }
     return rc == ODBC_LEADER_ENOTLEADER ? LEADER_PLUGIN_ENOTLEADER : rc;
 }
@@ -311,8 +312,7 @@ static void offer_one(void *ctx, const struct odbc_leader_fire *f) {
     o->n++;
 }
 
-static int plugin_offers(void *inst, struct leader_plugin_offer *out,
-                         int max) {
+static int plugin_offers(void *inst, struct leader_plugin_offer *out, int max) {
     struct instance *in = inst;
     struct offer_fill o = {out, out != NULL && max > 0 ? max : 0, 0};
 
@@ -321,7 +321,7 @@ static int plugin_offers(void *inst, struct leader_plugin_offer *out,
     if (in->h == NULL)
         return 0;
     return odbc_leader_offers(in->h, offer_one, &o) < 0 ? ODBC_LEADER_EINVAL
-                                                         : o.n;
+                                                        : o.n;
 }
 
 static int plugin_pause_job(void *inst, const char *job, int paused) {

@@ -87,8 +87,8 @@ struct odbc_leader__db {
     SQLBIGINT p_max_attempts, p_paused; /* the fire lifecycle */
     int64_t offered; /* the last renewal's count of offered fires, -1 when
                         it did not say */
-    SQLLEN nts;  /* SQL_NTS, the indicator of both strings */
-    SQLLEN zero; /* 0, the indicator of every integer */
+    SQLLEN nts;      /* SQL_NTS, the indicator of both strings */
+    SQLLEN zero;     /* 0, the indicator of every integer */
 
     struct odbc_leader__db_stats stats;
 

@@ -37,8 +37,9 @@ static void set_fire(struct odbc_leader__db *db, const char *job,
 /* After a claim that inserted nothing: reads the lease to tell a lost
  * term from a fire older than the retention, a run-now key that names no
  * fire, or (with the lifecycle) a paused job, whose fire it records
- * skipped (not a one-off key, fire 0, which stays unclaimed). Returns ODBC_LEADER_ENOTLEADER, ODBC_LEADER_EFIREAGE,
- * ODBC_LEADER_ENOFIRE, ODBC_LEADER_CLAIM_PAUSED or a negative error. */
+ * skipped (not a one-off key, fire 0, which stays unclaimed). Returns
+ * ODBC_LEADER_ENOTLEADER, ODBC_LEADER_EFIREAGE, ODBC_LEADER_ENOFIRE,
+ * ODBC_LEADER_CLAIM_PAUSED or a negative error. */
 static int why_not_claimed(struct odbc_leader__db *db, int64_t term,
                            const char *job, int64_t fire_ms) {
     struct odbc_leader__result res;
@@ -46,8 +47,8 @@ static int why_not_claimed(struct odbc_leader__db *db, int64_t term,
 
     if (rc < 0)
         return rc;
-    if (!res.found || res.term != term ||
-        strcmp(res.leader_id, db->id) != 0 || res.expires_at_ms <= res.now_ms)
+    if (!res.found || res.term != term || strcmp(res.leader_id, db->id) != 0 ||
+        res.expires_at_ms <= res.now_ms)
         return ODBC_LEADER_ENOTLEADER;
     if (fire_ms < 0)
         return ODBC_LEADER_ENOFIRE;
@@ -90,8 +91,8 @@ int odbc_leader__db_claim(struct odbc_leader__db *db, int64_t term,
     rc = fire_ms < 0 ? 0 /* a run-now is always offered */
                      : odbc_leader__db_run_op(db, ODBC_LEADER__OP_CLAIM, NULL,
                                               NULL, &cls);
-    if (fire_ms < 0 ||
-        (rc < 0 && cls == ODBC_LEADER__ERR_UNIQUE && rc != ODBC_LEADER_EUNKNOWN))
+    if (fire_ms < 0 || (rc < 0 && cls == ODBC_LEADER__ERR_UNIQUE &&
+                        rc != ODBC_LEADER_EUNKNOWN))
         /* the normal "already claimed", or a fire offered again */
         return lc && may_take ? odbc_leader__db_take(db, term, job, fire_ms,
                                                      max_attempts, out)

@@ -84,8 +84,8 @@ static int why_not_taken(struct odbc_leader__db *db, int64_t term,
     rc = odbc_leader__db_read_lease(db, &res);
     if (rc < 0)
         return rc;
-    if (!res.found || res.term != term ||
-        strcmp(res.leader_id, db->id) != 0 || res.expires_at_ms <= res.now_ms)
+    if (!res.found || res.term != term || strcmp(res.leader_id, db->id) != 0 ||
+        res.expires_at_ms <= res.now_ms)
         return ODBC_LEADER_ENOTLEADER;
     return ODBC_LEADER_CLAIM_PAUSED;
 }
@@ -176,8 +176,8 @@ int odbc_leader__db_pause(struct odbc_leader__db *db, const char *job,
     rc = odbc_leader__db_run_op(db, ODBC_LEADER__OP_PAUSE, NULL, NULL, &cls);
     if (rc < 0 && cls == ODBC_LEADER__ERR_UNIQUE && rc != ODBC_LEADER_EUNKNOWN)
         /* another pause or resume created the row at the same moment */
-        rc = odbc_leader__db_run_op(db, ODBC_LEADER__OP_PAUSE, NULL, NULL,
-                                    &cls);
+        rc =
+            odbc_leader__db_run_op(db, ODBC_LEADER__OP_PAUSE, NULL, NULL, &cls);
     if (rc < 0)
         return rc;
     odbc_leader__logf(db->log, LOG_NOTICE, "%s %s on every host",
@@ -213,8 +213,8 @@ int odbc_leader__db_trigger(struct odbc_leader__db *db, const char *job,
     if (key != NULL)
         *key = k;
     odbc_leader__logf(db->log, LOG_NOTICE,
-                      "run-now of %s asked (key %lld): the leader runs it",
-                      job, (long long)k);
+                      "run-now of %s asked (key %lld): the leader runs it", job,
+                      (long long)k);
     return 0;
 }
 

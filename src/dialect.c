@@ -32,8 +32,8 @@
 #define OPF_V2 2u
 #define OPF_WAKEUP 4u
 #define OPF_WAKEUP_CORE 8u
-#define OPF_GROUP 16u    /* sharded groups: all of them or none */
-#define OPF_ELECTION 32u /* the election log: both or none */
+#define OPF_GROUP 16u     /* sharded groups: all of them or none */
+#define OPF_ELECTION 32u  /* the election log: both or none */
 #define OPF_LIFECYCLE 64u /* the fire lifecycle: all of them or none */
 
 /* One operation: its name in "@statement NAME" and its OPF_* flags. The

@@ -26,8 +26,8 @@ struct odbc_leader__result {
     int64_t now_ms;
     int resign_requested; /* renew: someone asked this leader to resign */
     char handoff_to[ODBC_LEADER__NAME_MAX + 1]; /* renew: ... for this id */
-    int wake_held; /* attempt, renew: the wake-up lock is held (1), not
-                      (0), or the dialect does not say (-1) */
+    int wake_held;   /* attempt, renew: the wake-up lock is held (1), not
+                        (0), or the dialect does not say (-1) */
     int64_t offered; /* renew: fires offered to the leader (run-now or to
                         recover), -1 when the dialect does not say */
 };

@@ -76,7 +76,7 @@ static int class_of_code(enum odbc_leader_error rc) {
     case ODBC_LEADER_ENOCANDIDATE:
     case ODBC_LEADER_ENOLEADER:
     case ODBC_LEADER_ENOTLEADER:
-    case ODBC_LEADER_EREADONLY: /* a standby until the failover ends */
+    case ODBC_LEADER_EREADONLY:   /* a standby until the failover ends */
     case ODBC_LEADER_ESUPERSEDED: /* leadership moved on */
         return ODBC_LEADER_CLASS_TRANSIENT;
     case ODBC_LEADER_ECONFIG:

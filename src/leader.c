@@ -194,8 +194,8 @@ static void collect_fires(odbc_leader_t *h) {
  * again at the next tick, after a reconnect when it cost the connection
  * (ledger_failed). */
 static void learn_offers(odbc_leader_t *h, int leads) {
-    int64_t term = leads && h->el.connected ? odbc_leader__elector_term(&h->el)
-                                            : 0;
+    int64_t term =
+        leads && h->el.connected ? odbc_leader__elector_term(&h->el) : 0;
     int rc = odbc_leader__offers_tick(&h->offers, h->c.db, &h->c.log, term);
 
     if (rc < 0)
@@ -576,8 +576,8 @@ int odbc_leader_claim(odbc_leader_t *h, const char *job, int64_t fire_ms) {
 
     if (cleared(h) && fire_ms >= 0)
         rc = claim_call(h, job, fire_ms, 1, NULL);
-    return noted(h, rc == ODBC_LEADER_CLAIM_PAUSED ? ODBC_LEADER_CLAIM_TAKEN
-                                                   : rc);
+    return noted(h,
+                 rc == ODBC_LEADER_CLAIM_PAUSED ? ODBC_LEADER_CLAIM_TAKEN : rc);
 }
 
 int odbc_leader_claim_fire(odbc_leader_t *h, const char *job, int64_t fire_ms,
@@ -629,16 +629,15 @@ int odbc_leader_list_jobs(odbc_leader_t *h, odbc_leader_job_fn fn, void *ctx) {
 
 int odbc_leader_read_fire(odbc_leader_t *h, const char *job, int64_t fire_ms,
                           struct odbc_leader_fire *out) {
-    return noted(h, cleared(h) && fire_ms >= 0
-                        ? read_fire_call(h, job, fire_ms, out,
-                                         offsetof(struct odbc_leader_fire,
-                                                  state))
-                        : ODBC_LEADER_EINVAL);
+    return noted(h,
+                 cleared(h) && fire_ms >= 0
+                     ? read_fire_call(h, job, fire_ms, out,
+                                      offsetof(struct odbc_leader_fire, state))
+                     : ODBC_LEADER_EINVAL);
 }
 
-int odbc_leader_read_fire_ex(odbc_leader_t *h, const char *job,
-                             int64_t fire_ms, struct odbc_leader_fire *out,
-                             size_t out_size) {
+int odbc_leader_read_fire_ex(odbc_leader_t *h, const char *job, int64_t fire_ms,
+                             struct odbc_leader_fire *out, size_t out_size) {
     return noted(h, cleared(h) ? read_fire_call(h, job, fire_ms, out, out_size)
                                : ODBC_LEADER_EINVAL);
 }

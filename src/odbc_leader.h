@@ -196,11 +196,11 @@ struct odbc_leader_fire {
      * odbc_leader_read_fire_ex(); odbc_leader_read_fire() fills only the
      * members above. Without the
      * lifecycle in the dialect: "", 1 and 1. */
-    char state[16]; /* running, done, failed, interrupted, abandoned,
-                       skipped (a paused job's) or pending (a run-now not
-                       taken yet) */
-    int attempt;    /* 1 for the first run, n + 1 for a recovery; 0 for a
-                       pending run-now or a skipped fire */
+    char state[16];   /* running, done, failed, interrupted, abandoned,
+                         skipped (a paused job's) or pending (a run-now not
+                         taken yet) */
+    int attempt;      /* 1 for the first run, n + 1 for a recovery; 0 for a
+                         pending run-now or a skipped fire */
     int max_attempts; /* the attempts its job allows: 1 = at most once */
 };
 
@@ -220,13 +220,13 @@ typedef void (*odbc_leader_fire_fn)(void *ctx,
  * only that many bytes. */
 struct odbc_leader_claim {
     uint32_t struct_size;
-    int attempt;      /* 1, or n + 1 when attempt n was interrupted */
-    int max_attempts; /* the attempts the fire's job allows */
-    int recovering;   /* 1: an earlier attempt's term ended without an
-                         outcome (Quartz's isRecovering()) */
-    int triggered;    /* 1: a run-now an operator asked for */
-    int64_t term;     /* the term the database fenced the claim in: pass
-                         it to odbc_leader_finish_fire() */
+    int attempt;        /* 1, or n + 1 when attempt n was interrupted */
+    int max_attempts;   /* the attempts the fire's job allows */
+    int recovering;     /* 1: an earlier attempt's term ended without an
+                           outcome (Quartz's isRecovering()) */
+    int triggered;      /* 1: a run-now an operator asked for */
+    int64_t term;       /* the term the database fenced the claim in: pass
+                           it to odbc_leader_finish_fire() */
     int64_t nominal_ms; /* the fire's nominal time (fire_ms), or for a
                            run-now when it was asked (database clock) */
 };
@@ -236,17 +236,17 @@ struct odbc_leader_claim {
  * database clock's ms, 0 when unknown. */
 struct odbc_leader_job {
     char job[129];
-    int paused;               /* an operator paused it on every host */
-    int64_t changed_at_ms;    /* the last pause or resume */
-    char changed_by[129];     /* ... by this candidate id ("" never) */
-    int64_t fires;            /* its fires in the ledger */
-    int64_t running;          /* ... running now */
-    int64_t offered;          /* ... offered: run-now or to recover */
-    int64_t last_fire_ms;     /* its latest nominal fire time */
-    int64_t last_done_ms;     /* the latest end of a successful fire */
-    int64_t last_failed_ms;   /* ... of one that failed, was interrupted
-                                 or abandoned */
-    int64_t db_now_ms;        /* database clock when read */
+    int paused;             /* an operator paused it on every host */
+    int64_t changed_at_ms;  /* the last pause or resume */
+    char changed_by[129];   /* ... by this candidate id ("" never) */
+    int64_t fires;          /* its fires in the ledger */
+    int64_t running;        /* ... running now */
+    int64_t offered;        /* ... offered: run-now or to recover */
+    int64_t last_fire_ms;   /* its latest nominal fire time */
+    int64_t last_done_ms;   /* the latest end of a successful fire */
+    int64_t last_failed_ms; /* ... of one that failed, was interrupted
+                               or abandoned */
+    int64_t db_now_ms;      /* database clock when read */
 };
 
 typedef void (*odbc_leader_job_fn)(void *ctx,
@@ -450,9 +450,8 @@ ODBC_LEADER_EXTERN int odbc_leader_finish(odbc_leader_t *h, const char *job,
  * round trip for a new fire; two or three to take an offered one, to
  * record a skip or to tell why not.
  */
-ODBC_LEADER_EXTERN int odbc_leader_claim_fire(odbc_leader_t *h,
-                                              const char *job, int64_t fire_ms,
-                                              int max_attempts,
+ODBC_LEADER_EXTERN int odbc_leader_claim_fire(odbc_leader_t *h, const char *job,
+                                              int64_t fire_ms, int max_attempts,
                                               struct odbc_leader_claim *out);
 
 /*
@@ -467,9 +466,8 @@ ODBC_LEADER_EXTERN int odbc_leader_claim_fire(odbc_leader_t *h,
  * nothing changed).
  */
 ODBC_LEADER_EXTERN int odbc_leader_finish_fire(odbc_leader_t *h,
-                                               const char *job,
-                                               int64_t fire_ms, int64_t term,
-                                               int status);
+                                               const char *job, int64_t fire_ms,
+                                               int64_t term, int status);
 
 /*
  * The fires offered to this leader, as its ticks learned them: run-now
@@ -529,11 +527,9 @@ ODBC_LEADER_EXTERN int odbc_leader_read_fire(odbc_leader_t *h, const char *job,
  * built it, and the library writes at most that many bytes.
  * Owns: job borrowed for the call. Thread: tick. Blocks: yes: one round
  * trip. */
-ODBC_LEADER_EXTERN int odbc_leader_read_fire_ex(odbc_leader_t *h,
-                                                const char *job,
-                                                int64_t fire_ms,
-                                                struct odbc_leader_fire *out,
-                                                size_t out_size);
+ODBC_LEADER_EXTERN int
+odbc_leader_read_fire_ex(odbc_leader_t *h, const char *job, int64_t fire_ms,
+                         struct odbc_leader_fire *out, size_t out_size);
 
 /* Calls fn(ctx, fire) for each fire of the namespace's ledger (of job only,
  * unless job is NULL or ""), oldest fire first; the fire is borrowed for

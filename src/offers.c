@@ -45,8 +45,7 @@ static int sweep(struct odbc_leader__offers *o, struct odbc_leader__db *db,
 
 int odbc_leader__offers_tick(struct odbc_leader__offers *o,
                              struct odbc_leader__db *db,
-                             const struct odbc_leader__log *log,
-                             int64_t term) {
+                             const struct odbc_leader__log *log, int64_t term) {
     int rc;
 
     if (term == 0 || !odbc_leader__db_has_lifecycle(db)) {

@@ -45,9 +45,8 @@ static const char fires_help[] =
 
 /* Prints the table's header, in print_fire's columns. */
 static void print_fires_header(void) {
-    printf("%-20s %-23s %-14s %-36s %-23s %-23s %-11s %-5s %s\n", "JOB",
-           "FIRE", "TERM", "WHO", "STARTED", "FINISHED", "STATUS", "TRY",
-           "DURATION");
+    printf("%-20s %-23s %-14s %-36s %-23s %-23s %-11s %-5s %s\n", "JOB", "FIRE",
+           "TERM", "WHO", "STARTED", "FINISHED", "STATUS", "TRY", "DURATION");
 }
 
 /* Prints one fire: a JSON object, or a table row (whose header
@@ -84,8 +83,8 @@ static void print_fire(const void *row, int json) {
                  (double)(f->db_now_ms - f->claimed_at_ms) / 1000.0);
     }
     printf("%-20s %-23s %-14" PRId64 " %-36s %-23s %-23s %-11s %-5s %s\n",
-           f->job, fire, f->term, f->claimed_by, started, finished, status,
-           try, dur);
+           f->job, fire, f->term, f->claimed_by, started, finished, status, try,
+           dur);
 }
 
 /* Takes one of fires' options into the struct fires_opts ctx. Returns 0,

@@ -132,8 +132,8 @@ static int list_jobs(struct odbc_leader__cli *c, odbc_leader_t *h,
     struct odbc_leader__job_list l = {NULL, 0, 0, 0};
     int rc = odbc_leader_list_jobs(h, odbc_leader__cli_keep_job, &l);
 
-    rc = odbc_leader__cli_list_read(c, h, "jobs: reading the jobs", rc,
-                                    l.nomem);
+    rc =
+        odbc_leader__cli_list_read(c, h, "jobs: reading the jobs", rc, l.nomem);
     if (rc == 0 && l.n > 0)
         odbc_leader__cli_print_rows(l.v, l.n, sizeof(*l.v), &o->list,
                                     print_jobs_header, print_job);

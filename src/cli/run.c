@@ -490,8 +490,7 @@ static int once_check(struct run *r, int state) {
     if (!settle_fire(r))
         return 0;
     if (state == 0) {
-        rc = odbc_leader_read_fire_ex(r->h, r->once, r->fire_ms, &f,
-                                      sizeof(f));
+        rc = odbc_leader_read_fire_ex(r->h, r->once, r->fire_ms, &f, sizeof(f));
         if (rc == 1 && !may_recover(&f))
             return done_already(r, &f);
         return 0; /* errors: the next tick tells */

@@ -316,9 +316,9 @@ static void test_older_fire_and_claim_structs(void **state) {
     assert_int_equal(offsetof(struct fire_before_lifecycle, guard),
                      offsetof(struct odbc_leader_fire, state));
     memset(ff, 0xff, sizeof(ff));
-    assert_int_equal(odbc_leader_create(&h, config(conf, sizeof(conf), "lc"),
-                                        NULL, NULL, 0),
-                     0);
+    assert_int_equal(
+        odbc_leader_create(&h, config(conf, sizeof(conf), "lc"), NULL, NULL, 0),
+        0);
     tick_until_leader(h);
     fire = 1000 * (int64_t)time(NULL);
     memset(&cl, 0xff, sizeof(cl));

@@ -52,7 +52,8 @@ void claims_are_fenced_by_term(void **state) {
     f4 = now + 2000;
     assert_int_equal(odbc_leader__db_claim(a, t1, "job", f1, 1, 1, NULL), 1);
     assert_int_equal(odbc_leader__db_claim(a, t1, "job", f1, 1, 1, NULL), 0);
-    assert_int_equal(odbc_leader__db_claim(a, t1, "other-job", f1, 1, 1, NULL), 1);
+    assert_int_equal(odbc_leader__db_claim(a, t1, "other-job", f1, 1, 1, NULL),
+                     1);
     /* b does not lead: neither with a's term nor with a made-up one */
     assert_int_equal(odbc_leader__db_claim(b, t1, "job", f2, 1, 1, NULL),
                      ODBC_LEADER_ENOTLEADER);
@@ -101,12 +102,14 @@ void claims_are_fenced_by_term(void **state) {
 
     /* a fire older than the retention (7 days) is refused; fire 0, a
      * one-off key, never is; a recent one is claimed */
-    assert_int_equal(odbc_leader__db_claim(b, t2, "old", now - 8 * 86400000LL, 1, 1, NULL),
-                     ODBC_LEADER_EFIREAGE);
+    assert_int_equal(
+        odbc_leader__db_claim(b, t2, "old", now - 8 * 86400000LL, 1, 1, NULL),
+        ODBC_LEADER_EFIREAGE);
     assert_int_equal(odbc_leader__db_claim(b, t2, "once", 0, 1, 1, NULL), 1);
     assert_int_equal(odbc_leader__db_claim(b, t2, "once", 0, 1, 1, NULL), 0);
-    assert_int_equal(odbc_leader__db_claim(b, t2, "recent", now - 86400000LL, 1, 1, NULL),
-                     1);
+    assert_int_equal(
+        odbc_leader__db_claim(b, t2, "recent", now - 86400000LL, 1, 1, NULL),
+        1);
     port_close(a, &ca);
     port_close(b, &cb);
 }

@@ -28,8 +28,7 @@
 
 /* Settings of every handle here: short leases, followers poll (the
  * scenarios tick several handles from one thread). */
-#define LC_SETTINGS                                                            \
-    "LeaderTTL=1000;LeaderSafetyMargin=200;LeaderFollowerWait=0"
+#define LC_SETTINGS "LeaderTTL=1000;LeaderSafetyMargin=200;LeaderFollowerWait=0"
 
 /* Ticks h (and, while it does not lead, the followers in also, which
  * watch the lease) until h leads, for at most 10 s; fails the test

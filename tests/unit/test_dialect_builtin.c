@@ -95,9 +95,9 @@ void test_builtin_text_matches_file(void **state) {
 /* Checks the fire ledger's statements of a built-in dialect: the same
  * parameters in every one, and the upgrade from version 1. */
 static void expect_ledger(const struct odbc_leader__dialect *d) {
-    static const unsigned char claim[] = {JOB,  FIRE, MAXATT, NS, ID,  TERM,
+    static const unsigned char claim[] = {JOB,  FIRE, MAXATT, NS, ID, TERM,
                                           FIRE, FIRE, RET,    NS, JOB};
-    static const unsigned char finish[] = {STATUS, STATUS, NS,  JOB,
+    static const unsigned char finish[] = {STATUS, STATUS, NS,   JOB,
                                            FIRE,   ID,     TERM, TERM};
     static const unsigned char fire[] = {NS, JOB, FIRE};
     static const unsigned char fires[] = {NS, JOB, JOB};
@@ -238,8 +238,8 @@ void test_builtin_postgresql(void **state) {
     static const unsigned char attempt[] = {
         NS, ID, CTTL, ID,  TTL, NS, ID,   SEEN,  SEENX, TTL, NS, TTL,
         NS, NS, ID,   TTL, NS,  NS, SEEN, SEENX, NS,    NS,  NS};
-    static const unsigned char renew[] = {NS,  ID, CTTL, NS,   ID, CTTL,
-                                          TTL, NS, ID,   TERM, NS, NS, NS};
+    static const unsigned char renew[] = {NS, ID, CTTL, NS, ID, CTTL, TTL,
+                                          NS, ID, TERM, NS, NS, NS};
     static const unsigned char wait[] = {NS, WAIT};
     static const unsigned char ns[] = {NS};
     static const unsigned char resign[] = {NS,  ID, TERM, NS,  TERM,
@@ -336,10 +336,9 @@ void test_builtin_mariadb(void **state) {
     static const unsigned char attempt[] = {
         NS, ID,   CTTL,  NS,   TTL,   NS, ID, TTL, TTL, NS, ID, TTL, NS,
         ID, SEEN, SEENX, SEEN, SEENX, NS, NS, NS,  NS,  NS, NS, NS};
-    static const unsigned char renew[] = {NS, ID,   CTTL, NS, ID,  CTTL, NS,
-                                          ID, CTTL, TTL,  NS, ID,  TERM, NS,
-                                          NS, NS,   NS,   NS, NS,  ID,
-                                          TERM};
+    static const unsigned char renew[] = {NS, ID,   CTTL, NS, ID, CTTL, NS,
+                                          ID, CTTL, TTL,  NS, ID, TERM, NS,
+                                          NS, NS,   NS,   NS, NS, ID,   TERM};
     static const unsigned char wait[] = {NS, WAIT, NS};
     static const unsigned char hold[] = {NS, NS, WAIT};
     static const unsigned char ns[] = {NS};
