@@ -26,17 +26,20 @@
 /* ---- reading the answers ---- */
 
 /* Reads column col as an integer flag into *v when the result has that
- * column (0 for NULL), else stores -1. */
+ * column and it is not NULL, else stores -1 (the dialect does not say: a
+ * renew of SQLite and generic has a NULL there, before the count of
+ * offered fires). */
 static int get_optional_flag(void *stmt, int col, int *v) {
     SQLSMALLINT ncols = 0;
     int64_t x = 0;
+    int null = 0;
     int rc;
 
     *v = -1;
     if (!SQL_SUCCEEDED(SQLNumResultCols((SQLHSTMT)stmt, &ncols)) || ncols < col)
         return 0;
-    rc = odbc_leader__db_col_int(stmt, col, &x);
-    if (rc == 0)
+    rc = odbc_leader__db_col_int_null(stmt, col, &x, &null);
+    if (rc == 0 && !null)
         *v = x != 0;
     return rc;
 }

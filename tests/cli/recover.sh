@@ -153,21 +153,24 @@ sc_recover_stop() {
 }
 
 # A paused job's fires are skipped on the leader (run exits 84 and the
-# fire is recorded skipped); a run-now is offered to the leader.
+# fire of a slot is recorded skipped; a one-off key stays unused and runs
+# after the resume).
 sc_jobs() {
     local out
     ol_log "jobs pause, resume, trigger"
     olc_expect_rc 0 jobs -C "$OLC_CONN" -n jobsns pause K >/dev/null
-    olc_expect_rc 84 run -C "$OLC_CONN" -n jobsns --once K -- true 2>/dev/null
+    olc_expect_rc 84 run -C "$OLC_CONN" -n jobsns --once K --once-per 1h \
+        -- true 2>/dev/null
     [ "$(olc_fire_field jobsns K state)" = skipped ] ||
         ol_fail "fire K: $(olc fires -C "$OLC_CONN" -n jobsns --json)"
+    olc_expect_rc 84 run -C "$OLC_CONN" -n jobsns --once K -- true 2>/dev/null
     out=$(olc jobs -C "$OLC_CONN" -n jobsns --json)
     python3 -c 'import json, sys
 j = json.loads(sys.argv[1])
 assert j["job"] == "K" and j["paused"] is True and j["fires"] == 1, j' "$out" ||
         ol_fail "jobs --json: $out"
     olc_expect_rc 0 jobs -C "$OLC_CONN" -n jobsns resume K >/dev/null
-    olc_expect_rc 0 run -C "$OLC_CONN" -n jobsns --once K2 -- true
+    olc_expect_rc 0 run -C "$OLC_CONN" -n jobsns --once K -- true
     olc_expect_rc 64 jobs -C "$OLC_CONN" -n jobsns pause 2>/dev/null
     olc_expect_rc 64 jobs -C "$OLC_CONN" -n jobsns stop K 2>/dev/null
     olc_expect_rc 64 jobs -C "$OLC_CONN" -n jobsns pause 'bad job' 2>/dev/null
