@@ -698,8 +698,9 @@ WHERE f.namespace = CAST(:ns AS VARCHAR(128))
                 AND (l.epoch IS NULL OR l.epoch = {epoch}));
 
 -- @statement offers
--- The fires offered to the leader of term :term, oldest first; columns as
--- fire. The IN on state makes it a search of the (namespace, state)
+-- The fires offered to the leader of term :term, oldest first, and the
+-- fires still running in earlier terms (which the engine then sweeps and
+-- reads again); columns as fire. The IN on state makes it a search of the (namespace, state)
 -- index, not a scan of the namespace's ledger.
 WITH clock AS (
     SELECT {now}
@@ -710,9 +711,9 @@ SELECT f.job, f.fire_ms, f.term, f.claimed_by, f.claimed_at_ms,
     f.max_attempts
 FROM {prefix}fire AS f, clock
 WHERE f.namespace = CAST(:ns AS VARCHAR(128))
-  AND f.state IN ('pending', 'interrupted')
+  AND f.state IN ('pending', 'interrupted', 'running')
   AND f.term < CAST(:term AS BIGINT)
-  AND (f.state = 'pending' OR f.attempt < f.max_attempts)
+  AND (f.state <> 'interrupted' OR f.attempt < f.max_attempts)
 ORDER BY f.claimed_at_ms, f.job, f.fire_ms;
 
 -- @statement pause

@@ -462,16 +462,17 @@ WHERE namespace = :ns
                 AND l.term = :term AND l.expires_at_ms > {now});
 
 -- @statement offers
--- The fires offered to the leader of term :term, oldest first; columns as
--- fire. The IN on state makes it a search of the (namespace, state)
+-- The fires offered to the leader of term :term, oldest first, and the
+-- fires still running in earlier terms (which the engine then sweeps and
+-- reads again); columns as fire. The IN on state makes it a search of the (namespace, state)
 -- index, not a scan of the namespace's ledger.
 SELECT job, fire_ms, term, claimed_by, claimed_at_ms, finished_at_ms,
     status, {now}, state, attempt, max_attempts
 FROM {prefix}fire
 WHERE namespace = :ns
-  AND state IN ('pending', 'interrupted')
+  AND state IN ('pending', 'interrupted', 'running')
   AND term < :term
-  AND (state = 'pending' OR attempt < max_attempts)
+  AND (state <> 'interrupted' OR attempt < max_attempts)
 ORDER BY claimed_at_ms, job, fire_ms;
 
 -- @statement pause

@@ -190,9 +190,9 @@ static void collect_fires(odbc_leader_t *h) {
 }
 
 /* After a tick (leads: it returned leader): the sweep of a new term and
- * the fires offered to it (offers.c); a failure is logged there and tried
- * again at the next tick, after a reconnect when it cost the connection
- * (ledger_failed). */
+ * the fires offered to it (offers.c). A failure is logged there and
+ * tried again at the next tick, after a reconnect when it cost the
+ * connection (ledger_failed). */
 static void learn_offers(odbc_leader_t *h, int leads) {
     int64_t term =
         leads && h->el.connected ? odbc_leader__elector_term(&h->el) : 0;

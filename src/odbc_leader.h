@@ -473,9 +473,10 @@ ODBC_LEADER_EXTERN int odbc_leader_finish_fire(odbc_leader_t *h,
  * The fires offered to this leader, as its ticks learned them: run-now
  * requests and fires whose term ended without an outcome while their job
  * allows another attempt (only after that term can no longer act: a later
- * term exists). A new term reads them at its first tick; later ticks read
- * them again only while the renewal reports some (no extra round trip
- * otherwise). Calls fn(ctx, fire) for each, oldest first (fire borrowed
+ * term exists). A new term reads them at its first tick (one read; a
+ * write only to sweep fires still running in earlier terms); later ticks
+ * read them again only while the renewal reports some (no extra round
+ * trip otherwise). Calls fn(ctx, fire) for each, oldest first (fire borrowed
  * for the call), at most 64; the host claims each with
  * odbc_leader_claim_fire(job, fire_ms, its max_attempts) and runs it when
  * that says so. Returns the number listed; 0 when not leader.

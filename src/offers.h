@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * offers.h: what a leader's ticks learn of the fires offered to it
- * (offers.c, docs/lifecycle.md): each new term sweeps earlier terms'
- * running fires first, then the offered fires are read at its first tick
- * and again only while the renewal reports some.
+ * (offers.c, docs/lifecycle.md): each new term reads the offered fires at
+ * its first tick, sweeping earlier terms' running fires first when that
+ * read shows some, and reads them again only while the renewal reports
+ * some.
  * Internal: every name has the odbc_leader__ prefix and hidden visibility.
  */
 #ifndef ODBC_LEADER_OFFERS_H
@@ -22,6 +23,8 @@ struct odbc_leader__log;
 struct odbc_leader__offers {
     int64_t swept_term; /* the term whose sweep has run, 0 none */
     int64_t term;       /* the term the list was read for */
+    int unswept;        /* the last read showed a fire still running in an
+                           earlier term */
     int n;
     struct odbc_leader_fire v[ODBC_LEADER__OFFERS_MAX];
 };

@@ -182,6 +182,7 @@ class OdbcLeaderTest(unittest.TestCase):
                           c1.triggered, c1.term, c1.nominal_ms),
                          (1, 2, False, False, a.term(), fire))
         self.assertEqual(a.claim_fire("rec", fire, 2), (0, None))
+        self.assertEqual(b.offers(), [])  # b learns offers from now on
         tick_until(b, True)
         self.assertEqual([(o.job, o.fire_ms, o.attempt) for o in b.offers()],
                          [("rec", fire, 1)])

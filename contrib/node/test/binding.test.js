@@ -282,6 +282,7 @@ test('ABI 1.4: an interrupted fire recovered once, pause, run-now', async () => 
     assert.deepEqual([r1.claim.attempt, r1.claim.maxAttempts, r1.claim.recovering,
         r1.claim.term, r1.claim.nominalMs], [1, 2, false, a.term(), fireMs]);
     assert.deepEqual(await a.claimFire('rec', fireMs, 2), { run: false, paused: false });
+    assert.deepEqual(b.offers(), [], 'b learns offers from now on');
     // a stops ticking, as if killed: b takes over and is offered the fire
     await tickUntil(b, true);
     assert.deepEqual(b.offers().map((o) => [o.job, o.fireMs, o.attempt]),

@@ -298,6 +298,7 @@ class BindingTest < Minitest::Test
     assert_equal [1, 2, false, a.term, fire],
                  [c1.attempt, c1.max_attempts, c1.recovering, c1.term, c1.nominal_ms]
     assert_equal [0, nil], a.claim_fire('rec', fire, 2)
+    assert_empty b.offers # b learns offers from now on
     # a stops ticking, as if killed: b takes over and is offered the fire
     tick_until_leader(b)
     assert_equal [['rec', fire, 1]], b.offers.map { |o| [o.job, o.fire_ms, o.attempt] }

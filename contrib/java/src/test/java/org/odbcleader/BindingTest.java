@@ -197,6 +197,7 @@ class BindingTest {
             assertEquals(a.term(), c1.term());
             assertNull(a.claimFire("rec", t, 2));
             assertFalse(a.lastClaimPaused());
+            assertTrue(b.offers().isEmpty()); // b learns offers from now on
             // a stops ticking, as if killed: b takes over and is offered the fire
             tickUntilLeader(b);
             List<Instance.Offer> offers = b.offers();
