@@ -143,6 +143,11 @@ int odbc_leader__cli_name_arg(struct odbc_leader__cli *c, const char *subcmd,
                                       "invalid %s \"%s\": 1-128 bytes of "
                                       "A-Z a-z 0-9 . _ - : / @",
                                       name, arg);
+    if (arg[0] == '-') /* "--once --recover 2": getopt took the option */
+        return odbc_leader__cli_usage(c, subcmd,
+                                      "invalid %s \"%s\": it starts with "
+                                      "'-' (an option where %s belongs?)",
+                                      name, arg, name);
     *out = arg;
     return 0;
 }
