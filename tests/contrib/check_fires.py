@@ -21,7 +21,8 @@ The rules:
   (claimed_by mc-PID; PID 1 when the job logged after its killed
   minicron was gone) in the term it ran under; that row is finished with
   status 0, or unfinished when its claimant was killed (a killed minicron
-  cannot call finish());
+  cannot call finish(); unfinished is also a row the next leader's sweep
+  recorded interrupted or abandoned, docs/lifecycle.md);
 - a slot of FIRST..LAST that was claimed but never ran is a gap, except
   when its row is unfinished and its claimant was killed (killed between
   the claim and the start: the documented limit) or finished with a
@@ -73,6 +74,14 @@ def read_ledger(path):
     return rows, jobs
 
 
+def unfinished(row):
+    """True when row's claimant never recorded its outcome: no end yet, or
+    the next term's sweep ended it as interrupted or abandoned (a row of a
+    ledger before the fire lifecycle has no state)."""
+    return row["finished_at_ms"] is None or \
+        row.get("state") in ("interrupted", "abandoned")
+
+
 def claimant_pid(row):
     who = row["claimed_by"]
     return int(who[3:]) if who.startswith("mc-") and who[3:].isdigit() else None
@@ -121,7 +130,7 @@ def check(args):
                     row["term"] != r["term"]:
                 bad.append("slot %d: ran by pid %d in term %d, claimed by %s in term %d"
                            % (k, r["pid"], r["term"], row["claimed_by"], row["term"]))
-        if row["finished_at_ms"] is None:
+        if unfinished(row):
             if claimant_pid(row) not in killed:
                 bad.append("slot %d: ran, but its claimant %s (alive) never finished it"
                            % (k, row["claimed_by"]))
@@ -135,9 +144,8 @@ def check(args):
         if runs.get(k * args.slot_seconds):
             continue
         row = rows[0]
-        unfinished_by_killed = (row["finished_at_ms"] is None
-                                and claimant_pid(row) in killed)
-        failed = row["finished_at_ms"] is not None and row["status"] != 0
+        unfinished_by_killed = unfinished(row) and claimant_pid(row) in killed
+        failed = not unfinished(row) and row["status"] != 0
         if unfinished_by_killed or failed:
             incomplete.append(k)
             print("note: slot %d: claimed by %s, never ran (%s)"
