@@ -28,7 +28,21 @@ its fires, so the jobs are spread over the hosts, and a host that gains
 a shard catches up that shard's jobs as above.
 
 Inside a job, current_fire() returns the Fire it runs (job id, fire_ms,
-term: the fencing token; in a group, the term of the job's shard). The fire's time is the run time APScheduler
+term: the fencing token; in a group, the term of the job's shard;
+attempt and recovering, as Quartz's isRecovering(); triggered for a
+run-now).
+
+Each fire runs at most once by default. LeaderExecutor(leader,
+max_attempts=N) (or a dict of job id to N) opts jobs into recovery: when
+the host running a fire dies before its end, the next leader runs it
+again, as attempt 2, once the dead host's term can no longer act (never
+two attempts at once; docs/lifecycle.md); after N attempts the fire is
+recorded abandoned. Paused jobs (`odbc-leader jobs pause JOB`) are not
+run on any host; `odbc-leader jobs trigger JOB` runs one once on the
+leader. Recovered and triggered fires reach the executor through the
+leader's ticks (Leader.add_offer_listener) and run with the time they
+run at as APScheduler's run time (so a job's misfire_grace_time does not
+drop them); current_fire().fire_ms keeps the fire's own time. The fire's time is the run time APScheduler
 computed, so triggers must give the same times on every host: cron and
 date triggers do; give interval triggers a fixed start_date.
 """
@@ -37,7 +51,7 @@ import concurrent.futures
 import threading
 import time
 from datetime import datetime, timedelta, timezone
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional, Set, Tuple, Union
 
 from apscheduler.events import (EVENT_JOB_ERROR, EVENT_JOB_MISSED,
                                 JobExecutionEvent)
@@ -69,13 +83,20 @@ class LeaderExecutor(BaseExecutor):
 
     leader is a started odbc_leader.Leader (this executor neither starts
     nor stops it). Jobs run in a thread pool of max_workers threads.
+    max_attempts is how many times a fire may run when its host dies
+    before it ends (1, the default: at most once), for every job of this
+    executor, or a dict {job id: attempts} (jobs not in it: 1).
     """
 
-    def __init__(self, leader: Leader, max_workers: int = 10) -> None:
+    def __init__(self, leader: Leader, max_workers: int = 10,
+                 max_attempts: Union[int, Dict[str, int]] = 1) -> None:
         super().__init__()
         self.leader = leader
         self._pool = concurrent.futures.ThreadPoolExecutor(int(max_workers))
         self._alias: Optional[str] = None
+        self._attempts = max_attempts
+        self._offered: Set[Tuple[str, int]] = set()  # in the pool
+        self._offered_lock = threading.Lock()
 
     def start(self, scheduler: Any, alias: str) -> None:
         super().start(scheduler, alias)
@@ -84,6 +105,7 @@ class LeaderExecutor(BaseExecutor):
             self.leader.add_shard_listener(self._on_shard)
         else:
             self.leader.add_listener(self._on_leadership)
+        self.leader.add_offer_listener(self._on_offers)
 
     def shutdown(self, wait: bool = True) -> None:
         self._pool.shutdown(wait)
@@ -117,7 +139,8 @@ class LeaderExecutor(BaseExecutor):
             if not self.leader.leads(job.id):
                 continue
             try:
-                fire = self.leader.claim(job.id, fire_ms)
+                fire = self.leader.claim(job.id, fire_ms,
+                                         self._max_attempts(job.id))
             except LeaderPluginError as e:
                 self._logger.warning("claiming %s at %s failed: %s; not run",
                                      job.id, run_time, e)
@@ -142,6 +165,54 @@ class LeaderExecutor(BaseExecutor):
             self._logger.warning("recording the outcome of %s at %s failed: "
                                  "%s", job.id, run_time, e)
         return events
+
+    def _max_attempts(self, job_id: str) -> int:
+        a = self._attempts
+        return int(a.get(job_id, 1)) if isinstance(a, dict) else int(a)
+
+    # ---- offered fires: recoveries and run-now ----
+
+    def _on_offers(self, offers: list) -> None:
+        """The leader's offer listener (its ticking thread): submits each
+        offered fire of a job of this executor to the pool, once while it
+        is there (the claim runs it at most once in any case)."""
+        for offer in offers:
+            job = self._scheduler.get_job(offer.job)
+            if job is None or job.executor != self._alias:
+                continue
+            key = (offer.job, offer.fire_ms)
+            with self._offered_lock:
+                if key in self._offered:
+                    continue
+                self._offered.add(key)
+            f = self._pool.submit(self._run_offer, job, offer)
+            f.add_done_callback(
+                lambda fut, key=key, job_id=job.id: self._offer_done(
+                    key, job_id, fut))
+
+    def _offer_done(self, key: Tuple[str, int], job_id: str,
+                    fut: "concurrent.futures.Future") -> None:
+        with self._offered_lock:
+            self._offered.discard(key)
+        self._done(job_id, fut)
+
+    def _run_offer(self, job: Any, offer: Any) -> list:
+        """Claims and runs one offered fire; returns the scheduler events
+        of the run ([] when the claim was not this host's)."""
+        attempts = max(int(offer.max_attempts), self._max_attempts(job.id))
+        try:
+            fire = self.leader.claim(job.id, offer.fire_ms, attempts)
+        except LeaderPluginError as e:
+            self._logger.warning("claiming offered %s at %d failed: %s; "
+                                 "not run", job.id, offer.fire_ms, e)
+            return []
+        if fire is None:
+            return []
+        self._logger.info("running %s at %d: %s, attempt %d (term %d)",
+                          job.id, offer.fire_ms,
+                          "run-now" if fire.triggered else "recovery",
+                          fire.attempt, fire.term)
+        return self._run_one(job, datetime.now(timezone.utc), fire)
 
     # ---- catching up after a failover ----
 

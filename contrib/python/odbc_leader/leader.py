@@ -33,6 +33,7 @@ spread over the hosts:
                 write_report(fire.term)    # that shard's fencing token
 """
 
+import logging
 import os
 import re
 import shutil
@@ -42,6 +43,8 @@ from contextlib import contextmanager
 from typing import Callable, Iterator, List, NamedTuple, Optional, Tuple
 
 from . import plugin as _plugin
+
+_log = logging.getLogger("odbc_leader")
 
 __all__ = ["Fire", "Leader", "find_plugin", "PLUGIN_ENV"]
 
@@ -129,14 +132,23 @@ def _config(connect: str, namespace: Optional[str], ttl_ms: Optional[int],
 
 
 class Fire(NamedTuple):
-    """A fire this host claimed: run it under term (the fencing token)."""
+    """A fire this host claimed: run it under term (the fencing token).
+
+    attempt counts the fire's runs (1 the first; more when it recovers a
+    run whose leader died before its outcome: recovering, as Quartz's
+    isRecovering()); triggered marks a run-now (`odbc-leader jobs
+    trigger`), whose fire_ms is its key, below 0, not a time."""
     job: str
     fire_ms: int
     term: int
+    attempt: int = 1
+    recovering: bool = False
+    triggered: bool = False
 
 
 Listener = Callable[[bool, int], None]
 ShardListener = Callable[[int, bool, int], None]
+OfferListener = Callable[[List[_plugin.Offer]], None]
 
 
 class Leader:
@@ -163,7 +175,6 @@ class Leader:
                  log: Optional[Callable[[int, str], None]] = None,
                  extra: Optional[str] = None,
                  shards: Optional[int] = None) -> None:
-        import logging
         self.plugin_path = find_plugin(plugin)
         self.namespace = namespace
         if log is None:
@@ -174,6 +185,7 @@ class Leader:
         self._lock = threading.RLock()
         self._listeners: List[Listener] = []
         self._shard_listeners: List[ShardListener] = []
+        self._offer_listeners: List[OfferListener] = []
         self._changes: List[bool] = []
         self._shard_changes: List[Tuple[int, bool, int]] = []
         self._inst = self._plugin.init(
@@ -213,8 +225,11 @@ class Leader:
             if not self._lock.acquire(timeout=0.05):
                 delay_ms = 0
                 continue
+            offers: List[_plugin.Offer] = []
             try:
                 delay_ms = self._inst.tick().next_tick_ms
+                if self._offer_listeners:
+                    offers = self._inst.offers()  # no I/O
             except _plugin.TickError as e:  # the database failed: go on
                 self.last_error = e
                 delay_ms = e.next_tick_ms
@@ -229,6 +244,9 @@ class Leader:
             for shard, leading, term in shard_changes:
                 for sfn in list(self._shard_listeners):
                     sfn(shard, leading, term)
+            if offers:
+                for ofn in list(self._offer_listeners):
+                    ofn(offers)
 
     def start(self) -> "Leader":
         """Starts campaigning (the ticking thread). Returns self."""
@@ -267,6 +285,17 @@ class Leader:
         shard stops here before another member takes it)."""
         self._shard_listeners.append(fn)
 
+    def add_offer_listener(self, fn: OfferListener) -> None:
+        """fn(offers) runs in the ticking thread after each tick that left
+        fires offered to this leader: run-now requests and interrupted
+        fires whose job allows another attempt (odbc_leader.plugin.Offer:
+        job, fire_ms, attempt, max_attempts). An offer stays until it is
+        claimed, so fn sees it again at the next tick: claim each with
+        claim(offer.job, offer.fire_ms, offer.max_attempts), which runs
+        it once, and hand the run to another thread (fn must not block).
+        A plugin before ABI 1.4 offers nothing."""
+        self._offer_listeners.append(fn)
+
     # ---- state, no I/O ----
 
     def is_leader(self) -> bool:
@@ -297,27 +326,51 @@ class Leader:
 
     # ---- fires ----
 
-    def claim(self, job: str, fire_ms: int = 0) -> Optional[Fire]:
+    def claim(self, job: str, fire_ms: int = 0,
+              max_attempts: int = 1) -> Optional[Fire]:
         """Claims fire fire_ms (epoch ms, its nominal time, the same on
-        every host) of job for the term led. Returns the Fire to run, or
-        None when it is not this host's to run: claimed before (by anyone,
-        in any term) or this host does not lead. Raises LeaderPluginError
-        when the claim failed and its outcome is unknown (do not run it)."""
+        every host) of job for the term led. Returns the Fire to run, as
+        the database recorded it (the term it is fenced in, its attempt),
+        or None when it is not this host's to run: claimed before (by
+        anyone, in any term), its job paused (`odbc-leader jobs pause`;
+        the fire is recorded skipped), or this host does not lead.
+        max_attempts above 1 opts the fire into recovery: if this host
+        dies before finish, the next leader gets it offered (see
+        add_offer_listener) once this term can no longer act. Raises
+        LeaderPluginError when the claim failed and its outcome is
+        unknown (do not run it)."""
         if not self.leads(job):
             return None  # no lock: a follower's tick may be in its wait
         with self._lock:
-            term = self.term_of(job)
             try:
-                claimed = self._inst.claim(job, fire_ms)
+                if not self._plugin.has("claim_fire"):  # before ABI 1.4
+                    term = self.term_of(job)
+                    if not self._inst.claim(job, fire_ms):
+                        return None
+                    return Fire(job, int(fire_ms), term)
+                rc, c = self._inst.claim_fire(job, fire_ms, max_attempts)
             except _plugin.NotLeaderError:
                 return None
-        return Fire(job, int(fire_ms), term) if claimed else None
+        if c is None:
+            if rc == _plugin.CLAIM_PAUSED:
+                _log.info("%s at %d not run: the job is paused", job, fire_ms)
+            return None
+        return Fire(job, int(fire_ms), c.term, c.attempt, c.recovering,
+                    c.triggered)
 
     def finish(self, fire: Fire, status: int = 0) -> None:
-        """Records the outcome of a claimed fire (0 success). Raises
+        """Records the outcome of a claimed fire (0 success) for its term:
+        a fire taken again by a later term (this host was paused past its
+        lease) keeps that term's outcome, and this raises. Raises
         LeaderPluginError when it could not be recorded."""
         with self._lock:
-            self._inst.finish(fire.job, fire.fire_ms, status)
+            if not self._plugin.has("finish_fire"):
+                self._inst.finish(fire.job, fire.fire_ms, status)
+                return
+            c = _plugin.Claim(fire.job, fire.fire_ms, fire.attempt, 0,
+                              fire.recovering, fire.triggered, fire.term,
+                              fire.fire_ms)
+            self._inst.finish_fire(c, status)
 
     @contextmanager
     def claimed(self, job: str, fire_ms: int = 0) -> Iterator[Optional[Fire]]:

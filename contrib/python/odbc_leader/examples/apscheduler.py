@@ -3,7 +3,7 @@
 
     python3 -m odbc_leader.examples.apscheduler --plugin SO --connect STR \\
         --namespace NS --every SECONDS [--ttl MS] [--job NAME]
-        [--jobs N --shards N]
+        [--jobs N --shards N] [--recover N] [--hold SECONDS]
 
 Run the same command on several hosts. The job fires at every multiple of
 SECONDS since the epoch (like cron), on every host; LeaderExecutor runs
@@ -11,10 +11,14 @@ each fire on exactly one of them, and after a failover the new leader
 runs the fires nobody ran within the job's misfire_grace_time (two TTLs
 plus SECONDS). Each fire run prints one line on stdout, flushed:
 
-    FIRE <job> <fire_ms> <term>
+    FIRE <job> <fire_ms> <term> <attempt>
 
-fire_ms is the fire's time in epoch ms, term the fencing token it ran
-under. With --jobs N the scheduler has N such jobs, NAME-0 .. NAME-N-1;
+fire_ms is the fire's time in epoch ms (a run-now's key, below 0, for a
+fire of `odbc-leader jobs trigger`), term the fencing token it ran
+under, attempt 1 unless the fire recovers an interrupted one. With
+--recover N a fire whose host died before its end runs again on the next
+leader, up to N attempts in all (default 1: at most once); --hold keeps
+each run going SECONDS after its FIRE line (a job that takes time). With --jobs N the scheduler has N such jobs, NAME-0 .. NAME-N-1;
 with --shards N the hosts form a sharded group of N shards named NS
 (docs/groups.md): each job runs on the host that leads its shard, under
 that shard's term, so the jobs are spread over the hosts; a crashed
@@ -30,6 +34,7 @@ import argparse
 import signal
 import sys
 import threading
+import time
 from datetime import datetime, timezone
 from typing import List, Optional
 
@@ -44,13 +49,16 @@ DEFAULT_TTL_MS = 15000  # the library's default LeaderTTL
 _out = threading.Lock()
 
 
-def fire() -> None:
-    """The job: prints the fire it runs."""
+def fire(hold: float = 0.0) -> None:
+    """The job: prints the fire it runs, then takes hold seconds."""
     f = current_fire()
     assert f is not None
     with _out:
-        sys.stdout.write("FIRE %s %d %d\n" % (f.job, f.fire_ms, f.term))
+        sys.stdout.write("FIRE %s %d %d %d\n" % (f.job, f.fire_ms, f.term,
+                                                 f.attempt))
         sys.stdout.flush()
+    if hold > 0:
+        time.sleep(hold)
 
 
 def on_change(is_leader: bool, term: int) -> None:
@@ -82,11 +90,20 @@ def main(argv: Optional[List[str]] = None) -> int:
                     help="this many jobs, JOB-0 .. JOB-N-1 (default 1: JOB)")
     ap.add_argument("--shards", type=int, default=None,
                     help="a sharded group of this many shards (LeaderShards)")
+    ap.add_argument("--recover", type=int, default=1, metavar="N",
+                    help="attempts a fire may take when its host dies "
+                    "before its end (default 1: at most once)")
+    ap.add_argument("--hold", type=float, default=0.0, metavar="SECONDS",
+                    help="each run lasts this long after its FIRE line")
     args = ap.parse_args(argv)
     if args.every <= 0:
         ap.error("--every must be positive")
     if args.jobs < 1:
         ap.error("--jobs must be at least 1")
+    if args.recover < 1:
+        ap.error("--recover must be at least 1")
+    if args.hold < 0:
+        ap.error("--hold must not be negative")
 
     stop = {signal.SIGTERM, signal.SIGINT}
     signal.pthread_sigmask(signal.SIG_BLOCK, stop)  # threads inherit it
@@ -104,14 +121,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     ttl_s = (args.ttl or DEFAULT_TTL_MS) / 1000.0
     grace = int((3 if leader.shards else 2) * ttl_s + args.every + 1)
     sched = BackgroundScheduler(
-        executors={"default": LeaderExecutor(leader)}, timezone=timezone.utc)
+        executors={"default": LeaderExecutor(
+            leader, max_attempts=args.recover)}, timezone=timezone.utc)
     names = [args.job] if args.jobs == 1 else \
         ["%s-%d" % (args.job, i) for i in range(args.jobs)]
     for name in names:
         sched.add_job(fire, IntervalTrigger(seconds=args.every,
                                             start_date=EPOCH,
                                             timezone=timezone.utc),
-                      id=name, coalesce=False, max_instances=100,
+                      args=[args.hold], id=name, coalesce=False,
+                      max_instances=100,
                       misfire_grace_time=grace)
     leader.start()
     sched.start()
