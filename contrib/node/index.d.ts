@@ -29,8 +29,16 @@ export class NotLeaderError extends LeaderPluginError {}
 /** A fire this host claimed: run it under term (the fencing token). */
 export interface Fire {
     job: string;
+    /** The fire's nominal time (epoch ms); a run-now's key (below 0). */
     fireMs: number;
+    /** The term the claim is fenced in. */
     term: number;
+    /** 1, or n + 1 when attempt n's host died before its end. */
+    attempt: number;
+    /** An earlier attempt's term ended without its outcome. */
+    recovering: boolean;
+    /** A run-now (odbc-leader jobs trigger). */
+    triggered: boolean;
 }
 
 export interface Leadership {
@@ -90,7 +98,7 @@ export class Instance {
     /** ABI 1.4 (docs/lifecycle.md): a claim that says what it got. */
     claimFire(job: string, fireMs: number, maxAttempts?: number): Promise<ClaimResult>;
     finishFire(claim: Claim, status?: number): Promise<void>;
-    offers(): Offer[];
+    offers(): Promise<Offer[]>;
     pauseJob(job: string, paused?: boolean): Promise<void>;
     triggerJob(job: string): Promise<number>;
 }
@@ -184,15 +192,17 @@ export class Leader extends EventEmitter {
     shardOf(job: string): number;
     leads(job: string): boolean;
     termOf(job: string): number;
-    claim(job: string, fireMs?: number): Promise<Fire | null>;
+    claim(job: string, fireMs?: number, maxAttempts?: number): Promise<Fire | null>;
     finish(fire: Fire, status?: number): Promise<void>;
-    runFire<T>(job: string, fireMs: number, fn: (fire: Fire) => T | Promise<T>): Promise<RunResult<T>>;
+    runFire<T>(job: string, fireMs: number, fn: (fire: Fire) => T | Promise<T>,
+        maxAttempts?: number): Promise<RunResult<T>>;
     track<T>(promise: Promise<T>): Promise<T>;
     toJSON(): LeaderSummary;
     on(event: 'elected' | 'lost', listener: (term: number) => void): this;
     on(event: 'change', listener: (e: ChangeEvent) => void): this;
     on(event: 'shard', listener: (e: ShardEvent) => void): this;
     on(event: 'tickError', listener: (e: LeaderPluginError) => void): this;
+    on(event: 'offers', listener: (offers: Offer[]) => void): this;
     on(event: string | symbol, listener: (...args: any[]) => void): this;
 }
 
@@ -225,11 +235,16 @@ export interface RunnerOptions {
     /** How old a fire may be and still be caught up (ms, default 60000). */
     graceMs?: number;
     log?: (level: number, message: string) => void;
+    /** Attempts a fire may take when its host dies before it ends (default
+     * 1: at most once); a number for every job or per job name. */
+    maxAttempts?: number | Record<string, number>;
 }
 
 export class FireRunner {
     constructor(leader: Leader, options?: RunnerOptions);
     readonly graceMs: number;
+    attemptsOf(name: string): number;
+    runOffers(offers: Offer[]): void;
     add(name: string, fn: (fireMs: number, fire: Fire) => unknown,
         next: ((ms: number) => number | null) | null): void;
     remove(name: string): void;

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 // examples/common.js: what the four example schedulers share: the
 // command line (--plugin SO --connect STR --namespace NS --every SECONDS
-// [--ttl MS] [--job NAME] [--jobs N --shards N]), the Leader, the job that
-// prints one flushed line per fire it runs ("FIRE <job> <fire_ms>
-// <term>"), and SIGTERM/SIGINT, which stop the scheduler, wait for a fire
+// [--ttl MS] [--job NAME] [--jobs N --shards N] [--recover N] [--hold
+// SECONDS]), the Leader, the job that prints one flushed line per fire it
+// runs ("FIRE <job> <fire_ms> <term> <attempt>", then takes --hold
+// seconds; with --recover N a fire whose host died before its end runs
+// again on the next leader, up to N attempts), and SIGTERM/SIGINT, which stop the scheduler, wait for a fire
 // under way and resign, so another host takes over at once (exit 0).
 'use strict';
 
@@ -17,12 +19,12 @@ const DEFAULT_TTL_MS = 15000; // the library's default LeaderTTL
 function usage(prog, msg) {
     process.stderr.write(`${prog}: ${msg}\nusage: node ${prog} --plugin SO ` +
         '--connect STR --namespace NS --every SECONDS [--ttl MS] [--job NAME] ' +
-        '[--jobs N --shards N]\n');
+        '[--jobs N --shards N] [--recover N] [--hold SECONDS]\n');
     process.exit(64);
 }
 
 /** The parsed command line: { plugin, connect, namespace, every, ttlMs,
- * names, shards }. */
+ * names, shards, recover, holdMs }. */
 function parse(prog) {
     let v;
     try {
@@ -31,6 +33,8 @@ function parse(prog) {
             namespace: { type: 'string' }, every: { type: 'string' },
             ttl: { type: 'string' }, job: { type: 'string', default: 'every' },
             jobs: { type: 'string', default: '1' }, shards: { type: 'string' },
+            recover: { type: 'string', default: '1' },
+            hold: { type: 'string', default: '0' },
         } }).values;
     } catch (e) {
         usage(prog, e.message);
@@ -50,9 +54,15 @@ function parse(prog) {
     if (ttlMs !== undefined && !(ttlMs > 0))
         usage(prog, `--ttl ${v.ttl}: give milliseconds`);
     const shards = v.shards === undefined ? undefined : Number(v.shards);
+    const recover = Number(v.recover);
+    if (!Number.isInteger(recover) || recover < 1)
+        usage(prog, '--recover must be a whole number, at least 1');
+    const hold = Number(v.hold);
+    if (!(hold >= 0))
+        usage(prog, `--hold ${v.hold}: give seconds`);
     const names = jobs === 1 ? [v.job] : [...Array(jobs).keys()].map((i) => `${v.job}-${i}`);
     return { plugin: v.plugin, connect: v.connect, namespace: v.namespace, every,
-        ttlMs, names, shards };
+        ttlMs, names, shards, recover, holdMs: Math.round(hold * 1000) };
 }
 
 /** A cron expression (with seconds) that fires at every multiple of every
@@ -68,19 +78,25 @@ function graceOf(a, leader) {
     return (leader.shards ? 5 : 2) * ttl + a.every * 1000 + 1000;
 }
 
-/** Prints the FIRE line of fire, flushed (a synchronous write). */
+let holdMs = 0; // --hold
+
+/** Prints the FIRE line of fire, flushed (a synchronous write); returns a
+ * promise of the --hold that follows (undefined without one). */
 function printFire(fire) {
-    fs.writeSync(1, `FIRE ${fire.job} ${fire.fireMs} ${fire.term}\n`);
+    fs.writeSync(1, `FIRE ${fire.job} ${fire.fireMs} ${fire.term} ${fire.attempt}\n`);
+    return holdMs > 0 ? new Promise((resolve) => setTimeout(resolve, holdMs)) : undefined;
 }
 
 /**
- * Starts the Leader of the command line, calls setup(leader, args) to
- * schedule the jobs (it returns a function that stops the scheduler),
+ * Starts the Leader of the command line, calls setup(leader, args,
+ * options) to schedule the jobs (options, for the integration: graceMs and
+ * maxAttempts; it returns a function that stops the scheduler),
  * and on SIGTERM or SIGINT stops the scheduler, waits for fires under way
  * and resigns. Exits 1 with the message when the Leader cannot start.
  */
 async function main(prog, setup) {
     const a = parse(prog);
+    holdMs = a.holdMs;
     let leader;
     try {
         leader = new Leader({ connect: a.connect, namespace: a.namespace,
@@ -94,7 +110,8 @@ async function main(prog, setup) {
         process.stderr.write(`${prog}: ${e.message}\n`);
         process.exit(1);
     }
-    const stopScheduler = await setup(leader, a, graceOf(a, leader));
+    const stopScheduler = await setup(leader, a,
+        { graceMs: graceOf(a, leader), maxAttempts: a.recover });
     let stopping = false;
     const stop = async () => {
         if (stopping)

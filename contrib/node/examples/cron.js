@@ -3,7 +3,7 @@
 // host, claimed under its nominal time (computed from the cronTime).
 //   node examples/cron.js --plugin SO --connect STR --namespace NS \
 //       --every SECONDS [--ttl MS]
-// Prints "FIRE <job> <fire_ms> <term>" per fire it runs; SIGTERM hands over.
+// Prints "FIRE <job> <fire_ms> <term> <attempt>" per fire it runs; SIGTERM hands over.
 'use strict';
 
 const { CronJob } = require('cron');
@@ -11,8 +11,8 @@ const { currentFire } = require('odbc-leader');
 const { LeaderCronJob } = require('odbc-leader/cron');
 const { main, cronOf, printFire } = require('./common');
 
-main('examples/cron.js', (leader, a, graceMs) => {
-    const c = new LeaderCronJob(leader, { graceMs, CronJob });
+main('examples/cron.js', (leader, a, opts) => {
+    const c = new LeaderCronJob(leader, { ...opts, CronJob });
     const jobs = a.names.map((name) => c.from({ name, cronTime: cronOf(a.every),
         timeZone: 'UTC', start: true, onTick: () => printFire(currentFire()) }));
     return async () => {

@@ -3,7 +3,7 @@
 // claimed under its nominal time (computed from the pattern).
 //   node examples/croner.js --plugin SO --connect STR --namespace NS \
 //       --every SECONDS [--ttl MS]
-// Prints "FIRE <job> <fire_ms> <term>" per fire it runs; SIGTERM hands over.
+// Prints "FIRE <job> <fire_ms> <term> <attempt>" per fire it runs; SIGTERM hands over.
 'use strict';
 
 const { Cron } = require('croner');
@@ -11,8 +11,8 @@ const { currentFire } = require('odbc-leader');
 const { LeaderCron } = require('odbc-leader/croner');
 const { main, cronOf, printFire } = require('./common');
 
-main('examples/croner.js', (leader, a, graceMs) => {
-    const c = new LeaderCron(leader, { graceMs, Cron });
+main('examples/croner.js', (leader, a, opts) => {
+    const c = new LeaderCron(leader, { ...opts, Cron });
     const jobs = a.names.map((name) => c.schedule(cronOf(a.every),
         { name, timezone: 'UTC' }, () => printFire(currentFire())));
     return () => {

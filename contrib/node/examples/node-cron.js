@@ -3,7 +3,7 @@
 // host, through LeaderCoordinator (node-cron's RunCoordinator).
 //   node examples/node-cron.js --plugin SO --connect STR --namespace NS \
 //       --every SECONDS [--ttl MS]
-// Prints "FIRE <job> <fire_ms> <term>" per fire it runs; SIGTERM hands over.
+// Prints "FIRE <job> <fire_ms> <term> <attempt>" per fire it runs; SIGTERM hands over.
 'use strict';
 
 const cron = require('node-cron');
@@ -11,8 +11,8 @@ const { currentFire } = require('odbc-leader');
 const { LeaderCoordinator } = require('odbc-leader/node-cron');
 const { main, cronOf, printFire } = require('./common');
 
-main('examples/node-cron.js', (leader, a, graceMs) => {
-    const coordinator = new LeaderCoordinator(leader, { graceMs, cron });
+main('examples/node-cron.js', (leader, a, opts) => {
+    const coordinator = new LeaderCoordinator(leader, { ...opts, cron });
     const tasks = a.names.map((name) => coordinator.schedule(cronOf(a.every), name,
         () => printFire(currentFire()), { noOverlap: false }));
     return async () => {

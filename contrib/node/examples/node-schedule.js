@@ -3,7 +3,7 @@
 // on one host, claimed under the fireDate node-schedule hands the job.
 //   node examples/node-schedule.js --plugin SO --connect STR --namespace NS \
 //       --every SECONDS [--ttl MS]
-// Prints "FIRE <job> <fire_ms> <term>" per fire it runs; SIGTERM hands over.
+// Prints "FIRE <job> <fire_ms> <term> <attempt>" per fire it runs; SIGTERM hands over.
 'use strict';
 
 const schedule = require('node-schedule');
@@ -11,8 +11,8 @@ const { currentFire } = require('odbc-leader');
 const { LeaderSchedule } = require('odbc-leader/node-schedule');
 const { main, cronOf, printFire } = require('./common');
 
-main('examples/node-schedule.js', (leader, a, graceMs) => {
-    const s = new LeaderSchedule(leader, { graceMs, schedule, tz: 'UTC' });
+main('examples/node-schedule.js', (leader, a, opts) => {
+    const s = new LeaderSchedule(leader, { ...opts, schedule, tz: 'UTC' });
     for (const name of a.names)
         s.scheduleJob(name, cronOf(a.every), () => printFire(currentFire()));
     return () => schedule.gracefulShutdown();

@@ -143,7 +143,11 @@ function currentFire() {
  * levels; default: warnings and errors on stderr). Events: 'elected'
  * (term), 'lost' (term), 'change' ({ isLeader, term, leaderId }), 'shard'
  * ({ shard, isLeader, term }) in a group, 'tickError' (LeaderPluginError;
- * ticking goes on). The constructor does no I/O. The configuration, which
+ * ticking goes on), 'offers' (after a tick that left fires offered to this
+ * leader, run-now requests and interrupted fires with attempts left:
+ * [{ job, fireMs, attempt, maxAttempts }]; an offer stays until claimed,
+ * so it comes again at the next tick: claim it, with its maxAttempts; a
+ * FireRunner does). The constructor does no I/O. The configuration, which
  * may hold a password, is kept private: printed (util.inspect, console.log,
  * JSON.stringify), a Leader shows its namespace, plugin, shards and state,
  * nothing of the connection string.
@@ -258,8 +262,11 @@ class Leader extends EventEmitter {
         if (!this._running)
             return;
         let delay;
+        let offers = [];
         try {
             delay = (await this.inst.tick()).nextTickMs;
+            if (this.listenerCount('offers') > 0)
+                offers = await this.inst.offers();
         } catch (e) {
             if (!(e instanceof LeaderPluginError))
                 throw e;
@@ -267,6 +274,8 @@ class Leader extends EventEmitter {
             delay = e.nextTickMs || 1000;
             this.emit('tickError', e);
         }
+        if (offers.length > 0 && this._running)
+            this.emit('offers', offers);
         if (this._running)
             this._timer = setTimeout(() => {
                 this._tick().catch((e) => this.emit('error', e));
@@ -343,29 +352,56 @@ class Leader extends EventEmitter {
 
     /**
      * Claims fire fireMs (epoch ms, its nominal time, the same on every
-     * host) of job for the term led. Resolves to the Fire to run ({ job,
-     * fireMs, term }) or null when it is not this host's to run (claimed
-     * before by anyone, or this host does not lead job). Rejects with
-     * LeaderPluginError when the outcome is unknown (do not run it).
+     * host) of job for the term led. Resolves to the Fire to run, as the
+     * database recorded it ({ job, fireMs, term, attempt, recovering,
+     * triggered }: the term it is fenced in; attempt 1 unless it recovers
+     * a run whose host died, recovering then; triggered for a run-now,
+     * whose fireMs is its key, below 0), or null when it is not this
+     * host's to run (claimed before by anyone, its job paused: recorded
+     * skipped, or this host does not lead job). maxAttempts above 1 opts
+     * the fire into recovery: the next leader gets it offered ('offers')
+     * if this host dies before finish. Rejects with LeaderPluginError
+     * when the outcome is unknown (do not run it).
      */
-    async claim(job, fireMs = 0) {
+    async claim(job, fireMs = 0, maxAttempts = 1) {
         if (!this._running || !this.leads(job))
             return null;
         const term = this.termOf(job);
-        let claimed;
         try {
-            claimed = await this.inst.claim(job, fireMs);
+            if (!this._has('claim_fire')) { // before ABI 1.4
+                const claimed = await this.inst.claim(job, fireMs);
+                return claimed ? { job: String(job), fireMs, term, attempt: 1,
+                    recovering: false, triggered: false } : null;
+            }
+            const r = await this.inst.claimFire(job, fireMs, maxAttempts);
+            if (!r.run) {
+                if (r.paused)
+                    this.log(6, `${job} at ${fireMs} not run: the job is paused`);
+                return null;
+            }
+            const c = r.claim;
+            return { job: c.job, fireMs, term: c.term, attempt: c.attempt,
+                recovering: c.recovering, triggered: c.triggered };
         } catch (e) {
             if (e instanceof NotLeaderError)
                 return null;
             throw e;
         }
-        return claimed ? { job: String(job), fireMs, term } : null;
     }
 
-    /** Records the outcome of a claimed fire (status 0: success). */
+    /** True when the instance's plugin has member (an instance without a
+     * plugin, as the tests' fakes: the calls before ABI 1.4). */
+    _has(member) {
+        return Boolean(this.inst.plugin && this.inst.plugin.has(member));
+    }
+
+    /** Records the outcome of a claimed fire (status 0: success) for its
+     * term; rejects when a later term took the fire again (this host was
+     * paused past its lease) or the outcome could not be recorded. */
     finish(fire, status = 0) {
-        return this.inst.finish(fire.job, fire.fireMs, status);
+        if (!this._has('finish_fire'))
+            return this.inst.finish(fire.job, fire.fireMs, status);
+        return this.inst.finishFire(fire, status);
     }
 
     /**
@@ -373,8 +409,8 @@ class Leader extends EventEmitter {
      * currentFire() set, then records its outcome (status 1 when fn threw,
      * and the error is thrown again). Resolves to { ran, fire, result }.
      */
-    runFire(job, fireMs, fn) {
-        return this.track(this._runFire(job, fireMs, fn));
+    runFire(job, fireMs, fn, maxAttempts = 1) {
+        return this.track(this._runFire(job, fireMs, fn, maxAttempts));
     }
 
     /** Makes stop() wait for promise (a fire under way) before it shuts
@@ -386,8 +422,8 @@ class Leader extends EventEmitter {
         return promise;
     }
 
-    async _runFire(job, fireMs, fn) {
-        const fire = await this.claim(job, fireMs);
+    async _runFire(job, fireMs, fn, maxAttempts) {
+        const fire = await this.claim(job, fireMs, maxAttempts);
         if (fire === null)
             return { ran: false, fire: null, result: undefined };
         let status = 1;

@@ -54,7 +54,8 @@ class LeaderCoordinator {
         this.leader.track(new Promise((resolve) => { release = resolve; }));
         let fire;
         try {
-            fire = await this.leader.claim(k.job, k.fireMs);
+            fire = await this.leader.claim(k.job, k.fireMs,
+                this.runner.attemptsOf(k.job));
         } catch (e) {
             release();
             throw e;

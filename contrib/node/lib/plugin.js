@@ -490,23 +490,27 @@ class Instance {
         });
     }
 
-    /** The fires offered to this leader as its ticks learned them ([] for
-     * an older plugin): { job, fireMs, attempt, maxAttempts }. No I/O. */
+    /** Resolves to the fires offered to this leader as its ticks learned
+     * them ([] for an older plugin): { job, fireMs, attempt, maxAttempts }.
+     * No I/O, but queued behind the calls under way (the plugin reads what
+     * tick writes: never at the same time). */
     offers() {
-        if (this._closed || !this.plugin.has('offers'))
-            return [];
-        const size = koffi.sizeof(Offer);
-        const buf = Buffer.alloc(size * OFFERS_MAX);
-        const n = this.plugin.fn('offers')(this._inst, buf, OFFERS_MAX);
-        if (n < 0)
-            throw this._error(n);
-        const list = [];
-        for (let i = 0; i < Math.min(n, OFFERS_MAX); i++) {
-            const o = koffi.decode(buf, i * size, Offer);
-            list.push({ job: o.job, fireMs: num(o.fire_ms), attempt: o.attempt,
-                maxAttempts: o.max_attempts });
-        }
-        return list;
+        return this._serial(async () => {
+            if (this._closed || !this.plugin.has('offers'))
+                return [];
+            const size = koffi.sizeof(Offer);
+            const buf = Buffer.alloc(size * OFFERS_MAX);
+            const n = this.plugin.fn('offers')(this._inst, buf, OFFERS_MAX);
+            if (n < 0)
+                throw this._error(n);
+            const list = [];
+            for (let i = 0; i < Math.min(n, OFFERS_MAX); i++) {
+                const o = koffi.decode(buf, i * size, Offer);
+                list.push({ job: o.job, fireMs: num(o.fire_ms), attempt: o.attempt,
+                    maxAttempts: o.max_attempts });
+            }
+            return list;
+        });
     }
 
     /** Pauses (or resumes, paused false) job on every host, durably. */

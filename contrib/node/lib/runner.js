@@ -46,27 +46,67 @@ function latestSlot(next, nowMs, maxBackMs) {
 
 /**
  * Runs the fires of a scheduler's jobs through leader. options: graceMs
- * (default 60 s: how old a fire may be and still be caught up), log.
+ * (default 60 s: how old a fire may be and still be caught up), log,
+ * maxAttempts (how many times a fire may run when its host dies before it
+ * ends: 1, the default, at most once; a number for every job, or an
+ * object { job: attempts }, other jobs 1). Fires offered to the leader
+ * (recoveries of interrupted fires, run-now requests of `odbc-leader jobs
+ * trigger`) run through the same jobs; a paused job's fires do not run.
  */
 class FireRunner {
     constructor(leader, options = {}) {
         this.leader = leader;
         this.graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
+        this.maxAttempts = options.maxAttempts ?? 1;
         this.jobs = new Map(); // name -> { fn, next, last }
+        this._offered = new Set(); // `${job} ${fireMs}` of offers under way
         this._log = options.log || ((level, msg) => leader.log(level, msg));
         this._onElected = () => this.catchUp();
         this._onShard = ({ shard, isLeader }) => {
             if (isLeader)
                 this.catchUp(shard);
         };
+        this._onOffers = (offers) => this.runOffers(offers);
         leader.on('elected', this._onElected);
         leader.on('shard', this._onShard);
+        leader.on('offers', this._onOffers);
     }
 
-    /** Stops catching up on leadership changes (the jobs stay). */
+    /** Stops catching up on leadership changes and running offers (the
+     * jobs stay). */
     close() {
         this.leader.off('elected', this._onElected);
         this.leader.off('shard', this._onShard);
+        this.leader.off('offers', this._onOffers);
+    }
+
+    /** The attempts a fire of job may take (options.maxAttempts). */
+    attemptsOf(name) {
+        const m = this.maxAttempts;
+        return typeof m === 'number' ? m : (m[name] ?? 1);
+    }
+
+    /**
+     * Runs the offered fires of this runner's jobs, each once while it is
+     * under way (its claim runs it at most once in any case). A run-now's
+     * job gets the time it runs at, not its key.
+     */
+    runOffers(offers) {
+        for (const o of offers) {
+            const job = this.jobs.get(o.job);
+            const key = `${o.job} ${o.fireMs}`;
+            if (!job || this._offered.has(key))
+                continue;
+            this._offered.add(key);
+            const attempts = Math.max(o.maxAttempts, this.attemptsOf(o.job));
+            this.leader.runFire(o.job, o.fireMs, (fire) => {
+                this._log(6, `running ${o.job} at ${o.fireMs}: ${fire.triggered ?
+                    'run-now' : 'recovery'}, attempt ${fire.attempt} (term ${fire.term})`);
+                return job.fn(fire.triggered ? Date.now() : o.fireMs, fire);
+            }, attempts).catch((e) => {
+                this._log(3, `offered ${o.job} at ${o.fireMs}: ${e && e.message}`);
+            }).finally(() => this._offered.delete(key));
+        }
     }
 
     /**
@@ -125,7 +165,8 @@ class FireRunner {
 
     async _runOne(name, job, fireMs) {
         try {
-            await this.leader.runFire(name, fireMs, (fire) => job.fn(fireMs, fire));
+            await this.leader.runFire(name, fireMs, (fire) => job.fn(fireMs, fire),
+                this.attemptsOf(name));
         } catch (e) {
             this._log(3, `job ${name} at ${new Date(fireMs).toISOString()}: ${e && e.message}`);
         }

@@ -107,7 +107,8 @@ test('an ABI 1.2 plugin: claims and ids, no groups', async () => {
     assert.equal(leader.shards, 0);
     assert.equal(leader.candidateId(), 'abi12');
     assert.deepEqual(leader.leadership(), { term: 7, validForMs: 1000 });
-    assert.deepEqual(await leader.claim('j', 5000), { job: 'j', fireMs: 5000, term: 7 });
+    assert.deepEqual(await leader.claim('j', 5000), { job: 'j', fireMs: 5000, term: 7,
+        attempt: 1, recovering: false, triggered: false });
     assert.equal(await leader.claim('j', 5000), null);
     await leader.stop();
 });
@@ -254,7 +255,8 @@ test('claims: once, by the leader only, with currentFire set', async () => {
     });
     assert.equal(r.ran, true);
     assert.equal(r.result, 42);
-    assert.deepEqual(seen, { job: 'job', fireMs, term: a.term() });
+    assert.deepEqual(seen, { job: 'job', fireMs, term: a.term(), attempt: 1,
+        recovering: false, triggered: false });
     assert.equal((await a.runFire('job', fireMs, () => 1)).ran, false, 'claimed before');
     await assert.rejects(a.runFire('job', fireMs + 1000, () => {
         throw new Error('job failed');
@@ -282,10 +284,10 @@ test('ABI 1.4: an interrupted fire recovered once, pause, run-now', async () => 
     assert.deepEqual([r1.claim.attempt, r1.claim.maxAttempts, r1.claim.recovering,
         r1.claim.term, r1.claim.nominalMs], [1, 2, false, a.term(), fireMs]);
     assert.deepEqual(await a.claimFire('rec', fireMs, 2), { run: false, paused: false });
-    assert.deepEqual(b.offers(), [], 'b learns offers from now on');
+    assert.deepEqual(await b.offers(), [], 'b learns offers from now on');
     // a stops ticking, as if killed: b takes over and is offered the fire
     await tickUntil(b, true);
-    assert.deepEqual(b.offers().map((o) => [o.job, o.fireMs, o.attempt]),
+    assert.deepEqual((await b.offers()).map((o) => [o.job, o.fireMs, o.attempt]),
         [['rec', fireMs, 1]]);
     const r2 = await b.claimFire('rec', fireMs, 2);
     assert.deepEqual([r2.run, r2.claim.attempt, r2.claim.recovering, r2.claim.term],
@@ -298,7 +300,7 @@ test('ABI 1.4: an interrupted fire recovered once, pause, run-now', async () => 
     const key = await b.triggerJob('p');
     assert.ok(key < 0);
     const deadline = Date.now() + 10000;
-    while (!b.offers().some((o) => o.fireMs === key)) {
+    while (!(await b.offers()).some((o) => o.fireMs === key)) {
         assert.ok(Date.now() < deadline, 'the run-now was never offered');
         await b.tick();
         await sleep(100);
