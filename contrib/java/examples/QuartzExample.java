@@ -4,12 +4,16 @@
 // "every" whose cron trigger (UTC) fires at each multiple of --every seconds
 // since the epoch; the LeaderGate runs each fire on the one host that claimed
 // it and the job prints one flushed line per fire it runs:
-// "FIRE every <fire_ms> <term>" (nothing else goes to stdout). SIGTERM stops
+// "FIRE every <fire_ms> <term> <attempt>" (nothing else goes to stdout), then
+// takes --hold seconds. With --recover N the job requests recovery
+// (JobBuilder.requestRecovery()): a fire whose host died before its end runs
+// again on the next leader, up to N attempts in all. SIGTERM stops
 // Quartz, waiting for a fire under way, and closes the Leader (it resigns, so
 // another host takes over at once); exit 0. Bad arguments exit 64, a start
 // that fails exits 1.
 //
 //   quartz --plugin SO --connect STR --namespace NS --every SECONDS [--ttl MS]
+//       [--recover N] [--hold SECONDS]
 package org.odbcleader.examples;
 
 import java.io.PrintStream;
@@ -41,7 +45,8 @@ public class QuartzExample {
     private static final Object OUT = new Object();
 
     /** The parsed command line. */
-    record Args(String plugin, String connect, String namespace, int every, Long ttlMs) {
+    record Args(String plugin, String connect, String namespace, int every, Long ttlMs, int recover,
+            long holdMs) {
     }
 
     /** An argument problem: exit 64. */
@@ -60,6 +65,8 @@ public class QuartzExample {
         String namespace = null;
         String every = null;
         String ttl = null;
+        String recover = "1";
+        String hold = "0";
         for (int i = 0; i < argv.length; i++) {
             String k = argv[i];
             if (!k.startsWith("--"))
@@ -82,6 +89,12 @@ public class QuartzExample {
                 break;
             case "--ttl":
                 ttl = v;
+                break;
+            case "--recover":
+                recover = v;
+                break;
+            case "--hold":
+                hold = v;
                 break;
             default:
                 throw new UsageException("unknown option " + k);
@@ -112,7 +125,23 @@ public class QuartzExample {
             if (ttlMs <= 0)
                 throw new UsageException("--ttl " + ttl + ": give milliseconds");
         }
-        return new Args(plugin, connect, namespace, e, ttlMs);
+        int attempts;
+        try {
+            attempts = Integer.parseInt(recover);
+        } catch (NumberFormatException x) {
+            attempts = 0;
+        }
+        if (attempts < 1)
+            throw new UsageException("--recover " + recover + ": give a whole number, at least 1");
+        double holdS;
+        try {
+            holdS = Double.parseDouble(hold);
+        } catch (NumberFormatException x) {
+            holdS = -1;
+        }
+        if (!(holdS >= 0))
+            throw new UsageException("--hold " + hold + ": give seconds");
+        return new Args(plugin, connect, namespace, e, ttlMs, attempts, Math.round(holdS * 1000));
     }
 
     /** Returns the Quartz cron expression firing at every multiple of every seconds since the epoch (UTC). */
@@ -120,11 +149,14 @@ public class QuartzExample {
         return every < 60 ? "0/" + every + " * * * * ?" : "0 0/" + every / 60 + " * * * ?";
     }
 
+    /** --hold, in ms: how long each run lasts after its FIRE line. */
+    static volatile long holdMs;
+
     /** Prints a FIRE line on stdout, flushed at once. */
-    static void printFire(String job, long fireMs, long term) {
+    static void printFire(String job, long fireMs, long term, int attempt) {
         synchronized (OUT) {
             PrintStream out = System.out;
-            out.print("FIRE " + job + " " + fireMs + " " + term + "\n");
+            out.print("FIRE " + job + " " + fireMs + " " + term + " " + attempt + "\n");
             out.flush();
         }
     }
@@ -139,7 +171,13 @@ public class QuartzExample {
         public void execute(JobExecutionContext context) {
             Fire fire = LeaderGate.fire(context);
             if (fire != null) {
-                printFire(fire.job(), fire.fireMs(), fire.term());
+                printFire(fire.job(), fire.fireMs(), fire.term(), fire.attempt());
+                try {
+                    if (holdMs > 0)
+                        Thread.sleep(holdMs);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
                 return;
             }
             // Not gated (a broken variant of the test suite): the time Quartz names.
@@ -151,7 +189,7 @@ public class QuartzExample {
             } catch (SchedulerException e) {
                 term = 0;
             }
-            printFire(context.getTrigger().getKey().getName(), context.getScheduledFireTime().getTime(), term);
+            printFire(context.getTrigger().getKey().getName(), context.getScheduledFireTime().getTime(), term, 1);
         }
     }
 
@@ -226,10 +264,12 @@ public class QuartzExample {
             a = parse(argv);
         } catch (UsageException e) {
             System.err.println("quartz: " + e.getMessage());
-            System.err.println("usage: quartz --plugin SO --connect STR --namespace NS --every SECONDS [--ttl MS]");
+            System.err.println("usage: quartz --plugin SO --connect STR --namespace NS --every SECONDS [--ttl MS]"
+                    + " [--recover N] [--hold SECONDS]");
             return 64;
         }
         Runtime.getRuntime().addShutdownHook(new Thread(this::stopOnSignal, "odbc-leader-stop"));
+        holdMs = a.holdMs();
         long grace = 2 * (a.ttlMs() != null ? a.ttlMs() : DEFAULT_TTL_MS) + a.every() * 1000L + 1000;
         synchronized (lock) {
             try {
@@ -258,14 +298,15 @@ public class QuartzExample {
                 p.setProperty("org.quartz.jobStore.misfireThreshold", Long.toString(misfireThresholdMs()));
                 scheduler = new StdSchedulerFactory(p).getScheduler();
                 scheduler.getContext().put(LEADER_KEY, leader);
-                JobDetail job = JobBuilder.newJob(EveryJob.class).withIdentity("every").build();
+                JobDetail job = JobBuilder.newJob(EveryJob.class).withIdentity("every")
+                        .requestRecovery(a.recover() > 1).build();
                 Trigger trigger = TriggerBuilder.newTrigger().withIdentity("every").forJob(job)
                         .withSchedule(misfirePolicy(CronScheduleBuilder.cronSchedule(cronOf(a.every()))
                                 .inTimeZone(TimeZone.getTimeZone("UTC"))))
                         .build();
                 if (gated()) {
                     gate = LeaderGate.builder(leader, scheduler).graceMs(grace).misfireCheck(misfireCheck())
-                            .build();
+                            .recoveryAttempts(a.recover()).build();
                     gate.schedule(job, trigger);
                 } else {
                     scheduler.scheduleJob(job, trigger);

@@ -328,8 +328,11 @@ public final class Leader implements AutoCloseable {
         if (!running)
             return;
         long delay;
+        java.util.List<Instance.Offer> offers = java.util.List.of();
         try {
             delay = inst.tick().nextTickMs();
+            if (!listeners.isEmpty())
+                offers = inst.offers();
         } catch (Instance.TickException e) {
             lastError = e;
             delay = e.nextTickMs() > 0 ? e.nextTickMs() : 1000;
@@ -338,6 +341,9 @@ public final class Leader implements AutoCloseable {
         } catch (LeaderException e) { // shut down meanwhile
             return;
         }
+        if (!offers.isEmpty() && running)
+            for (LeaderListener l : listeners)
+                l.offered(offers);
         if (running) {
             try {
                 ticker.schedule(this::tickOnce, Math.max(1, delay), TimeUnit.MILLISECONDS);
@@ -454,31 +460,59 @@ public final class Leader implements AutoCloseable {
 
     // ---- fires ----
 
+    /** {@link #claim(String, long, int)} of a fire that runs at most once. */
+    public Fire claim(String job, long fireMs) throws LeaderException {
+        return claim(job, fireMs, 1);
+    }
+
     /**
      * Claims fire fireMs (epoch ms, its nominal time, the same on every host) of job for the
-     * term led. Returns the Fire to run, or null when it is not this host's to run (claimed
-     * before by anyone, or this host does not lead job).
+     * term led. Returns the Fire to run, as the database recorded it (the term it is fenced
+     * in, its attempt), or null when it is not this host's to run (claimed before by anyone,
+     * its job paused: recorded skipped, or this host does not lead job). maxAttempts above 1
+     * opts the fire into recovery: the next leader gets it offered ({@link
+     * LeaderListener#offered}) if this host dies before finish.
      *
      * @throws LeaderException when the outcome is unknown (do not run the fire)
      */
-    public Fire claim(String job, long fireMs) throws LeaderException {
+    public Fire claim(String job, long fireMs, int maxAttempts) throws LeaderException {
         Instance i = inst;
         if (!running || i == null || !leads(job))
             return null;
-        long term = termOf(job);
         try {
-            return i.claim(job, fireMs) ? new Fire(job, fireMs, term) : null;
+            if (!i.plugin().has("claim_fire")) { // a plugin before ABI 1.4
+                long term = termOf(job);
+                return i.claim(job, fireMs) ? new Fire(job, fireMs, term) : null;
+            }
+            Instance.Claim c = i.claimFire(job, fireMs, maxAttempts);
+            if (c == null) {
+                if (i.lastClaimPaused())
+                    log.accept(6, job + " at " + fireMs + " not run: the job is paused");
+                return null;
+            }
+            return new Fire(job, fireMs, c.term(), c.attempt(), c.recovering(), c.triggered());
         } catch (NotLeaderException e) {
             return null;
         }
     }
 
-    /** Records the outcome of a claimed fire (status 0: success, else an exit status). */
+    /**
+     * Records the outcome of a claimed fire (status 0: success, else an exit status) for its
+     * term.
+     *
+     * @throws LeaderException when a later term took the fire again (this host was paused past
+     *     its lease) or the outcome could not be recorded
+     */
     public void finish(Fire fire, int status) throws LeaderException {
         Instance i = inst;
         if (i == null)
             throw new LeaderException(LeaderException.EABI, "the Leader was not started");
-        i.finish(fire.job(), fire.fireMs(), status);
+        if (!i.plugin().has("finish_fire")) {
+            i.finish(fire.job(), fire.fireMs(), status);
+            return;
+        }
+        i.finishFire(new Instance.Claim(fire.job(), fire.fireMs(), fire.attempt(), 0,
+                fire.recovering(), fire.triggered(), fire.term(), fire.fireMs()), status);
     }
 
     /**

@@ -29,4 +29,12 @@ public interface LeaderListener {
     /** A tick failed; ticking goes on after the delay the plugin asked for. */
     default void tickFailed(LeaderException error) {
     }
+
+    /**
+     * After a tick that left fires offered to this leader (ABI 1.4): run-now requests and
+     * interrupted fires whose job allows another attempt. An offer comes again at each tick
+     * until it is claimed: claim it with its maxAttempts on another thread.
+     */
+    default void offered(java.util.List<Instance.Offer> offers) {
+    }
 }

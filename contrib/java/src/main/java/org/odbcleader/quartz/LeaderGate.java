@@ -25,6 +25,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.odbcleader.Fire;
+import org.odbcleader.Instance;
 import org.odbcleader.Leader;
 import org.odbcleader.LeaderException;
 import org.odbcleader.LeaderListener;
@@ -66,6 +67,8 @@ public final class LeaderGate implements TriggerListener, JobListener, AutoClose
     public static final String NOMINAL = "odbcleader.nominal";
     /** JobDataMap key of a catch-up trigger: the ledger name of the trigger it stands for. */
     public static final String FOR_TRIGGER = "odbcleader.trigger";
+    /** JobDataMap key of a one-off trigger of an offered fire: the attempts it may take. */
+    public static final String ATTEMPTS = "odbcleader.attempts";
     /** The default catch-up grace: how old a fire may be and still be caught up. */
     public static final long DEFAULT_GRACE_MS = 60_000;
     private static final int MAX_CATCH_UP = 10_000; // fires per trigger and catch-up, at most
@@ -87,6 +90,7 @@ public final class LeaderGate implements TriggerListener, JobListener, AutoClose
     private final Scheduler scheduler;
     private final String name;
     private final long graceMs;
+    private final int recoveryAttempts;
     private final MisfireCheck misfireCheck;
     // Gated trigger -> the latest nominal time it fired here (Long.MIN_VALUE: none yet).
     private final Map<TriggerKey, AtomicLong> gated = new ConcurrentHashMap<>();
@@ -104,6 +108,7 @@ public final class LeaderGate implements TriggerListener, JobListener, AutoClose
         private final Leader leader;
         private final Scheduler scheduler;
         private long graceMs = DEFAULT_GRACE_MS;
+        private int recoveryAttempts = 2;
         private MisfireCheck misfireCheck = MisfireCheck.REFUSE;
         private String name = "odbc-leader-gate";
 
@@ -117,6 +122,20 @@ public final class LeaderGate implements TriggerListener, JobListener, AutoClose
             if (graceMs < 0)
                 throw new IllegalArgumentException("graceMs must not be negative, got " + graceMs);
             this.graceMs = graceMs;
+            return this;
+        }
+
+        /**
+         * How many times a fire of a job that requests recovery ({@code
+         * JobBuilder.requestRecovery()}, as with Quartz's JDBC store) may run when the host
+         * running it dies before it ends (default 2: one recovery, on the next leader, once the
+         * dead host's term can no longer act; never two attempts at once). After the last one
+         * the fire is recorded abandoned. Other jobs' fires run at most once.
+         */
+        public Builder recoveryAttempts(int attempts) {
+            if (attempts < 1)
+                throw new IllegalArgumentException("recoveryAttempts must be at least 1, got " + attempts);
+            this.recoveryAttempts = attempts;
             return this;
         }
 
@@ -146,6 +165,7 @@ public final class LeaderGate implements TriggerListener, JobListener, AutoClose
         scheduler = b.scheduler;
         name = b.name;
         graceMs = b.graceMs;
+        recoveryAttempts = b.recoveryAttempts;
         misfireCheck = b.misfireCheck;
         catchUps = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "odbc-leader-catch-up");
@@ -162,6 +182,15 @@ public final class LeaderGate implements TriggerListener, JobListener, AutoClose
             public void shardChanged(int shard, boolean isLeader, long term) {
                 if (isLeader)
                     catchUpLater(shard);
+            }
+
+            @Override
+            public void offered(List<Instance.Offer> offers) {
+                try {
+                    catchUps.execute(() -> scheduleOffers(offers));
+                } catch (RejectedExecutionException e) {
+                    // closed
+                }
             }
         };
         scheduler.getListenerManager().addTriggerListener(this, EverythingMatcher.allTriggers());
@@ -269,12 +298,15 @@ public final class LeaderGate implements TriggerListener, JobListener, AutoClose
         TriggerKey key = trigger.getKey();
         String job;
         long fireMs;
+        int attempts = context.getJobDetail().requestsRecovery() ? recoveryAttempts : 1;
         if (CATCH_UP_GROUP.equals(key.getGroup())) {
             JobDataMap m = trigger.getJobDataMap();
             if (!m.containsKey(NOMINAL) || !m.containsKey(FOR_TRIGGER))
                 return false;
             job = m.getString(FOR_TRIGGER);
             fireMs = m.getLong(NOMINAL);
+            if (m.containsKey(ATTEMPTS))
+                attempts = Math.max(attempts, m.getInt(ATTEMPTS));
         } else {
             AtomicLong last = gated.get(key);
             if (last == null)
@@ -288,7 +320,7 @@ public final class LeaderGate implements TriggerListener, JobListener, AutoClose
         if (closed)
             return true;
         try {
-            Fire f = leader.claim(job, fireMs);
+            Fire f = leader.claim(job, fireMs, attempts);
             if (f == null)
                 return true;
             context.put(FIRE, f);
@@ -428,10 +460,40 @@ public final class LeaderGate implements TriggerListener, JobListener, AutoClose
                 n++;
     }
 
+    /**
+     * Schedules a one-off trigger for each offered fire (a recovery or a run-now) of a gated
+     * trigger, claimed when it fires with the attempts the offer allows; one already pending
+     * is left as it is. Runs on the catch-up thread.
+     */
+    private void scheduleOffers(List<Instance.Offer> offers) {
+        for (Instance.Offer o : offers) {
+            for (TriggerKey key : gated.keySet()) {
+                if (closed || !ledgerName(key).equals(o.job()))
+                    continue;
+                try {
+                    Trigger t = scheduler.getTrigger(key);
+                    if (t != null && scheduleOne(t, o.job(), o.fireMs(), 0, o.maxAttempts()))
+                        LOG.info("odbc-leader gate: running offered {} at {} ({} attempt(s) so far, {} allowed)",
+                                o.job(), o.fireMs(), o.attempt(), o.maxAttempts());
+                } catch (SchedulerException e) {
+                    LOG.warn("odbc-leader gate: the offered {} at {}: {}", o.job(), o.fireMs(), e.toString());
+                }
+            }
+        }
+    }
+
     /** Schedules one catch-up fire; returns true when scheduled (false: one is pending already). */
     private boolean scheduleOne(Trigger of, String job, long slot, int order) {
-        Trigger t = TriggerBuilder.newTrigger().withIdentity(job + "@" + slot, CATCH_UP_GROUP)
-                .forJob(of.getJobKey()).usingJobData(NOMINAL, slot).usingJobData(FOR_TRIGGER, job)
+        return scheduleOne(of, job, slot, order, 0);
+    }
+
+    /** scheduleOne of an offered fire: attempts above 0 go in its JobDataMap (ATTEMPTS). */
+    private boolean scheduleOne(Trigger of, String job, long slot, int order, int attempts) {
+        TriggerBuilder<Trigger> b = TriggerBuilder.newTrigger().withIdentity(job + "@" + slot, CATCH_UP_GROUP)
+                .forJob(of.getJobKey()).usingJobData(NOMINAL, slot).usingJobData(FOR_TRIGGER, job);
+        if (attempts > 0)
+            b = b.usingJobData(ATTEMPTS, attempts);
+        Trigger t = b
                 .startAt(new Date(System.currentTimeMillis() + order)) // oldest first
                 .withSchedule(SimpleScheduleBuilder.simpleSchedule().withMisfireHandlingInstructionFireNow())
                 .build();
