@@ -20,7 +20,8 @@ if (mode === 'nogate') {
         return this.inst !== null;
     };
     Leader.prototype.claim = async function claim(job, fireMs) {
-        return { job: String(job), fireMs, term: this.term() };
+        return { job: String(job), fireMs, term: this.term(), attempt: 1,
+            recovering: false, triggered: false };
     };
     Leader.prototype.finish = async function finish() {};
 } else if (mode === 'release') {
@@ -30,7 +31,8 @@ if (mode === 'nogate') {
         if (!this.leads(job) || held.has(key))
             return null;
         held.add(key);
-        return { job: String(job), fireMs, term: this.termOf(job) };
+        return { job: String(job), fireMs, term: this.termOf(job), attempt: 1,
+            recovering: false, triggered: false };
     };
     Leader.prototype.finish = async function finish(fire) {
         held.delete(`${fire.job}:${fire.fireMs}`);

@@ -26,7 +26,7 @@ when 'nogate'
       !@inst.nil?
     end
 
-    def claim(job, fire_ms)
+    def claim(job, fire_ms, _max_attempts = 1)
       OdbcLeader::Fire.new(job: job.to_s, fire_ms: Integer(fire_ms), term: term)
     end
 

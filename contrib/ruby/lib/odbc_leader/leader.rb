@@ -21,8 +21,17 @@ module OdbcLeader
                   /usr/lib/aarch64-linux-gnu/odbc-leader].freeze
 
   # One fire of a job: its name, its nominal time (epoch ms, the same on
-  # every host) and the term that claimed it (the fencing token).
-  Fire = Struct.new(:job, :fire_ms, :term, keyword_init: true)
+  # every host; a run-now's key, below 0), the term that claimed it (the
+  # fencing token), its attempt (1, or n + 1 when attempt n's host died
+  # before its end: recovering, as Quartz's isRecovering) and triggered (a
+  # run-now of `odbc-leader jobs trigger`).
+  Fire = Struct.new(:job, :fire_ms, :term, :attempt, :recovering, :triggered,
+                    keyword_init: true) do
+    # A first attempt of a scheduled fire unless told otherwise.
+    def initialize(job:, fire_ms:, term:, attempt: 1, recovering: false, triggered: false)
+      super
+    end
+  end
 
   # The term led and how long its trust window still runs (ms), read at once.
   Leadership = Struct.new(:term, :valid_for_ms)
@@ -104,7 +113,10 @@ module OdbcLeader
   # (->(level, message), syslog levels; default: warnings and errors on
   # stderr). Events, registered with on: :elected (term), :lost (the term
   # that was led), :change (leader, term, leader_id), :shard (shard, leader,
-  # term) in a group, :tick_error (the Error; ticking goes on). The blocks
+  # term) in a group, :tick_error (the Error; ticking goes on), :offers
+  # (an Array of Plugin Offer, after a tick that left fires offered to this
+  # leader: run-now requests and interrupted fires with attempts left; an
+  # offer comes again at each tick until it is claimed). The blocks
   # run on the ticking thread while the plugin waits for them: keep them
   # short and call no I/O method of this Leader from them.
   #
@@ -113,7 +125,7 @@ module OdbcLeader
   # namespace, the plugin, the shards and the state, nothing of the
   # connection string.
   class Leader
-    EVENTS = %i[elected lost change shard tick_error].freeze
+    EVENTS = %i[elected lost change shard tick_error offers].freeze
 
     attr_reader :plugin_path, :plugin, :namespace, :shards, :last_error
 
@@ -258,21 +270,35 @@ module OdbcLeader
     # ---- fires ----
 
     # Claims fire fire_ms (epoch ms, its nominal time, the same on every
-    # host) of job for the term led. Returns the Fire to run, or nil when it
-    # is not this host's to run (claimed before by anyone, or this host does
-    # not lead job). Raises Error when the outcome is unknown (do not run it).
-    def claim(job, fire_ms)
+    # host) of job for the term led. Returns the Fire to run, as the
+    # database recorded it (the term it is fenced in, its attempt), or nil
+    # when it is not this host's to run (claimed before by anyone, its job
+    # paused: recorded skipped, or this host does not lead job).
+    # max_attempts above 1 opts the fire into recovery: the next leader gets
+    # it offered (:offers) if this host dies before finish. Raises Error
+    # when the outcome is unknown (do not run it).
+    def claim(job, fire_ms, max_attempts = 1)
       return nil if @stopping || !leads?(job)
 
-      term = term_of(job)
-      @inst.claim(job, fire_ms) ? Fire.new(job: job.to_s, fire_ms: Integer(fire_ms), term: term) : nil
+      return claim_before_1_4(job, fire_ms) unless @plugin.has?(:claim_fire)
+
+      rc, c = @inst.claim_fire(job, fire_ms, max_attempts)
+      log(6, "#{job} at #{fire_ms} not run: the job is paused") if rc == CLAIM_PAUSED
+      return nil if c.nil?
+
+      Fire.new(job: c.job, fire_ms: c.fire_ms, term: c.term, attempt: c.attempt,
+               recovering: c.recovering, triggered: c.triggered)
     rescue NotLeaderError
       nil
     end
 
-    # Records the outcome of a claimed fire (status 0: success). Returns nil.
+    # Records the outcome of a claimed fire (status 0: success) for its
+    # term; raises Error when a later term took the fire again (this host
+    # was paused past its lease) or it could not be recorded. Returns nil.
     def finish(fire, status = 0)
-      @inst.finish(fire.job, fire.fire_ms, status)
+      return @inst.finish(fire.job, fire.fire_ms, status) unless @plugin.has?(:finish_fire)
+
+      @inst.finish_fire(Claim.new(job: fire.job, fire_ms: fire.fire_ms, term: fire.term), status)
     end
 
     # Claims the fire and, when this host is to run it, runs the block with
@@ -342,9 +368,24 @@ module OdbcLeader
       end
     end
 
-    # One tick; returns the delay (ms) before the next one.
+    # A plugin before ABI 1.4: claim, with the term read before it.
+    def claim_before_1_4(job, fire_ms)
+      term = term_of(job)
+      return nil unless @inst.claim(job, fire_ms)
+
+      Fire.new(job: job.to_s, fire_ms: Integer(fire_ms), term: term, attempt: 1,
+               recovering: false, triggered: false)
+    end
+
+    # One tick, then the offers it left (for :offers); returns the delay
+    # (ms) before the next one.
     def tick_once
-      @inst.tick[:next_tick_ms]
+      delay = @inst.tick[:next_tick_ms]
+      unless @listeners[:offers].empty?
+        offers = @inst.offers
+        emit(:offers, offers) unless offers.empty?
+      end
+      delay
     rescue Error => e
       @last_error = e
       emit(:tick_error, e)

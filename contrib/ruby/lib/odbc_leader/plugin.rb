@@ -416,13 +416,14 @@ module OdbcLeader
     end
 
     # The fires offered to this leader as its ticks learned them (an Array
-    # of Offer; [] for an older plugin). No I/O.
+    # of Offer; [] for an older plugin). No I/O; waits for a call under way.
     def offers
       inst = @inst
       return [] if @closed || inst.nil? || !@plugin.has?(:offers)
 
       buf = FFI::MemoryPointer.new(OfferStruct, OFFERS_MAX)
-      n = @plugin.fn(:offers).call(inst, buf, OFFERS_MAX)
+      # no I/O, but it reads what tick writes: never at the same time
+      n = @lock.synchronize { @plugin.fn(:offers).call(inst, buf, OFFERS_MAX) }
       raise error(n) if n.negative?
 
       Array.new([n, OFFERS_MAX].min) do |i|

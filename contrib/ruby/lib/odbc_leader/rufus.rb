@@ -35,13 +35,22 @@ module OdbcLeader
     # A Rufus::Scheduler over leader (a started OdbcLeader::Leader).
     # grace_ms: how old a fire may be and still be caught up (default 60 s;
     # make it exceed the takeover time: the TTL plus a period, more in a
-    # group); the other options are rufus-scheduler's.
+    # group); max_attempts: how many times a fire may run when its host
+    # dies before it ends (1, the default: at most once; an Integer for
+    # every job or a Hash of job name to Integer, other jobs 1); the other
+    # options are rufus-scheduler's. Fires offered to the leader
+    # (recoveries, run-now requests of `odbc-leader jobs trigger`) run as
+    # triggers of their job off its schedule; a paused job's fires do not
+    # run.
     class Scheduler < ::Rufus::Scheduler
-      attr_reader :leader, :grace_ms
+      attr_reader :leader, :grace_ms, :max_attempts
 
-      def initialize(leader:, grace_ms: Runner::DEFAULT_GRACE_MS, **opts)
+      def initialize(leader:, grace_ms: Runner::DEFAULT_GRACE_MS, max_attempts: 1, **opts)
         @leader = leader
         @grace_ms = Integer(grace_ms)
+        @max_attempts = max_attempts
+        @ol_offers = [] # the offers of the last tick that had some
+        @ol_attempts = nil # the attempts of the offered fire being triggered
         @ol_lock = Mutex.new
         @ol_last = {}.compare_by_identity # job -> the latest fire time it saw
         @ol_claimed = {}.compare_by_identity # job -> Fires claimed, to run
@@ -52,6 +61,7 @@ module OdbcLeader
         @ol_closed = false
         @ol_on_elected = leader.on(:elected) { |_term| request_catch_up(:all) }
         @ol_on_shard = leader.on(:shard) { |shard, leads, _term| request_catch_up(shard) if leads }
+        @ol_on_offers = leader.on(:offers) { |offers| @ol_lock.synchronize { @ol_offers = offers } }
         super(**opts)
       end
 
@@ -62,6 +72,7 @@ module OdbcLeader
         @ol_closed = true
         @leader.off(:elected, @ol_on_elected)
         @leader.off(:shard, @ol_on_shard)
+        @leader.off(:offers, @ol_on_offers)
         super
       end
       alias stop shutdown
@@ -165,11 +176,18 @@ module OdbcLeader
         return_job_instance || opts[:job] ? job : job.job_id
       end
 
-      # Runs the catch-ups asked for, then rufus's triggers (scheduler
-      # thread).
+      # Runs the catch-ups asked for and the offered fires, then rufus's
+      # triggers (scheduler thread).
       def trigger_jobs
         catch_up unless @ol_catch_up.empty?
+        run_offers
         super
+      end
+
+      # The attempts a fire of the job named name may take (max_attempts).
+      def attempts_of(name)
+        m = @max_attempts
+        Integer(m.is_a?(Hash) ? m.fetch(name, m.fetch(name.to_sym, 1)) : m)
       end
 
       # Returns [anchor_ms, period_ms] of an every job of period t and sets
@@ -216,10 +234,33 @@ module OdbcLeader
       def claim(job, t)
         return nil if @ol_closed
 
-        @leader.claim(job.name, t)
+        attempts = @ol_attempts || attempts_of(job.name)
+        @leader.claim(job.name, t, attempts)
       rescue Error => e
         @leader.log(3, "rufus job #{job.name}: claiming the fire at #{t} failed: #{e.message}")
         nil
+      end
+
+      # Triggers, off its schedule, the job of each offered fire (its claim
+      # runs it at most once: an offer seen again at a later tick while its
+      # run is under way is claimed before, and skipped).
+      def run_offers
+        offers = @ol_lock.synchronize { @ol_offers.tap { @ol_offers = [] } }
+        offers.each do |offer|
+          job = jobs.find { |j| j.name == offer.job }
+          next if job.nil?
+
+          @ol_prepared = [job, [offer.fire_ms]]
+          @ol_attempts = [offer.max_attempts, attempts_of(job.name)].max
+          begin
+            job.trigger_off_schedule(::EtOrbi::EoTime.now)
+          ensure
+            @ol_attempts = nil
+          end
+          @ol_prepared = nil
+        end
+      rescue StandardError => e
+        @leader.log(3, "rufus offered fires failed: #{e.class}: #{e.message}")
       end
 
       # Asks the scheduler thread to catch up (:all, or a shard's jobs).
