@@ -191,7 +191,9 @@ class Procs:
             t = now_ms()
             if kind in ("apscheduler", "node", "exec"):
                 f = line.split()
-                if len(f) != 4 or f[0] != "FIRE":
+                # FIRE <job> <fire_ms> <term> <attempt>: no --recover here,
+                # so every run is a first attempt
+                if len(f) != 5 or f[0] != "FIRE" or f[4] != "1":
                     print("unexpected output of %d: %r" % (p.pid, line))
                     continue
                 self._ran(f[1], int(f[2]), p.pid, int(f[3]), t)
