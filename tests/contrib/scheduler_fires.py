@@ -181,7 +181,7 @@ class Procs:
         for line in self.worker.stdout:
             t = now_ms()
             f = line.split()
-            if len(f) == 4 and f[0] == "FIRE":  # else its banner
+            if len(f) == 5 and f[0] == "FIRE":  # else its banner
                 with self.lock:
                     self.task_lines.append((f[1], int(f[2]), int(f[3]), t))
 

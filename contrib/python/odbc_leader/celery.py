@@ -36,10 +36,22 @@ Settings (app.conf, or CELERY_ODBC_LEADER_... in a Django-style config):
     odbc_leader_misfire_grace_time  seconds a late entry is still sent
                                     (default 60; make it exceed the
                                     takeover time, TTL plus a few seconds)
+    odbc_leader_max_attempts        how many times a due entry may be
+                                    claimed when the beat that claimed it
+                                    died before recording that it sent it
+                                    (default 1: at most once; an int, or a
+                                    dict of entry name to int)
 
-The task gets headers odbc_leader_fire_ms and odbc_leader_term (its
-fencing token; in a group, the term of the entry's shard):
+The task gets headers odbc_leader_fire_ms, odbc_leader_term (its fencing
+token; in a group, the term of the entry's shard) and odbc_leader_attempt:
 self.request.odbc_leader_term in a bound task.
+
+A paused entry (`odbc-leader jobs pause NAME`) is sent by no beat; a
+run-now (`odbc-leader jobs trigger NAME`) is sent once by the leading beat,
+with the run-now's key (below 0) as odbc_leader_fire_ms. With
+odbc_leader_max_attempts above 1, an entry whose beat died between the
+claim and recording the send is sent again by the next leader (so, if it
+died after sending, twice: at least once, docs/lifecycle.md).
 Schedules other than interval (celery.schedules.schedule, timedelta) and
 crontab are refused at start: their times cannot be made the same on
 every host.
@@ -106,6 +118,9 @@ class LeaderScheduler(Scheduler):
                              "(an ODBC connection string or DSN=name)")
         self.grace_s = float(conf.get("odbc_leader_misfire_grace_time",
                                       DEFAULT_GRACE_S))
+        self.max_attempts = conf.get("odbc_leader_max_attempts") or 1
+        self._offers_lock = threading.Lock()
+        self._offers: list = []  # the last tick's offers, for beat's loop
         self._caught_up = threading.Event()
         self._gained_lock = threading.Lock()
         self._gained: Optional[set] = set()  # None: every entry
@@ -119,6 +134,7 @@ class LeaderScheduler(Scheduler):
             self.leader.add_shard_listener(self._on_shard)
         else:
             self.leader.add_listener(self._on_leadership)
+        self.leader.add_offer_listener(self._on_offers)
         super().setup_schedule()
         now = datetime.now(timezone.utc)
         for entry in self.schedule.values():
@@ -161,6 +177,7 @@ class LeaderScheduler(Scheduler):
             with self._gained_lock:
                 shards, self._gained = self._gained, set()
             self._catch_up(shards)
+        self._send_offers()
         return min(super().tick(*args, **kwargs), CATCH_UP_INTERVAL_S)
 
     def apply_entry(self, entry: Any, producer: Any = None) -> None:
@@ -182,7 +199,8 @@ class LeaderScheduler(Scheduler):
         if not self.leader.leads(entry.name):
             return
         try:
-            fire = self.leader.claim(entry.name, _ms(nominal))
+            fire = self.leader.claim(entry.name, _ms(nominal),
+                                     self._attempts_of(entry.name))
         except LeaderPluginError as e:
             logger.warning("claiming %s at %s failed: %s; not sent",
                            entry.name, nominal.isoformat(), e)
@@ -219,7 +237,8 @@ class LeaderScheduler(Scheduler):
         sent = copy.copy(entry)  # the same entry, with the fire's headers
         sent.options = dict(entry.options, headers=dict(
             entry.options.get("headers") or {},
-            odbc_leader_fire_ms=fire.fire_ms, odbc_leader_term=fire.term))
+            odbc_leader_fire_ms=fire.fire_ms, odbc_leader_term=fire.term,
+            odbc_leader_attempt=fire.attempt))
         try:
             result = self.apply_async(sent, producer=producer, advance=False)
             status = 0
@@ -231,6 +250,42 @@ class LeaderScheduler(Scheduler):
             self.leader.finish(fire, status)
         except LeaderPluginError as e:
             logger.warning("recording %s failed: %s", entry.name, e)
+
+    # ---- offered fires: run-now requests and recoveries ----
+
+    def _attempts_of(self, name: str) -> int:
+        m = self.max_attempts
+        return int(m.get(name, 1)) if isinstance(m, dict) else int(m)
+
+    def _on_offers(self, offers: list) -> None:
+        """The leader's offer listener, in the ticking thread: noted for
+        beat's loop (the producer is not thread-safe)."""
+        with self._offers_lock:
+            self._offers = list(offers)
+
+    def _send_offers(self) -> None:
+        """Claims and sends each offered fire of an entry (its claim sends
+        it at most once: an offer seen again before the next read is
+        claimed before, and skipped)."""
+        with self._offers_lock:
+            offers, self._offers = self._offers, []
+        for offer in offers:
+            entry = self.schedule.get(offer.job)
+            if entry is None or not self.leader.leads(offer.job):
+                continue
+            attempts = max(int(offer.max_attempts),
+                           self._attempts_of(offer.job))
+            try:
+                fire = self.leader.claim(offer.job, offer.fire_ms, attempts)
+            except LeaderPluginError as e:
+                logger.warning("claiming offered %s at %d failed: %s; not "
+                               "sent", offer.job, offer.fire_ms, e)
+                continue
+            if fire is not None:
+                logger.info("%s %s at %d, attempt %d", "run-now of"
+                            if fire.triggered else "recovering", offer.job,
+                            offer.fire_ms, fire.attempt)
+                self._send(entry, fire, self.producer)
 
     # ---- catching up after a failover ----
 

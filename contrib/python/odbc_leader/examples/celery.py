@@ -11,7 +11,8 @@ every multiple of ODBC_LEADER_EVERY seconds since the epoch (default 10).
 The beats elect a leader on the database of ODBC_LEADER_CONNECT; only the
 leader sends an entry, once, and after a failover the new leader sends
 the ones nobody sent within the grace (two TTLs plus the period). The
-worker prints one line per run, flushed: FIRE <entry> <fire_ms> <term>.
+worker prints one line per run, flushed: FIRE <entry> <fire_ms> <term>
+<attempt> (fire_ms below 0 for a run-now of `odbc-leader jobs trigger`).
 
 With ODBC_LEADER_JOBS=N (N > 1) there are N entries, every-0 .. every-N-1,
 on the same schedule; with ODBC_LEADER_SHARDS=N as well the beats are
@@ -24,7 +25,8 @@ Environment: ODBC_LEADER_CONNECT (required: an ODBC connection string or
 DSN=name), ODBC_LEADER_NAMESPACE (default celery-beat), ODBC_LEADER_TTL_MS
 (default: the library's, 15000), ODBC_LEADER_PLUGIN (default: the
 installed odbc_leader.so), ODBC_LEADER_EVERY, ODBC_LEADER_JOBS (default 1),
-ODBC_LEADER_SHARDS (default: no group), CELERY_BROKER_URL (default
+ODBC_LEADER_SHARDS (default: no group), ODBC_LEADER_MAX_ATTEMPTS (default
+1, odbc_leader_max_attempts), CELERY_BROKER_URL (default
 redis://127.0.0.1:6379/0).
 """
 
@@ -50,6 +52,8 @@ app.conf.update(
     odbc_leader_ttl_ms=int(_ttl) if _ttl else None,
     odbc_leader_plugin=os.environ.get("ODBC_LEADER_PLUGIN"),
     odbc_leader_shards=SHARDS,
+    odbc_leader_max_attempts=int(os.environ.get("ODBC_LEADER_MAX_ATTEMPTS",
+                                                "1")),
     odbc_leader_misfire_grace_time=(5 if SHARDS else 2) * TTL_S + EVERY_S,
     beat_schedule={name: {"task": "odbc_leader.examples.fire",
                           "schedule": EVERY_S, "args": (name,)}
@@ -64,7 +68,8 @@ app.conf.update(
 @app.task(bind=True, name="odbc_leader.examples.fire")
 def fire(self, entry: str = "every") -> None:
     """Prints the fire this run belongs to (from the beat's headers)."""
-    sys.stdout.write("FIRE %s %d %d\n" % (entry,
-                                          self.request.odbc_leader_fire_ms,
-                                          self.request.odbc_leader_term))
+    sys.stdout.write("FIRE %s %d %d %d\n" % (
+        entry, self.request.odbc_leader_fire_ms,
+        self.request.odbc_leader_term,
+        getattr(self.request, "odbc_leader_attempt", None) or 1))
     sys.stdout.flush()
