@@ -57,9 +57,9 @@ static struct odbc_leader__serve_ns *served_ns(struct odbc_leader__serve *sv,
 /* Finds the namespace a request names with ?namespace= (optional when one
  * namespace is served). Returns it (sv's), or NULL after queueing the 4xx
  * into *ret. */
-static struct odbc_leader__serve_ns *req_ns(struct odbc_leader__serve *sv,
-                                            struct MHD_Connection *conn,
-                                            enum MHD_Result *ret) {
+struct odbc_leader__serve_ns *
+odbc_leader__serve_req_ns(struct odbc_leader__serve *sv,
+                          struct MHD_Connection *conn, enum MHD_Result *ret) {
     const char *name = odbc_leader__httpd_arg(conn, "namespace");
 
     if (name == NULL && sv->n == 1)
@@ -79,9 +79,10 @@ static enum MHD_Result ns_route(struct odbc_leader__serve *sv,
                                 struct MHD_Connection *conn,
                                 enum odbc_leader__route r, const char *rest) {
     enum MHD_Result ret = MHD_NO;
-    struct odbc_leader__serve_ns *ns = r == ODBC_LEADER__ROUTE_NAMESPACE
-                                           ? served_ns(sv, conn, rest, &ret)
-                                           : req_ns(sv, conn, &ret);
+    struct odbc_leader__serve_ns *ns =
+        r == ODBC_LEADER__ROUTE_NAMESPACE
+            ? served_ns(sv, conn, rest, &ret)
+            : odbc_leader__serve_req_ns(sv, conn, &ret);
 
     if (ns == NULL)
         return ret;
@@ -125,22 +126,46 @@ static enum MHD_Result route(struct odbc_leader__serve *sv,
         "not found: see odbc-leader serve --help for the paths");
 }
 
+/* Answers a POST for url: only /api/v1/jobs takes one (serve_control.c). */
+static enum MHD_Result post_route(struct odbc_leader__serve *sv,
+                                  struct MHD_Connection *conn,
+                                  const char *url) {
+    const char *rest;
+
+    if (odbc_leader__http_route(url, &rest) != ODBC_LEADER__ROUTE_JOBS)
+        return odbc_leader__httpd_reply_text(
+            conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+            "method POST not allowed: GET or HEAD (only /api/v1/jobs takes "
+            "a POST)");
+    return odbc_leader__serve_control(sv, conn);
+}
+
 /* libmicrohttpd's request callback: checks the method and the
- * credentials, then routes the request. */
+ * credentials, then routes the request. A POST is answered once its body
+ * (ignored: its parameters are the URL's) has been read. */
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
                                   const char *url, const char *method,
                                   const char *version, const char *upload,
                                   size_t *upload_size, void **req_ctx) {
     struct odbc_leader__serve *sv = cls;
+    int post = strcmp(method, "POST") == 0;
 
     (void)version;
     (void)upload;
+    if (*req_ctx == NULL && post) {
+        *req_ctx = sv;
+        return MHD_YES;
+    }
     if (*req_ctx == NULL)
         return odbc_leader__httpd_headers_in(conn, method, req_ctx, sv);
+    if (post && *upload_size != 0) {
+        *upload_size = 0;
+        return MHD_YES;
+    }
     *upload_size = 0; /* a GET with a body: ignore it */
     if (sv->nusers > 0 && !odbc_leader__serve_authorized(sv, conn))
         return odbc_leader__serve_reply_auth(conn);
-    return route(sv, conn, url);
+    return post ? post_route(sv, conn, url) : route(sv, conn, url);
 }
 
 /* libmicrohttpd's error log: to the command's log, at most MHD_LOG_BURST

@@ -112,6 +112,22 @@ int odbc_leader__serve_elections(struct odbc_leader__serve *sv,
                                  struct odbc_leader__serve_ns *ns,
                                  struct odbc_leader__election_list *l);
 
+/* What POST /api/v1/jobs does (serve_control.c). */
+enum odbc_leader__job_action {
+    ODBC_LEADER__JOB_PAUSE,
+    ODBC_LEADER__JOB_RESUME,
+    ODBC_LEADER__JOB_TRIGGER
+};
+
+/* Pauses, resumes or triggers job (borrowed) in ns on serve's connection,
+ * once: a run-now whose answer was lost may have been recorded, so it is
+ * never asked again. Returns 0 (a run-now's key in *key), or
+ * ODBC_LEADER_ENOLIFECYCLE, or another negative error with ns->error set
+ * (the connection is dropped, as after a failed read). */
+int odbc_leader__serve_job_action(struct odbc_leader__serve *sv,
+                                  struct odbc_leader__serve_ns *ns, int action,
+                                  const char *job, int64_t *key);
+
 /* ---- health.c: GET /health/leader ---- */
 
 /* 200 while the request's id (or --id) holds ns's unexpired lease by the
@@ -200,6 +216,22 @@ enum MHD_Result odbc_leader__serve_page(struct odbc_leader__serve *sv,
 
 /* The page's script (dashboard.js, built in). */
 enum MHD_Result odbc_leader__serve_script(struct MHD_Connection *conn);
+
+/* ---- serve.c and serve_control.c: requests ---- */
+
+/* Finds the namespace a request names with ?namespace= (optional when one
+ * namespace is served). Returns it (sv's), or NULL after queueing the 4xx
+ * into *ret. */
+struct odbc_leader__serve_ns *
+odbc_leader__serve_req_ns(struct odbc_leader__serve *sv,
+                          struct MHD_Connection *conn, enum MHD_Result *ret);
+
+/* POST /api/v1/jobs?namespace=NS&job=JOB&action=pause|resume|trigger:
+ * refused (403) unless serve checks users (--basic-auth) and the request
+ * carries X-Requested-By; 400 for a bad job or action; done once, logged
+ * with the user and answered as JSON. Returns the queueing's result. */
+enum MHD_Result odbc_leader__serve_control(struct odbc_leader__serve *sv,
+                                           struct MHD_Connection *conn);
 
 /* ---- serve_auth.c: TLS and basic authentication ---- */
 

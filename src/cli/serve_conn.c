@@ -239,6 +239,24 @@ int odbc_leader__serve_jobs(struct odbc_leader__serve *sv,
     return rc >= 0 && !l->nomem ? 0 : -1;
 }
 
+int odbc_leader__serve_job_action(struct odbc_leader__serve *sv,
+                                  struct odbc_leader__serve_ns *ns, int action,
+                                  const char *job, int64_t *key) {
+    odbc_leader_t *h = ns_handle(sv, ns);
+    int rc;
+
+    if (h == NULL) {
+        ns->failed++;
+        return ODBC_LEADER_ECONNECT;
+    }
+    rc = action == ODBC_LEADER__JOB_TRIGGER
+             ? odbc_leader_trigger_job(h, job, key)
+             : odbc_leader_pause_job(h, job, action == ODBC_LEADER__JOB_PAUSE);
+    if (rc < 0 && rc != ODBC_LEADER_ENOLIFECYCLE)
+        ns_failed(sv, ns, rc);
+    return rc < 0 ? rc : 0;
+}
+
 /* ns_read_fn: an election log, into an emptied list. */
 static int read_elections(odbc_leader_t *h, void *ctx) {
     struct odbc_leader__election_list *l = ctx;

@@ -55,6 +55,10 @@ const char odbc_leader__serve_help[] =
     "  /api/v1/jobs?namespace=NS\n"
     "                        the jobs: paused, fires running and offered,\n"
     "                        latest fire and outcomes (as jobs --json)\n"
+    "  POST /api/v1/jobs?namespace=NS&job=J&action=pause|resume|trigger\n"
+    "                        as odbc-leader jobs ACTION J; only with\n"
+    "                        --basic-auth and the header X-Requested-By\n"
+    "                        (403 without), logged with the user\n"
     "\n"
     "Limits (the same for run --health-listen, with " HEALTH_KIB
     " KiB a request):\n"
