@@ -61,8 +61,12 @@
  * misfire options are ignored.
  *
  * Jobs run with /bin/sh -c, stdin from /dev/null, and ODBC_LEADER_TERM
- * (the term they were started under), MINICRON_SLOT (the slot's start,
- * epoch seconds) and MINICRON_JOB (the job's name) in the environment.
+ * (the term they were started under), ODBC_LEADER_FIRE_MS (the fire's key:
+ * the slot's start in ms, or a run-now's key), MINICRON_SLOT (the slot's
+ * start, epoch seconds) and MINICRON_JOB (the job's name) in the
+ * environment. With an ABI 1.4 plugin, a leader of one namespace also runs
+ * the run-now requests its ticks learn (odbc-leader jobs trigger), each
+ * once; a paused job's fires are refused by the claim itself.
  *
  * Each job runs in a process group of its own and is remembered, with the
  * term it was started under, until its shell is reaped (at most MAX_RUNS
@@ -158,7 +162,8 @@ static void usage(FILE *to) {
             "                        h or d (default 5m, at most 1d)\n"
             "  -h, --help            this text\n"
             "Jobs run only while the plugin says this process leads, with\n"
-            "ODBC_LEADER_TERM, MINICRON_SLOT and MINICRON_JOB in their\n"
+            "ODBC_LEADER_TERM, ODBC_LEADER_FIRE_MS, MINICRON_SLOT and\n"
+            "MINICRON_JOB in their\n"
             "environment; a job is killed when the term it was started under\n"
             "ends here. With claims, each (job, slot) runs at most once.\n"
             "With LeaderShards=N in the configuration (a group), each job\n"

@@ -46,7 +46,10 @@ enum misfire {
 struct job_run {
     pid_t pid;       /* the shell's pid, also the group's id */
     int64_t term;    /* the term it was started under */
-    int64_t slot;    /* the slot it was started for */
+    int64_t slot;    /* the slot it was started for (a run-now: the slot
+                        it was started in) */
+    int64_t fire_ms; /* its fire's key in the ledger: the slot's start, or
+                        a run-now's key (below 0) */
     unsigned line;   /* its crontab line */
     int killed;      /* SIGKILL sent already */
     const char *job; /* its name, borrowed; NULL when not claimed */
@@ -58,10 +61,12 @@ struct job_state {
     int64_t settled;         /* every due slot up to this one is settled here */
 };
 
-/* An outcome finish() could not record yet. */
+/* An outcome finish() (finish_fire() with ABI 1.4) could not record
+ * yet. */
 struct pending_finish {
     const char *job; /* borrowed from a struct job_state */
     int64_t fire_ms;
+    int64_t term; /* the term of the claim (finish_fire fences by it) */
     int status;
     int tries; /* finish() calls failed so far */
 };
@@ -122,14 +127,15 @@ int load_crontab(struct minicron *mc, const char *path);
 void cross(struct minicron *mc, int64_t slot);
 void observe(struct minicron *mc);
 void fire_due(struct minicron *mc);
+void fire_offers(struct minicron *mc);
 void record_finish(struct minicron *mc, const char *job, int64_t fire_ms,
-                   int status);
+                   int64_t term, int status);
 void retry_finishes(struct minicron *mc);
 
 /* ---- minicron_runs.c ---- */
 
-int start_job(struct minicron *mc, size_t i, int64_t slot, int64_t term,
-              int claimed);
+int start_job(struct minicron *mc, size_t i, int64_t slot, int64_t fire_ms,
+              int64_t term, int claimed);
 void reaped(struct minicron *mc, pid_t pid, int status);
 void reap(struct minicron *mc);
 void enforce(struct minicron *mc);

@@ -4,8 +4,9 @@
  * slot's jobs are started on crossing into it by a process that led
  * before it began; with claims, every wake-up claims the due fires not
  * settled yet, by the --misfire policy within the window, and starts those
- * claimed here. The outcome of each claimed fire is recorded with
- * finish(), retried when that fails.
+ * claimed here; with ABI 1.4, a leader also runs the run-now requests its
+ * ticks learned. The outcome of each claimed fire is recorded with
+ * finish() (finish_fire() for its term), retried when that fails.
  */
 #define _GNU_SOURCE
 #include <string.h>
@@ -41,7 +42,7 @@ static void fire_slot(struct minicron *mc, int64_t slot, int64_t term) {
     for (size_t i = 0; i < mc->tab.n_jobs; i++) {
         if (!slot_due(mc, &mc->tab.jobs[i], slot))
             continue;
-        start_job(mc, i, slot, term, 0);
+        start_job(mc, i, slot, slot_ms(mc, slot), term, 0);
         fired++;
     }
     say(mc, LOG_DEBUG, "slot %lld: leader of term %lld, %d job(s) due",
@@ -86,11 +87,15 @@ void observe(struct minicron *mc) {
     }
 }
 
-/* Calls finish() for the outcome f (copied) that failed f->tries times
- * before; keeps it to try again after the next good tick when it fails,
- * up to FINISH_TRIES calls and MAX_RUNS outcomes. */
+/* Calls finish() (finish_fire() for the claim's term, with ABI 1.4) for
+ * the outcome f (copied) that failed f->tries times before; keeps it to
+ * try again after the next good tick when it fails, up to FINISH_TRIES
+ * calls and MAX_RUNS outcomes. */
 static void finish_or_keep(struct minicron *mc, struct pending_finish f) {
-    int rc = mc->p->finish(mc->inst, f.job, f.fire_ms, f.status);
+    int rc =
+        LEADER_PLUGIN_HAS(mc->p, finish_fire)
+            ? mc->p->finish_fire(mc->inst, f.job, f.fire_ms, f.term, f.status)
+            : mc->p->finish(mc->inst, f.job, f.fire_ms, f.status);
 
     if (rc >= 0)
         return;
@@ -105,10 +110,11 @@ static void finish_or_keep(struct minicron *mc, struct pending_finish f) {
     mc->pending[mc->n_pending++] = f;
 }
 
-/* Records status as the outcome of fire_ms of job (borrowed). */
+/* Records status as the outcome of fire_ms of job (borrowed), claimed
+ * in term. */
 void record_finish(struct minicron *mc, const char *job, int64_t fire_ms,
-                   int status) {
-    finish_or_keep(mc, (struct pending_finish){job, fire_ms, status, 0});
+                   int64_t term, int status) {
+    finish_or_keep(mc, (struct pending_finish){job, fire_ms, term, status, 0});
 }
 
 /* Tries every pending finish() once more, in order; keeps the failures. */
@@ -170,9 +176,9 @@ static int claim_fire(struct minicron *mc, size_t i, int64_t slot,
             "slot %lld: line %u (%s): term %lld ended after the claim, "
             "not started",
             (long long)slot, mc->tab.jobs[i].line, name, (long long)term);
-        record_finish(mc, name, slot_ms(mc, slot), LOST_LEADERSHIP);
-    } else if (!start_job(mc, i, slot, term, 1)) {
-        record_finish(mc, name, slot_ms(mc, slot), START_FAILED);
+        record_finish(mc, name, slot_ms(mc, slot), term, LOST_LEADERSHIP);
+    } else if (!start_job(mc, i, slot, slot_ms(mc, slot), term, 1)) {
+        record_finish(mc, name, slot_ms(mc, slot), term, START_FAILED);
     }
     return 1;
 }
@@ -250,5 +256,70 @@ void fire_due(struct minicron *mc) {
         /* one namespace: the round stops; a group: only this job's */
         if (!go && (mc->shards == 0 || mc->n_runs == MAX_RUNS))
             break;
+    }
+}
+
+/* The crontab line of the job named name (borrowed), or -1. */
+static long line_of(const struct minicron *mc, const char *name) {
+    for (size_t i = 0; i < mc->tab.n_jobs; i++)
+        if (strcmp(mc->jobs[i].name, name) == 0)
+            return (long)i;
+    return -1;
+}
+
+/* 1 when fire_ms of job (borrowed) runs here now. */
+static int running(const struct minicron *mc, const char *job,
+                   int64_t fire_ms) {
+    for (size_t i = 0; i < mc->n_runs; i++)
+        if (mc->runs[i].job == job && mc->runs[i].fire_ms == fire_ms)
+            return 1;
+    return 0;
+}
+
+/* Claims the run-now o (borrowed) of crontab line i and starts it when
+ * claimed here, in the slot this process is in. */
+static void run_now(struct minicron *mc, size_t i,
+                    const struct leader_plugin_offer *o) {
+    const char *name = mc->jobs[i].name;
+    struct leader_plugin_claim c = {.struct_size = sizeof(c)};
+    int rc = mc->p->claim_fire(mc->inst, name, o->fire_ms, 1, &c);
+
+    if (rc != LEADER_PLUGIN_CLAIM_RUN) {
+        if (rc < 0)
+            say(mc, LOG_WARNING, "run-now %lld of line %u (%s): %s",
+                (long long)o->fire_ms, mc->tab.jobs[i].line, name,
+                mc->p->strerror(rc));
+        return;
+    }
+    say(mc, LOG_INFO, "run-now %lld of line %u (%s) claimed in term %lld",
+        (long long)o->fire_ms, mc->tab.jobs[i].line, name, (long long)c.term);
+    if (job_term(mc, name) != c.term)
+        record_finish(mc, name, o->fire_ms, c.term, LOST_LEADERSHIP);
+    else if (!start_job(mc, i, mc->cur_slot, o->fire_ms, c.term, 1))
+        record_finish(mc, name, o->fire_ms, c.term, START_FAILED);
+}
+
+/*
+ * With a plugin of ABI 1.4, on every wake-up of a leader of one namespace:
+ * runs the run-now requests (odbc-leader jobs trigger) its ticks learned,
+ * each claimed once. Offers of interrupted fires are not taken: minicron
+ * claims at most once, since a killed minicron's jobs outlive it (a second
+ * attempt could run beside the first).
+ */
+void fire_offers(struct minicron *mc) {
+    struct leader_plugin_offer v[16];
+    int n;
+
+    if (mc->shards != 0 || !LEADER_PLUGIN_HAS(mc->p, offers) ||
+        !LEADER_PLUGIN_HAS(mc->p, claim_fire) || led_term(mc) == 0)
+        return;
+    n = mc->p->offers(mc->inst, v, 16);
+    for (int k = 0; k < n && k < 16 && mc->n_runs < MAX_RUNS; k++) {
+        long i = line_of(mc, v[k].job);
+
+        if (v[k].fire_ms >= 0 || i < 0 ||
+            running(mc, mc->jobs[i].name, v[k].fire_ms))
+            continue;
+        run_now(mc, (size_t)i, &v[k]);
     }
 }

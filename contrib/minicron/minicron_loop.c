@@ -69,6 +69,8 @@ void run(struct minicron *mc, const sigset_t *sigs) {
         enforce(mc);
         if (mc->claims)
             fire_due(mc);
+        if (mc->claims)
+            fire_offers(mc);
         reap(mc);
         enforce(mc);
     } while (!sleep_or_stop(mc, sigs, to_next_wake(mc)));

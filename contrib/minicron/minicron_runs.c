@@ -2,7 +2,8 @@
 /*
  * minicron_runs.c: the running jobs. Each starts as /bin/sh -c in a
  * process group of its own, with its environment (ODBC_LEADER_TERM,
- * MINICRON_SLOT, MINICRON_JOB), and is remembered with its term until its
+ * ODBC_LEADER_FIRE_MS, MINICRON_SLOT, MINICRON_JOB), and is remembered
+ * with its term until its
  * shell is reaped; a job whose term this process no longer leads is
  * killed, and at shutdown every job's group is signalled.
  */
@@ -32,8 +33,9 @@ static int same_name(const char *a, const char *b) {
 /* 1 when the environment entry e (borrowed) is replaced by one of the
  * job's own or by minicron's variables. */
 static int replaced(const char *e, const struct cron_job *job) {
-    if (same_name(e, "ODBC_LEADER_TERM=") || same_name(e, "MINICRON_SLOT=") ||
-        same_name(e, "MINICRON_JOB="))
+    if (same_name(e, "ODBC_LEADER_TERM=") ||
+        same_name(e, "ODBC_LEADER_FIRE_MS=") ||
+        same_name(e, "MINICRON_SLOT=") || same_name(e, "MINICRON_JOB="))
         return 1;
     for (size_t i = 0; i < job->n_env; i++) {
         if (same_name(e, job->env[i]))
@@ -70,17 +72,19 @@ static char **job_env(const struct cron_job *job, char *const *own,
 }
 
 /*
- * Starts job (borrowed), named name (borrowed), for slot with term:
+ * Starts job (borrowed), named name (borrowed), for slot and the fire
+ * fire_ms (ODBC_LEADER_FIRE_MS) with term:
  * /bin/sh -c COMMAND, stdin from /dev/null, default signal mask and
  * dispositions, in a new process group whose id is the child's pid.
  * Returns the child's pid, or 0 after logging why it could not start.
  */
 static pid_t spawn_job(const struct minicron *mc, const struct cron_job *job,
-                       const char *name, int64_t slot, int64_t term) {
+                       const char *name, int64_t slot, int64_t fire_ms,
+                       int64_t term) {
     char sh[] = "/bin/sh", dash_c[] = "-c";
-    char term_var[48], slot_var[48], job_var[JOB_NAME_MAX + 16];
+    char term_var[48], fire_var[48], slot_var[48], job_var[JOB_NAME_MAX + 16];
     char *argv[] = {sh, dash_c, job->command, NULL};
-    char *own[] = {term_var, slot_var, job_var};
+    char *own[] = {term_var, fire_var, slot_var, job_var};
     char **envp;
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;
@@ -90,6 +94,8 @@ static pid_t spawn_job(const struct minicron *mc, const struct cron_job *job,
 
     snprintf(term_var, sizeof(term_var), "ODBC_LEADER_TERM=%lld",
              (long long)term);
+    snprintf(fire_var, sizeof(fire_var), "ODBC_LEADER_FIRE_MS=%lld",
+             (long long)fire_ms);
     snprintf(slot_var, sizeof(slot_var), "MINICRON_SLOT=%lld",
              (long long)(slot * mc->slot_s));
     snprintf(job_var, sizeof(job_var), "MINICRON_JOB=%s", name);
@@ -122,13 +128,14 @@ static pid_t spawn_job(const struct minicron *mc, const struct cron_job *job,
 }
 
 /*
- * Starts job number i of the crontab for slot as leader of term and
- * remembers it in mc->runs; claimed says its fire was claimed (finish()
- * then records its end). Returns 1, or 0 after logging why when the table
- * is full or the start failed.
+ * Starts job number i of the crontab for slot (its fire fire_ms: the
+ * slot's start, or a run-now's key) as leader of term and remembers it in
+ * mc->runs; claimed says its fire was claimed (finish() then records its
+ * end). Returns 1, or 0 after logging why when the table is full or the
+ * start failed.
  */
-int start_job(struct minicron *mc, size_t i, int64_t slot, int64_t term,
-              int claimed) {
+int start_job(struct minicron *mc, size_t i, int64_t slot, int64_t fire_ms,
+              int64_t term, int claimed) {
     const struct cron_job *job = &mc->tab.jobs[i];
     const char *name = mc->jobs[i].name;
     pid_t pid;
@@ -138,11 +145,11 @@ int start_job(struct minicron *mc, size_t i, int64_t slot, int64_t term,
             (long long)slot, job->line, MAX_RUNS);
         return 0;
     }
-    pid = spawn_job(mc, job, name, slot, term);
+    pid = spawn_job(mc, job, name, slot, fire_ms, term);
     if (pid <= 0)
         return 0;
-    mc->runs[mc->n_runs++] =
-        (struct job_run){pid, term, slot, job->line, 0, claimed ? name : NULL};
+    mc->runs[mc->n_runs++] = (struct job_run){
+        pid, term, slot, fire_ms, job->line, 0, claimed ? name : NULL};
     say(mc, LOG_INFO, "slot %lld: line %u (%s) started, pid %ld, term %lld",
         (long long)slot, job->line, name, (long)pid, (long long)term);
     return 1;
@@ -162,7 +169,7 @@ void reaped(struct minicron *mc, pid_t pid, int status) {
             continue;
         mc->runs[i] = mc->runs[--mc->n_runs];
         if (run.job != NULL)
-            record_finish(mc, run.job, slot_ms(mc, run.slot), outcome);
+            record_finish(mc, run.job, run.fire_ms, run.term, outcome);
         break;
     }
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
