@@ -163,9 +163,10 @@ static void usage(FILE *to) {
             "  -h, --help            this text\n"
             "Jobs run only while the plugin says this process leads, with\n"
             "ODBC_LEADER_TERM, ODBC_LEADER_FIRE_MS, MINICRON_SLOT and\n"
-            "MINICRON_JOB in their\n"
-            "environment; a job is killed when the term it was started under\n"
-            "ends here. With claims, each (job, slot) runs at most once.\n"
+            "MINICRON_JOB in their environment; a job is killed when the\n"
+            "term it was started under ends here. With claims, each (job,\n"
+            "slot) runs at most once; odbc-leader jobs pauses a job, or runs\n"
+            "it once now (trigger), on every minicron of the namespace.\n"
             "With LeaderShards=N in the configuration (a group), each job\n"
             "runs where its shard is led, so the processes share the jobs.\n");
 }
