@@ -173,32 +173,36 @@ class LeaderExecutor(BaseExecutor):
     # ---- offered fires: recoveries and run-now ----
 
     def _on_offers(self, offers: list) -> None:
-        """The leader's offer listener (its ticking thread): submits each
-        offered fire of a job of this executor to the pool, once while it
-        is there (the claim runs it at most once in any case)."""
+        """The leader's offer listener (its ticking thread, which must not
+        wait on a job store): hands each offered fire to the pool, once
+        while it is there (the claim runs it at most once in any case)."""
         for offer in offers:
-            job = self._scheduler.get_job(offer.job)
-            if job is None or job.executor != self._alias:
-                continue
             key = (offer.job, offer.fire_ms)
             with self._offered_lock:
                 if key in self._offered:
                     continue
                 self._offered.add(key)
-            f = self._pool.submit(self._run_offer, job, offer)
+            f = self._pool.submit(self._run_offer, offer)
             f.add_done_callback(
-                lambda fut, key=key, job_id=job.id: self._offer_done(
-                    key, job_id, fut))
+                lambda fut, key=key: self._offer_done(key, fut))
 
-    def _offer_done(self, key: Tuple[str, int], job_id: str,
+    def _offer_done(self, key: Tuple[str, int],
                     fut: "concurrent.futures.Future") -> None:
         with self._offered_lock:
             self._offered.discard(key)
-        self._done(job_id, fut)
+        exc = fut.exception()
+        if exc is not None:
+            self._run_job_error(key[0], exc, exc.__traceback__)
+        elif fut.result() is not None:
+            self._run_job_success(key[0], fut.result())
 
-    def _run_offer(self, job: Any, offer: Any) -> list:
-        """Claims and runs one offered fire; returns the scheduler events
-        of the run ([] when the claim was not this host's)."""
+    def _run_offer(self, offer: Any) -> Optional[list]:
+        """Claims and runs one offered fire (in the pool); returns the
+        scheduler events of the run ([] when the claim was not this
+        host's), or None when its job is not one of this executor's."""
+        job = self._scheduler.get_job(offer.job)
+        if job is None or job.executor != self._alias:
+            return None
         attempts = max(int(offer.max_attempts), self._max_attempts(job.id))
         try:
             fire = self.leader.claim(job.id, offer.fire_ms, attempts)

@@ -229,7 +229,7 @@ class Leader:
             try:
                 delay_ms = self._inst.tick().next_tick_ms
                 if self._offer_listeners:
-                    offers = self._inst.offers()  # no I/O
+                    offers = self._offers()
             except _plugin.TickError as e:  # the database failed: go on
                 self.last_error = e
                 delay_ms = e.next_tick_ms
@@ -247,6 +247,16 @@ class Leader:
             if offers:
                 for ofn in list(self._offer_listeners):
                     ofn(offers)
+
+    def _offers(self) -> List[_plugin.Offer]:
+        """The offers the last tick left (no I/O; lock held); [] after
+        logging when the plugin refuses to list them."""
+        try:
+            return self._inst.offers()
+        except _plugin.LeaderPluginError as e:
+            self.last_error = e
+            _log.warning("listing the offered fires failed: %s", e)
+            return []
 
     def start(self) -> "Leader":
         """Starts campaigning (the ticking thread). Returns self."""

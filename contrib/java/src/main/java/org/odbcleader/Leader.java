@@ -323,6 +323,17 @@ public final class Leader implements AutoCloseable {
         }
     }
 
+    /** The offers the last tick left (no I/O); empty, logged, when the plugin refuses to list them. */
+    private java.util.List<Instance.Offer> offers() {
+        try {
+            return inst.offers();
+        } catch (LeaderException e) {
+            lastError = e;
+            log.accept(4, "listing the offered fires failed: " + e.getMessage());
+            return java.util.List.of();
+        }
+    }
+
     /** One tick on the tick thread, then the next one after the delay the plugin asks for. */
     private void tickOnce() {
         if (!running)
@@ -332,7 +343,7 @@ public final class Leader implements AutoCloseable {
         try {
             delay = inst.tick().nextTickMs();
             if (!listeners.isEmpty())
-                offers = inst.offers();
+                offers = offers();
         } catch (Instance.TickException e) {
             lastError = e;
             delay = e.nextTickMs() > 0 ? e.nextTickMs() : 1000;
