@@ -147,6 +147,24 @@ class Fleet:
         fail("%s: no leader after %s's for %d s" % (self.ns,
                                                    self.ids[old_pid], secs))
 
+    def start_all(self, n):
+        """Starts n processes, 0.3 s apart."""
+        for _ in range(n):
+            self.start()
+            time.sleep(0.3)
+
+    def wait_state(self, job, fire_ms, state, secs):
+        """Waits up to secs for the ledger row of (job, fire_ms) to be in
+        state. Returns (True, row), or (False, the last row read)."""
+        deadline = time.monotonic() + secs
+        while True:
+            row = row_of(self.ledger(), job, fire_ms)
+            if row and row.get("state") == state:
+                return True, row
+            if time.monotonic() > deadline:
+                return False, row
+            time.sleep(0.25)
+
     def ledger(self):
         out = subprocess.run(
             [self.args.odbc_leader, "fires", "-C", self.args.connect, "-n",
@@ -239,32 +257,24 @@ def scenario_recover(args):
     log("recover: --recover 2, a 3 s run every 6 s, three processes")
     fl = Fleet(args, "rf-recover", 6, 2, 3)
     try:
-        for _ in range(3):
-            fl.start()
-            time.sleep(0.3)
+        fl.start_all(3)
         first = fl.wait_line(lambda x: x[4] == 1, 40, "a first attempt")
         killed = fl.kill(first[0])
         log("killed %d running %s at %d (term %d)" % (first[0], first[1],
                                                       first[2], first[3]))
         second = fl.wait_line(lambda x: x[2] == first[2] and x[4] == 2,
                               30, "attempt 2 of the killed fire")
-        killed2 = fl.kill(second[0])
+        fl.kill(second[0])
         log("attempt 2 on %d (term %d), %d ms after the kill; killed it too"
             % (second[0], second[3], second[5] - killed))
         # the third process takes over: its sweep records the fire
         # abandoned, and a third attempt must not run (it would start at
         # that process's first ticks)
         problems = []
-        deadline = time.monotonic() + 20
-        while True:
-            row = row_of(fl.ledger(), first[1], first[2])
-            if row and row.get("state") == "abandoned":
-                break
-            if time.monotonic() > deadline:
-                problems.append("the ledger row of the fire is %r, not "
-                                "abandoned" % row)
-                break
-            time.sleep(0.25)
+        ok, row = fl.wait_state(first[1], first[2], "abandoned", 20)
+        if not ok:
+            problems.append("the ledger row of the fire is %r, not "
+                            "abandoned" % row)
         time.sleep(1.5)
         with fl.lock:
             lines = list(fl.lines)
@@ -289,7 +299,6 @@ def scenario_recover(args):
                 fail("recover: the check passes %s" % what)
         log("recover: attempt 2 once, after the kill, then abandoned; the "
             "check fails on its %d broken variants" % len(variants))
-        del killed2
     finally:
         fl.stop()
 
@@ -298,21 +307,14 @@ def scenario_at_most_once(args):
     log("at most once: the default --recover 1, two processes")
     fl = Fleet(args, "rf-once", 6, 1, 3)
     try:
-        for _ in range(2):
-            fl.start()
-            time.sleep(0.3)
+        fl.start_all(2)
         first = fl.wait_line(lambda x: True, 40, "a first run")
         fl.kill(first[0])
         log("killed %d running %s at %d" % (first[0], first[1], first[2]))
-        deadline = time.monotonic() + 20
-        while True:
-            row = row_of(fl.ledger(), first[1], first[2])
-            if row and row.get("state") == "interrupted":
-                break
-            if time.monotonic() > deadline:
-                fail("at most once: the killed fire's row is %r, not "
-                     "interrupted" % row)
-            time.sleep(0.5)
+        ok, row = fl.wait_state(first[1], first[2], "interrupted", 20)
+        if not ok:
+            fail("at most once: the killed fire's row is %r, not "
+                 "interrupted" % row)
         time.sleep(TTL_MS / 1000.0)
         with fl.lock:
             lines = list(fl.lines)
@@ -332,9 +334,7 @@ def scenario_pause(args):
     log("pause, resume, trigger: a 1 s job, two processes")
     fl = Fleet(args, "rf-pause", 1, 1, 0)
     try:
-        for _ in range(2):
-            fl.start()
-            time.sleep(0.3)
+        fl.start_all(2)
         first = fl.wait_line(lambda x: True, 40, "a first run")
         fl.olc("jobs", "pause", first[1])
         paused = now_ms()
