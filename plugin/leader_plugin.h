@@ -174,10 +174,12 @@ struct leader_plugin {
      * in a group). */
     int (*offers)(void *inst, struct leader_plugin_offer *out, int max);
     /* Pauses (1) or resumes (0) job on every host, durably: claim_fire then answers
-     * LEADER_PLUGIN_CLAIM_PAUSED for its fires. Needs no leadership. 0 or negative. */
+     * LEADER_PLUGIN_CLAIM_PAUSED for its fires (in a group too). Needs no leadership.
+     * 0 or negative. */
     int (*pause_job)(void *inst, const char *job, int paused);
     /* Asks the leader to run job once now: 0 and the run-now's key (below 0) in *key (may be
-     * NULL); it reaches the leader's offers() at its next tick. Needs no leadership. */
+     * NULL); it reaches the leader's offers() at its next tick. Needs no leadership. A
+     * negative code in a group (its shards take no offered fires). */
     int (*trigger_job)(void *inst, const char *job, int64_t *key);
     // clang-format on
 };

@@ -239,7 +239,8 @@ static int64_t plugin_shard_leadership(const void *inst, uint32_t shard,
                                         valid_for_ms);
 }
 
-/* ABI 1.4: the fire lifecycle. A group member claims at most once. */
+/* ABI 1.4: the fire lifecycle. A group member claims at most once and
+ * takes no run-now; a pause holds for it as for a leader. */
 static int plugin_claim_fire(void *inst, const char *job, int64_t fire_ms,
                              int max_attempts,
                              struct leader_plugin_claim *out) {
@@ -250,17 +251,10 @@ static int plugin_claim_fire(void *inst, const char *job, int64_t fire_ms,
 
     if (in == NULL)
         return ODBC_LEADER_EINVAL;
-    if (in->h != NULL) {
-        rc = odbc_leader_claim_fire(in->h, job, fire_ms, max_attempts, &c);
-    } else {
-        rc = fire_ms < 0 ? ODBC_LEADER_ENOLIFECYCLE
-                         : odbc_leader_group_claim(in->g, job, fire_ms);
-        c.attempt = c.max_attempts = 1;
-        c.nominal_ms = fire_ms;
-        c.term = odbc_leader_group_leadership(
-            in->g, odbc_leader_shard_of(job, odbc_leader_group_shards(in->g)),
-            NULL);
-    }
+    rc = in->h != NULL
+             ? odbc_leader_claim_fire(in->h, job, fire_ms, max_attempts, &c)
+             : odbc_leader_group_claim_fire(in->g, job, fire_ms, max_attempts,
+                                            &c);
     if (rc == ODBC_LEADER_CLAIM_RUN) {
         p.attempt = c.attempt;
         p.max_attempts = c.max_attempts;
@@ -330,7 +324,7 @@ static int plugin_pause_job(void *inst, const char *job, int paused) {
     if (in == NULL)
         return ODBC_LEADER_EINVAL;
     return in->h != NULL ? odbc_leader_pause_job(in->h, job, paused)
-                         : ODBC_LEADER_ENOLIFECYCLE;
+                         : odbc_leader_group_pause_job(in->g, job, paused);
 }
 
 static int plugin_trigger_job(void *inst, const char *job, int64_t *key) {
@@ -339,7 +333,7 @@ static int plugin_trigger_job(void *inst, const char *job, int64_t *key) {
     if (in == NULL)
         return ODBC_LEADER_EINVAL;
     return in->h != NULL ? odbc_leader_trigger_job(in->h, job, key)
-                         : ODBC_LEADER_ENOLIFECYCLE;
+                         : ODBC_LEADER_EGROUPOFFER;
 }
 
 static const struct leader_plugin plugin = {

@@ -60,6 +60,9 @@ const char *odbc_leader_strerror(int rc) {
     case ODBC_LEADER_ENOLIFECYCLE:
         return "the dialect has no fire lifecycle (recovery, pause, "
                "run-now: a dialect file of an older schema)";
+    case ODBC_LEADER_EGROUPOFFER:
+        return "a sharded group's shards take no run-now and no recovery "
+               "(pause works): run the job on a plain namespace for those";
     }
     return "unknown error";
 }
@@ -87,6 +90,7 @@ static int class_of_code(enum odbc_leader_error rc) {
     case ODBC_LEADER_ENOLEDGER:
     case ODBC_LEADER_ENOELECTIONS:
     case ODBC_LEADER_ENOLIFECYCLE:
+    case ODBC_LEADER_EGROUPOFFER:
         return ODBC_LEADER_CLASS_CONFIG;
     case ODBC_LEADER_ENOMEM:
     case ODBC_LEADER_EDB: /* unclassified: refined by the SQLSTATE */

@@ -17,6 +17,7 @@
 #include "db.h"
 #include "db_group.h"
 #include "db_ledger.h"
+#include "db_lifecycle.h"
 #include "error.h"
 #include "handle.h"
 #include "log.h"
@@ -213,6 +214,41 @@ int odbc_leader_group_claim(odbc_leader_group_t *g, const char *job,
     shard_ns(g, job, ns, sizeof(ns));
     rc = odbc_leader__handle_claim(&g->c, &claim_ops, ns, &req);
     return rc == ODBC_LEADER_CLAIM_PAUSED ? ODBC_LEADER_CLAIM_TAKEN : rc;
+}
+
+int odbc_leader_group_claim_fire(odbc_leader_group_t *g, const char *job,
+                                 int64_t fire_ms, int max_attempts,
+                                 struct odbc_leader_claim *out) {
+    char ns[ODBC_LEADER__NAME_MAX + 16];
+    struct odbc_leader__claim_req req = {job, fire_ms, 1, 0, out};
+
+    (void)max_attempts; /* at most once: the shards take no offered fires */
+    odbc_leader__claim_out(out, NULL);
+    if (g == NULL || !odbc_leader__valid_name(job))
+        return ODBC_LEADER_EINVAL;
+    odbc_leader__handle_clear(&g->c);
+    if (fire_ms < 0)
+        return odbc_leader__handle_note(&g->c, ODBC_LEADER_EGROUPOFFER);
+    shard_ns(g, job, ns, sizeof(ns));
+    return odbc_leader__handle_claim(&g->c, &claim_ops, ns, &req);
+}
+
+int odbc_leader_group_pause_job(odbc_leader_group_t *g, const char *job,
+                                int paused) {
+    char ns[ODBC_LEADER__NAME_MAX + 16];
+    int rc;
+
+    if (g == NULL || !odbc_leader__valid_name(job))
+        return ODBC_LEADER_EINVAL;
+    odbc_leader__handle_clear(&g->c);
+    rc = reopen(g);
+    if (rc < 0)
+        return ledger_failed(g, rc);
+    shard_ns(g, job, ns, sizeof(ns));
+    odbc_leader__db_set_ns(g->c.db, ns);
+    rc = odbc_leader__db_pause(g->c.db, job, paused);
+    odbc_leader__db_set_ns(g->c.db, g->c.cfg.ns);
+    return rc < 0 ? ledger_failed(g, rc) : 0;
 }
 
 int odbc_leader_group_finish(odbc_leader_group_t *g, const char *job,

@@ -24,6 +24,7 @@
 #include "handle.h"
 #include "log.h"
 #include "offers.h"
+#include "shard.h"
 
 struct odbc_leader {
     struct odbc_leader__handle c; /* first: handle.c's core */
@@ -477,16 +478,56 @@ struct jobs_req {
     void *ctx;
 };
 
-/* Runs a struct jobs_req. Returns what its odbc_leader__db_* call
+/* Shard callback of jobs_call(): the group's size is the row count. */
+static void count_shard(void *ctx, const struct odbc_leader_shard *s) {
+    (void)ctx;
+    (void)s;
+}
+
+/* Runs r (a pause or a list) in shard s of the group h's namespace
+ * names: the namespace "NS/s". Returns what the odbc_leader__db_* call
  * returns. */
-static int jobs_call(odbc_leader_t *h, const struct jobs_req *r) {
+static int shard_jobs_call(odbc_leader_t *h, const struct jobs_req *r,
+                           uint32_t s) {
+    char ns[ODBC_LEADER__NAME_MAX + 16];
     int rc;
 
-    if (h == NULL || (r->what != JOBS_LIST && !odbc_leader__valid_name(r->job)))
-        return ODBC_LEADER_EINVAL;
-    rc = connected(h);
-    if (rc < 0)
-        return ledger_failed(h, rc);
+    snprintf(ns, sizeof(ns), "%s/%u", h->c.cfg.ns, (unsigned)s);
+    odbc_leader__db_set_ns(h->c.db, ns);
+    rc = r->what == JOBS_PAUSE
+             ? odbc_leader__db_pause(h->c.db, r->job, r->paused)
+             : odbc_leader__db_jobs(h->c.db, r->fn, r->ctx);
+    odbc_leader__db_set_ns(h->c.db, h->c.cfg.ns);
+    return rc;
+}
+
+/* Runs r in the group of shards shards (> 0) that h's namespace names,
+ * whose jobs live in its shards (docs/lifecycle.md): a pause in the
+ * job's shard, the list shard by shard; a run-now is refused (the shards
+ * take no offered fires). Returns what the odbc_leader__db_* calls
+ * return (for the list, the jobs' total). */
+static int group_jobs_call(odbc_leader_t *h, const struct jobs_req *r,
+                           uint32_t shards) {
+    int rc, n = 0;
+
+    if (r->what == JOBS_TRIGGER)
+        return ODBC_LEADER_EGROUPOFFER;
+    if (r->what == JOBS_PAUSE)
+        return shard_jobs_call(h, r, odbc_leader__shard_of(r->job, shards));
+    for (uint32_t s = 0; s < shards; s++) {
+        rc = shard_jobs_call(h, r, s);
+        if (rc < 0)
+            return rc;
+        n += rc;
+    }
+    return n;
+}
+
+/* Runs r in h's own namespace. Returns what its odbc_leader__db_* call
+ * returns. */
+static int plain_jobs_call(odbc_leader_t *h, const struct jobs_req *r) {
+    int rc = 0;
+
     switch (r->what) {
     case JOBS_PAUSE:
         rc = odbc_leader__db_pause(h->c.db, r->job, r->paused);
@@ -498,6 +539,24 @@ static int jobs_call(odbc_leader_t *h, const struct jobs_req *r) {
         rc = odbc_leader__db_jobs(h->c.db, r->fn, r->ctx);
         break;
     }
+    return rc;
+}
+
+/* Runs a struct jobs_req: in the handle's namespace, or in its shards
+ * when it names a group. Returns what its odbc_leader__db_* call
+ * returns. */
+static int jobs_call(odbc_leader_t *h, const struct jobs_req *r) {
+    int rc;
+
+    if (h == NULL || (r->what != JOBS_LIST && !odbc_leader__valid_name(r->job)))
+        return ODBC_LEADER_EINVAL;
+    rc = connected(h);
+    if (rc == 0)
+        rc = odbc_leader__db_group_shards(h->c.db, count_shard, NULL);
+    if (rc > 0)
+        rc = group_jobs_call(h, r, (uint32_t)rc);
+    else if (rc == 0)
+        rc = plain_jobs_call(h, r);
     return rc < 0 ? ledger_failed(h, rc) : rc;
 }
 

@@ -76,6 +76,8 @@ enum odbc_leader_error {
                                        again (recovered) */
     ODBC_LEADER_ENOLIFECYCLE = -21, /* the dialect has no fire lifecycle
                                        (recovery, pause, run-now) */
+    ODBC_LEADER_EGROUPOFFER = -22,  /* a run-now of a sharded group's job:
+                                       its shards take no offered fires */
 };
 
 /*
@@ -489,9 +491,12 @@ ODBC_LEADER_EXTERN int odbc_leader_offers(odbc_leader_t *h,
  * Pauses (paused 1) or resumes (0) job on every host, durably: while
  * paused, odbc_leader_claim_fire() refuses its fires
  * (ODBC_LEADER_CLAIM_PAUSED; odbc_leader_claim() returns 0) and records
- * them skipped. Needs no leadership. Returns 0, ODBC_LEADER_ENOLIFECYCLE
- * or another negative error.
- * Owns: job borrowed. Thread: tick. Blocks: yes: one round trip.
+ * them skipped. Needs no leadership. When the handle's namespace names a
+ * sharded group (odbc_leader_group_create()), the pause is recorded in the
+ * namespace of the job's shard, where the group's claims look for it.
+ * Returns 0, ODBC_LEADER_ENOLIFECYCLE or another negative error.
+ * Owns: job borrowed. Thread: tick. Blocks: yes: one round trip (two for a
+ * group: the first reads its shard count).
  */
 ODBC_LEADER_EXTERN int odbc_leader_pause_job(odbc_leader_t *h, const char *job,
                                              int paused);
@@ -501,16 +506,21 @@ ODBC_LEADER_EXTERN int odbc_leader_pause_job(odbc_leader_t *h, const char *job,
  * the namespace at its next tick (odbc_leader_offers()), keyed below 0 so
  * that it never collides with a nominal time; it runs once. Needs no
  * leadership. Returns 0 with the key in *key (when not NULL),
- * ODBC_LEADER_ENOLIFECYCLE or another negative error.
- * Owns: job borrowed. Thread: tick. Blocks: yes: one round trip.
+ * ODBC_LEADER_ENOLIFECYCLE, ODBC_LEADER_EGROUPOFFER when the namespace
+ * names a sharded group, or another negative error.
+ * Owns: job borrowed. Thread: tick. Blocks: yes: one round trip (two when
+ * the namespace names a group).
  */
 ODBC_LEADER_EXTERN int odbc_leader_trigger_job(odbc_leader_t *h,
                                                const char *job, int64_t *key);
 
 /* Calls fn(ctx, job) for each job of the namespace that has fires or a
- * pause record, by name (job borrowed for the call). Returns the number
- * of jobs, ODBC_LEADER_ENOLIFECYCLE or another negative error.
- * Thread: tick (fn runs on it). Blocks: yes: one round trip. */
+ * pause record, by name (job borrowed for the call); for a namespace that
+ * names a sharded group, the jobs of each of its shards, shard by shard.
+ * Returns the number of jobs, ODBC_LEADER_ENOLIFECYCLE or another negative
+ * error.
+ * Thread: tick (fn runs on it). Blocks: yes: one round trip (for a group,
+ * one more and one per shard). */
 ODBC_LEADER_EXTERN int odbc_leader_list_jobs(odbc_leader_t *h,
                                              odbc_leader_job_fn fn, void *ctx);
 
@@ -644,6 +654,26 @@ odbc_leader_group_id(const odbc_leader_group_t *g);
 ODBC_LEADER_EXTERN int odbc_leader_group_claim(odbc_leader_group_t *g,
                                                const char *job,
                                                int64_t fire_ms);
+
+/* odbc_leader_claim_fire() for the shard of job, as
+ * odbc_leader_group_claim() does; a paused job's fire answers
+ * ODBC_LEADER_CLAIM_PAUSED and is recorded skipped. A group member claims
+ * at most once: max_attempts is taken as 1 (out->max_attempts says so)
+ * and a key below 0 (a run-now) is ODBC_LEADER_EGROUPOFFER: a group's
+ * shards take no offered fires (docs/lifecycle.md). out may be NULL.
+ * Owns: job borrowed, *out the caller's. Thread: tick. Blocks: yes: one
+ * round trip (two or three to record a skip or to tell why not). */
+ODBC_LEADER_EXTERN int
+odbc_leader_group_claim_fire(odbc_leader_group_t *g, const char *job,
+                             int64_t fire_ms, int max_attempts,
+                             struct odbc_leader_claim *out);
+
+/* odbc_leader_pause_job() for job in its shard's namespace: every member
+ * of the group, whichever leads that shard, refuses its fires while it is
+ * paused. Returns 0, ODBC_LEADER_ENOLIFECYCLE or another negative error.
+ * Owns: job borrowed. Thread: tick. Blocks: yes: one round trip. */
+ODBC_LEADER_EXTERN int odbc_leader_group_pause_job(odbc_leader_group_t *g,
+                                                   const char *job, int paused);
 
 /* odbc_leader_finish() for a fire this member claimed in job's shard.
  * Thread: tick. Blocks: yes: one round trip. */

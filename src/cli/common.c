@@ -350,6 +350,8 @@ int odbc_leader__cli_exit_code(int rc) {
     case ODBC_LEADER_EDIALECT:
     case ODBC_LEADER_ENOLEDGER:
     case ODBC_LEADER_ENOELECTIONS:
+    case ODBC_LEADER_ENOLIFECYCLE:
+    case ODBC_LEADER_EGROUPOFFER:
         return EX_CONFIG;
     case ODBC_LEADER_ENOMEM:
         return EX_OSERR;

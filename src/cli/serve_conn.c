@@ -252,7 +252,8 @@ int odbc_leader__serve_job_action(struct odbc_leader__serve *sv,
     rc = action == ODBC_LEADER__JOB_TRIGGER
              ? odbc_leader_trigger_job(h, job, key)
              : odbc_leader_pause_job(h, job, action == ODBC_LEADER__JOB_PAUSE);
-    if (rc < 0 && rc != ODBC_LEADER_ENOLIFECYCLE)
+    if (rc < 0 && rc != ODBC_LEADER_ENOLIFECYCLE &&
+        rc != ODBC_LEADER_EGROUPOFFER)
         ns_failed(sv, ns, rc);
     return rc < 0 ? rc : 0;
 }

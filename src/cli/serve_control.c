@@ -124,6 +124,12 @@ enum MHD_Result odbc_leader__serve_control(struct odbc_leader__serve *sv,
             conn, MHD_HTTP_NOT_FOUND,
             "namespace %s has no fire lifecycle (its dialect has none)",
             ns->name);
+    if (rc == ODBC_LEADER_EGROUPOFFER)
+        return odbc_leader__httpd_reply_text(
+            conn, MHD_HTTP_CONFLICT,
+            "namespace %s is a sharded group: its jobs take no run-now "
+            "(pause and resume work)",
+            ns->name);
     if (rc < 0)
         return odbc_leader__httpd_reply_text(
             conn, MHD_HTTP_SERVICE_UNAVAILABLE, "database unavailable: %s%s",

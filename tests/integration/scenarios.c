@@ -77,6 +77,7 @@ int main(void) {
         cmocka_unit_test(interrupted_fire_is_recovered_once_in_a_later_term),
         cmocka_unit_test(paused_jobs_skip_and_run_now_runs_once),
         cmocka_unit_test(take_needs_a_later_term),
+        cmocka_unit_test(group_jobs_pause_in_their_shard),
         cmocka_unit_test(group_members_split_and_claim),
         cmocka_unit_test(group_crashed_member_is_replaced_after_the_watch),
         cmocka_unit_test(group_members_back_after_an_outage_lead_again),

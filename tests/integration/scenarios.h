@@ -142,6 +142,7 @@ void fenced_write_is_refused_after_takeover(void **state);
 void interrupted_fire_is_recovered_once_in_a_later_term(void **state);
 void paused_jobs_skip_and_run_now_runs_once(void **state);
 void take_needs_a_later_term(void **state);
+void group_jobs_pause_in_their_shard(void **state);
 /* scenarios_group.c */
 void group_members_split_and_claim(void **state);
 void group_crashed_member_is_replaced_after_the_watch(void **state);

@@ -5,8 +5,8 @@
  * offered to the next term only, taken once as the next attempt, its old
  * attempt's late finish refused, and abandoned after the last attempt; a
  * fire of a job without recovery stays interrupted; a paused job's fires
- * are skipped and a run-now runs once; and the take statement itself,
- * through the port.
+ * are skipped and a run-now runs once; a sharded group's job is paused
+ * in its shard; and the take statement itself, through the port.
  */
 #include <build_config.h>
 
@@ -19,6 +19,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "config.h"
 #include "db_lease.h"
@@ -406,4 +407,101 @@ void take_needs_a_later_term(void **state) {
     assert_int_equal(odbc_leader__db_finish(b, "j", fire, t2, 0), 0);
     port_close(a, &ca);
     port_close(b, &cb);
+}
+
+/* The one member leads every shard. */
+static int leads_every_shard(odbc_leader_group_t **m, int n) {
+    (void)n;
+    return led_by(m[0]) == odbc_leader_group_shards(m[0]);
+}
+
+/* A job of another shard than job's in a group of shards shards. */
+static void other_shard_job(const char *job, uint32_t shards, char *out,
+                            size_t len) {
+    for (int i = 0; i < 1000; i++) {
+        snprintf(out, len, "other-%d", i);
+        if (odbc_leader_shard_of(out, shards) !=
+            odbc_leader_shard_of(job, shards))
+            return;
+    }
+    fail_msg("no job outside the shard of %s", job);
+}
+
+/* A sharded group's job is paused in its shard's namespace, whether an
+ * operator names the group (a handle on the group's name, as the CLI and
+ * serve have) or a member pauses it: the member leading the shard refuses
+ * its fires and records them skipped, jobs of other shards run, the
+ * group's job list shows it; a group claims at most once and takes no
+ * run-now. */
+void group_jobs_pause_in_their_shard(void **state) {
+    char grp[64], shard[80], other[32];
+    odbc_leader_group_t *m[1];
+    odbc_leader_t *op, *sh;
+    struct odbc_leader_claim cl = {.struct_size = sizeof(cl)};
+    struct one_job listed;
+    int64_t fire = (int64_t)time(NULL) * 1000, key = 0, term;
+    uint32_t s = odbc_leader_shard_of("p", 4);
+
+    (void)state;
+    ns_name(grp, sizeof(grp), "gpause");
+    m[0] = make_member(grp, "gp-a",
+                       "LeaderShards=4;LeaderTTL=3000;"
+                       "LeaderRenewInterval=200;LeaderSafetyMargin=600");
+    assert_true(tick_members(m, 1, 100, 20000, leads_every_shard));
+    term = odbc_leader_group_leadership(m[0], s, NULL);
+    assert_true(term > 0);
+    op = make_ns(grp, "LeaderId=gp-operator;" LC_SETTINGS); /* never ticks */
+    snprintf(shard, sizeof(shard), "%s/%u", grp, (unsigned)s);
+    sh = make_ns(shard, "LeaderId=gp-reader;" LC_SETTINGS); /* never ticks */
+    /* an operator pauses through the group's name */
+    assert_int_equal(odbc_leader_pause_job(op, "p", 1), 0);
+    assert_int_equal(odbc_leader_group_claim_fire(m[0], "p", fire, 3, &cl),
+                     ODBC_LEADER_CLAIM_PAUSED);
+    assert_int_equal(cl.attempt, 0);
+    assert_int_equal(odbc_leader_group_claim(m[0], "p", fire + 1), 0);
+    assert_string_equal(fire_of(sh, "p", fire).state, "skipped");
+    assert_true(job_of(sh, "p").paused);
+    assert_true(job_of(op, "p").paused);
+    assert_int_equal(job_of(op, "p").fires, 2);
+    /* a member resumes: the next fire runs once, at most once, in the
+     * shard's term */
+    assert_int_equal(odbc_leader_group_pause_job(m[0], "p", 0), 0);
+    assert_false(job_of(op, "p").paused);
+    assert_int_equal(odbc_leader_group_claim_fire(m[0], "p", fire + 2, 3, &cl),
+                     ODBC_LEADER_CLAIM_RUN);
+    assert_int_equal(cl.attempt, 1);
+    assert_int_equal(cl.max_attempts, 1);
+    assert_false(cl.recovering);
+    assert_int_equal(cl.term, term);
+    assert_int_equal(cl.nominal_ms, fire + 2);
+    assert_int_equal(odbc_leader_group_claim_fire(m[0], "p", fire + 2, 1, &cl),
+                     ODBC_LEADER_CLAIM_TAKEN);
+    assert_int_equal(odbc_leader_group_finish(m[0], "p", fire + 2, 0), 0);
+    assert_string_equal(fire_of(sh, "p", fire + 2).state, "done");
+    /* a member pauses p: a job of another shard still runs */
+    other_shard_job("p", 4, other, sizeof(other));
+    assert_int_equal(odbc_leader_group_pause_job(m[0], "p", 1), 0);
+    assert_int_equal(odbc_leader_group_claim_fire(m[0], "p", fire + 3, 1, &cl),
+                     ODBC_LEADER_CLAIM_PAUSED);
+    assert_int_equal(odbc_leader_group_claim_fire(m[0], other, fire, 1, &cl),
+                     ODBC_LEADER_CLAIM_RUN);
+    assert_true(job_of(op, "p").paused);
+    assert_false(job_of(op, other).paused);
+    memset(&listed, 0, sizeof(listed));
+    listed.name = "none";
+    assert_int_equal(odbc_leader_list_jobs(op, job_seen, &listed), 2);
+    /* no run-now for a group's job, through either handle */
+    assert_int_equal(odbc_leader_trigger_job(op, "p", &key),
+                     ODBC_LEADER_EGROUPOFFER);
+    assert_int_equal(key, 0);
+    assert_int_equal(odbc_leader_group_claim_fire(m[0], "p", -5, 1, &cl),
+                     ODBC_LEADER_EGROUPOFFER);
+    /* bad input */
+    assert_int_equal(odbc_leader_group_pause_job(m[0], "bad job", 1),
+                     ODBC_LEADER_EINVAL);
+    assert_int_equal(odbc_leader_group_pause_job(NULL, "p", 1),
+                     ODBC_LEADER_EINVAL);
+    odbc_leader_destroy(sh);
+    odbc_leader_destroy(op);
+    odbc_leader_group_destroy(m[0]);
 }
