@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 // dashboard.js: the live part of odbc-leader serve's page (/), embedded in
 // the command (build-aux/embed-text.sh) and served as /dashboard.js. It
-// polls api/v1/namespaces every second, each namespace's fires every 5 s
-// and its election log every 5 s and whenever the lease changes hands,
-// and updates the sections the server rendered in place (no reload): the
-// state, the candidates, a timeline of who led when, the fires. Every
-// string from the database goes into the page as text (textContent,
-// title, dataset), never as markup.
+// polls api/v1/namespaces every second, each namespace's fires and jobs
+// every 5 s and its election log every 5 s and whenever the lease changes
+// hands, and updates the sections the server rendered in place (no
+// reload): the state, the candidates, a timeline of who led when, the
+// fires, the jobs with each one's history on request, and the jobs'
+// pause, resume and run-now buttons (POST api/v1/jobs, which serve allows
+// only behind its users). Every string from the database goes into the
+// page as text (textContent, title, dataset), never as markup.
 'use strict';
 
 (function () {
@@ -17,7 +19,10 @@
   const TERMS = 50; // the newest terms on the timeline
   const SPAN_MS = 24 * 3600 * 1000; // ... within the last day
   const LOG_MS = 5000;
+  const HISTORY = 20; // fires in a job's history
   const logs = new Map(); // namespace -> {key, at, terms (null: no log)}
+  const nows = new Map(); // namespace -> database time of its last state
+  const histories = new Set(); // namespace + '\n' + job: histories shown
   let firesAt = 0;
 
   // Returns a new element tag with class cls and text.
@@ -135,7 +140,7 @@
     t.replaceChildren();
     if (fires.length === 0) return;
     const h = el('tr');
-    for (const c of ['job', 'fire', 'claimed by', 'term', 'status', 'duration'])
+    for (const c of ['job', 'fire', 'started', 'claimed by', 'term', 'status', 'duration'])
       h.appendChild(el('th', null, c));
     t.appendChild(h);
     for (const f of fires.slice(-FIRES_SHOWN).reverse()) {
@@ -143,10 +148,162 @@
       const r = el('tr', cls);
       r.dataset.job = f.job;
       r.append(el('td', null, f.job), el('td', null, fireTime(f)),
-        el('td', null, f.claimed_by), el('td', null, f.term),
-        el('td', 'status', text),
-        el('td', null, f.duration_ms === null ? '-' : secs(f.duration_ms)));
+        el('td', null, started(f)), el('td', null, f.claimed_by),
+        el('td', null, f.term), el('td', 'status', text),
+        el('td', null, lasted(ns, f)));
       t.appendChild(r);
+    }
+  }
+
+  // When a fire's attempt started (its claim), database time; '-' for a
+  // run-now not started yet or a skipped fire.
+  function started(f) {
+    return f.state === 'pending' || f.state === 'skipped' ? '-' : when(f.claimed_at_ms);
+  }
+
+  // How long a fire ran, or for one still running, its age so far at
+  // ns's database time.
+  function lasted(ns, f) {
+    if (f.duration_ms !== null) return secs(f.duration_ms);
+    if (f.state === 'running' && nows.has(ns)) return secs(Math.max(0, nows.get(ns) - f.claimed_at_ms)) + ' so far';
+    return '-';
+  }
+
+  // The jobs of ns (api/v1/jobs) as a table, a row per job with its
+  // buttons, and under a job whose history was asked for, its last
+  // HISTORY fires.
+  function showJobs(ns, jobs) {
+    const s = section(ns);
+    const box = part(s, 'div', 'jobs');
+    box.replaceChildren();
+    if (jobs.length === 0) return;
+    const t = el('table', 'jobs');
+    const h = el('tr');
+    for (const c of ['job', 'state', 'running', 'offered', 'last fire', 'last ok', 'last failed', ''])
+      h.appendChild(el('th', null, c));
+    t.appendChild(h);
+    for (const j of jobs) {
+      const r = el('tr', j.paused ? 'skip' : (j.running > 0 ? 'run' : ''));
+      r.dataset.job = j.job;
+      const state = j.paused
+        ? 'paused' + (j.changed_by ? ' by ' + j.changed_by : '') +
+          (j.changed_at_ms ? ' at ' + when(j.changed_at_ms) : '')
+        : 'active';
+      const acts = el('td', 'actions');
+      acts.append(button(ns, j.job, 'history', 'history'),
+        button(ns, j.job, j.paused ? 'resume' : 'pause', j.paused ? 'resume' : 'pause'),
+        button(ns, j.job, 'trigger', 'run now'));
+      r.append(el('td', null, j.job), el('td', 'jobstate', state),
+        el('td', null, j.running), el('td', null, j.offered),
+        el('td', null, j.last_fire_ms === null ? '-' : when(j.last_fire_ms)),
+        el('td', null, j.last_done_ms === null ? '-' : when(j.last_done_ms)),
+        el('td', null, j.last_failed_ms === null ? '-' : when(j.last_failed_ms)), acts);
+      t.appendChild(r);
+    }
+    box.append(el('h3', null, 'jobs'), t, el('p', 'said'));
+    for (const j of jobs)
+      if (histories.has(ns + '\n' + j.job)) box.appendChild(historyBox(ns, j.job));
+  }
+
+  // A button of job j in ns: action 'history' shows or hides its fires,
+  // the others ask serve (POST api/v1/jobs).
+  function button(ns, j, action, label) {
+    const b = el('button', null, label);
+    b.type = 'button';
+    b.dataset.action = action;
+    b.addEventListener('click', () => {
+      if (action === 'history') toggleHistory(ns, j);
+      else act(ns, j, action);
+    });
+    return b;
+  }
+
+  // The history box of job j in ns, made empty when missing.
+  function historyBox(ns, j) {
+    const s = section(ns);
+    for (const d of s.querySelectorAll('div.history'))
+      if (d.dataset.job === j) return d;
+    const d = el('div', 'history');
+    d.dataset.job = j;
+    return d;
+  }
+
+  async function toggleHistory(ns, j) {
+    const k = ns + '\n' + j;
+    if (histories.has(k)) {
+      histories.delete(k);
+      historyBox(ns, j).remove();
+      return;
+    }
+    histories.add(k);
+    part(section(ns), 'div', 'jobs').appendChild(historyBox(ns, j));
+    await history(ns, j);
+  }
+
+  // Fetches and draws job j's last HISTORY fires, newest first: nominal
+  // time, actual start, host, term, attempt, duration and outcome.
+  async function history(ns, j) {
+    const q = 'api/v1/fires?limit=' + HISTORY + '&namespace=' + encodeURIComponent(ns) +
+      '&job=' + encodeURIComponent(j);
+    const r = await fetch(q, { cache: 'no-store' });
+    const d = historyBox(ns, j);
+    d.replaceChildren(el('h3', null, 'history of ' + j));
+    if (!r.ok) {
+      d.append(el('p', 'bad', 'cannot read: HTTP ' + r.status));
+      return;
+    }
+    const t = el('table', 'history');
+    const h = el('tr');
+    for (const c of ['fire', 'started', 'host', 'term', 'attempt', 'duration', 'outcome'])
+      h.appendChild(el('th', null, c));
+    t.appendChild(h);
+    for (const f of (await r.json()).fires.reverse()) {
+      const [text, cls] = outcome(f);
+      const row = el('tr', cls);
+      row.append(el('td', null, fireTime(f)), el('td', null, started(f)),
+        el('td', null, f.claimed_by), el('td', null, f.term),
+        el('td', null, f.attempt + ' of ' + f.max_attempts),
+        el('td', null, lasted(ns, f)), el('td', 'status', text));
+      t.appendChild(row);
+    }
+    d.appendChild(t);
+  }
+
+  // Asks serve to pause, resume or run job j of ns now, and says what
+  // serve answered under the jobs table.
+  async function act(ns, j, action) {
+    const q = 'api/v1/jobs?namespace=' + encodeURIComponent(ns) + '&job=' +
+      encodeURIComponent(j) + '&action=' + action;
+    const said = part(part(section(ns), 'div', 'jobs'), 'p', 'said');
+    try {
+      const r = await fetch(q, { method: 'POST', cache: 'no-store',
+        headers: { 'X-Requested-By': 'odbc-leader dashboard' } });
+      const body = await r.text();
+      said.className = r.ok ? 'said' : 'said bad';
+      said.textContent = r.ok ? j + ': ' + (action === 'trigger'
+        ? 'run-now asked (key ' + JSON.parse(body).key + '): the leader runs it'
+        : action + 'd on every host') : j + ': ' + action + ' refused: ' + body.trim();
+      if (r.ok) await jobsOf(ns);
+    } catch (e) {
+      said.className = 'said bad';
+      said.textContent = j + ': ' + action + ' not sent: ' + e.message;
+    }
+  }
+
+  // Fetches and draws ns's jobs and the histories shown (a dialect
+  // without the lifecycle answers 404: no jobs table).
+  async function jobsOf(ns) {
+    const q = 'api/v1/jobs?namespace=' + encodeURIComponent(ns);
+    const r = await fetch(q, { cache: 'no-store' });
+    if (!r.ok) return;
+    const said = part(part(section(ns), 'div', 'jobs'), 'p', 'said');
+    const keep = [said.className, said.textContent];
+    showJobs(ns, (await r.json()).jobs);
+    const now = part(part(section(ns), 'div', 'jobs'), 'p', 'said');
+    [now.className, now.textContent] = keep;
+    for (const k of histories) {
+      const [n, j] = k.split('\n');
+      if (n === ns) await history(ns, j);
     }
   }
 
@@ -254,7 +411,10 @@
       const r = await fetch('api/v1/namespaces', { cache: 'no-store' });
       if (!r.ok) throw new Error('HTTP ' + r.status);
       const d = await r.json();
-      for (const st of d.namespaces) showState(st);
+      for (const st of d.namespaces) {
+        showState(st);
+        if (st.db_now_ms) nows.set(st.namespace, st.db_now_ms);
+      }
       for (const st of d.namespaces) await timeline(st);
       if (Date.now() - firesAt >= FIRES_MS) {
         firesAt = Date.now();
@@ -262,6 +422,7 @@
           const q = 'api/v1/fires?limit=200&namespace=' + encodeURIComponent(st.namespace);
           const fr = await fetch(q, { cache: 'no-store' });
           if (fr.ok) showFires(st.namespace, (await fr.json()).fires);
+          await jobsOf(st.namespace);
         }
       }
       stamp(true, 'updated ' + new Date().toLocaleTimeString());

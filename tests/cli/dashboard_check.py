@@ -3,6 +3,7 @@
 """dashboard_check.py: the browser side of tests/cli/dashboard.test.
 
   dashboard_check.py URL NS ID=PID[,ID=PID...] SHOT [--block-script]
+  dashboard_check.py jobs URL NS USER:PASSWORD SHOT
 
 Opens serve's page at URL in Debian's Chromium (headless, driven by
 Selenium and chromedriver), reads the leader the page shows for namespace
@@ -23,7 +24,18 @@ timeline does not show the failover).
 --block-script blocks dashboard.js in the browser (the broken variant: a
 page that never updates); the run must then fail with a stale leader and
 a timeline without the failover.
+
+"jobs" checks the jobs of namespace NS (which has a good fire of job
+"nightly" and a failed one of "backup", claimed by "f"), as a user of
+serve (every request carries USER:PASSWORD): the jobs table lists both;
+backup's "history" button shows its failed fire with its host, term,
+attempt, start and outcome; nightly's "pause" button pauses it (serve's
+JSON then says so, and so does the page), "run now" asks for a run-now
+(one fire offered, the page says its key) and "resume" resumes it. Exits 1
+with the reason when one does not hold ("pause" when the button did not
+reach the database: the broken variant is a serve that refuses changes).
 """
+import base64
 import json
 import os
 import signal
@@ -96,7 +108,114 @@ def wait(what, secs, fn):
         time.sleep(0.1)
 
 
+def start_browser():
+    """Returns a headless Chromium, or None after a message."""
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = "/usr/bin/chromium"
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu",
+              "--disable-dev-shm-usage", "--window-size=1100,900"):
+        opts.add_argument(a)
+    try:
+        return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
+    except WebDriverException as e:
+        print(f"dashboard_check: cannot start Chromium: {e.msg}", file=sys.stderr)
+        return None
+
+
+def api_job(url, ns, job, auth):
+    """Returns serve's JSON of job in ns (api/v1/jobs), or None."""
+    req = urllib.request.Request(url + "api/v1/jobs?namespace=" + ns,
+                                 headers={"Authorization": auth})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        for j in json.load(r)["jobs"]:
+            if j["job"] == job:
+                return j
+    return None
+
+
+def click(driver, ns, job, action):
+    """Clicks job's button action in ns's jobs table (found and clicked in
+    one script: the table is redrawn every 5 s). Returns 1 when clicked."""
+    return driver.execute_script("""
+        const s = [...document.querySelectorAll('section[data-ns]')]
+            .find(x => x.dataset.ns === arguments[0]);
+        const r = s && [...s.querySelectorAll('table.jobs tr')]
+            .find(x => x.dataset.job === arguments[1]);
+        const b = r && r.querySelector('button[data-action="' + arguments[2] + '"]');
+        if (!b) return 0;
+        b.click();
+        return 1;""", ns, job, action)
+
+
+def section_text(driver, ns, css):
+    """The text of the elements css inside ns's section, one per line."""
+    return driver.execute_script("""
+        const s = [...document.querySelectorAll('section[data-ns]')]
+            .find(x => x.dataset.ns === arguments[0]);
+        return s ? [...s.querySelectorAll(arguments[1])].map(e => e.innerText).join('\\n') : '';""",
+        ns, css)
+
+
+def check_jobs(url, ns, user, shot):
+    """The "jobs" check (see the docstring). Returns the exit code."""
+    auth = "Basic " + base64.b64encode(user.encode()).decode()
+    driver = start_browser()
+    if driver is None:
+        return 77
+    try:
+        driver.execute_cdp_cmd("Network.enable", {})
+        driver.execute_cdp_cmd("Network.setExtraHTTPHeaders", {"headers": {"Authorization": auth}})
+        driver.get(url)
+        wait(f"no jobs table with nightly and backup in {ns}", 15, lambda: {
+            "nightly", "backup"} <= set(driver.execute_script("""
+            const s = [...document.querySelectorAll('section[data-ns]')]
+                .find(x => x.dataset.ns === arguments[0]);
+            return s ? [...s.querySelectorAll('table.jobs tr[data-job]')]
+                .map(r => r.dataset.job) : [];""", ns)))
+        wait("no history button of backup", 5, lambda: click(driver, ns, "backup", "history"))
+        row = wait("no failed fire in backup's history", 10, lambda: section_text(
+            driver, ns, 'div.history table.history tr.bad'))
+        cells = row.split("\t")
+        if len(cells) != 7 or cells[2] != "f" or cells[4] != "1 of 1" or \
+                cells[6] != "1" or cells[1] == "-" or not cells[3].isdigit():
+            fail(f"backup's history row: {cells!r} (want host f, attempt 1 of 1, outcome 1, a start, a term)")
+        for action, want in (("pause", lambda j: j["paused"]),
+                             ("trigger", lambda j: j["offered"] == 1),
+                             ("resume", lambda j: not j["paused"])):
+            wait(f"no {action} button of nightly", 10, lambda: click(driver, ns, "nightly", action))
+            deadline = time.monotonic() + 5
+            while not want(api_job(url, ns, "nightly", auth)):
+                if time.monotonic() > deadline:
+                    fail(f"{action}: the button did not reach the database after 5 s "
+                         f"(serve: {api_job(url, ns, 'nightly', auth)!r}); the page said: "
+                         f"{section_text(driver, ns, 'p.said')!r}")
+                time.sleep(0.1)
+            said = wait(f"{action}: the page said nothing", 5,
+                        lambda: section_text(driver, ns, "p.said"))
+            if action == "trigger" and "run-now asked (key -" not in said:
+                fail(f"run now: the page said {said!r}")
+            if action == "pause":
+                wait("the page does not show nightly paused", 5, lambda: "\tpaused by " in
+                     section_text(driver, ns, "table.jobs tr.skip"))
+        driver.execute_script("""
+            const s = [...document.querySelectorAll('section[data-ns]')]
+                .find(x => x.dataset.ns === arguments[0]);
+            const j = s && s.querySelector('div.jobs');
+            if (j) j.scrollIntoView();""", ns)
+        time.sleep(0.3)
+        driver.save_screenshot(shot)
+        print("dashboard_check: jobs listed, backup's history shown, nightly paused, run now and resumed from the page")
+        return 0
+    finally:
+        driver.quit()
+
+
 def main():
+    if sys.argv[1:2] == ["jobs"]:
+        if len(sys.argv) != 6:
+            print(__doc__, file=sys.stderr)
+            return 64
+        return check_jobs(sys.argv[2].rstrip("/") + "/", *sys.argv[3:])
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     block = "--block-script" in sys.argv
     if len(args) != 4:
@@ -104,15 +223,8 @@ def main():
         return 64
     url, ns, shot = args[0].rstrip("/") + "/", args[1], args[3]
     pids = {k: int(v) for k, v in (x.split("=", 1) for x in args[2].split(","))}
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = "/usr/bin/chromium"
-    for a in ("--headless=new", "--no-sandbox", "--disable-gpu",
-              "--disable-dev-shm-usage", "--window-size=1100,900"):
-        opts.add_argument(a)
-    try:
-        driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
-    except WebDriverException as e:
-        print(f"dashboard_check: cannot start Chromium: {e.msg}", file=sys.stderr)
+    driver = start_browser()
+    if driver is None:
         return 77
     try:
         if block:
