@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
-"""celery_lifecycle.py: pause, resume and run-now through Celery beat.
+"""celery_lifecycle.py: the fire lifecycle through Celery beat.
 
     python3 celery_lifecycle.py --python PY --pkg DIR --plugin SO
         --connect CONN --odbc-leader BIN --broker URL --work DIR
+    python3 celery_lifecycle.py --recover ... (the same, without --broker)
 
 Runs two `celery beat -S odbc_leader.celery:LeaderScheduler` processes of
 odbc_leader.examples.celery (one entry, "every", each second; a 2-second
@@ -14,12 +15,25 @@ runs arrive again; then `jobs trigger every` and exactly one run with the
 run-now's key arrives. The checks must also fail on the log with a run
 added while paused and with the run-now repeated. Exits 0 when all holds,
 1 with the reasons.
+
+--recover: a re-send (odbc_leader_max_attempts=2) after the leading beat
+died between its claim and recording the send. The script starts its own
+redis-server and stops it (SIGSTOP): the leading beat's next send hangs
+with its fire claimed and running in the ledger. That beat is killed with
+SIGKILL and redis continued: the other beat takes over, finds the fire
+interrupted and sends it again as attempt 2, once, under its own term.
+The send of attempt 1 may have reached redis before it stopped (at least
+once: docs/lifecycle.md), at most once. The ledger must show the fire
+done at attempt 2 in the new term. The check must also fail on the log
+with attempt 2 repeated and on the log without it.
 """
 
 import argparse
+import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -52,13 +66,43 @@ def problems(runs, quiet_from, resumed_at, key):
     return out
 
 
+def recovery_problems(runs, fire_ms):
+    """runs: (fire_ms, arrival ms, attempt). What is wrong with the runs of
+    fire fire_ms: attempt 2 not exactly once, attempt 1 more than once, an
+    attempt above 2, or a second attempt of another fire."""
+    out = []
+    mine = [r for r in runs if r[0] == fire_ms]
+    n2 = len([r for r in mine if r[2] == 2])
+    if n2 != 1:
+        out.append("attempt 2 of %d ran %d times" % (fire_ms, n2))
+    if len([r for r in mine if r[2] == 1]) > 1:
+        out.append("attempt 1 of %d ran twice" % fire_ms)
+    if [r for r in mine if r[2] > 2]:
+        out.append("an attempt above 2 of %d: %r" % (fire_ms, mine))
+    others = [r for r in runs if r[0] != fire_ms and r[2] != 1]
+    if others:
+        out.append("other fires recovered: %r" % others)
+    return out
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def main():
     ap = argparse.ArgumentParser()
-    for k in ("python", "pkg", "plugin", "connect", "odbc-leader", "broker",
-              "work"):
+    for k in ("python", "pkg", "plugin", "connect", "odbc-leader", "work"):
         ap.add_argument("--" + k, required=True)
+    ap.add_argument("--broker")
+    ap.add_argument("--recover", action="store_true")
     a = ap.parse_args()
+    if not a.recover and not a.broker:
+        ap.error("--broker is needed (or --recover)")
     os.makedirs(a.work, exist_ok=True)
+    if a.recover:
+        return recover(a)
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONPATH=a.pkg,
                CELERY_BROKER_URL=a.broker, ODBC_LEADER_NAMESPACE=NAMESPACE,
                ODBC_LEADER_PLUGIN=a.plugin, ODBC_LEADER_TTL_MS=str(TTL_MS),
@@ -156,6 +200,130 @@ def main():
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
         for p in beats + [worker]:
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+
+def recover(a):
+    """The --recover scenario (see the docstring). Returns 0, or exits 1."""
+    port = free_port()
+    err = open(os.path.join(a.work, "stderr.log"), "ab")
+    redis = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1",
+         "--save", "", "--appendonly", "no", "--dir", a.work],
+        stdout=err, stderr=err)
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONPATH=a.pkg,
+               CELERY_BROKER_URL="redis://127.0.0.1:%d/0" % port,
+               ODBC_LEADER_NAMESPACE=NAMESPACE + "-recover",
+               ODBC_LEADER_PLUGIN=a.plugin, ODBC_LEADER_TTL_MS=str(TTL_MS),
+               ODBC_LEADER_EVERY="1", ODBC_LEADER_MAX_ATTEMPTS="2")
+    runs = []
+    lock = threading.Lock()
+    procs = [redis]
+    stopped = [False]
+
+    def olc(*argv):
+        return subprocess.run([a.odbc_leader, argv[0], "-C", a.connect, "-n",
+                               env["ODBC_LEADER_NAMESPACE"]] + list(argv[1:]),
+                              check=True, stdout=subprocess.PIPE,
+                              text=True).stdout
+
+    def ledger():
+        return [json.loads(x) for x in
+                olc("fires", "--json", "--limit", "0").splitlines() if x]
+
+    def wait(what, secs, pred):
+        deadline = time.monotonic() + secs
+        while True:
+            v = pred()
+            if v:
+                return v
+            if time.monotonic() > deadline:
+                fail("%s (after %d s); runs: %r; ledger: %r"
+                     % (what, secs, runs, ledger()[-6:]))
+            time.sleep(0.1)
+
+    try:
+        def answers():
+            with socket.socket() as c:
+                return c.connect_ex(("127.0.0.1", port)) == 0
+        wait("redis does not answer", 10, answers)
+        worker = subprocess.Popen(
+            [a.python, "-m", "celery", "-A", "odbc_leader.examples.celery",
+             "worker", "-l", "warning", "-c", "2", "--without-gossip",
+             "--without-mingle"], stdout=subprocess.PIPE, stderr=err,
+            env=dict(env, ODBC_LEADER_CONNECT=a.connect), cwd=a.work,
+            text=True)
+        procs.append(worker)
+
+        def read():
+            for line in worker.stdout:
+                f = line.split()
+                if len(f) == 5 and f[0] == "FIRE":
+                    with lock:
+                        runs.append((int(f[2]), now_ms(), int(f[4])))
+        threading.Thread(target=read, daemon=True).start()
+        beats = []
+        for i in (0, 1):
+            conn = "%s;LeaderId=cr-%d;%s" % (a.connect, i, TIMING)
+            beats.append(subprocess.Popen(
+                [a.python, "-m", "celery", "-A",
+                 "odbc_leader.examples.celery", "beat", "-S",
+                 "odbc_leader.celery:LeaderScheduler", "-l", "info",
+                 "--schedule", os.path.join(a.work, "unused-r%d" % i)],
+                stdout=subprocess.DEVNULL, stderr=err,
+                env=dict(env, ODBC_LEADER_CONNECT=conn), cwd=a.work))
+        procs.extend(beats)
+        wait("no run arrived", 60, lambda: len(runs) >= 2)
+        redis.send_signal(signal.SIGSTOP)
+        stopped[0] = True
+        hung = wait("no send hung with its fire running", 10, lambda: [
+            r for r in ledger() if r["state"] == "running"])[-1]
+        m = re.search(r"leader:\s+cr-(\d+)", olc("status"))
+        if not m or hung["claimed_by"] != "cr-" + m.group(1):
+            fail("the running fire %r is not the leader's: %s"
+                 % (hung, olc("status")))
+        victim = beats[int(m.group(1))]
+        victim.send_signal(signal.SIGKILL)
+        victim.wait()
+        redis.send_signal(signal.SIGCONT)
+        stopped[0] = False
+        fire_ms = hung["fire_ms"]
+        wait("attempt 2 of %d never ran" % fire_ms, 30, lambda: any(
+            r[0] == fire_ms and r[2] == 2 for r in runs))
+        time.sleep(2)
+        with lock:
+            got = list(runs)
+        bad = recovery_problems(got, fire_ms)
+        row = [r for r in ledger() if r["fire_ms"] == fire_ms][0]
+        if row["state"] != "done" or row["attempt"] != 2 or \
+                row["term"] <= hung["term"] or row["claimed_by"] == hung["claimed_by"]:
+            bad.append("the ledger's row %r (attempt 1 was %r)" % (row, hung))
+        if bad:
+            fail("; ".join(bad))
+        second = [r for r in got if r[0] == fire_ms and r[2] == 2][0]
+        for what, broken in {
+                "attempt 2 twice": got + [second],
+                "no attempt 2": [r for r in got if r != second]}.items():
+            if not recovery_problems(broken, fire_ms):
+                fail("the check passes %s" % what)
+        first = len([r for r in got if r[0] == fire_ms and r[2] == 1])
+        print("celery: the leading beat killed with fire %d's send hung "
+              "(redis stopped): the next leader sent it again as attempt 2, "
+              "once, in term %d (attempt 1 reached the worker %d time(s)); "
+              "the check fails on 2 broken variants"
+              % (fire_ms, row["term"], first))
+        return 0
+    finally:
+        if stopped[0]:
+            redis.send_signal(signal.SIGCONT)
+        for p in reversed(procs):
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        for p in reversed(procs):
             try:
                 p.wait(timeout=30)
             except subprocess.TimeoutExpired:
