@@ -233,40 +233,44 @@ int odbc_leader_group_claim_fire(odbc_leader_group_t *g, const char *job,
     return odbc_leader__handle_claim(&g->c, &claim_ops, ns, &req);
 }
 
-int odbc_leader_group_pause_job(odbc_leader_group_t *g, const char *job,
-                                int paused) {
+/* A write of the ledger in job's shard: the outcome of a fire, or a
+ * pause. */
+enum shard_write { SHARD_FINISH, SHARD_PAUSE };
+
+/* Runs w for job in the namespace of its shard, after reopening a lost
+ * connection: the finish of fire_ms with status value, or the pause
+ * (value 1) or resume (0) of job. Returns 0 or a negative error (noted
+ * in the last error). job is borrowed. */
+static int in_shard(odbc_leader_group_t *g, enum shard_write w, const char *job,
+                    int64_t fire_ms, int value) {
     char ns[ODBC_LEADER__NAME_MAX + 16];
     int rc;
 
-    if (g == NULL || !odbc_leader__valid_name(job))
-        return ODBC_LEADER_EINVAL;
     odbc_leader__handle_clear(&g->c);
     rc = reopen(g);
     if (rc < 0)
         return ledger_failed(g, rc);
     shard_ns(g, job, ns, sizeof(ns));
     odbc_leader__db_set_ns(g->c.db, ns);
-    rc = odbc_leader__db_pause(g->c.db, job, paused);
+    rc = w == SHARD_FINISH
+             ? odbc_leader__db_finish(g->c.db, job, fire_ms, 0, value)
+             : odbc_leader__db_pause(g->c.db, job, value);
     odbc_leader__db_set_ns(g->c.db, g->c.cfg.ns);
     return rc < 0 ? ledger_failed(g, rc) : 0;
 }
 
+int odbc_leader_group_pause_job(odbc_leader_group_t *g, const char *job,
+                                int paused) {
+    if (g == NULL || !odbc_leader__valid_name(job))
+        return ODBC_LEADER_EINVAL;
+    return in_shard(g, SHARD_PAUSE, job, 0, paused);
+}
+
 int odbc_leader_group_finish(odbc_leader_group_t *g, const char *job,
                              int64_t fire_ms, int status) {
-    char ns[ODBC_LEADER__NAME_MAX + 16];
-    int rc;
-
     if (g == NULL || !odbc_leader__valid_fire(job, fire_ms))
         return ODBC_LEADER_EINVAL;
-    odbc_leader__handle_clear(&g->c);
-    rc = reopen(g);
-    if (rc < 0)
-        return ledger_failed(g, rc);
-    shard_ns(g, job, ns, sizeof(ns));
-    odbc_leader__db_set_ns(g->c.db, ns);
-    rc = odbc_leader__db_finish(g->c.db, job, fire_ms, 0, status);
-    odbc_leader__db_set_ns(g->c.db, g->c.cfg.ns);
-    return rc < 0 ? ledger_failed(g, rc) : 0;
+    return in_shard(g, SHARD_FINISH, job, fire_ms, status);
 }
 
 int odbc_leader_group_last_error(const odbc_leader_group_t *g,

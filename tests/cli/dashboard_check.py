@@ -43,7 +43,10 @@ import sys
 import time
 import urllib.request
 
-from selenium import webdriver
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+import harness  # noqa: E402  (tests/lib: wait_for)
+from selenium import webdriver  # noqa: E402
 from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -98,14 +101,11 @@ def timeline_problem(driver, ns, old, new):
 
 
 def wait(what, secs, fn):
-    deadline = time.monotonic() + secs
-    while True:
-        v = fn()
-        if v:
-            return v
-        if time.monotonic() > deadline:
-            fail(f"{what} (after {secs} s)")
-        time.sleep(0.1)
+    """Returns fn()'s first true value within secs; else fails with what."""
+    v = harness.wait_for(fn, secs, 0.1)
+    if not v:
+        fail(f"{what} (after {secs} s)")
+    return v
 
 
 def start_browser():

@@ -39,6 +39,10 @@ import sys
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+import harness  # noqa: E402  (tests/lib: wait_for, terminate)
+
 TTL_MS = 2000
 TIMING = "LeaderRenewInterval=250;LeaderSafetyMargin=150"
 NAMESPACE = "celery-lifecycle"
@@ -51,6 +55,15 @@ def now_ms():
 def fail(msg):
     print("celery_lifecycle: FAIL: " + msg, file=sys.stderr)
     sys.exit(1)
+
+
+def wait(what, secs, pred, detail):
+    """Returns pred()'s first true value within secs; else fails with
+    what and detail()."""
+    got = harness.wait_for(pred, secs, 0.1)
+    if not got:
+        fail("%s (after %d s); %s" % (what, secs, detail()))
+    return got
 
 
 def problems(runs, quiet_from, resumed_at, key):
@@ -145,17 +158,13 @@ def main():
         m = re.search(r"leader:\s+cl-(\d+)", out)
         return beats[int(m.group(1))] if m else None
 
-    def wait(what, secs, pred):
-        deadline = time.monotonic() + secs
-        while not pred():
-            if time.monotonic() > deadline:
-                fail("%s (after %d s); runs: %r" % (what, secs, runs))
-            time.sleep(0.1)
+    def seen():
+        return "runs: %r" % runs
 
     try:
         beat(0)
         beat(1)
-        wait("no run arrived", 60, lambda: len(runs) >= 2)
+        wait("no run arrived", 60, lambda: len(runs) >= 2, seen)
         olc("jobs", "pause", "every")
         paused = now_ms()
         time.sleep(1.5)  # a send under way when the pause landed
@@ -169,14 +178,14 @@ def main():
         resumed_at = now_ms()
         olc("jobs", "resume", "every")
         wait("no run after resume", 20,
-             lambda: any(r[1] > resumed_at and r[0] > 0 for r in runs))
+             lambda: any(r[1] > resumed_at and r[0] > 0 for r in runs), seen)
         said = olc("jobs", "trigger", "every")
         m = re.search(r"\(key (-\d+)\)", said)
         if not m:
             fail("jobs trigger printed no key: %r" % said)
         key = int(m.group(1))
-        wait("the run-now never ran", 20, lambda: any(r[0] == key
-                                                      for r in runs))
+        wait("the run-now never ran", 20,
+             lambda: any(r[0] == key for r in runs), seen)
         time.sleep(2)
         with lock:
             got = list(runs)
@@ -196,15 +205,7 @@ def main():
               % (resumed_at - quiet_from, key))
         return 0
     finally:
-        for p in beats + [worker]:
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-        for p in beats + [worker]:
-            try:
-                p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        harness.terminate(beats + [worker], 30)
 
 
 def recover(a):
@@ -223,7 +224,6 @@ def recover(a):
     runs = []
     lock = threading.Lock()
     procs = [redis]
-    stopped = [False]
 
     def olc(*argv):
         return subprocess.run([a.odbc_leader, argv[0], "-C", a.connect, "-n",
@@ -235,22 +235,14 @@ def recover(a):
         return [json.loads(x) for x in
                 olc("fires", "--json", "--limit", "0").splitlines() if x]
 
-    def wait(what, secs, pred):
-        deadline = time.monotonic() + secs
-        while True:
-            v = pred()
-            if v:
-                return v
-            if time.monotonic() > deadline:
-                fail("%s (after %d s); runs: %r; ledger: %r"
-                     % (what, secs, runs, ledger()[-6:]))
-            time.sleep(0.1)
+    def seen():
+        return "runs: %r; ledger: %r" % (runs, ledger()[-6:])
 
     try:
         def answers():
             with socket.socket() as c:
                 return c.connect_ex(("127.0.0.1", port)) == 0
-        wait("redis does not answer", 10, answers)
+        wait("redis does not answer", 10, answers, seen)
         worker = subprocess.Popen(
             [a.python, "-m", "celery", "-A", "odbc_leader.examples.celery",
              "worker", "-l", "warning", "-c", "2", "--without-gossip",
@@ -277,11 +269,10 @@ def recover(a):
                 stdout=subprocess.DEVNULL, stderr=err,
                 env=dict(env, ODBC_LEADER_CONNECT=conn), cwd=a.work))
         procs.extend(beats)
-        wait("no run arrived", 60, lambda: len(runs) >= 2)
+        wait("no run arrived", 60, lambda: len(runs) >= 2, seen)
         redis.send_signal(signal.SIGSTOP)
-        stopped[0] = True
         hung = wait("no send hung with its fire running", 10, lambda: [
-            r for r in ledger() if r["state"] == "running"])[-1]
+            r for r in ledger() if r["state"] == "running"], seen)[-1]
         m = re.search(r"leader:\s+cr-(\d+)", olc("status"))
         if not m or hung["claimed_by"] != "cr-" + m.group(1):
             fail("the running fire %r is not the leader's: %s"
@@ -290,10 +281,9 @@ def recover(a):
         victim.send_signal(signal.SIGKILL)
         victim.wait()
         redis.send_signal(signal.SIGCONT)
-        stopped[0] = False
         fire_ms = hung["fire_ms"]
         wait("attempt 2 of %d never ran" % fire_ms, 30, lambda: any(
-            r[0] == fire_ms and r[2] == 2 for r in runs))
+            r[0] == fire_ms and r[2] == 2 for r in runs), seen)
         time.sleep(2)
         with lock:
             got = list(runs)
@@ -318,17 +308,7 @@ def recover(a):
               % (fire_ms, row["term"], first))
         return 0
     finally:
-        if stopped[0]:
-            redis.send_signal(signal.SIGCONT)
-        for p in reversed(procs):
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-        for p in reversed(procs):
-            try:
-                p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        harness.terminate(list(reversed(procs)), 30)
 
 
 if __name__ == "__main__":
