@@ -62,7 +62,7 @@ import logging
 import signal
 import threading
 from datetime import datetime, timedelta, timezone
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from celery.beat import Scheduler
 from celery.schedules import crontab, schedule
@@ -198,39 +198,26 @@ class LeaderScheduler(Scheduler):
             return
         if not self.leader.leads(entry.name):
             return
-        try:
-            fire = self.leader.claim(entry.name, _ms(nominal),
-                                     self._attempts_of(entry.name))
-        except LeaderPluginError as e:
-            logger.warning("claiming %s at %s failed: %s; not sent",
-                           entry.name, nominal.isoformat(), e)
-            return
-        if fire is not None:
-            self._send(entry, fire, producer)
+        _stops_held(lambda: self._claim_then_send(
+            entry, _ms(nominal), self._attempts_of(entry.name), producer))
 
-    def _send(self, entry: Any, fire: Fire, producer: Any) -> None:
-        """Sends the claimed fire and records its outcome. SIGTERM and
-        SIGINT wait until both are done: beat stops by raising SystemExit
-        from its handler, which would otherwise leave a task sent and its
-        fire unfinished in the ledger. Their handlers are swapped for ones
-        that note the signal, and the noted signals go to beat's handlers
-        afterwards. (Blocking them with pthread_sigmask is not enough: the
-        kernel then hands the signal to another thread, and Python runs the
-        handler in the main thread all the same.) Only the main thread can
-        swap handlers; beat embedded in a worker's thread sends as is."""
-        if threading.current_thread() is not threading.main_thread():
-            self._send_and_finish(entry, fire, producer)
-            return
-        noted: list = []
-        held = {sig: signal.signal(sig, lambda n, f: noted.append((n, f)))
-                for sig in (signal.SIGTERM, signal.SIGINT)}
+    def _claim_then_send(self, entry: Any, fire_ms: int, attempts: int,
+                         producer: Any) -> None:
+        """Claims entry's fire_ms and, when this beat is to send it, sends
+        it and records the outcome (under _stops_held)."""
         try:
-            self._send_and_finish(entry, fire, producer)
-        finally:
-            for sig, handler in held.items():
-                signal.signal(sig, handler)
-            for sig, frame in noted:
-                _deliver(held[sig], sig, frame)
+            fire = self.leader.claim(entry.name, fire_ms, attempts)
+        except LeaderPluginError as e:
+            logger.warning("claiming %s at %d failed: %s; not sent",
+                           entry.name, fire_ms, e)
+            return
+        if fire is None:
+            return
+        if fire.recovering or fire.triggered:
+            logger.info("%s %s at %d, attempt %d", "run-now of"
+                        if fire.triggered else "recovering", entry.name,
+                        fire_ms, fire.attempt)
+        self._send_and_finish(entry, fire, producer)
 
     def _send_and_finish(self, entry: Any, fire: Fire, producer: Any) -> None:
         status = 1
@@ -275,17 +262,8 @@ class LeaderScheduler(Scheduler):
                 continue
             attempts = max(int(offer.max_attempts),
                            self._attempts_of(offer.job))
-            try:
-                fire = self.leader.claim(offer.job, offer.fire_ms, attempts)
-            except LeaderPluginError as e:
-                logger.warning("claiming offered %s at %d failed: %s; not "
-                               "sent", offer.job, offer.fire_ms, e)
-                continue
-            if fire is not None:
-                logger.info("%s %s at %d, attempt %d", "run-now of"
-                            if fire.triggered else "recovering", offer.job,
-                            offer.fire_ms, fire.attempt)
-                self._send(entry, fire, self.producer)
+            _stops_held(lambda: self._claim_then_send(
+                entry, offer.fire_ms, attempts, self.producer))
 
     # ---- catching up after a failover ----
 
@@ -324,6 +302,32 @@ class LeaderScheduler(Scheduler):
         for nominal, name, entry in sorted(due, key=lambda d: d[:2]):
             if self.leader.leads(name):
                 self._claim_and_send(entry, nominal, self.producer)
+
+
+def _stops_held(fn: Callable[[], None]) -> None:
+    """Runs fn (a claim, the send and the record of its outcome) with
+    SIGTERM and SIGINT held until it returns: beat stops by raising
+    SystemExit from its handler, which would otherwise leave a fire
+    claimed and not sent, or sent and unfinished in the ledger. Their
+    handlers are swapped for ones that note the signal, and the noted
+    signals go to beat's handlers afterwards. (Blocking them with
+    pthread_sigmask is not enough: the kernel then hands the signal to
+    another thread, and Python runs the handler in the main thread all
+    the same.) Only the main thread can swap handlers; beat embedded in a
+    worker's thread runs fn as is."""
+    if threading.current_thread() is not threading.main_thread():
+        fn()
+        return
+    noted: list = []
+    held = {sig: signal.signal(sig, lambda n, f: noted.append((n, f)))
+            for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        fn()
+    finally:
+        for sig, handler in held.items():
+            signal.signal(sig, handler)
+        for sig, frame in noted:
+            _deliver(held[sig], sig, frame)
 
 
 def _deliver(handler: Any, sig: int, frame: Any) -> None:
