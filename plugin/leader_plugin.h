@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define LEADER_PLUGIN_ABI_MAJOR 1
-#define LEADER_PLUGIN_ABI_MINOR 4
+#define LEADER_PLUGIN_ABI_MINOR 5
 
 /* Returned by leader_plugin_entry() when the host's major is not ours. */
 #define LEADER_PLUGIN_EABI (-1000)
@@ -181,6 +181,15 @@ struct leader_plugin {
      * NULL); it reaches the leader's offers() at its next tick. Needs no leadership. A
      * negative code in a group (its shards take no offered fires). */
     int (*trigger_job)(void *inst, const char *job, int64_t *key);
+    /* ---- ABI 1.5 (abi_minor >= 5); may be NULL ---- */
+    /* The fence predicate of the instance's dialect and table prefix (docs/fencing.md): the
+     * SELECT that goes inside "AND EXISTS ( ... )" of a job's write, "?" for the namespace
+     * (in a group, the shard's) and then the term. Written NUL-terminated into out (len
+     * bytes; out may be NULL when len is 0); returns its length as snprintf does (>= len:
+     * too short, ask again with length + 1), or a negative error. No I/O; the tick's thread
+     * (a reconnect may load the dialect again). A binding needs no odbc-leader command to
+     * fence. */
+    int (*fence_sql)(void *inst, char *out, size_t len);
     // clang-format on
 };
 

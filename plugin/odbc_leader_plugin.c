@@ -336,6 +336,16 @@ static int plugin_trigger_job(void *inst, const char *job, int64_t *key) {
                          : ODBC_LEADER_EGROUPOFFER;
 }
 
+/* ABI 1.5: the fence predicate, from the instance's own handle. */
+static int plugin_fence_sql(void *inst, char *out, size_t len) {
+    struct instance *in = inst;
+
+    if (in == NULL)
+        return ODBC_LEADER_EINVAL;
+    return in->h != NULL ? odbc_leader_fence_sql(in->h, out, len)
+                         : odbc_leader_group_fence_sql(in->g, out, len);
+}
+
 static const struct leader_plugin plugin = {
     sizeof(struct leader_plugin),
     LEADER_PLUGIN_ABI_MAJOR,
@@ -362,6 +372,7 @@ static const struct leader_plugin plugin = {
     plugin_offers,
     plugin_pause_job,
     plugin_trigger_job,
+    plugin_fence_sql,
 };
 
 int leader_plugin_entry(uint16_t host_abi_major,

@@ -273,6 +273,10 @@ int odbc_leader_group_finish(odbc_leader_group_t *g, const char *job,
     return in_shard(g, SHARD_FINISH, job, fire_ms, status);
 }
 
+int odbc_leader_group_fence_sql(odbc_leader_group_t *g, char *out, size_t len) {
+    return odbc_leader__handle_fence(g != NULL ? &g->c : NULL, out, len);
+}
+
 int odbc_leader_group_last_error(const odbc_leader_group_t *g,
                                  struct odbc_leader_error_info *out) {
     return odbc_leader__handle_last_error(g != NULL ? &g->c : NULL, out);

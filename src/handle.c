@@ -18,6 +18,7 @@
 #include "db_ledger.h"
 #include "db_lifecycle.h"
 #include "error.h"
+#include "fence.h"
 #include "handle.h"
 #include "log.h"
 
@@ -175,6 +176,29 @@ int odbc_leader__handle_last_error(const struct odbc_leader__handle *c,
         return ODBC_LEADER_EINVAL;
     *out = c->last;
     return c->last.code;
+}
+
+int odbc_leader__handle_fence(struct odbc_leader__handle *c, char *out,
+                              size_t len) {
+    const struct odbc_leader__dialect *d;
+    struct odbc_leader_error_info *last;
+    char err[sizeof(last->message)] = "the dialect is not chosen yet: the "
+                                      "handle never connected";
+    int rc = ODBC_LEADER_ECONNECT;
+
+    if (c == NULL || (out == NULL && len > 0))
+        return ODBC_LEADER_EINVAL;
+    d = odbc_leader__db_dialect(c->db);
+    if (d != NULL)
+        rc = odbc_leader__fence_sql(d, out, len, err, sizeof(err));
+    if (rc < 0) {
+        last = &c->last;
+        memset(last, 0, sizeof(*last));
+        last->code = rc;
+        last->error_class = odbc_leader_error_class(rc);
+        memcpy(last->message, err, sizeof(err));
+    }
+    return rc;
 }
 
 int odbc_leader__valid_fire(const char *job, int64_t fire_ms) {

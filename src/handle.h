@@ -76,6 +76,13 @@ int odbc_leader__handle_note(struct odbc_leader__handle *c, int rc);
 int odbc_leader__handle_last_error(const struct odbc_leader__handle *c,
                                    struct odbc_leader_error_info *out);
 
+/* What odbc_leader_fence_sql() and odbc_leader_group_fence_sql() do:
+ * odbc_leader__fence_sql() for the dialect of c's port (which a reconnect
+ * may load again: the tick's thread); a failure goes to c->last with its
+ * message. No I/O. */
+int odbc_leader__handle_fence(struct odbc_leader__handle *c, char *out,
+                              size_t len);
+
 /* 1 when job is a valid job name and fire_ms is not negative. */
 int odbc_leader__valid_fire(const char *job, int64_t fire_ms);
 

@@ -686,6 +686,10 @@ int odbc_leader_list_jobs(odbc_leader_t *h, odbc_leader_job_fn fn, void *ctx) {
     return noted(h, cleared(h) ? jobs_call(h, &r) : ODBC_LEADER_EINVAL);
 }
 
+int odbc_leader_fence_sql(odbc_leader_t *h, char *out, size_t len) {
+    return odbc_leader__handle_fence(h != NULL ? &h->c : NULL, out, len);
+}
+
 int odbc_leader_read_fire(odbc_leader_t *h, const char *job, int64_t fire_ms,
                           struct odbc_leader_fire *out) {
     return noted(h,

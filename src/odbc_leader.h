@@ -524,6 +524,23 @@ ODBC_LEADER_EXTERN int odbc_leader_trigger_job(odbc_leader_t *h,
 ODBC_LEADER_EXTERN int odbc_leader_list_jobs(odbc_leader_t *h,
                                              odbc_leader_job_fn fn, void *ctx);
 
+/*
+ * The fence predicate of this handle's dialect and table prefix
+ * (docs/fencing.md): the SELECT a job puts inside "AND EXISTS ( ... )" in
+ * the WHERE clause of its own writes, so that a write applies only while
+ * its term holds, by the database clock; "?" for its two parameters, the
+ * namespace and then the term. What `odbc-leader fence --bare` prints, for
+ * the dialect this handle chose. Writes it NUL-terminated into out (len
+ * bytes, cut as snprintf cuts; out may be NULL when len is 0) and returns
+ * its length (>= len: out was too short), or ODBC_LEADER_EDIALECT (a
+ * dialect without a fence, or one that binds other parameters: the last
+ * error says which) or ODBC_LEADER_EINVAL.
+ * Owns: out is the caller's. Thread: tick (a reconnect may load the
+ * dialect again). Blocks: no (no I/O).
+ */
+ODBC_LEADER_EXTERN int odbc_leader_fence_sql(odbc_leader_t *h, char *out,
+                                             size_t len);
+
 /* Reads one fire of the ledger into *out (the caller's). Returns 1 when
  * found, 0 when the fire was never claimed (or retention deleted it), or a
  * negative error.
@@ -674,6 +691,12 @@ odbc_leader_group_claim_fire(odbc_leader_group_t *g, const char *job,
  * Owns: job borrowed. Thread: tick. Blocks: yes: one round trip. */
 ODBC_LEADER_EXTERN int odbc_leader_group_pause_job(odbc_leader_group_t *g,
                                                    const char *job, int paused);
+
+/* odbc_leader_fence_sql() for the group's dialect: a shard's writes bind
+ * the shard's namespace ("GROUP/s") and its term.
+ * Owns: out is the caller's. Thread: tick. Blocks: no. */
+ODBC_LEADER_EXTERN int odbc_leader_group_fence_sql(odbc_leader_group_t *g,
+                                                   char *out, size_t len);
 
 /* odbc_leader_finish() for a fire this member claimed in job's shard.
  * Thread: tick. Blocks: yes: one round trip. */

@@ -101,6 +101,8 @@ export class Instance {
     offers(): Promise<Offer[]>;
     pauseJob(job: string, paused?: boolean): Promise<void>;
     triggerJob(job: string): Promise<number>;
+    /** ABI 1.5: the fence predicate of the instance's dialect (no I/O). */
+    fenceSql(): Promise<string>;
 }
 
 /** A fire claimed to run, as the database recorded it (ABI 1.4). */
@@ -192,6 +194,9 @@ export class Leader extends EventEmitter {
     shardOf(job: string): number;
     leads(job: string): boolean;
     termOf(job: string): number;
+    /** A Fence from the plugin's predicate (no odbc-leader command needed);
+     * in a group, give job: the fence is its shard's. */
+    fence(options?: { namespace?: string; job?: string; placeholder?: '?' | '$' }): Promise<Fence>;
     claim(job: string, fireMs?: number, maxAttempts?: number): Promise<Fire | null>;
     finish(fire: Fire, status?: number): Promise<void>;
     runFire<T>(job: string, fireMs: number, fn: (fire: Fire) => T | Promise<T>,

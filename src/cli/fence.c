@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "dialect_pick.h"
+#include "fence.h"
 
 /* fence's options. */
 struct fence_opts {
@@ -37,41 +38,34 @@ static const char fence_help[] =
     "Example:\n"
     "  odbc-leader fence --dialect postgresql\n";
 
-/* Prints the fence of dialect d: the SELECT with "?" for its parameters,
- * inside "AND EXISTS ( ... )" and with comments naming them unless bare.
+/* Prints the fence of dialect d: the SELECT with "?" for its parameters
+ * (fence.c checks that they are the namespace, then the term), inside
+ * "AND EXISTS ( ... )" and with comments naming them unless bare.
  * Returns 0 or an exit code. */
 static int print_fence(struct odbc_leader__cli *c,
                        const struct odbc_leader__dialect *d, const char *prefix,
                        int bare) {
-    const struct odbc_leader__stmt_list *l = &d->ops[ODBC_LEADER__OP_FENCE];
-    const struct odbc_leader__stmt *st;
+    char err[512];
+    int n = odbc_leader__fence_sql(d, NULL, 0, err, sizeof(err));
 
-    if (l->n != 1) {
-        odbc_leader__cli_err(c,
-                             "fence: dialect %s (schema version %d) has no "
-                             "fence statement",
-                             d->name, d->schema_version);
+    if (n < 0) {
+        odbc_leader__cli_err(c, "fence: %s", err);
         return EX_CONFIG;
     }
-    st = &l->v[0];
     if (bare) {
-        printf("%s\n", st->sql);
+        printf("%s\n", d->ops[ODBC_LEADER__OP_FENCE].v[0].sql);
         return 0;
     }
     printf("-- odbc-leader %s: fence for dialect %s, table prefix %s.\n"
            "-- Add it to the WHERE clause of a job's write; the write then\n"
            "-- applies only while the term still holds, by the database "
            "clock.\n"
-           "-- Parameters, in order:\n",
-           PACKAGE_VERSION, d->name, prefix);
-    for (int i = 0; i < st->nparams; i++)
-        printf("--   %d. %s\n", i + 1,
-               st->params[i] == ODBC_LEADER__P_NS
-                   ? "the namespace ($ODBC_LEADER_NAMESPACE under run)"
-               : st->params[i] == ODBC_LEADER__P_TERM
-                   ? "the term ($ODBC_LEADER_TERM under run)"
-                   : "(a parameter this command does not know)");
-    printf("AND EXISTS (\n%s\n)\n", st->sql);
+           "-- Parameters, in order:\n"
+           "--   1. the namespace ($ODBC_LEADER_NAMESPACE under run)\n"
+           "--   2. the term ($ODBC_LEADER_TERM under run)\n"
+           "AND EXISTS (\n%s\n)\n",
+           PACKAGE_VERSION, d->name, prefix,
+           d->ops[ODBC_LEADER__OP_FENCE].v[0].sql);
     return 0;
 }
 

@@ -382,6 +382,22 @@ static void test_elect(void **state) {
     dlclose(dl);
 }
 
+/* ABI 1.5: the fence predicate, without I/O: its length first, then the
+ * text with "?" for the namespace and the term. */
+static void check_fence_sql(const struct leader_plugin *p, void *inst) {
+    char buf[2048];
+    int n = p->fence_sql(inst, NULL, 0), marks = 0;
+
+    assert_true(n > 0 && (size_t)n < sizeof(buf));
+    assert_int_equal(p->fence_sql(inst, buf, sizeof(buf)), n);
+    assert_non_null(strstr(buf, "SELECT 1 FROM "));
+    for (const char *c = buf; *c != '\0'; c++)
+        marks += *c == '?';
+    assert_int_equal(marks, 2);
+    assert_true(p->fence_sql(NULL, buf, sizeof(buf)) < 0);
+    print_message("  fence_sql: %d bytes\n", n);
+}
+
 /* ABI 1.1: claim, finish and leadership, as a host built against 1.1
  * calls them (after checking struct_size with LEADER_PLUGIN_HAS). */
 static void test_claims(void **state) {
@@ -420,6 +436,8 @@ static void test_claims(void **state) {
     assert_int_equal(p->finish(inst, "job", fire, 0), 0); /* idempotent */
     assert_true(p->finish(inst, "job", fire + 2, 0) < 0); /* not claimed */
     assert_true(p->claim(inst, "", fire) < 0);
+    if (LEADER_PLUGIN_HAS(p, fence_sql)) /* ABI 1.5 */
+        check_fence_sql(p, inst);
     p->shutdown(inst);
     dlclose(dl);
 }

@@ -340,6 +340,36 @@ static void test_older_fire_and_claim_structs(void **state) {
     odbc_leader_destroy(h);
 }
 
+/* The fence predicate from a handle: its dialect's (sqlite here, table
+ * prefix odbc_leader_), with two "?", its length first, cut as snprintf
+ * cuts; bad arguments refused. */
+static void test_fence_sql(void **state) {
+    char conf[512], buf[1024], small[7];
+    odbc_leader_t *h = NULL;
+    int n, marks = 0;
+
+    (void)state;
+    assert_int_equal(odbc_leader_fence_sql(NULL, buf, sizeof(buf)),
+                     ODBC_LEADER_EINVAL);
+    assert_int_equal(odbc_leader_group_fence_sql(NULL, buf, sizeof(buf)),
+                     ODBC_LEADER_EINVAL);
+    assert_int_equal(odbc_leader_create(&h, config(conf, sizeof(conf), "fence"),
+                                        NULL, NULL, 0),
+                     0);
+    n = odbc_leader_fence_sql(h, NULL, 0);
+    assert_true(n > 0 && (size_t)n < sizeof(buf));
+    assert_int_equal(odbc_leader_fence_sql(h, buf, sizeof(buf)), n);
+    assert_int_equal(strlen(buf), n);
+    assert_non_null(strstr(buf, "SELECT 1 FROM odbc_leader_lease"));
+    for (const char *c = buf; *c != '\0'; c++)
+        marks += *c == '?';
+    assert_int_equal(marks, 2);
+    assert_int_equal(odbc_leader_fence_sql(h, small, sizeof(small)), n);
+    assert_string_equal(small, "SELECT");
+    assert_int_equal(odbc_leader_fence_sql(h, NULL, 5), ODBC_LEADER_EINVAL);
+    odbc_leader_destroy(h);
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_version_macros),
@@ -349,6 +379,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_error_classes),
         cmocka_unit_test(test_last_error),
         cmocka_unit_test(test_older_fire_and_claim_structs),
+        cmocka_unit_test(test_fence_sql),
     };
 
     if (argc != 2) {

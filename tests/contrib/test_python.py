@@ -822,32 +822,67 @@ class FenceTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             Fence(pred, "n", "named")
 
+    def _check_fenced_writes(self, db_path, leader, fence):
+        """Waits until leader leads, then a write fenced by an older term
+        changes no row and one fenced by its term changes the row."""
+        deadline = time.monotonic() + LIVENESS_S
+        while not leader.is_leader():
+            self.assertLess(time.monotonic(), deadline)
+            time.sleep(0.01)
+        db = sqlite3.connect(db_path, timeout=10)
+        db.execute("CREATE TABLE report (id INTEGER PRIMARY KEY, v TEXT)")
+        db.execute("INSERT INTO report VALUES (1, 'old')")
+        cur = db.cursor()
+        sql = "UPDATE report SET v = ? WHERE id = ?"
+        self.assertEqual(fence.execute(cur, sql, ("stale", 1),
+                                       leader.term() - 1), 0)
+        self.assertEqual(fence.execute(cur, sql, ("new", 1),
+                                       leader.term()), 1)
+        db.commit()
+        self.assertEqual(db.execute("SELECT v FROM report").fetchone(),
+                         ("new",))
+        db.close()
+
     def test_write_applies_only_in_the_current_term(self):
         db_path = os.path.join(TMP, "fence.db")
         leader = ol.Leader("Driver=SQLite3;Database=%s" % db_path,
                            namespace="fence", plugin=ODBC_SO).start()
         try:
-            deadline = time.monotonic() + LIVENESS_S
-            while not leader.is_leader():
-                self.assertLess(time.monotonic(), deadline)
-                time.sleep(0.01)
-            fence = Fence.from_command("sqlite", "fence",
-                                       odbc_leader=ODBC_LEADER)
-            db = sqlite3.connect(db_path, timeout=10)
-            db.execute("CREATE TABLE report (id INTEGER PRIMARY KEY, v TEXT)")
-            db.execute("INSERT INTO report VALUES (1, 'old')")
-            cur = db.cursor()
-            sql = "UPDATE report SET v = ? WHERE id = ?"
-            self.assertEqual(fence.execute(cur, sql, ("stale", 1),
-                                           leader.term() - 1), 0)
-            self.assertEqual(fence.execute(cur, sql, ("new", 1),
-                                           leader.term()), 1)
-            db.commit()
-            self.assertEqual(db.execute("SELECT v FROM report").fetchone(),
-                             ("new",))
-            db.close()
+            self._check_fenced_writes(db_path, leader, Fence.from_command(
+                "sqlite", "fence", odbc_leader=ODBC_LEADER))
         finally:
             leader.stop()
+
+    def test_leader_fences_without_the_command(self):
+        """Leader.fence(): the plugin's predicate (ABI 1.5), the same text
+        as `odbc-leader fence --bare`, with no odbc-leader on PATH; in a
+        group, the namespace of the job's shard."""
+        db_path = os.path.join(TMP, "fence-plugin.db")
+        want = Fence.from_command("sqlite", "fencep",
+                                  odbc_leader=ODBC_LEADER).predicate
+        path = os.environ.get("PATH", "")
+        os.environ["PATH"] = os.path.join(TMP, "no-such-dir")
+        leader = None
+        try:
+            leader = ol.Leader("Driver=SQLite3;Database=%s" % db_path,
+                               namespace="fencep", plugin=ODBC_SO).start()
+            fence = leader.fence()
+            self.assertEqual(fence.predicate, want)
+            self.assertEqual(fence.namespace, "fencep")
+            self._check_fenced_writes(db_path, leader, fence)
+        finally:
+            os.environ["PATH"] = path
+            if leader is not None:
+                leader.stop()
+        group = ol.Leader("Driver=SQLite3;Database=%s" % db_path,
+                          namespace="fenceg", plugin=ODBC_SO, shards=4)
+        try:
+            self.assertEqual(group.fence(job="backup").namespace,
+                             "fenceg/%d" % lp.shard_of("backup", 4))
+            with self.assertRaises(ValueError):
+                group.fence()
+        finally:
+            group.stop()
 
     def test_missing_command_is_a_clear_error(self):
         with self.assertRaises(FenceError) as cm:

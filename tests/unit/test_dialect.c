@@ -90,6 +90,7 @@ int main(void) {
         cmocka_unit_test(test_builtin_postgresql),
         cmocka_unit_test(test_builtin_mariadb),
         cmocka_unit_test(test_builtin_postgresql_pooled),
+        cmocka_unit_test(test_fence_sql),
         cmocka_unit_test(test_minimal_and_statement_text),
         cmocka_unit_test(test_define_expands_with_params_and_prefix),
         cmocka_unit_test(test_err_define),

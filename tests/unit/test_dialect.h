@@ -93,6 +93,7 @@ void test_builtin_sqlite(void **state);
 void test_builtin_postgresql(void **state);
 void test_builtin_postgresql_pooled(void **state);
 void test_builtin_mariadb(void **state);
+void test_fence_sql(void **state);
 
 /* ---- test_dialect_format.c ---- */
 

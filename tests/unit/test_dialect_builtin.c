@@ -3,7 +3,8 @@
  * test_dialect_builtin.c: the built-in dialects (sql/sqlite.sql,
  * sql/postgresql.sql, sql/mariadb.sql, embedded by builtin_dialects.c):
  * their names, the embedded text, and each one's statements, parameters
- * and fire ledger, PostgreSQL's under transaction pooling too.
+ * and fire ledger, PostgreSQL's under transaction pooling too; and the
+ * fence predicate a dialect gives (src/fence.c).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fence.h"
 #include "test_dialect.h"
 
 /* Checks what every statement of a parsed built-in must satisfy. */
@@ -396,4 +398,72 @@ void test_builtin_mariadb(void **state) {
     assert_non_null(strstr(d->ops[ODBC_LEADER__OP_WAIT].v[0].sql, "GET_LOCK"));
     expect_params(d, ODBC_LEADER__OP_HOLD, 0, hold, sizeof hold);
     odbc_leader__dialect_free(d);
+}
+
+/* A version-2 dialect whose fence is the statement fence (with its
+ * "-- @statement fence" line). */
+#define V2_WITH_FENCE(fence)                                                   \
+    "-- @dialect t\n-- @schema-version 2\n" REQUIRED_OPS                       \
+    "-- @statement claim\nSELECT 9;\n"                                         \
+    "-- @statement finish\nSELECT 10;\n"                                       \
+    "-- @statement fire\nSELECT 11;\n"                                         \
+    "-- @statement fires\nSELECT 12;\n"                                        \
+    "-- @statement fire_gc\nSELECT 13;\n"                                      \
+    "-- @statement upgrade\nSELECT 1;\n" fence
+
+/* Asserts that d gives no fence predicate, with a message holding why. */
+static void expect_no_fence(struct odbc_leader__dialect *d, const char *why) {
+    char err[512] = "", out[64];
+
+    assert_int_equal(
+        odbc_leader__fence_sql(d, out, sizeof(out), err, sizeof(err)),
+        ODBC_LEADER_EDIALECT);
+    if (strstr(err, why) == NULL)
+        print_error("got \"%s\", want \"...%s...\"\n", err, why);
+    assert_non_null(strstr(err, why));
+    odbc_leader__dialect_free(d);
+}
+
+/* The fence predicate each built-in dialect gives the handles (and the
+ * fence command): its fence statement's text, "?" for the namespace and
+ * the term, cut as snprintf cuts; a dialect without a fence, or whose
+ * fence binds other parameters or these in another order, gives none and
+ * says why. */
+void test_fence_sql(void **state) {
+    static const char *const names[] = {"sqlite", "postgresql", "mariadb"};
+    char err[512] = "", buf[2048], small[8];
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        struct odbc_leader__dialect *d = parse_builtin(names[i]);
+        int n = odbc_leader__fence_sql(d, NULL, 0, err, sizeof(err));
+        int marks = 0;
+
+        assert_true(n > 0 && (size_t)n < sizeof(buf));
+        assert_int_equal(
+            odbc_leader__fence_sql(d, buf, sizeof(buf), err, sizeof(err)), n);
+        assert_string_equal(buf, d->ops[ODBC_LEADER__OP_FENCE].v[0].sql);
+        assert_memory_equal(buf, "SELECT 1 FROM pfx_lease", 23);
+        for (const char *c = buf; *c != '\0'; c++)
+            marks += *c == '?';
+        assert_int_equal(marks, 2);
+        assert_int_equal(
+            odbc_leader__fence_sql(d, small, sizeof(small), err, sizeof(err)),
+            n);
+        assert_string_equal(small, "SELECT ");
+        odbc_leader__dialect_free(d);
+    }
+    expect_no_fence(parse_ok(HEADER REQUIRED_OPS), "has no fence statement");
+    expect_no_fence(
+        parse_ok(V2_WITH_FENCE("-- @statement fence\nSELECT 14;\n")),
+        "must bind :ns and then :term");
+    expect_no_fence(
+        parse_ok(V2_WITH_FENCE("-- @statement fence\n"
+                               "SELECT 1 WHERE :term = 2 AND :ns = 'x';\n")),
+        "must bind :ns and then :term");
+    expect_no_fence(
+        parse_ok(V2_WITH_FENCE("-- @statement fence\n"
+                               "SELECT 1 WHERE :ns = 'x' AND :term = 2 "
+                               "AND :ns = 'y';\n")),
+        "must bind :ns and then :term");
 }

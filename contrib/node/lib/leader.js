@@ -16,6 +16,7 @@ const { execFile, execFileSync } = require('node:child_process');
 const { Plugin, shardOf } = require('./plugin');
 const { LeaderPluginError, NotLeaderError } = require('./errors');
 const { quote } = require('./config');
+const { Fence } = require('./fence');
 
 const PLUGIN_ENV = 'ODBC_LEADER_PLUGIN';
 const PLUGIN_NAME = 'odbc_leader.so';
@@ -336,6 +337,25 @@ class Leader extends EventEmitter {
         if (this.shards === 0)
             return this.inst.isLeader();
         return this.inst.shardLeadership(this.shardOf(job)).term !== 0;
+    }
+
+    /**
+     * Resolves to a Fence for this host's writes, from the plugin's
+     * predicate for its own dialect (ABI 1.5: no odbc-leader command
+     * needed). options: namespace (default this leader's), job (in a
+     * group: the fence is the job's shard's, NAMESPACE/SHARD),
+     * placeholder ('?' or '$').
+     */
+    async fence(options = {}) {
+        let ns = options.namespace !== undefined ? options.namespace : this.namespace;
+        if (ns === undefined || ns === null)
+            throw new TypeError('fence: give options.namespace (the leader was made without one)');
+        if (this.shards) {
+            if (options.job === undefined)
+                throw new TypeError("fence: a group's fence is its job's shard's: give options.job");
+            ns = `${ns}/${this.shardOf(options.job)}`;
+        }
+        return new Fence(await this.inst.fenceSql(), ns, options.placeholder || '?');
     }
 
     /** The term under which this host runs job (its shard's in a group);

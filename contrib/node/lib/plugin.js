@@ -13,7 +13,7 @@ const koffi = require('koffi');
 const { LeaderPluginError, NotLeaderError, classOf } = require('./errors');
 
 const ABI_MAJOR = 1; // LEADER_PLUGIN_ABI_MAJOR
-const ABI_MINOR = 4; // LEADER_PLUGIN_ABI_MINOR
+const ABI_MINOR = 5; // LEADER_PLUGIN_ABI_MINOR
 const EABI = -1000; // LEADER_PLUGIN_EABI
 const ENOTLEADER = -1001; // LEADER_PLUGIN_ENOTLEADER (ABI 1.1)
 const RESIGN_REQUESTED = 2; // LEADER_PLUGIN_RESIGN_REQUESTED
@@ -69,6 +69,7 @@ const Table = koffi.struct('odbc_leader_node_table', {
     offers: 'void *',
     pause_job: 'void *',
     trigger_job: 'void *',
+    fence_sql: 'void *', // ABI 1.5
 });
 
 // ABI 1.4: struct leader_plugin_claim and struct leader_plugin_offer.
@@ -125,6 +126,8 @@ const PROTOS = {
         'const char *job, int paused)'),
     trigger_job: koffi.proto('int odbc_leader_node_trigger_job(void *inst, ' +
         'const char *job, _Out_ int64_t *key)'),
+    fence_sql: koffi.proto('int odbc_leader_node_fence_sql(void *inst, ' +
+        'void *out, size_t len)'),
 };
 
 // The struct_size of a 1.0 table: it ends where claim (ABI 1.1) begins.
@@ -534,6 +537,28 @@ class Instance {
             if (rc < 0)
                 throw this._error(rc);
             return num(key[0]);
+        });
+    }
+
+    /**
+     * ABI 1.5: resolves to the fence predicate of the instance's dialect
+     * (the SELECT inside EXISTS ( ... ), `?` for the namespace and then
+     * the term). No I/O, but queued behind the calls under way: a
+     * reconnect in a tick may load the dialect again. Throws
+     * LeaderPluginError (EABI before 1.5).
+     */
+    fenceSql() {
+        const f = this.plugin.fn('fence_sql');
+        return this._serial(async () => {
+            let n = f(this._live(), null, 0);
+            let buf = null;
+            if (n >= 0) {
+                buf = Buffer.alloc(n + 1);
+                n = f(this._live(), buf, n + 1);
+            }
+            if (n < 0)
+                throw this._error(n);
+            return bufText(buf);
         });
     }
 

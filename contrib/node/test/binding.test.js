@@ -352,6 +352,34 @@ test('a group: members share the shards, claims in the shard term', async () => 
     await b.stop();
 });
 
+test('leader.fence(): the plugin\'s predicate, no odbc-leader on PATH', async () => {
+    const want = Fence.fromCommand('sqlite', { odbcLeader: process.env.OL_NODE_ODBC_LEADER });
+    const savedPath = process.env.PATH;
+    process.env.PATH = path.join(TMP, 'no-such-dir');
+    const conn = sqlite();
+    const a = new Leader({ connect: conn, namespace: 'fence', ttlMs: 3000, plugin: ODBC_SO });
+    const g = new Leader({ connect: conn, namespace: 'fenceg', shards: 4, ttlMs: 3000,
+        plugin: ODBC_SO });
+    try {
+        await a.start();
+        await g.start();
+        const f = await a.fence({ placeholder: '$' });
+        assert.equal(f.predicate, want.predicate);
+        assert.equal(f.namespace, 'fence');
+        assert.deepEqual(f.statement('DELETE FROM t WHERE id = $1', [1], 9).values,
+            [1, 'fence', 9]);
+        assert.equal((await g.fence({ job: 'backup' })).namespace, `fenceg/${shardOf('backup', 4)}`);
+        await assert.rejects(g.fence(), /give options.job/);
+    } finally {
+        process.env.PATH = savedPath;
+        await a.stop();
+        await g.stop();
+    }
+    const old = await new Plugin(process.env.OL_NODE_ABI10).init('');
+    assert.throws(() => old.fenceSql(), (e) => e.code === EABI && /has no fence_sql/.test(e.message));
+    await old.shutdown();
+});
+
 test('shardOf: FNV-1a 64 as docs/abi.md gives it', () => {
     assert.equal(shardOf('', 1000), Number(0xcbf29ce484222325n % 1000n));
     assert.equal(shardOf('a', 1000), Number(0xaf63dc4c8601ec8cn % 1000n));

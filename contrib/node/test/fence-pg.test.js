@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // test/fence-pg.test.js: the fence helper on a real PostgreSQL with the
-// pg client (node --test). OL_NODE_PG_CONNECT is the ODBC connection
-// string of the server, OL_NODE_PG_URL its pg URL, OL_NODE_PLUGINS and
-// OL_NODE_ODBC_LEADER as for binding.test.js; without them it skips.
-// tests/contrib/node-pg.test runs it.
+// pg client (node --test), its predicate from the leader's plugin
+// (leader.fence(), no odbc-leader command: the example runs with it off
+// PATH). OL_NODE_PG_CONNECT is the ODBC connection string of the server,
+// OL_NODE_PG_URL its pg URL, OL_NODE_PLUGINS as for binding.test.js;
+// without them it skips. tests/contrib/node-pg.test runs it.
 'use strict';
 
 const test = require('node:test');
@@ -11,17 +12,16 @@ const assert = require('node:assert/strict');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 const { Client } = require('pg');
-const { Leader, fence } = require('..');
+const { Leader } = require('..');
 
 const CONNECT = process.env.OL_NODE_PG_CONNECT;
 const URL = process.env.OL_NODE_PG_URL;
 const PLUGIN = path.join(process.env.OL_NODE_PLUGINS || '', 'odbc_leader.so');
-const OLC = process.env.OL_NODE_ODBC_LEADER;
 const skip = !CONNECT || !URL ? 'no PostgreSQL given (OL_NODE_PG_CONNECT)' : false;
 
 test('a fenced write applies in the current term only', { skip }, async () => {
     const ns = 'fence-node';
-    const f = fence('postgresql', { namespace: ns, placeholder: '$', odbcLeader: OLC });
+    let f = null;
     const pg = new Client({ connectionString: URL });
     await pg.connect();
     try {
@@ -33,6 +33,7 @@ test('a fenced write applies in the current term only', { skip }, async () => {
         };
         const a = new Leader({ connect: CONNECT, namespace: ns, plugin: PLUGIN });
         await a.start();
+        f = await a.fence({ placeholder: '$' });
         const fireMs = Math.floor(Date.now() / 1000) * 1000;
         const r = await a.runFire('report', fireMs, (fire) => write(1, fire.term));
         assert.equal(r.ran, true);
@@ -55,7 +56,7 @@ test('a fenced write applies in the current term only', { skip }, async () => {
 
 test('examples/pg-fence.js writes its row', { skip }, () => {
     const out = execFileSync(process.execPath, [path.join(__dirname, '..', 'examples',
-        'pg-fence.js'), '--plugin', PLUGIN, '--connect', CONNECT, '--pg', URL,
-    '--odbc-leader', OLC], { encoding: 'utf8' });
+        'pg-fence.js'), '--plugin', PLUGIN, '--connect', CONNECT, '--pg', URL],
+    { encoding: 'utf8', env: { ...process.env, PATH: '/nonexistent' } });
     assert.match(out, /^wrote 1 row\(s\)$/m);
 });

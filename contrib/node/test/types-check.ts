@@ -27,7 +27,9 @@ async function main(): Promise<void> {
     new LeaderCronJob(leader).from({ name: 'd', cronTime: '* * * * * *', onTick: (f: Fire) => f.job });
     const f = fence('postgresql', { namespace: 'jobs', placeholder: '$' });
     const s = f.statement('UPDATE t SET x = $1 WHERE y = $2', [1, 2], term);
-    console.log(doubled, validForMs, s.text, s.values);
+    const g = (await leader.fence({ job: 'report', placeholder: '$' })).statement('DELETE FROM t WHERE y = $1', [2], term);
+    const predicate: string = await leader.inst!.fenceSql();
+    console.log(doubled, validForMs, s.text, s.values, g.values, predicate);
     await leader.stop();
 }
 

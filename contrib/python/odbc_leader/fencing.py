@@ -4,15 +4,18 @@
 A leader that was paused may write after another host took over. The
 fence of docs/fencing.md moves the check into the write: the statement
 applies only while the writer's term still holds, by the database clock.
-The predicate is the dialect's `fence` statement, as `odbc-leader fence
---bare` prints it; it needs the lease table in the same database as the
-rows written.
+The predicate is the dialect's `fence` statement; it needs the lease
+table in the same database as the rows written. A Leader hands it out
+from its plugin (ABI 1.5: no odbc-leader command needed):
 
-    fence = Fence.from_command("postgresql", namespace="nightly")
+    fence = leader.fence(paramstyle="format")   # a group: job=...
     n = fence.execute(cur, "UPDATE report SET body = %s WHERE day = %s",
                       (body, day), term=fire.term)
     if n == 0:
         ...   # fenced out (or no row matched): another host leads now
+
+Without a Leader in the process (a worker that gets the term in a
+message), Fence.from_command() asks `odbc-leader fence --bare`.
 """
 
 import shutil

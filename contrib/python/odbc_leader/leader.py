@@ -43,6 +43,7 @@ from contextlib import contextmanager
 from typing import Callable, Iterator, List, NamedTuple, Optional, Tuple
 
 from . import plugin as _plugin
+from .fencing import Fence
 
 _log = logging.getLogger("odbc_leader")
 
@@ -333,6 +334,29 @@ class Leader:
         if self.shards:
             return self._inst.shard_leadership(self.shard_of(job))[0]
         return self._inst.term()
+
+    def fence(self, job: Optional[str] = None,
+              namespace: Optional[str] = None,
+              paramstyle: str = "qmark") -> "Fence":
+        """A Fence (odbc_leader.fencing) for this host's writes, built from
+        the plugin's predicate for its own dialect: no odbc-leader command
+        needed. namespace: the Leader's by default (give it when the
+        connection string or DSN names it); in a group, the shard of job
+        (NAMESPACE/shard). Raises ValueError without a namespace (or, in
+        a group, without job), LeaderPluginError when the plugin has no
+        fence (before ABI 1.5)."""
+        ns = namespace if namespace is not None else self.namespace
+        if ns is None:
+            raise ValueError("fence: give namespace= (the Leader was made "
+                             "without one)")
+        if self.shards:
+            if job is None:
+                raise ValueError("fence: a group's fence is its job's "
+                                 "shard's: give job=")
+            ns = "%s/%d" % (ns, self.shard_of(job))
+        with self._lock:  # not beside a tick: a reconnect may reload it
+            predicate = self._inst.fence_sql()
+        return Fence(predicate, ns, paramstyle)
 
     # ---- fires ----
 

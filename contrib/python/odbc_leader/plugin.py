@@ -73,7 +73,7 @@ __all__ = [
 ]
 
 ABI_MAJOR = 1  # LEADER_PLUGIN_ABI_MAJOR
-ABI_MINOR = 4  # LEADER_PLUGIN_ABI_MINOR
+ABI_MINOR = 5  # LEADER_PLUGIN_ABI_MINOR
 EABI = -1000  # LEADER_PLUGIN_EABI
 ENOTLEADER = -1001  # LEADER_PLUGIN_ENOTLEADER (ABI 1.1): claim, not leader
 RESIGN_REQUESTED = 2  # LEADER_PLUGIN_RESIGN_REQUESTED: tick, when enabled
@@ -205,6 +205,10 @@ _TRIGGER_JOB_FN = ctypes.CFUNCTYPE(
     ctypes.POINTER(ctypes.c_int64)
 )
 
+_FENCE_SQL_FN = ctypes.CFUNCTYPE(
+    ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t
+)
+
 _FIELDS_1_0 = [
     ("struct_size", ctypes.c_uint32),
     ("abi_major", ctypes.c_uint16),
@@ -240,6 +244,9 @@ _FIELDS_1_4 = [
     ("pause_job", _PAUSE_JOB_FN),
     ("trigger_job", _TRIGGER_JOB_FN),
 ]
+_FIELDS_1_5 = [
+    ("fence_sql", _FENCE_SQL_FN),
+]
 
 
 class _LeaderPlugin10(ctypes.Structure):
@@ -250,11 +257,11 @@ class _LeaderPlugin10(ctypes.Structure):
 
 class _LeaderPlugin(ctypes.Structure):
     """struct leader_plugin: the plugin's static function table. Members
-    after strerror (ABI 1.1 to 1.4) exist only when struct_size covers
+    after strerror (ABI 1.1 to 1.5) exist only when struct_size covers
     them: read them only after Plugin.has()."""
 
     _fields_ = (_FIELDS_1_0 + _FIELDS_1_1 + _FIELDS_1_2 + _FIELDS_1_3
-                + _FIELDS_1_4)
+                + _FIELDS_1_4 + _FIELDS_1_5)
 
 
 _FIELD_NAMES = frozenset(name for name, _ in _LeaderPlugin._fields_)
@@ -709,6 +716,23 @@ class Instance:
         if rc < 0:
             raise LeaderPluginError(rc, self.plugin.strerror(rc))
         return key.value
+
+    # ---- ABI 1.5 ----------------------------------------------------------
+
+    def fence_sql(self) -> str:
+        """The fence predicate of the instance's dialect (docs/fencing.md):
+        the SELECT inside EXISTS ( ... ), "?" for the namespace and then
+        the term. No I/O; same thread as tick (Leader.fence takes its
+        lock). Raises LeaderPluginError (EABI for a plugin before ABI
+        1.5)."""
+        fn = self.plugin._member("fence_sql")
+        n = fn(self._live(), None, 0)
+        if n >= 0:
+            buf = ctypes.create_string_buffer(n + 1)
+            n = fn(self._live(), buf, n + 1)
+        if n < 0:
+            raise LeaderPluginError(n, self.plugin.strerror(n))
+        return _text(buf.value)
 
     def shutdown(self) -> None:
         """Resigns if leader, leaves the election, frees the instance.

@@ -342,6 +342,35 @@ class BindingTest < Minitest::Test
     refute_empty shards
   end
 
+  def test_leader_fence_without_the_command
+    want = OdbcLeader::Fence.from_command('sqlite', namespace: 'x', odbc_leader: ODBC_LEADER).predicate
+    path = ENV.fetch('PATH', '')
+    ENV['PATH'] = File.join(TMP, 'no-such-dir')
+    conn = OlTest.sqlite
+    a = OdbcLeader::Leader.new(connect: conn, namespace: 'fence', ttl_ms: 3000, plugin: ODBC_SO).start
+    g = OdbcLeader::Leader.new(connect: conn, namespace: 'fenceg', shards: 4, ttl_ms: 3000,
+                               plugin: ODBC_SO).start
+    f = a.fence(placeholder: '$')
+    assert_equal want, f.predicate
+    assert_equal 'fence', f.namespace
+    assert_equal [1, 'fence', 9], f.statement('DELETE FROM t WHERE id = $1', [1], 9)[1]
+    assert_equal "fenceg/#{OdbcLeader.shard_of('backup', 4)}", g.fence(job: 'backup').namespace
+    assert_raises(ArgumentError) { g.fence }
+  ensure
+    ENV['PATH'] = path
+    a&.close
+    g&.close
+  end
+
+  def test_fence_from_an_old_plugin
+    so = ENV.fetch('OL_RUBY_ABI10', nil)
+    skip 'no OL_RUBY_ABI10' unless so
+    inst = OdbcLeader::Plugin.new(so).init('')
+    e = assert_raises(OdbcLeader::Error) { inst.fence_sql }
+    assert_match(/has no fence_sql/, e.message)
+    inst.shutdown
+  end
+
   def test_fence_from_the_command
     f = OdbcLeader::Fence.from_command('sqlite', namespace: 'jobs', odbc_leader: ODBC_LEADER)
     assert_equal 2, f.predicate.count('?')

@@ -2,7 +2,7 @@
 # frozen_string_literal: true
 
 # test/fence_pg.rb: the fence helper on a real PostgreSQL with the pg gem
-# (Debian's ruby-pg). OL_RUBY_PG_CONNECT is the server's ODBC connection
+# (Debian's ruby-pg), its predicate from the leader's plugin (Leader#fence). OL_RUBY_PG_CONNECT is the server's ODBC connection
 # string, OL_RUBY_PG_URL its libpq URL, and the variables of test_helper.rb;
 # tests/contrib/ruby-pg.test runs it. Not a *_test.rb: ruby.test runs those
 # without a server.
@@ -27,15 +27,14 @@ class FencePgTest < Minitest::Test
 
   def test_a_fenced_write_applies_in_the_current_term_only
     ns = 'fence-ruby'
-    fence = OdbcLeader::Fence.from_command('postgresql', namespace: ns, placeholder: '$',
-                                                         odbc_leader: OlTest::ODBC_LEADER)
     pg = PG.connect(URL)
     pg.exec('CREATE TABLE fenced (k INT PRIMARY KEY, term BIGINT)')
     a = leader(ns)
     assert a.leader?, 'the first candidate leads'
+    fence = a.fence(placeholder: '$') # the plugin's predicate: no odbc-leader needed
     written = nil
     fire = a.run_fire('report', OlTest.now_ms / 1000 * 1000) do |f|
-      written = write(pg, fence.for_fire(a, f), 1, f.term)
+      written = write(pg, fence, 1, f.term)
     end
     refute_nil fire, 'the leader claims its fire'
     assert_equal 1, written, "the leader's write applies"

@@ -5,8 +5,10 @@
 # (docs/fencing.md). A leader that was paused may write after another host
 # took over; the fence moves the check into the write: the statement applies
 # only while the fire's term still holds, by the database clock. The
-# predicate is the dialect's, as `odbc-leader fence --bare` prints it; it
-# needs the lease table in the database the job writes to.
+# predicate is the dialect's; it needs the lease table in the database the
+# job writes to. Leader#fence builds one from the plugin (no odbc-leader
+# command needed); Fence.from_command asks `odbc-leader fence --bare`, for
+# a process without a Leader.
 require 'open3'
 
 module OdbcLeader

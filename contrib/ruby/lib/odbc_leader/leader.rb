@@ -10,6 +10,7 @@
 # its own.
 require 'open3'
 require_relative 'plugin'
+require_relative 'fence'
 
 module OdbcLeader
   PLUGIN_ENV = 'ODBC_LEADER_PLUGIN'
@@ -265,6 +266,21 @@ module OdbcLeader
       return @inst.term if @shards.zero?
 
       @inst.shard_leadership(shard_of(job))[0]
+    end
+
+    # Returns a Fence for this host's writes, from the plugin's predicate for
+    # its own dialect (ABI 1.5: no odbc-leader command needed). namespace:
+    # this leader's by default; in a group give job: the fence is its shard's
+    # (NAMESPACE/SHARD). placeholder: '?' or '$'.
+    def fence(job: nil, namespace: @namespace, placeholder: '?')
+      raise ArgumentError, 'fence: give namespace: (the leader was made without one)' if namespace.nil?
+
+      unless @shards.zero?
+        raise ArgumentError, "fence: a group's fence is its job's shard's: give job:" if job.nil?
+
+        namespace = "#{namespace}/#{shard_of(job)}"
+      end
+      Fence.new(@inst.fence_sql, namespace, placeholder: placeholder)
     end
 
     # ---- fires ----

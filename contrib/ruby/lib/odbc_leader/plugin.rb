@@ -16,7 +16,7 @@ require_relative 'errors'
 
 module OdbcLeader
   ABI_MAJOR = 1 # LEADER_PLUGIN_ABI_MAJOR
-  ABI_MINOR = 4 # LEADER_PLUGIN_ABI_MINOR
+  ABI_MINOR = 5 # LEADER_PLUGIN_ABI_MINOR
   EABI = -1000 # LEADER_PLUGIN_EABI
   ENOTLEADER = -1001 # LEADER_PLUGIN_ENOTLEADER (ABI 1.1)
   RESIGN_REQUESTED = 2 # LEADER_PLUGIN_RESIGN_REQUESTED
@@ -62,7 +62,8 @@ module OdbcLeader
            :finish_fire, :pointer,
            :offers, :pointer,
            :pause_job, :pointer,
-           :trigger_job, :pointer
+           :trigger_job, :pointer,
+           :fence_sql, :pointer # ABI 1.5
   end
 
   # ABI 1.4: struct leader_plugin_claim, a claim as the database recorded it.
@@ -115,7 +116,8 @@ module OdbcLeader
     finish_fire: [:int, %i[pointer string int64 int64 int], true],
     offers: [:int, %i[pointer pointer int], false],
     pause_job: [:int, %i[pointer string int], true],
-    trigger_job: [:int, %i[pointer string pointer], true]
+    trigger_job: [:int, %i[pointer string pointer], true],
+    fence_sql: [:int, %i[pointer pointer size_t], false]
   }.freeze
 
   # The struct_size of a 1.0 table: it ends where claim (ABI 1.1) begins.
@@ -450,6 +452,23 @@ module OdbcLeader
       raise error(rc) if rc.negative?
 
       key.read_int64
+    end
+
+    # ABI 1.5: the fence predicate of the instance's dialect (the SELECT
+    # inside EXISTS ( ... ), ? for the namespace and then the term). No I/O,
+    # but never beside a tick (a reconnect may load the dialect again).
+    # Raises Error (EABI before 1.5).
+    def fence_sql
+      f = @plugin.fn(:fence_sql)
+      text = io do |inst|
+        n = f.call(inst, nil, 0)
+        buf = FFI::MemoryPointer.new(:char, n + 1) unless n.negative?
+        n = f.call(inst, buf, n + 1) unless n.negative?
+        n.negative? ? n : buf.read_string
+      end
+      raise error(text) if text.is_a?(Integer)
+
+      text
     end
 
     # Resigns if leader, leaves the election, frees the instance; a second

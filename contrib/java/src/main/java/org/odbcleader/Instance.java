@@ -472,6 +472,31 @@ public final class Instance implements AutoCloseable {
         });
     }
 
+    /**
+     * Returns the fence predicate of the instance's dialect (ABI 1.5): the SELECT inside
+     * EXISTS ( ... ), {@code ?} for the namespace and then the term. No I/O, but never beside
+     * a tick (a reconnect may load the dialect again).
+     *
+     * @throws LeaderException EABI for an older plugin or a closed instance, or the plugin's error
+     */
+    public String fenceSql() throws LeaderException {
+        com.sun.jna.Function f = plugin.fn("fence_sql");
+        io.lock();
+        try {
+            Pointer p = live();
+            int n = f.invokeInt(new Object[] {p, null, 0L});
+            if (n < 0)
+                throw error(n);
+            Memory buf = new Memory(n + 1L);
+            n = f.invokeInt(new Object[] {p, buf, (long) (n + 1)});
+            if (n < 0)
+                throw error(n);
+            return buf.getString(0, "UTF-8");
+        } finally {
+            io.unlock();
+        }
+    }
+
     /** Returns this instance's candidate id as the lease and the ledger name it (ABI 1.2). */
     public String candidateId() throws LeaderException {
         plugin.fn("candidate_id");

@@ -435,6 +435,27 @@ public final class Leader implements AutoCloseable {
         return termOf(job) != 0;
     }
 
+    /**
+     * Returns a Fence for this host's writes, from the plugin's predicate for its own dialect
+     * (ABI 1.5: no odbc-leader command needed): of this leader's namespace, or in a group of
+     * job's shard ("NAMESPACE/SHARD"; job is then required, else it may be null).
+     *
+     * @throws LeaderException before start, or from a plugin without the fence (EABI)
+     * @throws IllegalStateException without a namespace, or in a group without job
+     */
+    public Fence fence(String job) throws LeaderException {
+        Instance i = inst;
+        if (i == null)
+            throw new LeaderException(LeaderException.EABI, "fence: the leader is not started");
+        if (namespace == null)
+            throw new IllegalStateException("fence: the leader was built without a namespace");
+        if (i.shards() == 0)
+            return new Fence(i.fenceSql(), namespace);
+        if (job == null)
+            throw new IllegalStateException("fence: a group's fence is its job's shard's: give job");
+        return new Fence(i.fenceSql(), namespace + "/" + i.shardOf(job));
+    }
+
     /** Returns the term under which this host runs job (its shard's in a group); 0 when it does not lead it. */
     public long termOf(String job) {
         Instance i = inst;

@@ -20,8 +20,8 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class Plugin {
     /** LEADER_PLUGIN_ABI_MAJOR: the major this binding speaks. */
     public static final int ABI_MAJOR = 1;
-    /** LEADER_PLUGIN_ABI_MINOR: the minor this binding knows (1.4: the fire lifecycle). */
-    public static final int ABI_MINOR = 4;
+    /** LEADER_PLUGIN_ABI_MINOR: the minor this binding knows (1.5: the fence predicate). */
+    public static final int ABI_MINOR = 5;
     /** LEADER_PLUGIN_RESIGN_REQUESTED: tick's answer when asked to resign. */
     public static final int RESIGN_REQUESTED = 2;
 
@@ -31,7 +31,8 @@ public final class Plugin {
             "claim", "finish", "leadership", // 1.1
             "candidate_id", "error_class", "last_error", // 1.2
             "shards", "shard_of", "shard_leadership", // 1.3
-            "claim_fire", "finish_fire", "offers", "pause_job", "trigger_job"); // 1.4
+            "claim_fire", "finish_fire", "offers", "pause_job", "trigger_job", // 1.4
+            "fence_sql"); // 1.5
     /** struct_size of a 1.0 table: it ends where claim begins. */
     static final int SIZE_1_0 = offsetOf("claim");
 

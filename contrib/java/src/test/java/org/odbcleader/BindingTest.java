@@ -275,6 +275,24 @@ class BindingTest {
     }
 
     @Test
+    void leaderFenceFromThePlugin() throws Exception {
+        String want = Fence.fromCommand("sqlite", "x", null, TestEnv.odbcLeader()).predicate();
+        String conn = TestEnv.sqlite();
+        try (Leader a = leader(conn, "fence", "fa");
+                Leader g = Leader.builder().connect(conn).namespace("fenceg").ttlMs(2000).shards(4)
+                        .plugin(TestEnv.odbcLeaderSo()).extra(TestEnv.FAST).log((l, m) -> { }).build()) {
+            assertThrows(LeaderException.class, () -> a.fence(null));
+            a.start();
+            g.start();
+            Fence f = a.fence(null);
+            assertEquals(want, f.predicate());
+            assertEquals(List.of("fence", 9L), f.params(9));
+            assertEquals(List.of("fenceg/" + Plugin.shardOf("backup", 4), 9L), g.fence("backup").params(9));
+            assertThrows(IllegalStateException.class, () -> g.fence(null));
+        }
+    }
+
+    @Test
     void fenceClauseAndParameters() throws Exception {
         Fence f = Fence.fromCommand("sqlite", "ns", null, TestEnv.odbcLeader());
         assertTrue(f.predicate().contains("odbc_leader_lease"));

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // FencePgTest.java: the fence helper on a real PostgreSQL through JDBC
-// (Debian's PostgreSQL JDBC driver). OL_JAVA_PG_CONNECT is the server's ODBC
+// (Debian's PostgreSQL JDBC driver), its predicate from the leader's plugin
+// (Leader.fence). OL_JAVA_PG_CONNECT is the server's ODBC
 // connection string, OL_JAVA_PG_JDBC its JDBC URL; without them the tests
 // are skipped (tests/contrib/java-pg.test sets them and requires both to run).
 package org.odbcleader;
@@ -41,7 +42,7 @@ class FencePgTest {
     void aFencedWriteAppliesInTheCurrentTermOnly() throws Exception {
         assumeTrue(CONNECT != null && JDBC != null, "no PostgreSQL given (OL_JAVA_PG_CONNECT)");
         String ns = "fence-java";
-        Fence f = Fence.fromCommand("postgresql", ns, null, TestEnv.odbcLeader());
+        Fence f;
         try (Connection c = DriverManager.getConnection(JDBC)) {
             try (Statement s = c.createStatement()) {
                 s.execute("CREATE TABLE fenced (k INT PRIMARY KEY, term BIGINT)");
@@ -50,7 +51,8 @@ class FencePgTest {
             long oldTerm;
             try (Leader a = leader(ns)) {
                 assertTrue(a.isLeader(), "the first candidate leads");
-                Integer r = a.runFire("report", fireMs, fire -> write(c, f.forFire(a, fire), 1, fire.term()));
+                f = a.fence(null); // the plugin's predicate: no odbc-leader needed
+                Integer r = a.runFire("report", fireMs, fire -> write(c, f, 1, fire.term()));
                 assertNotNull(r, "the leader claims its fire");
                 assertEquals(1, r, "the leader's write applies");
                 oldTerm = a.term();
