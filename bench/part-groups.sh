@@ -9,6 +9,10 @@
 #   BENCH_GROUP_TICKS ticks (default 200), and on PostgreSQL and MariaDB
 #   the statements each tick costs, counted by the server around exactly
 #   those ticks (part-roundtrips.sh's hooks; target 1 whatever the size);
+#   on PostgreSQL also the WAL those ticks wrote (pg_current_wal_lsn()
+#   around them), per tick and as a ratio to the WAL of one namespace's
+#   renew, measured the same way with bench/bench-tick (issue 42's goal:
+#   at most 2 whatever the size);
 # - cold start: one member, created, until it leads every shard;
 # - join: a second member, created, until each leads its share (the
 #   handover waits until the newcomer has been live for two renew
@@ -61,12 +65,34 @@ per_tick() {
     esac
 }
 
+# Prints the WAL bytes per tick that PostgreSQL wrote between the hook
+# events before-$1 and after-$1, over $2 ticks.
+wal_per_tick() {
+    ol_psql "SELECT round(pg_wal_lsn_diff('$(cat "$BENCH_WORK/pg-wal-after-$1.txt")',
+        '$(cat "$BENCH_WORK/pg-wal-before-$1.txt")') / $2)" postgres
+}
+
+# The WAL of one namespace's renew on PostgreSQL (bench/bench-tick between
+# the same hooks), per tick: the unit of the group's WAL ratio.
+renew_wal() {
+    "$top_builddir/bench/bench-tick" -n "$ticks" -w 20 -H "$1" \
+        "$OL_PG_CONNECT;LeaderNamespace=bench-groups-one-$$;LeaderTTL=60000" \
+        >"$BENCH_WORK/groups-renew-tick.txt" ||
+        ol_fail "bench-tick failed on postgresql"
+    wal_per_tick renew "$ticks"
+}
+
 # Measures groups of every size on dialect $1 through connection $2.
 measure() {
-    local dialect=$1 conn=$2 s line hook=
+    local dialect=$1 conn=$2 s line hook= one= w
     case $dialect in
     postgresql | mariadb) hook="bash $(printf '%q' "$hooks") --hook $dialect" ;;
     esac
+    if [ "$dialect" = postgresql ]; then
+        one=$(renew_wal "$hook")
+        row "WAL per tick of one namespace's renew" postgresql "$one" bytes - \
+            "pg_current_wal_lsn() around $ticks renewals of one leader"
+    fi
     for s in $sizes; do
         ol_log "groups: $dialect, $s shards"
         line=$("$prog" -n "$ticks" -w 5 ${hook:+-H "$hook"} \
@@ -79,6 +105,12 @@ measure() {
             row "statements per group tick, $s shards" "$dialect" \
                 "$(per_tick "$dialect")" statements/tick 1 \
                 "counted by the server around the timed ticks"
+        fi
+        if [ -n "$one" ]; then
+            w=$(wal_per_tick group "$ticks")
+            row "WAL per group tick, one member leading all $s shards" \
+                postgresql "$w" bytes - \
+                "$(awk -v w="$w" -v o="$one" 'BEGIN { printf "%.1f", w / o }') times one namespace's renew ($one B); issue 42's goal: at most 2"
         fi
         row "cold start: one member leads all $s shards after" "$dialect" \
             "$(field "$line" cold_ms)" ms - \

@@ -28,7 +28,9 @@ self=$srcdir/bench/part-roundtrips.sh
 # ---- hooks: run by bench-tick through system() as "part-roundtrips.sh
 # --hook DIALECT EVENT"; they write into $BENCH_WORK.
 
-# PostgreSQL: reset before, dump the statements run in "leader" after.
+# PostgreSQL: reset before, dump the statements run in "leader" after;
+# the WAL position at each event (pg-wal-EVENT.txt: the WAL the timed
+# ticks wrote is the difference, bench_pg_wal).
 hook_postgresql() {
     case $1 in
     before-*) ol_psql "SELECT pg_stat_statements_reset()" postgres >/dev/null ;;
@@ -39,6 +41,7 @@ hook_postgresql() {
             >"$BENCH_WORK/pg-$1.txt"
         ;;
     esac
+    ol_psql "SELECT pg_current_wal_lsn()" postgres >"$BENCH_WORK/pg-wal-$1.txt"
 }
 
 # MariaDB: a snapshot of the counters at each event.
