@@ -200,22 +200,6 @@ static const struct odbc_leader__claim_ops claim_ops = {
     claim_failed,
 };
 
-/* As odbc_leader_claim(): a try that fails for a passing reason is made
- * once more at once while the shard's term still leads here (handle.c). */
-int odbc_leader_group_claim(odbc_leader_group_t *g, const char *job,
-                            int64_t fire_ms) {
-    char ns[ODBC_LEADER__NAME_MAX + 16];
-    struct odbc_leader__claim_req req = {job, fire_ms, 1, 0, NULL};
-    int rc;
-
-    if (g == NULL || !odbc_leader__valid_fire(job, fire_ms))
-        return ODBC_LEADER_EINVAL;
-    odbc_leader__handle_clear(&g->c);
-    shard_ns(g, job, ns, sizeof(ns));
-    rc = odbc_leader__handle_claim(&g->c, &claim_ops, ns, &req);
-    return rc == ODBC_LEADER_CLAIM_PAUSED ? ODBC_LEADER_CLAIM_TAKEN : rc;
-}
-
 int odbc_leader_group_claim_fire(odbc_leader_group_t *g, const char *job,
                                  int64_t fire_ms, int max_attempts,
                                  struct odbc_leader_claim *out) {
@@ -230,7 +214,21 @@ int odbc_leader_group_claim_fire(odbc_leader_group_t *g, const char *job,
     if (fire_ms < 0)
         return odbc_leader__handle_note(&g->c, ODBC_LEADER_EGROUPOFFER);
     shard_ns(g, job, ns, sizeof(ns));
+    /* a try that fails for a passing reason is made once more at once
+     * while the shard's term still leads here (handle.c) */
     return odbc_leader__handle_claim(&g->c, &claim_ops, ns, &req);
+}
+
+/* As odbc_leader_claim(): odbc_leader_group_claim_fire() for a nominal
+ * time, a paused job's fire answering "already claimed". */
+int odbc_leader_group_claim(odbc_leader_group_t *g, const char *job,
+                            int64_t fire_ms) {
+    int rc;
+
+    if (fire_ms < 0)
+        return ODBC_LEADER_EINVAL;
+    rc = odbc_leader_group_claim_fire(g, job, fire_ms, 1, NULL);
+    return rc == ODBC_LEADER_CLAIM_PAUSED ? ODBC_LEADER_CLAIM_TAKEN : rc;
 }
 
 /* A write of the ledger in job's shard: the outcome of a fire, or a

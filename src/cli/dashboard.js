@@ -175,6 +175,7 @@
   function showJobs(ns, jobs) {
     const s = section(ns);
     const box = part(s, 'div', 'jobs');
+    const said = part(box, 'p', 'said'); // what serve last answered: kept
     box.replaceChildren();
     if (jobs.length === 0) return;
     const t = el('table', 'jobs');
@@ -200,7 +201,7 @@
         el('td', null, j.last_failed_ms === null ? '-' : when(j.last_failed_ms)), acts);
       t.appendChild(r);
     }
-    box.append(el('h3', null, 'jobs'), t, el('p', 'said'));
+    box.append(el('h3', null, 'jobs'), t, said);
     for (const j of jobs)
       if (histories.has(ns + '\n' + j.job)) box.appendChild(historyBox(ns, j.job));
   }
@@ -296,11 +297,7 @@
     const q = 'api/v1/jobs?namespace=' + encodeURIComponent(ns);
     const r = await fetch(q, { cache: 'no-store' });
     if (!r.ok) return;
-    const said = part(part(section(ns), 'div', 'jobs'), 'p', 'said');
-    const keep = [said.className, said.textContent];
     showJobs(ns, (await r.json()).jobs);
-    const now = part(part(section(ns), 'div', 'jobs'), 'p', 'said');
-    [now.className, now.textContent] = keep;
     for (const k of histories) {
       const [n, j] = k.split('\n');
       if (n === ns) await history(ns, j);

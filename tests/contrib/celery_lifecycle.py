@@ -104,6 +104,78 @@ def free_port():
         return s.getsockname()[1]
 
 
+class Example:
+    """odbc_leader.examples.celery's worker and beats for one scenario, on
+    namespace ns and broker: runs holds (fire_ms, arrival ms, attempt) per
+    FIRE line the worker printed; procs every process started (stop()
+    ends them)."""
+
+    def __init__(self, a, broker, ns, **env):
+        self.a = a
+        self.ns = ns
+        self.env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1",
+                        PYTHONPATH=a.pkg, CELERY_BROKER_URL=broker,
+                        ODBC_LEADER_NAMESPACE=ns, ODBC_LEADER_PLUGIN=a.plugin,
+                        ODBC_LEADER_TTL_MS=str(TTL_MS), ODBC_LEADER_EVERY="1",
+                        **env)
+        self.err = open(os.path.join(a.work, "stderr.log"), "ab")
+        self.runs = []
+        self.lock = threading.Lock()
+        self.procs = []
+
+    def worker(self):
+        """Starts the worker and a thread that reads its FIRE lines."""
+        w = subprocess.Popen(
+            [self.a.python, "-m", "celery", "-A",
+             "odbc_leader.examples.celery", "worker", "-l", "warning", "-c",
+             "2", "--without-gossip", "--without-mingle"],
+            stdout=subprocess.PIPE, stderr=self.err,
+            env=dict(self.env, ODBC_LEADER_CONNECT=self.a.connect),
+            cwd=self.a.work, text=True)
+        self.procs.append(w)
+
+        def read():
+            for line in w.stdout:
+                f = line.split()
+                if len(f) == 5 and f[0] == "FIRE":
+                    with self.lock:
+                        self.runs.append((int(f[2]), now_ms(), int(f[4])))
+        threading.Thread(target=read, daemon=True).start()
+
+    def beat(self, cid):
+        """Starts a beat with candidate id cid; returns its Popen."""
+        b = subprocess.Popen(
+            [self.a.python, "-m", "celery", "-A",
+             "odbc_leader.examples.celery", "beat", "-S",
+             "odbc_leader.celery:LeaderScheduler", "-l", "info",
+             "--schedule", os.path.join(self.a.work, "unused-" + cid)],
+            stdout=subprocess.DEVNULL, stderr=self.err,
+            env=dict(self.env, ODBC_LEADER_CONNECT="%s;LeaderId=%s;%s" % (
+                self.a.connect, cid, TIMING)), cwd=self.a.work)
+        self.procs.append(b)
+        return b
+
+    def olc(self, *argv):
+        """odbc-leader SUBCOMMAND -C CONNECT -n NS ARGS...: its output."""
+        return subprocess.run([self.a.odbc_leader, argv[0], "-C",
+                               self.a.connect, "-n", self.ns] +
+                              list(argv[1:]), check=True,
+                              stdout=subprocess.PIPE, text=True).stdout
+
+    def leading(self, beats, prefix):
+        """The beat of beats ({index: Popen}, ids PREFIX-index) that
+        leads, by status; None when none does."""
+        m = re.search(r"leader:\s+%s-(\d+)" % prefix, self.olc("status"))
+        return beats[int(m.group(1))] if m else None
+
+    def got(self):
+        with self.lock:
+            return list(self.runs)
+
+    def stop(self):
+        harness.terminate(list(reversed(self.procs)), 30)
+
+
 def main():
     ap = argparse.ArgumentParser()
     for k in ("python", "pkg", "plugin", "connect", "odbc-leader", "work"):
@@ -116,60 +188,21 @@ def main():
     os.makedirs(a.work, exist_ok=True)
     if a.recover:
         return recover(a)
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONPATH=a.pkg,
-               CELERY_BROKER_URL=a.broker, ODBC_LEADER_NAMESPACE=NAMESPACE,
-               ODBC_LEADER_PLUGIN=a.plugin, ODBC_LEADER_TTL_MS=str(TTL_MS),
-               ODBC_LEADER_EVERY="1")
-    err = open(os.path.join(a.work, "stderr.log"), "ab")
-    runs = []
-    lock = threading.Lock()
-    worker = subprocess.Popen(
-        [a.python, "-m", "celery", "-A", "odbc_leader.examples.celery",
-         "worker", "-l", "warning", "-c", "2", "--without-gossip",
-         "--without-mingle"], stdout=subprocess.PIPE, stderr=err,
-        env=dict(env, ODBC_LEADER_CONNECT=a.connect), cwd=a.work, text=True)
-
-    def read():
-        for line in worker.stdout:
-            f = line.split()
-            if len(f) == 5 and f[0] == "FIRE":
-                with lock:
-                    runs.append((int(f[2]), now_ms()))
-    threading.Thread(target=read, daemon=True).start()
-    beats = []
-
-    def beat(i):
-        conn = "%s;LeaderId=cl-%d;%s" % (a.connect, i, TIMING)
-        p = subprocess.Popen(
-            [a.python, "-m", "celery", "-A", "odbc_leader.examples.celery",
-             "beat", "-S", "odbc_leader.celery:LeaderScheduler", "-l", "info",
-             "--schedule", os.path.join(a.work, "unused-%d" % i)],
-            stdout=subprocess.DEVNULL, stderr=err,
-            env=dict(env, ODBC_LEADER_CONNECT=conn), cwd=a.work)
-        beats.append(p)
-
-    def olc(*argv):
-        return subprocess.run([a.odbc_leader, argv[0], "-C", a.connect, "-n",
-                               NAMESPACE] + list(argv[1:]), check=True,
-                              stdout=subprocess.PIPE, text=True).stdout
-
-    def leading_beat():
-        out = olc("status")
-        m = re.search(r"leader:\s+cl-(\d+)", out)
-        return beats[int(m.group(1))] if m else None
+    ex = Example(a, a.broker, NAMESPACE)
+    runs, olc = ex.runs, ex.olc
 
     def seen():
         return "runs: %r" % runs
 
     try:
-        beat(0)
-        beat(1)
+        ex.worker()
+        beats = {i: ex.beat("cl-%d" % i) for i in (0, 1)}
         wait("no run arrived", 60, lambda: len(runs) >= 2, seen)
         olc("jobs", "pause", "every")
         paused = now_ms()
         time.sleep(1.5)  # a send under way when the pause landed
         quiet_from = now_ms()
-        victim = leading_beat()
+        victim = ex.leading(beats, "cl")
         if victim is None:
             fail("no beat leads: %s" % olc("status"))
         victim.send_signal(signal.SIGKILL)
@@ -187,8 +220,7 @@ def main():
         wait("the run-now never ran", 20,
              lambda: any(r[0] == key for r in runs), seen)
         time.sleep(2)
-        with lock:
-            got = list(runs)
+        got = ex.got()
         bad = problems(got, quiet_from, resumed_at, key)
         if bad:
             fail("; ".join(bad) + " (paused at %d)" % paused)
@@ -205,31 +237,20 @@ def main():
               % (resumed_at - quiet_from, key))
         return 0
     finally:
-        harness.terminate(beats + [worker], 30)
+        ex.stop()
 
 
 def recover(a):
     """The --recover scenario (see the docstring). Returns 0, or exits 1."""
     port = free_port()
-    err = open(os.path.join(a.work, "stderr.log"), "ab")
+    ex = Example(a, "redis://127.0.0.1:%d/0" % port, NAMESPACE + "-recover",
+                 ODBC_LEADER_MAX_ATTEMPTS="2")
     redis = subprocess.Popen(
         ["redis-server", "--port", str(port), "--bind", "127.0.0.1",
          "--save", "", "--appendonly", "no", "--dir", a.work],
-        stdout=err, stderr=err)
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONPATH=a.pkg,
-               CELERY_BROKER_URL="redis://127.0.0.1:%d/0" % port,
-               ODBC_LEADER_NAMESPACE=NAMESPACE + "-recover",
-               ODBC_LEADER_PLUGIN=a.plugin, ODBC_LEADER_TTL_MS=str(TTL_MS),
-               ODBC_LEADER_EVERY="1", ODBC_LEADER_MAX_ATTEMPTS="2")
-    runs = []
-    lock = threading.Lock()
-    procs = [redis]
-
-    def olc(*argv):
-        return subprocess.run([a.odbc_leader, argv[0], "-C", a.connect, "-n",
-                               env["ODBC_LEADER_NAMESPACE"]] + list(argv[1:]),
-                              check=True, stdout=subprocess.PIPE,
-                              text=True).stdout
+        stdout=ex.err, stderr=ex.err)
+    ex.procs.append(redis)
+    runs, olc = ex.runs, ex.olc
 
     def ledger():
         return [json.loads(x) for x in
@@ -238,46 +259,23 @@ def recover(a):
     def seen():
         return "runs: %r; ledger: %r" % (runs, ledger()[-6:])
 
-    try:
-        def answers():
-            with socket.socket() as c:
-                return c.connect_ex(("127.0.0.1", port)) == 0
-        wait("redis does not answer", 10, answers, seen)
-        worker = subprocess.Popen(
-            [a.python, "-m", "celery", "-A", "odbc_leader.examples.celery",
-             "worker", "-l", "warning", "-c", "2", "--without-gossip",
-             "--without-mingle"], stdout=subprocess.PIPE, stderr=err,
-            env=dict(env, ODBC_LEADER_CONNECT=a.connect), cwd=a.work,
-            text=True)
-        procs.append(worker)
+    def answers():
+        with socket.socket() as c:
+            return c.connect_ex(("127.0.0.1", port)) == 0
 
-        def read():
-            for line in worker.stdout:
-                f = line.split()
-                if len(f) == 5 and f[0] == "FIRE":
-                    with lock:
-                        runs.append((int(f[2]), now_ms(), int(f[4])))
-        threading.Thread(target=read, daemon=True).start()
-        beats = []
-        for i in (0, 1):
-            conn = "%s;LeaderId=cr-%d;%s" % (a.connect, i, TIMING)
-            beats.append(subprocess.Popen(
-                [a.python, "-m", "celery", "-A",
-                 "odbc_leader.examples.celery", "beat", "-S",
-                 "odbc_leader.celery:LeaderScheduler", "-l", "info",
-                 "--schedule", os.path.join(a.work, "unused-r%d" % i)],
-                stdout=subprocess.DEVNULL, stderr=err,
-                env=dict(env, ODBC_LEADER_CONNECT=conn), cwd=a.work))
-        procs.extend(beats)
+    try:
+        wait("redis does not answer", 10, answers, seen)
+        ex.worker()
+        beats = {i: ex.beat("cr-%d" % i) for i in (0, 1)}
         wait("no run arrived", 60, lambda: len(runs) >= 2, seen)
         redis.send_signal(signal.SIGSTOP)
         hung = wait("no send hung with its fire running", 10, lambda: [
             r for r in ledger() if r["state"] == "running"], seen)[-1]
-        m = re.search(r"leader:\s+cr-(\d+)", olc("status"))
-        if not m or hung["claimed_by"] != "cr-" + m.group(1):
+        victim = ex.leading(beats, "cr")
+        if victim is None or hung["claimed_by"] != \
+                "cr-%d" % [i for i, b in beats.items() if b is victim][0]:
             fail("the running fire %r is not the leader's: %s"
                  % (hung, olc("status")))
-        victim = beats[int(m.group(1))]
         victim.send_signal(signal.SIGKILL)
         victim.wait()
         redis.send_signal(signal.SIGCONT)
@@ -285,8 +283,7 @@ def recover(a):
         wait("attempt 2 of %d never ran" % fire_ms, 30, lambda: any(
             r[0] == fire_ms and r[2] == 2 for r in runs), seen)
         time.sleep(2)
-        with lock:
-            got = list(runs)
+        got = ex.got()
         bad = recovery_problems(got, fire_ms)
         row = [r for r in ledger() if r["fire_ms"] == fire_ms][0]
         if row["state"] != "done" or row["attempt"] != 2 or \
@@ -308,7 +305,7 @@ def recover(a):
               % (fire_ms, row["term"], first))
         return 0
     finally:
-        harness.terminate(list(reversed(procs)), 30)
+        ex.stop()
 
 
 if __name__ == "__main__":
