@@ -20,13 +20,16 @@ extern "C" {
 #endif
 
 #define LEADER_PLUGIN_ABI_MAJOR 1
-#define LEADER_PLUGIN_ABI_MINOR 5
+#define LEADER_PLUGIN_ABI_MINOR 6
 
 /* Returned by leader_plugin_entry() when the host's major is not ours. */
 #define LEADER_PLUGIN_EABI (-1000)
 /* ABI 1.1 */
 // clang-format off
 #define LEADER_PLUGIN_ENOTLEADER (-1001) /* claim by an instance that does not lead */
+/* ABI 1.6: a claim computed by another schedule than the one the job's fires are recorded under
+ * (set_schedule(); class CONFIG: last_error() names both) */
+#define LEADER_PLUGIN_ESCHEDULE (-1002)
 // clang-format on
 
 /* ABI 1.2: what a host should do about a negative code, as error_class()
@@ -190,6 +193,18 @@ struct leader_plugin {
      * (a reconnect may load the dialect again). A binding needs no odbc-leader command to
      * fence. */
     int (*fence_sql)(void *inst, char *out, size_t len);
+    /* ---- ABI 1.6 (abi_minor >= 6); each may be NULL ---- */
+    /* Says how the host computes the nominal times of job's fires (docs/schedules.md): expr in
+     * the engine's own syntax ("cron 0 9 * * *", "every 60s"; NULL forgets it), tz the IANA zone
+     * it computes in (NULL: the host's, as local_zone() names it; "": none, for intervals no zone
+     * changes), engine its name and DST rule. The first claim_fire/claim of a job records its
+     * identity; a later claim computed by another is refused with LEADER_PLUGIN_ESCHEDULE, so two
+     * hosts in different time zones never both run "the same" fire. 0 or negative; no I/O. */
+    int (*set_schedule)(void *inst, const char *job, const char *expr, const char *tz,
+                        const char *engine);
+    /* The IANA name of the host's time zone as the C library computes local time (TZ, else
+     * /etc/localtime), "UTC" for its aliases: 0, or negative when it has none. Any thread. */
+    int (*local_zone)(char *out, size_t len);
     // clang-format on
 };
 

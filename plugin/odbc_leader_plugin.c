@@ -130,7 +130,26 @@ static int64_t plugin_term(const void *inst) {
     return in != NULL && in->h != NULL ? odbc_leader_term(in->h) : 0;
 }
 
-/* ABI 1.1: claim, mapping the library's ENOTLEADER to the ABI's code. */
+/* The ABI's code for the library's rc: its own for the refusals a host
+ * tells apart by value (ENOTLEADER, ESCHEDULE), else rc. */
+static int abi_code(int rc) {
+    if (rc == ODBC_LEADER_ENOTLEADER)
+        return LEADER_PLUGIN_ENOTLEADER;
+    if (rc == ODBC_LEADER_ESCHEDULE)
+        return LEADER_PLUGIN_ESCHEDULE;
+    return rc;
+}
+
+/* The library's code for an ABI code (abi_code() backwards). */
+static int lib_code(int rc) {
+    if (rc == LEADER_PLUGIN_ENOTLEADER)
+        return ODBC_LEADER_ENOTLEADER;
+    if (rc == LEADER_PLUGIN_ESCHEDULE)
+        return ODBC_LEADER_ESCHEDULE;
+    return rc;
+}
+
+/* ABI 1.1: claim, mapping the library's refusals to the ABI's codes. */
 static int plugin_claim(void *inst, const char *job, int64_t fire_ms) {
     struct instance *in = inst;
     int rc;
@@ -139,7 +158,7 @@ static int plugin_claim(void *inst, const char *job, int64_t fire_ms) {
         return ODBC_LEADER_EINVAL;
     rc = in->h != NULL ? odbc_leader_claim(in->h, job, fire_ms)
                        : odbc_leader_group_claim(in->g, job, fire_ms);
-    return rc == ODBC_LEADER_ENOTLEADER ? LEADER_PLUGIN_ENOTLEADER : rc;
+    return abi_code(rc);
 }
 
 static int plugin_finish(void *inst, const char *job, int64_t fire_ms,
@@ -161,11 +180,9 @@ static int64_t plugin_leadership(const void *inst, uint32_t *valid_for_ms) {
 
 /* The library's messages plus the ABI's own codes. */
 static const char *plugin_strerror(int rc) {
-    if (rc == LEADER_PLUGIN_ENOTLEADER)
-        return odbc_leader_strerror(ODBC_LEADER_ENOTLEADER);
     if (rc == LEADER_PLUGIN_EABI)
         return "unsupported plugin ABI major version";
-    return odbc_leader_strerror(rc);
+    return odbc_leader_strerror(lib_code(rc));
 }
 
 /* ABI 1.2: the candidate id, borrowed from the instance's handle. */
@@ -179,11 +196,9 @@ static const char *plugin_candidate_id(const void *inst) {
 
 /* ABI 1.2: the library's classes, which the ABI's share. */
 static int plugin_error_class(int rc) {
-    if (rc == LEADER_PLUGIN_ENOTLEADER)
-        return LEADER_PLUGIN_CLASS_TRANSIENT;
     if (rc == LEADER_PLUGIN_EABI)
         return LEADER_PLUGIN_CLASS_FATAL;
-    return odbc_leader_error_class(rc);
+    return odbc_leader_error_class(lib_code(rc));
 }
 
 /* ABI 1.2: the handle's last error, spread over the host's pointers (each
@@ -207,7 +222,7 @@ static int plugin_last_error(const void *inst, int *error_class, char *sqlstate,
         *native = e.native;
     if (msg != NULL && msglen > 0)
         snprintf(msg, msglen, "%s", e.message);
-    return e.code == ODBC_LEADER_ENOTLEADER ? LEADER_PLUGIN_ENOTLEADER : e.code;
+    return abi_code(e.code);
 }
 
 static void plugin_shutdown(void *inst) {
@@ -271,7 +286,7 @@ static int plugin_claim_fire(void *inst, const char *job, int64_t fire_ms,
                    (char *)&p + sizeof(p.struct_size),
                    n - sizeof(p.struct_size));
     }
-    return rc == ODBC_LEADER_ENOTLEADER ? LEADER_PLUGIN_ENOTLEADER : rc;
+    return abi_code(rc);
 }
 
 static int plugin_finish_fire(void *inst, const char *job, int64_t fire_ms,
@@ -346,6 +361,18 @@ static int plugin_fence_sql(void *inst, char *out, size_t len) {
                          : odbc_leader_group_fence_sql(in->g, out, len);
 }
 
+/* ABI 1.6: the schedule identity of a job's claims. */
+static int plugin_set_schedule(void *inst, const char *job, const char *expr,
+                               const char *tz, const char *engine) {
+    struct instance *in = inst;
+
+    if (in == NULL)
+        return ODBC_LEADER_EINVAL;
+    return in->h != NULL
+               ? odbc_leader_set_schedule(in->h, job, expr, tz, engine)
+               : odbc_leader_group_set_schedule(in->g, job, expr, tz, engine);
+}
+
 static const struct leader_plugin plugin = {
     sizeof(struct leader_plugin),
     LEADER_PLUGIN_ABI_MAJOR,
@@ -373,6 +400,8 @@ static const struct leader_plugin plugin = {
     plugin_pause_job,
     plugin_trigger_job,
     plugin_fence_sql,
+    plugin_set_schedule,
+    odbc_leader_local_zone,
 };
 
 int leader_plugin_entry(uint16_t host_abi_major,

@@ -59,7 +59,7 @@
 -- counts as a missing table too).
 
 -- @dialect generic
--- @schema-version 5
+-- @schema-version 6
 -- @unique-violation 23505 23000 HY000:19
 -- @transient 40001 40P01 55P03 57014 HY018:1969 HY000:1205 HY000:5 HY000:6
 -- @connection-lost 08* 57P01 57P02 57P03
@@ -196,6 +196,20 @@ CREATE TABLE {prefix}job (
     PRIMARY KEY (namespace, job)
 );
 UPDATE {prefix}schema SET version = 5 WHERE version = 4;
+
+-- @step 6
+-- Version 5 to 6: schedule identities (docs/schedules.md): how a job's fires
+-- are computed (expression, time zone, engine), recorded at its first
+-- claim or by an operator's reschedule, and the claims refused since
+-- because another host computes them otherwise.
+ALTER TABLE {prefix}job ADD COLUMN schedule VARCHAR(512) NULL;
+ALTER TABLE {prefix}job ADD COLUMN schedule_at_ms BIGINT NULL;
+ALTER TABLE {prefix}job ADD COLUMN schedule_by VARCHAR(128) NULL;
+ALTER TABLE {prefix}job ADD COLUMN refusals BIGINT DEFAULT 0 NOT NULL;
+ALTER TABLE {prefix}job ADD COLUMN refused VARCHAR(512) NULL;
+ALTER TABLE {prefix}job ADD COLUMN refused_at_ms BIGINT NULL;
+ALTER TABLE {prefix}job ADD COLUMN refused_by VARCHAR(128) NULL;
+UPDATE {prefix}schema SET version = 6 WHERE version = 5;
 
 -- @statement schema_version
 SELECT MAX(version) FROM {prefix}schema;
@@ -623,6 +637,54 @@ FROM (SELECT job, paused, changed_at_ms, changed_by, 0 AS n,
       WHERE namespace = :ns) u
 GROUP BY u.job
 ORDER BY u.job;
+
+-- @statement schedule
+-- A claim of :job computed by schedule :schedule (docs/schedules.md):
+-- records it as the job's when the job has none (its first claim), counts
+-- a refusal when the job's differs, and returns the job's schedule, since
+-- when and by whom; the engine claims only when it equals :schedule. A
+-- second host creating the row at the same moment is a unique violation,
+-- which the engine tries once more.
+INSERT INTO {prefix}job (namespace, job, paused, changed_at_ms, changed_by,
+    schedule, schedule_at_ms, schedule_by, refusals)
+SELECT :ns, :job, 0, 0, '', :schedule, {now}, :id, 0
+FROM {prefix}schema
+WHERE NOT EXISTS (SELECT 1 FROM {prefix}job
+                  WHERE namespace = :ns AND job = :job);
+UPDATE {prefix}job
+SET schedule = :schedule, schedule_at_ms = {now}, schedule_by = :id
+WHERE namespace = :ns AND job = :job AND schedule IS NULL;
+UPDATE {prefix}job
+SET refusals = refusals + 1, refused = :schedule, refused_at_ms = {now},
+    refused_by = :id
+WHERE namespace = :ns AND job = :job AND schedule <> :schedule;
+SELECT schedule, schedule_at_ms, schedule_by FROM {prefix}job
+WHERE namespace = :ns AND job = :job;
+
+-- @statement reschedule
+-- An operator records :schedule as :job's schedule (NULL: none, so that
+-- the next claim records its own), counting refusals from 0 again: the
+-- UPDATE, then the row when it is missing.
+UPDATE {prefix}job
+SET schedule = :schedule, schedule_at_ms = {now}, schedule_by = :id,
+    refusals = 0, refused = NULL, refused_at_ms = NULL, refused_by = NULL
+WHERE namespace = :ns AND job = :job;
+INSERT INTO {prefix}job (namespace, job, paused, changed_at_ms, changed_by,
+    schedule, schedule_at_ms, schedule_by, refusals)
+SELECT :ns, :job, 0, 0, '', :schedule, {now}, :id, 0
+FROM {prefix}schema
+WHERE NOT EXISTS (SELECT 1 FROM {prefix}job
+                  WHERE namespace = :ns AND job = :job);
+
+-- @statement schedules
+-- The jobs with a schedule or refused claims: job, schedule,
+-- schedule_at_ms, schedule_by, refusals, refused, refused_at_ms,
+-- refused_by, now_ms.
+SELECT job, schedule, schedule_at_ms, schedule_by, refusals, refused,
+    refused_at_ms, refused_by, {now}
+FROM {prefix}job
+WHERE namespace = :ns AND (schedule IS NOT NULL OR refusals > 0)
+ORDER BY job;
 
 -- @statement fence
 -- The fence of docs/fencing.md (odbc-leader fence prints it): a row while

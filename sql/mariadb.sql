@@ -67,7 +67,7 @@
 -- server; a restart keeps it).
 -- @define epoch IF(@@wsrep_on, (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_CLUSTER_STATE_UUID'), CONCAT(@@hostname, ':', @@port, '/', @@server_id))
 -- @dbms MariaDB
--- @schema-version 7
+-- @schema-version 8
 -- @unique-violation *:1062
 -- @transient 40001 *:1213 *:1205 *:1969
 -- @connection-lost 08* *:2006 *:2013 *:2002 *:2003 *:2055 *:1927 *:1053
@@ -119,7 +119,7 @@ SELECT 1 FROM DUAL
 WHERE NOT EXISTS (SELECT 1 FROM {prefix}schema);
 
 -- @statement upgrade
--- Any earlier version to 7 (DDL commits on its own in MariaDB; every
+-- Any earlier version to 8 (DDL commits on its own in MariaDB; every
 -- statement can run again): version 2 added the fire ledger, version 3
 -- the lease's epoch (NULL: written before version 3, taken as the
 -- current one), version 4 the server's epoch in the schema row (and since
@@ -127,8 +127,8 @@ WHERE NOT EXISTS (SELECT 1 FROM {prefix}schema);
 -- (docs/protocol.md, "Sharded groups"): a group's shards are lease rows
 -- named GROUP/SHARD with grp and shard set, inc is the holder process's
 -- incarnation and renew_seq the number of its tick that last renewed the
--- row; version 6 the election log, version 7 the fire lifecycle
--- (below).
+-- row; version 6 the election log, version 7 the fire lifecycle, version
+-- 8 schedule identities (below).
 CREATE TABLE IF NOT EXISTS {prefix}fire (
     namespace VARCHAR(128) NOT NULL,
     job VARCHAR(128) NOT NULL,
@@ -188,6 +188,19 @@ CREATE TABLE IF NOT EXISTS {prefix}job (
     PRIMARY KEY (namespace, job)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
 UPDATE {prefix}schema SET version = 7 WHERE version < 7;
+-- Version 8: schedule identities (docs/schedules.md): how a job's fires
+-- are computed (expression, time zone, engine), recorded at its first
+-- claim or by an operator's reschedule, and the claims refused since
+-- because another host computes them otherwise.
+ALTER TABLE {prefix}job
+    ADD COLUMN IF NOT EXISTS schedule VARCHAR(512) NULL,
+    ADD COLUMN IF NOT EXISTS schedule_at_ms BIGINT NULL,
+    ADD COLUMN IF NOT EXISTS schedule_by VARCHAR(128) NULL,
+    ADD COLUMN IF NOT EXISTS refusals BIGINT NOT NULL DEFAULT 0,
+    ADD COLUMN IF NOT EXISTS refused VARCHAR(512) NULL,
+    ADD COLUMN IF NOT EXISTS refused_at_ms BIGINT NULL,
+    ADD COLUMN IF NOT EXISTS refused_by VARCHAR(128) NULL;
+UPDATE {prefix}schema SET version = 8 WHERE version < 8;
 
 -- @statement schema_version
 SELECT MAX(version) FROM {prefix}schema;
@@ -670,6 +683,47 @@ FROM (SELECT job, paused, changed_at_ms, changed_by, 0 AS n,
       WHERE namespace = :ns) AS u
 GROUP BY u.job
 ORDER BY u.job;
+
+-- @statement schedule
+-- A claim of :job computed by schedule :schedule (docs/schedules.md):
+-- records it as the job's when the job has none (its first claim), counts
+-- a refusal when the job's differs, and returns the job's schedule, since
+-- when and by whom; the engine claims only when it equals :schedule. The
+-- no-op update of an existing row changes nothing (0 rows affected).
+INSERT INTO {prefix}job (namespace, job, paused, changed_at_ms, changed_by,
+    schedule, schedule_at_ms, schedule_by, refusals)
+VALUES (:ns, :job, 0, 0, '', :schedule, {now}, :id, 0)
+ON DUPLICATE KEY UPDATE job = {prefix}job.job;
+UPDATE {prefix}job
+SET schedule = :schedule, schedule_at_ms = {now}, schedule_by = :id
+WHERE namespace = :ns AND job = :job AND schedule IS NULL;
+UPDATE {prefix}job
+SET refusals = refusals + 1, refused = :schedule, refused_at_ms = {now},
+    refused_by = :id
+WHERE namespace = :ns AND job = :job AND schedule <> :schedule;
+SELECT schedule, schedule_at_ms, schedule_by FROM {prefix}job
+WHERE namespace = :ns AND job = :job;
+
+-- @statement reschedule
+-- An operator records :schedule as :job's schedule (NULL: none, so that
+-- the next claim records its own), counting refusals from 0 again.
+INSERT INTO {prefix}job (namespace, job, paused, changed_at_ms, changed_by,
+    schedule, schedule_at_ms, schedule_by, refusals)
+VALUES (:ns, :job, 0, 0, '', :schedule, {now}, :id, 0)
+ON DUPLICATE KEY UPDATE schedule = VALUES(schedule),
+    schedule_at_ms = VALUES(schedule_at_ms),
+    schedule_by = VALUES(schedule_by),
+    refusals = 0, refused = NULL, refused_at_ms = NULL, refused_by = NULL;
+
+-- @statement schedules
+-- The jobs with a schedule or refused claims: job, schedule,
+-- schedule_at_ms, schedule_by, refusals, refused, refused_at_ms,
+-- refused_by, now_ms.
+SELECT job, schedule, schedule_at_ms, schedule_by, refusals, refused,
+    refused_at_ms, refused_by, {now}
+FROM {prefix}job
+WHERE namespace = :ns AND (schedule IS NOT NULL OR refusals > 0)
+ORDER BY job;
 
 -- @statement fence
 -- The fence of docs/fencing.md (odbc-leader fence prints it): a row while

@@ -36,7 +36,7 @@
 -- before this is read (the guard keeps pg_walfile_name from running).
 -- @define epoch ((SELECT CAST(system_identifier AS TEXT) FROM pg_control_system()) || '/' || CASE WHEN pg_is_in_recovery() THEN 'recovery' ELSE SUBSTR(pg_walfile_name(pg_current_wal_insert_lsn()), 1, 8) END)
 -- @dbms PostgreSQL
--- @schema-version 7
+-- @schema-version 8
 -- @query-timeout off
 -- @unique-violation 23505
 -- @transient 40001 40P01 55P03 57014
@@ -81,12 +81,12 @@ SELECT 1
 WHERE NOT EXISTS (SELECT 1 FROM {prefix}schema);
 
 -- @statement upgrade
--- Any earlier version to 7, in one transaction (PostgreSQL DDL is
+-- Any earlier version to 8, in one transaction (PostgreSQL DDL is
 -- transactional; every statement can run again): version 2 added the fire
 -- ledger, version 3 the lease's epoch, version 4 the database's epoch in
 -- the schema row (and since when, in ms; 0: since before any lease),
 -- version 5 sharded groups, version 6 the election log, version 7 the
--- fire lifecycle.
+-- fire lifecycle, version 8 schedule identities.
 -- Two candidates upgrading at once may collide on the catalog; the engine
 -- then reads the version the other one wrote.
 CREATE TABLE IF NOT EXISTS {prefix}fire (
@@ -162,6 +162,19 @@ CREATE TABLE IF NOT EXISTS {prefix}job (
     PRIMARY KEY (namespace, job)
 );
 UPDATE {prefix}schema SET version = 7 WHERE version < 7;
+-- Version 8: schedule identities (docs/schedules.md): how a job's fires
+-- are computed (expression, time zone, engine), recorded at its first
+-- claim or by an operator's reschedule, and the claims refused since
+-- because another host computes them otherwise.
+ALTER TABLE {prefix}job
+    ADD COLUMN IF NOT EXISTS schedule VARCHAR(512) NULL,
+    ADD COLUMN IF NOT EXISTS schedule_at_ms BIGINT NULL,
+    ADD COLUMN IF NOT EXISTS schedule_by VARCHAR(128) NULL,
+    ADD COLUMN IF NOT EXISTS refusals BIGINT NOT NULL DEFAULT 0,
+    ADD COLUMN IF NOT EXISTS refused VARCHAR(512) NULL,
+    ADD COLUMN IF NOT EXISTS refused_at_ms BIGINT NULL,
+    ADD COLUMN IF NOT EXISTS refused_by VARCHAR(128) NULL;
+UPDATE {prefix}schema SET version = 8 WHERE version < 8;
 
 -- @statement schema_version
 SELECT MAX(version) FROM {prefix}schema;
@@ -773,6 +786,56 @@ FROM (SELECT job, paused, changed_at_ms, changed_by, 0 AS n,
       WHERE namespace = CAST(:ns AS VARCHAR(128))) AS u
 GROUP BY u.job
 ORDER BY u.job;
+
+-- @statement schedule
+-- A claim of :job computed by schedule :schedule (docs/schedules.md):
+-- records it as the job's when the job has none (its first claim), counts
+-- a refusal when the job's differs, and returns the job's schedule, since
+-- when and by whom; the engine claims only when it equals :schedule. In
+-- the steady state nothing is written (DO NOTHING, no row matches).
+INSERT INTO {prefix}job (namespace, job, paused, changed_at_ms, changed_by,
+    schedule, schedule_at_ms, schedule_by, refusals)
+VALUES (CAST(:ns AS VARCHAR(128)), CAST(:job AS VARCHAR(128)), 0, 0, '',
+    CAST(:schedule AS VARCHAR(512)), {now}, CAST(:id AS VARCHAR(128)), 0)
+ON CONFLICT (namespace, job) DO NOTHING;
+UPDATE {prefix}job
+SET schedule = CAST(:schedule AS VARCHAR(512)), schedule_at_ms = {now},
+    schedule_by = CAST(:id AS VARCHAR(128))
+WHERE namespace = CAST(:ns AS VARCHAR(128))
+  AND job = CAST(:job AS VARCHAR(128)) AND schedule IS NULL;
+UPDATE {prefix}job
+SET refusals = refusals + 1, refused = CAST(:schedule AS VARCHAR(512)),
+    refused_at_ms = {now}, refused_by = CAST(:id AS VARCHAR(128))
+WHERE namespace = CAST(:ns AS VARCHAR(128))
+  AND job = CAST(:job AS VARCHAR(128))
+  AND schedule <> CAST(:schedule AS VARCHAR(512));
+SELECT schedule, schedule_at_ms, schedule_by FROM {prefix}job
+WHERE namespace = CAST(:ns AS VARCHAR(128))
+  AND job = CAST(:job AS VARCHAR(128));
+
+-- @statement reschedule
+-- An operator records :schedule as :job's schedule (NULL: none, so that
+-- the next claim records its own), counting refusals from 0 again.
+INSERT INTO {prefix}job (namespace, job, paused, changed_at_ms, changed_by,
+    schedule, schedule_at_ms, schedule_by, refusals)
+VALUES (CAST(:ns AS VARCHAR(128)), CAST(:job AS VARCHAR(128)), 0, 0, '',
+    CAST(:schedule AS VARCHAR(512)), {now}, CAST(:id AS VARCHAR(128)), 0)
+ON CONFLICT (namespace, job) DO UPDATE
+SET schedule = EXCLUDED.schedule,
+    schedule_at_ms = EXCLUDED.schedule_at_ms,
+    schedule_by = EXCLUDED.schedule_by,
+    refusals = 0, refused = NULL, refused_at_ms = NULL, refused_by = NULL;
+
+-- @statement schedules
+-- The jobs with a schedule or refused claims: job, schedule,
+-- schedule_at_ms, schedule_by, refusals, refused, refused_at_ms,
+-- refused_by, now_ms.
+SELECT job, schedule, schedule_at_ms, schedule_by, refusals, refused,
+    refused_at_ms, refused_by, {now}
+FROM {prefix}job
+WHERE namespace = CAST(:ns AS VARCHAR(128))
+  AND (schedule IS NOT NULL OR refusals > 0)
+ORDER BY job;
 
 -- @statement fence
 -- The fence of docs/fencing.md (odbc-leader fence prints it): a row while

@@ -22,7 +22,7 @@
 -- @dialect sqlite
 -- @define now CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)
 -- @dbms SQLite
--- @schema-version 5
+-- @schema-version 6
 -- sqliteodbc waits on a busy file twice: SQLite's busy handler
 -- (busy_timeout) and then the driver's own retry loop, bounded by its
 -- Timeout key (default 100000 ms, which used to make a tick block for up
@@ -147,6 +147,20 @@ CREATE TABLE IF NOT EXISTS {prefix}job (
     PRIMARY KEY (namespace, job)
 );
 UPDATE {prefix}schema SET version = 5 WHERE version < 5;
+
+-- @step 6
+-- Version 6: schedule identities (docs/schedules.md): how a job's fires
+-- are computed (expression, time zone, engine), recorded at its first
+-- claim or by an operator's reschedule, and the claims refused since
+-- because another host computes them otherwise.
+ALTER TABLE {prefix}job ADD COLUMN schedule VARCHAR(512) NULL;
+ALTER TABLE {prefix}job ADD COLUMN schedule_at_ms BIGINT NULL;
+ALTER TABLE {prefix}job ADD COLUMN schedule_by VARCHAR(128) NULL;
+ALTER TABLE {prefix}job ADD COLUMN refusals BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE {prefix}job ADD COLUMN refused VARCHAR(512) NULL;
+ALTER TABLE {prefix}job ADD COLUMN refused_at_ms BIGINT NULL;
+ALTER TABLE {prefix}job ADD COLUMN refused_by VARCHAR(128) NULL;
+UPDATE {prefix}schema SET version = 6 WHERE version < 6;
 
 -- @statement schema_version
 SELECT MAX(version) FROM {prefix}schema;
@@ -526,6 +540,47 @@ FROM (SELECT job, paused, changed_at_ms, changed_by, 0 AS n,
       WHERE namespace = :ns) AS u
 GROUP BY u.job
 ORDER BY u.job;
+
+-- @statement schedule
+-- A claim of :job computed by schedule :schedule (docs/schedules.md):
+-- records it as the job's when the job has none (its first claim), counts
+-- a refusal when the job's differs, and returns the job's schedule, since
+-- when and by whom; the engine claims only when it equals :schedule.
+INSERT INTO {prefix}job (namespace, job, paused, changed_at_ms, changed_by,
+    schedule, schedule_at_ms, schedule_by, refusals)
+VALUES (:ns, :job, 0, 0, '', :schedule, {now}, :id, 0)
+ON CONFLICT (namespace, job) DO NOTHING;
+UPDATE {prefix}job
+SET schedule = :schedule, schedule_at_ms = {now}, schedule_by = :id
+WHERE namespace = :ns AND job = :job AND schedule IS NULL;
+UPDATE {prefix}job
+SET refusals = refusals + 1, refused = :schedule, refused_at_ms = {now},
+    refused_by = :id
+WHERE namespace = :ns AND job = :job AND schedule <> :schedule;
+SELECT schedule, schedule_at_ms, schedule_by FROM {prefix}job
+WHERE namespace = :ns AND job = :job;
+
+-- @statement reschedule
+-- An operator records :schedule as :job's schedule (NULL: none, so that
+-- the next claim records its own), counting refusals from 0 again.
+INSERT INTO {prefix}job (namespace, job, paused, changed_at_ms, changed_by,
+    schedule, schedule_at_ms, schedule_by, refusals)
+VALUES (:ns, :job, 0, 0, '', :schedule, {now}, :id, 0)
+ON CONFLICT (namespace, job) DO UPDATE
+SET schedule = excluded.schedule,
+    schedule_at_ms = excluded.schedule_at_ms,
+    schedule_by = excluded.schedule_by,
+    refusals = 0, refused = NULL, refused_at_ms = NULL, refused_by = NULL;
+
+-- @statement schedules
+-- The jobs with a schedule or refused claims: job, schedule,
+-- schedule_at_ms, schedule_by, refusals, refused, refused_at_ms,
+-- refused_by, now_ms.
+SELECT job, schedule, schedule_at_ms, schedule_by, refusals, refused,
+    refused_at_ms, refused_by, {now}
+FROM {prefix}job
+WHERE namespace = :ns AND (schedule IS NOT NULL OR refusals > 0)
+ORDER BY job;
 
 -- @statement fence
 -- The fence of docs/fencing.md (odbc-leader fence prints it): a row while

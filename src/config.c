@@ -76,6 +76,7 @@ enum key {
     K_TEST_NO_POOLER_CHECK,
     K_SHARDS,
     K_ELECTION_RETENTION,
+    K_TEST_NO_SCHEDULE,
     K_COUNT
 };
 
@@ -98,14 +99,15 @@ static const char *const key_names[K_COUNT] = {
     "LeaderTestNoPoolerCheck",
     "LeaderShards",
     "LeaderElectionRetention",
+    "LeaderTestNoSchedule",
 };
 
 /* The keys a user may set; the test-only keys, known in every build so
  * that they get a clear refusal, are listed only where they can be set. */
 #ifdef ODBC_LEADER_TEST_HOOKS
 #define TEST_KEYS                                                              \
-    " (and the test-only LeaderTestTrustExtra, LeaderTestNoWatch and "         \
-    "LeaderTestNoPoolerCheck)"
+    " (and the test-only LeaderTestTrustExtra, LeaderTestNoWatch, "            \
+    "LeaderTestNoPoolerCheck and LeaderTestNoSchedule)"
 #else
 #define TEST_KEYS ""
 #endif
@@ -717,7 +719,9 @@ static int settle_bool(const struct state *st, int k, int *out, char *err,
  * takeover on database time alone, the rule before the watch, for the
  * tests that must show it failing) and LeaderTestNoPoolerCheck (no check
  * for a transaction pooler at connect, so the tests reach the run-time
- * detection, SQLSTATE 26000 in db_pooler.c). Returns 0 or ODBC_LEADER_ECONFIG.
+ * detection, SQLSTATE 26000 in db_pooler.c) and LeaderTestNoSchedule (no
+ * schedule identity check before a claim, for the tests that must show
+ * two time zones double-firing). Returns 0 or ODBC_LEADER_ECONFIG.
  */
 static int settle_test_bool(const struct state *st, int k, int *out, char *err,
                             size_t errlen) {
@@ -868,6 +872,9 @@ static int settle(const struct state *st, struct odbc_leader__config *c,
     if (rc == 0)
         rc = settle_test_bool(st, K_TEST_NO_POOLER_CHECK,
                               &c->test_no_pooler_check, err, errlen);
+    if (rc == 0)
+        rc = settle_test_bool(st, K_TEST_NO_SCHEDULE, &c->test_no_schedule, err,
+                              errlen);
     if (rc == 0)
         rc = settle_dialect(st, c, err, errlen);
     if (rc == 0)

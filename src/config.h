@@ -52,6 +52,10 @@ struct odbc_leader__config {
      * run-time detection (a prepared statement gone, SQLSTATE 26000) can
      * find one. */
     int test_no_pooler_check;
+    /* LeaderTestNoSchedule, default 0: TEST ONLY, likewise. 1 claims
+     * without checking the job's schedule identity (docs/schedules.md):
+     * hosts in different time zones double-fire, as before the check. */
+    int test_no_schedule;
     /* LeaderResignRequests: 0 "resign" (default), 1 "report": a renewal
      * that finds a resign request returns ODBC_LEADER_RESIGN_REQUESTED
      * and leaves the resign to the host. */

@@ -47,6 +47,7 @@ int odbc_leader__db_create(struct odbc_leader__db **out,
     db->offered = -1;
     db->nts = SQL_NTS;
     db->p_to_ind = SQL_NULL_DATA;
+    db->p_schedule_ind = SQL_NULL_DATA;
     snprintf((char *)db->p_ns, sizeof(db->p_ns), "%s", cfg->ns);
     snprintf((char *)db->p_id, sizeof(db->p_id), "%s", id);
     db->p_ttl_ms = cfg->ttl_ms;
@@ -428,6 +429,14 @@ static void param_slot(struct odbc_leader__db *db, int p, SQLPOINTER *ptr,
     case ODBC_LEADER__P_DEAD_SEQ:
         *ptr = &db->p_dead_seq;
         return;
+    case ODBC_LEADER__P_SCHEDULE:
+        *ptr = db->p_schedule;
+        *ctype = SQL_C_CHAR;
+        *sqltype = SQL_VARCHAR;
+        *size = ODBC_LEADER__SCHEDULE_MAX;
+        *buflen = ODBC_LEADER__SCHEDULE_MAX + 1;
+        *ind = &db->p_schedule_ind;
+        return;
     case ODBC_LEADER__P_ELECTION_RETENTION_MS:
         *ptr = &db->p_election_retention_ms;
         return;
@@ -766,6 +775,8 @@ int odbc_leader__db_to_host(void *ctx, const void *row) {
         h->shard(h->ctx, row);
     else if (h->job != NULL)
         h->job(h->ctx, row);
+    else if (h->schedule != NULL)
+        h->schedule(h->ctx, row);
     return 0;
 }
 

@@ -28,6 +28,7 @@
 #include "db.h"
 #include "dialect.h"
 #include "log.h"
+#include "schedule.h"
 #include "wakefile.h"
 
 struct odbc_leader__probe;
@@ -84,11 +85,14 @@ struct odbc_leader__db {
     const char *p_mask[2]; /* borrowed per call: :take_mask, :release_mask */
     SQLLEN p_mask_len[2];
     SQLBIGINT p_dead_inc, p_dead_seq;
-    SQLBIGINT p_max_attempts, p_paused; /* the fire lifecycle */
-    int64_t offered; /* the last renewal's count of offered fires, -1 when
-                        it did not say */
-    SQLLEN nts;      /* SQL_NTS, the indicator of both strings */
-    SQLLEN zero;     /* 0, the indicator of every integer */
+    SQLBIGINT p_max_attempts, p_paused;                /* the fire lifecycle */
+    SQLCHAR p_schedule[ODBC_LEADER__SCHEDULE_MAX + 1]; /* an identity */
+    SQLLEN p_schedule_ind; /* SQL_NTS, or SQL_NULL_DATA for none */
+    int schedules_warned;  /* said once: the dialect checks no schedules */
+    int64_t offered;       /* the last renewal's count of offered fires, -1 when
+                              it did not say */
+    SQLLEN nts;            /* SQL_NTS, the indicator of both strings */
+    SQLLEN zero;           /* 0, the indicator of every integer */
 
     struct odbc_leader__db_stats stats;
 
@@ -180,6 +184,7 @@ struct odbc_leader__db_host {
     odbc_leader_election_fn election;
     odbc_leader_shard_fn shard;
     odbc_leader_job_fn job;
+    odbc_leader_schedule_fn schedule;
     void *ctx;
 };
 

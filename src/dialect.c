@@ -35,6 +35,7 @@
 #define OPF_GROUP 16u     /* sharded groups: all of them or none */
 #define OPF_ELECTION 32u  /* the election log: both or none */
 #define OPF_LIFECYCLE 64u /* the fire lifecycle: all of them or none */
+#define OPF_SCHEDULE 128u /* schedule identities: all three or none */
 
 /* One operation: its name in "@statement NAME" and its OPF_* flags. The
  * parser's checks and every message that lists operations come from this
@@ -84,6 +85,12 @@ static const struct op_info op_names[ODBC_LEADER__OP_COUNT] = {
     [ODBC_LEADER__OP_TRIGGER] = {"trigger",
                                  OPF_OPTIONAL | OPF_V2 | OPF_LIFECYCLE},
     [ODBC_LEADER__OP_JOBS] = {"jobs", OPF_OPTIONAL | OPF_V2 | OPF_LIFECYCLE},
+    [ODBC_LEADER__OP_SCHEDULE] = {"schedule",
+                                  OPF_OPTIONAL | OPF_V2 | OPF_SCHEDULE},
+    [ODBC_LEADER__OP_RESCHEDULE] = {"reschedule",
+                                    OPF_OPTIONAL | OPF_V2 | OPF_SCHEDULE},
+    [ODBC_LEADER__OP_SCHEDULES] = {"schedules",
+                                   OPF_OPTIONAL | OPF_V2 | OPF_SCHEDULE},
 };
 
 /* Returns the name of op as a dialect file spells it; static. */
@@ -119,6 +126,7 @@ static const char *const param_names[ODBC_LEADER__P_COUNT] = {
     "election_retention_ms",
     "max_attempts",
     "paused",
+    "schedule",
 };
 
 /* Returns the name of param as a dialect file spells it (after the ':');
@@ -828,11 +836,18 @@ static int check_lifecycle(struct odbc_leader__parser *p) {
                           "jobs");
 }
 
+/* Checks the statements of schedule identities: all three or none. */
+static int check_schedules(struct odbc_leader__parser *p) {
+    return check_together(p, OPF_SCHEDULE, "schedule identities",
+                          "schedule, reschedule and schedules");
+}
+
 /* The checks at the end of a file, in this order; each returns 0 or an
  * error code with the message set. */
 static int (*const checks[])(struct odbc_leader__parser *p) = {
-    check_required,   check_allowed, check_wakeup,    check_watch,
-    check_session_id, check_groups,  check_elections, check_lifecycle,
+    check_required,  check_allowed,    check_wakeup,
+    check_watch,     check_session_id, check_groups,
+    check_elections, check_lifecycle,  check_schedules,
 };
 
 /* Runs the parser over text and the end-of-file checks. Returns 0 or an

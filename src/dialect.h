@@ -86,6 +86,16 @@ enum odbc_leader__op {
     ODBC_LEADER__OP_JOBS,    /* -> job, paused, changed_at_ms, changed_by,
                                 fires, running, offered, last_fire_ms,
                                 last_done_ms, last_failed_ms, now_ms */
+    /* Optional, all three or none: schedule identities (db_schedule.c,
+     * docs/schedules.md). */
+    ODBC_LEADER__OP_SCHEDULE,   /* record :schedule for :job when it has
+                                   none, count a refusal when it differs;
+                                   -> schedule, since_ms, since_by */
+    ODBC_LEADER__OP_RESCHEDULE, /* DML only: :job's identity := :schedule
+                                   (NULL: none) */
+    ODBC_LEADER__OP_SCHEDULES,  /* -> job, schedule, since_ms, since_by,
+                                   refusals, refused, refused_at_ms,
+                                   refused_by, now_ms */
     ODBC_LEADER__OP_COUNT
 };
 
@@ -128,6 +138,8 @@ enum odbc_leader__param {
     ODBC_LEADER__P_MAX_ATTEMPTS, /* :max_attempts the attempts a fire's job
                                     allows (1: at most once), BIGINT */
     ODBC_LEADER__P_PAUSED,       /* :paused 1 pause, 0 resume, BIGINT */
+    ODBC_LEADER__P_SCHEDULE,     /* :schedule a schedule identity, VARCHAR
+                                    (512) or NULL */
     ODBC_LEADER__P_COUNT
 };
 

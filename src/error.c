@@ -63,6 +63,10 @@ const char *odbc_leader_strerror(int rc) {
     case ODBC_LEADER_EGROUPOFFER:
         return "a sharded group's shards take no run-now and no recovery "
                "(pause works): run the job on a plain namespace for those";
+    case ODBC_LEADER_ESCHEDULE:
+        return "the fire was computed by another schedule than the one its "
+               "job is recorded under (time zone, expression or engine): "
+               "claim refused";
     }
     return "unknown error";
 }
@@ -91,6 +95,7 @@ static int class_of_code(enum odbc_leader_error rc) {
     case ODBC_LEADER_ENOELECTIONS:
     case ODBC_LEADER_ENOLIFECYCLE:
     case ODBC_LEADER_EGROUPOFFER:
+    case ODBC_LEADER_ESCHEDULE:
         return ODBC_LEADER_CLASS_CONFIG;
     case ODBC_LEADER_ENOMEM:
     case ODBC_LEADER_EDB: /* unclassified: refined by the SQLSTATE */

@@ -271,6 +271,14 @@ int odbc_leader_group_finish(odbc_leader_group_t *g, const char *job,
     return in_shard(g, SHARD_FINISH, job, fire_ms, status);
 }
 
+int odbc_leader_group_set_schedule(odbc_leader_group_t *g, const char *job,
+                                   const char *expr, const char *tz,
+                                   const char *engine) {
+    if (!odbc_leader__handle_clear(g != NULL ? &g->c : NULL))
+        return ODBC_LEADER_EINVAL;
+    return odbc_leader__handle_set_schedule(&g->c, job, expr, tz, engine);
+}
+
 int odbc_leader_group_fence_sql(odbc_leader_group_t *g, char *out, size_t len) {
     return odbc_leader__handle_fence(g != NULL ? &g->c : NULL, out, len);
 }

@@ -11,12 +11,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <uuid/uuid.h>
 
 #include "config.h"
 #include "db.h"
 #include "db_ledger.h"
 #include "db_lifecycle.h"
+#include "db_schedule.h"
 #include "error.h"
 #include "fence.h"
 #include "handle.h"
@@ -125,6 +127,7 @@ void odbc_leader__handle_destroy(struct odbc_leader__handle *c) {
         return;
     odbc_leader__db_destroy(c->db);
     odbc_leader__config_free(&c->cfg);
+    odbc_leader__schedules_free(&c->schedules);
     free(c);
 }
 
@@ -163,7 +166,9 @@ int odbc_leader__handle_note(struct odbc_leader__handle *c, int rc) {
     last->native = d.native;
     memcpy(last->sqlstate, d.sqlstate, sizeof(last->sqlstate));
     snprintf(last->message, sizeof(last->message), "%s",
-             d.sqlstate[0] != '\0' ? d.message : odbc_leader_strerror(rc));
+             d.sqlstate[0] != '\0' || d.message[0] != '\0'
+                 ? d.message
+                 : odbc_leader_strerror(rc));
     last->error_class = d.errclass == ODBC_LEADER__ERR_TRANSIENT
                             ? ODBC_LEADER_CLASS_TRANSIENT
                             : odbc_leader__error_class_refined(rc, d.sqlstate);
@@ -178,12 +183,23 @@ int odbc_leader__handle_last_error(const struct odbc_leader__handle *c,
     return c->last.code;
 }
 
+/* Records rc with message msg (borrowed) as c's last error, for a
+ * failure without the driver. Returns rc. */
+static int failed_with(struct odbc_leader__handle *c, int rc, const char *msg) {
+    struct odbc_leader_error_info *last = &c->last;
+
+    memset(last, 0, sizeof(*last));
+    last->code = rc;
+    last->error_class = odbc_leader_error_class(rc);
+    snprintf(last->message, sizeof(last->message), "%s", msg);
+    return rc;
+}
+
 int odbc_leader__handle_fence(struct odbc_leader__handle *c, char *out,
                               size_t len) {
     const struct odbc_leader__dialect *d;
-    struct odbc_leader_error_info *last;
-    char err[sizeof(last->message)] = "the dialect is not chosen yet: the "
-                                      "handle never connected";
+    char err[sizeof(c->last.message)] = "the dialect is not chosen yet: the "
+                                        "handle never connected";
     int rc = ODBC_LEADER_ECONNECT;
 
     if (c == NULL || (out == NULL && len > 0))
@@ -191,14 +207,31 @@ int odbc_leader__handle_fence(struct odbc_leader__handle *c, char *out,
     d = odbc_leader__db_dialect(c->db);
     if (d != NULL)
         rc = odbc_leader__fence_sql(d, out, len, err, sizeof(err));
-    if (rc < 0) {
-        last = &c->last;
-        memset(last, 0, sizeof(*last));
-        last->code = rc;
-        last->error_class = odbc_leader_error_class(rc);
-        memcpy(last->message, err, sizeof(err));
-    }
-    return rc;
+    return rc < 0 ? failed_with(c, rc, err) : rc;
+}
+
+int odbc_leader__handle_set_schedule(struct odbc_leader__handle *c,
+                                     const char *job, const char *expr,
+                                     const char *tz, const char *engine) {
+    char identity[ODBC_LEADER__SCHEDULE_MAX + 1];
+    char err[sizeof(c->last.message)];
+    int rc;
+
+    if (!odbc_leader__valid_name(job))
+        return failed_with(c, ODBC_LEADER_EINVAL, "bad job name");
+    if (expr == NULL)
+        return odbc_leader__schedules_set(&c->schedules, job, NULL);
+    rc = odbc_leader__schedule_identity(expr, tz, engine, identity, err,
+                                        sizeof(err));
+    if (rc == 0)
+        rc = odbc_leader__schedules_set(&c->schedules, job, identity);
+    if (rc == ODBC_LEADER_ENOMEM)
+        snprintf(err, sizeof(err), "%s", odbc_leader_strerror(rc));
+    if (rc < 0)
+        return failed_with(c, rc, err);
+    odbc_leader__logf(&c->log, LOG_INFO, "job %s: fires computed as \"%s\"",
+                      job, identity);
+    return 0;
 }
 
 int odbc_leader__valid_fire(const char *job, int64_t fire_ms) {
@@ -213,18 +246,22 @@ static int claim_try(struct odbc_leader__handle *c,
                      const struct odbc_leader__claim_ops *ops, const char *ns,
                      int64_t term, const struct odbc_leader__claim_req *req,
                      int first) {
+    const char *identity = odbc_leader__schedules_get(&c->schedules, req->job);
     int rc = ops->connect(c);
 
     if (rc == 0) {
         if (ns != NULL)
             odbc_leader__db_set_ns(c->db, ns);
-        rc = first == 0
-                 ? odbc_leader__db_claim(c->db, term, req->job, req->fire_ms,
-                                         req->max_attempts, req->may_take,
-                                         req->out)
-                 : odbc_leader__db_claim_again(c->db, term, req->job,
-                                               req->fire_ms, req->max_attempts,
-                                               req->out, first);
+        if (identity != NULL && req->fire_ms > 0 && !c->cfg.test_no_schedule)
+            rc = odbc_leader__db_schedule_check(c->db, req->job, identity);
+        if (rc == 0)
+            rc = first == 0
+                     ? odbc_leader__db_claim(c->db, term, req->job,
+                                             req->fire_ms, req->max_attempts,
+                                             req->may_take, req->out)
+                     : odbc_leader__db_claim_again(
+                           c->db, term, req->job, req->fire_ms,
+                           req->max_attempts, req->out, first);
         if (ns != NULL)
             odbc_leader__db_set_ns(c->db, c->cfg.ns);
     }

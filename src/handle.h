@@ -18,6 +18,7 @@
 #include "config.h"
 #include "log.h"
 #include "odbc_leader.h"
+#include "schedule.h"
 
 struct odbc_leader__db;
 
@@ -29,6 +30,7 @@ struct odbc_leader__handle {
     struct odbc_leader_callbacks cb;    /* the host's, at the library's size */
     struct odbc_leader__db *db;         /* owned: the ODBC port */
     struct odbc_leader_error_info last; /* what *_last_error() returns */
+    struct odbc_leader__schedules schedules; /* the jobs' identities */
 };
 
 /* What tells one kind of public handle from the other at create. */
@@ -82,6 +84,15 @@ int odbc_leader__handle_last_error(const struct odbc_leader__handle *c,
  * message. No I/O. */
 int odbc_leader__handle_fence(struct odbc_leader__handle *c, char *out,
                               size_t len);
+
+/* What odbc_leader_set_schedule() and odbc_leader_group_set_schedule()
+ * do: registers job's identity made of expr, tz and engine (expr NULL:
+ * forgets it), which its claims are checked against from then on. Returns
+ * 0 or a negative error noted in c->last with its message. No I/O; all
+ * borrowed. */
+int odbc_leader__handle_set_schedule(struct odbc_leader__handle *c,
+                                     const char *job, const char *expr,
+                                     const char *tz, const char *engine);
 
 /* 1 when job is a valid job name and fire_ms is not negative. */
 int odbc_leader__valid_fire(const char *job, int64_t fire_ms);

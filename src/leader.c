@@ -19,6 +19,7 @@
 #include "db_lease.h"
 #include "db_ledger.h"
 #include "db_lifecycle.h"
+#include "db_schedule.h"
 #include "elector.h"
 #include "error.h"
 #include "handle.h"
@@ -470,13 +471,23 @@ static int read_fire_call(odbc_leader_t *h, const char *job, int64_t fire_ms,
  * (odbc_leader_pause_job, _trigger_job, _list_jobs), without the
  * last-error bookkeeping: what says which. */
 struct jobs_req {
-    enum { JOBS_PAUSE, JOBS_TRIGGER, JOBS_LIST } what;
-    const char *job; /* pause, trigger: borrowed */
+    enum {
+        JOBS_PAUSE,
+        JOBS_TRIGGER,
+        JOBS_LIST,
+        JOBS_RESCHEDULE,
+        JOBS_SCHEDULES
+    } what;
+    const char *job; /* pause, trigger, reschedule: borrowed */
     int paused;
     int64_t *key;
     odbc_leader_job_fn fn;
     void *ctx;
+    const char *identity;        /* reschedule: borrowed, or NULL */
+    odbc_leader_schedule_fn sfn; /* schedules */
 };
+
+static int plain_jobs_call(odbc_leader_t *h, const struct jobs_req *r);
 
 /* Shard callback of jobs_call(): the group's size is the row count. */
 static void count_shard(void *ctx, const struct odbc_leader_shard *s) {
@@ -484,9 +495,8 @@ static void count_shard(void *ctx, const struct odbc_leader_shard *s) {
     (void)s;
 }
 
-/* Runs r (a pause or a list) in shard s of the group h's namespace
- * names: the namespace "NS/s". Returns what the odbc_leader__db_* call
- * returns. */
+/* Runs r in shard s of the group h's namespace names: the namespace
+ * "NS/s". Returns what the odbc_leader__db_* call returns. */
 static int shard_jobs_call(odbc_leader_t *h, const struct jobs_req *r,
                            uint32_t s) {
     char ns[ODBC_LEADER__NAME_MAX + 16];
@@ -494,25 +504,23 @@ static int shard_jobs_call(odbc_leader_t *h, const struct jobs_req *r,
 
     snprintf(ns, sizeof(ns), "%s/%u", h->c.cfg.ns, (unsigned)s);
     odbc_leader__db_set_ns(h->c.db, ns);
-    rc = r->what == JOBS_PAUSE
-             ? odbc_leader__db_pause(h->c.db, r->job, r->paused)
-             : odbc_leader__db_jobs(h->c.db, r->fn, r->ctx);
+    rc = plain_jobs_call(h, r);
     odbc_leader__db_set_ns(h->c.db, h->c.cfg.ns);
     return rc;
 }
 
 /* Runs r in the group of shards shards (> 0) that h's namespace names,
- * whose jobs live in its shards (docs/lifecycle.md): a pause in the
- * job's shard, the list shard by shard; a run-now is refused (the shards
- * take no offered fires). Returns what the odbc_leader__db_* calls
- * return (for the list, the jobs' total). */
+ * whose jobs live in its shards (docs/lifecycle.md): a pause or a
+ * reschedule in the job's shard, a list shard by shard; a run-now is
+ * refused (the shards take no offered fires). Returns what the
+ * odbc_leader__db_* calls return (for a list, the rows' total). */
 static int group_jobs_call(odbc_leader_t *h, const struct jobs_req *r,
                            uint32_t shards) {
     int rc, n = 0;
 
     if (r->what == JOBS_TRIGGER)
         return ODBC_LEADER_EGROUPOFFER;
-    if (r->what == JOBS_PAUSE)
+    if (r->what == JOBS_PAUSE || r->what == JOBS_RESCHEDULE)
         return shard_jobs_call(h, r, odbc_leader__shard_of(r->job, shards));
     for (uint32_t s = 0; s < shards; s++) {
         rc = shard_jobs_call(h, r, s);
@@ -538,6 +546,12 @@ static int plain_jobs_call(odbc_leader_t *h, const struct jobs_req *r) {
     case JOBS_LIST:
         rc = odbc_leader__db_jobs(h->c.db, r->fn, r->ctx);
         break;
+    case JOBS_RESCHEDULE:
+        rc = odbc_leader__db_reschedule(h->c.db, r->job, r->identity);
+        break;
+    case JOBS_SCHEDULES:
+        rc = odbc_leader__db_schedules(h->c.db, r->sfn, r->ctx);
+        break;
     }
     return rc;
 }
@@ -548,7 +562,8 @@ static int plain_jobs_call(odbc_leader_t *h, const struct jobs_req *r) {
 static int jobs_call(odbc_leader_t *h, const struct jobs_req *r) {
     int rc;
 
-    if (h == NULL || (r->what != JOBS_LIST && !odbc_leader__valid_name(r->job)))
+    if (h == NULL || ((r->what != JOBS_LIST && r->what != JOBS_SCHEDULES) &&
+                      !odbc_leader__valid_name(r->job)))
         return ODBC_LEADER_EINVAL;
     rc = connected(h);
     if (rc == 0)
@@ -667,13 +682,13 @@ int odbc_leader_offers(odbc_leader_t *h, odbc_leader_fire_fn fn, void *ctx) {
 }
 
 int odbc_leader_pause_job(odbc_leader_t *h, const char *job, int paused) {
-    struct jobs_req r = {JOBS_PAUSE, job, paused, NULL, NULL, NULL};
+    struct jobs_req r = {JOBS_PAUSE, job, paused, NULL, NULL, NULL, NULL, NULL};
 
     return noted(h, cleared(h) ? jobs_call(h, &r) : ODBC_LEADER_EINVAL);
 }
 
 int odbc_leader_trigger_job(odbc_leader_t *h, const char *job, int64_t *key) {
-    struct jobs_req r = {JOBS_TRIGGER, job, 0, key, NULL, NULL};
+    struct jobs_req r = {JOBS_TRIGGER, job, 0, key, NULL, NULL, NULL, NULL};
 
     if (key != NULL)
         *key = 0;
@@ -681,7 +696,33 @@ int odbc_leader_trigger_job(odbc_leader_t *h, const char *job, int64_t *key) {
 }
 
 int odbc_leader_list_jobs(odbc_leader_t *h, odbc_leader_job_fn fn, void *ctx) {
-    struct jobs_req r = {JOBS_LIST, NULL, 0, NULL, fn, ctx};
+    struct jobs_req r = {JOBS_LIST, NULL, 0, NULL, fn, ctx, NULL, NULL};
+
+    return noted(h, cleared(h) ? jobs_call(h, &r) : ODBC_LEADER_EINVAL);
+}
+
+int odbc_leader_set_schedule(odbc_leader_t *h, const char *job,
+                             const char *expr, const char *tz,
+                             const char *engine) {
+    if (!cleared(h))
+        return ODBC_LEADER_EINVAL;
+    return odbc_leader__handle_set_schedule(&h->c, job, expr, tz, engine);
+}
+
+int odbc_leader_reschedule_job(odbc_leader_t *h, const char *job,
+                               const char *identity) {
+    struct jobs_req r = {JOBS_RESCHEDULE, job, 0, NULL, NULL, NULL,
+                         identity,        NULL};
+
+    if (identity != NULL &&
+        (identity[0] == '\0' || strlen(identity) > ODBC_LEADER__SCHEDULE_MAX))
+        return noted(h, ODBC_LEADER_EINVAL);
+    return noted(h, cleared(h) ? jobs_call(h, &r) : ODBC_LEADER_EINVAL);
+}
+
+int odbc_leader_list_schedules(odbc_leader_t *h, odbc_leader_schedule_fn fn,
+                               void *ctx) {
+    struct jobs_req r = {JOBS_SCHEDULES, NULL, 0, NULL, NULL, ctx, NULL, fn};
 
     return noted(h, cleared(h) ? jobs_call(h, &r) : ODBC_LEADER_EINVAL);
 }

@@ -78,6 +78,9 @@ enum odbc_leader_error {
                                        (recovery, pause, run-now) */
     ODBC_LEADER_EGROUPOFFER = -22,  /* a run-now of a sharded group's job:
                                        its shards take no offered fires */
+    ODBC_LEADER_ESCHEDULE = -23,    /* a claim computed by another schedule
+                                       than the one the job's fires were
+                                       recorded under (docs/schedules.md) */
 };
 
 /*
@@ -253,6 +256,26 @@ struct odbc_leader_job {
 
 typedef void (*odbc_leader_job_fn)(void *ctx,
                                    const struct odbc_leader_job *job);
+
+/* The schedule a job's fires are recorded under
+ * (odbc_leader_list_schedules(), docs/schedules.md): its identity, who
+ * recorded it, and the claims refused since because they were computed
+ * by another one. Times are the database clock's ms, 0 when unknown. */
+struct odbc_leader_schedule {
+    char job[129];
+    char schedule[513];    /* the identity ("" none yet: the next claim
+                              records its own) */
+    int64_t since_ms;      /* recorded at the first claim or a reschedule */
+    char since_by[129];    /* ... by this candidate id */
+    int64_t refusals;      /* claims refused since (another identity) */
+    char refused[513];     /* the identity of the latest refused claim */
+    int64_t refused_at_ms; /* ... when */
+    char refused_by[129];  /* ... by this candidate id */
+    int64_t db_now_ms;     /* database clock when read */
+};
+
+typedef void (*odbc_leader_schedule_fn)(
+    void *ctx, const struct odbc_leader_schedule *schedule);
 
 /* One term of a namespace in the election log (odbc_leader_list_elections):
  * who won it and when, and how it ended. Times are the database clock's
@@ -541,6 +564,70 @@ ODBC_LEADER_EXTERN int odbc_leader_list_jobs(odbc_leader_t *h,
 ODBC_LEADER_EXTERN int odbc_leader_fence_sql(odbc_leader_t *h, char *out,
                                              size_t len);
 
+/*
+ * Says how this process computes the nominal times of job's fires
+ * (docs/schedules.md): its schedule identity. Every later claim of a fire
+ * of job (nominal time > 0) first checks it against the identity the
+ * ledger recorded for job; the first claim records it. A claim computed by
+ * another identity is refused with ODBC_LEADER_ESCHEDULE (nothing is
+ * claimed; the refusal is counted, odbc_leader_list_schedules()), so two
+ * hosts that compute different times for "the same" fire, in different
+ * time zones or by engines with other DST rules, never both run it.
+ *   expr:   the schedule in the engine's own syntax, as the host wrote it
+ *           ("cron 0 9 * * *", "every 60s"); NULL forgets job's identity
+ *           (its claims are no longer checked).
+ *   tz:     the IANA time zone the engine computes in ("Europe/Berlin");
+ *           NULL: the host's zone, named by odbc_leader_local_zone(); "":
+ *           none, for schedules that no zone changes (fixed intervals).
+ *   engine: the engine and its DST rule ("quartz-2.3 (gap: ..., ...)").
+ * Returns 0, ODBC_LEADER_EINVAL (a bad name or part: the last error says
+ * which) or ODBC_LEADER_ECONFIG (the host's zone has no IANA name).
+ * Owns: the strings are borrowed for the call (copied). Thread: tick.
+ * Blocks: no (no I/O).
+ */
+ODBC_LEADER_EXTERN int
+odbc_leader_set_schedule(odbc_leader_t *h, const char *job, const char *expr,
+                         const char *tz, const char *engine);
+
+/*
+ * The IANA name of the host's time zone, as the C library computes local
+ * time: TZ (":Area/City", "Area/City" or a path under a zoneinfo
+ * directory), else the link /etc/localtime (else /etc/timezone), else
+ * "UTC" (glibc's default when /etc/localtime is missing). The aliases of
+ * UTC ("Etc/UTC", "Zulu", ...) are named "UTC". Writes it NUL-terminated
+ * into out (len bytes) and returns 0, or ODBC_LEADER_ECONFIG when the zone
+ * has no such name (TZ="EST5EDT,M3.2.0,M11.1.0", a copied file), or
+ * ODBC_LEADER_EINVAL when out is too short.
+ * Owns: out is the caller's. Thread: any. Blocks: no (reads a link).
+ */
+ODBC_LEADER_EXTERN int odbc_leader_local_zone(char *out, size_t len);
+
+/*
+ * An operator changes the schedule identity job's fires are recorded
+ * under, deliberately: to identity (a schedule as listed by
+ * odbc_leader_list_schedules(), e.g. the refused one), or with identity
+ * NULL to none, so that the next claim records its own. Refusals are
+ * counted from 0 again. For a namespace that names a sharded group, in
+ * the job's shard. Needs no leadership. Returns 0,
+ * ODBC_LEADER_ENOLIFECYCLE (the dialect keeps no schedules) or another
+ * negative error.
+ * Owns: borrowed. Thread: tick. Blocks: yes: one round trip (two for a
+ * group).
+ */
+ODBC_LEADER_EXTERN int odbc_leader_reschedule_job(odbc_leader_t *h,
+                                                  const char *job,
+                                                  const char *identity);
+
+/* Calls fn(ctx, schedule) for each job of the namespace with a recorded
+ * schedule or refused claims, by name (borrowed for the call); for a
+ * namespace that names a sharded group, shard by shard. Returns the
+ * number listed, ODBC_LEADER_ENOLIFECYCLE or another negative error.
+ * Thread: tick (fn runs on it). Blocks: yes: one round trip (for a group,
+ * one more and one per shard). */
+ODBC_LEADER_EXTERN int odbc_leader_list_schedules(odbc_leader_t *h,
+                                                  odbc_leader_schedule_fn fn,
+                                                  void *ctx);
+
 /* Reads one fire of the ledger into *out (the caller's). Returns 1 when
  * found, 0 when the fire was never claimed (or retention deleted it), or a
  * negative error.
@@ -691,6 +778,14 @@ odbc_leader_group_claim_fire(odbc_leader_group_t *g, const char *job,
  * Owns: job borrowed. Thread: tick. Blocks: yes: one round trip. */
 ODBC_LEADER_EXTERN int odbc_leader_group_pause_job(odbc_leader_group_t *g,
                                                    const char *job, int paused);
+
+/* odbc_leader_set_schedule() for a job of the group: its claims are
+ * checked in the job's shard. Thread: tick. Blocks: no. */
+ODBC_LEADER_EXTERN int odbc_leader_group_set_schedule(odbc_leader_group_t *g,
+                                                      const char *job,
+                                                      const char *expr,
+                                                      const char *tz,
+                                                      const char *engine);
 
 /* odbc_leader_fence_sql() for the group's dialect: a shard's writes bind
  * the shard's namespace ("GROUP/s") and its term.

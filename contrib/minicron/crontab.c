@@ -247,6 +247,11 @@ static int parse_schedule(struct reader *r, char *line, struct cron_job *job,
     job->dow = (uint8_t)((bits[4] | bits[4] >> 7) & 0x7f); /* 7 is 0 */
     job->dom_star = stars[2];
     job->dow_star = stars[4];
+    if (asprintf(&job->spec, "%s %s %s %s %s", fields[0], fields[1], fields[2],
+                 fields[3], fields[4]) < 0) {
+        job->spec = NULL;
+        return refuse(r, "out of memory");
+    }
     *command = s;
     return 0;
 }
@@ -261,8 +266,10 @@ static int add_job(struct reader *r, char *line, unsigned lineno,
     struct cron_job job = {0}, *grown;
     char *command = NULL;
 
-    if (parse_schedule(r, line, &job, &command) < 0)
+    if (parse_schedule(r, line, &job, &command) < 0) {
+        free(job.spec);
         return -1;
+    }
     job.line = lineno;
     job.command = strdup(command);
     if (job.command == NULL || copy_strings(r->env, r->n_env, &job.env) < 0)
@@ -276,6 +283,7 @@ static int add_job(struct reader *r, char *line, unsigned lineno,
     return 0;
 oom:
     free(job.command);
+    free(job.spec);
     free_strings(job.env, job.env ? job.n_env : 0);
     return refuse(r, "out of memory");
 }
@@ -383,6 +391,7 @@ int crontab_read(FILE *f, const char *name, struct crontab *tab, char *err,
 void crontab_free(struct crontab *tab) {
     for (size_t i = 0; i < tab->n_jobs; i++) {
         free(tab->jobs[i].command);
+        free(tab->jobs[i].spec);
         free_strings(tab->jobs[i].env, tab->jobs[i].n_env);
     }
     free(tab->jobs);

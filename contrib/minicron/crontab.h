@@ -23,6 +23,8 @@ struct cron_job {
     int dom_star;    /* the day-of-month field started with '*' */
     int dow_star;    /* the day-of-week field started with '*' */
     unsigned line;   /* line number in the file, from 1 */
+    char *spec;      /* owned: the five time fields as one line, one space
+                        apart (an @ shorthand expanded) */
     char *command;   /* owned; run with /bin/sh -c */
     char **env;      /* owned "NAME=VALUE" strings in effect for this job */
     size_t n_env;

@@ -368,6 +368,10 @@ int main(int argc, char **argv) {
         mc.p->shutdown(mc.inst);
         goto out;
     }
+    if (declare_schedules(&mc) != 0) {
+        mc.p->shutdown(mc.inst);
+        goto out;
+    }
     announce(&mc, &o);
     run(&mc, &sigs);
     stop_jobs(&mc, &sigs, o.grace_s); /* no job of ours outlives the term */

@@ -121,6 +121,7 @@ void tick(struct minicron *mc);
 /* ---- minicron_jobs.c ---- */
 
 int load_crontab(struct minicron *mc, const char *path);
+int declare_schedules(struct minicron *mc);
 
 /* ---- minicron_fire.c ---- */
 

@@ -161,6 +161,16 @@ static int claim_fire(struct minicron *mc, size_t i, int64_t slot,
         return 0;
     }
     rc = mc->p->claim(mc->inst, name, slot_ms(mc, slot));
+    if (rc == LEADER_PLUGIN_ESCHEDULE) {
+        char why[ERR_MAX] = "";
+
+        /* settled, not run: the ledger records this job's fires as
+         * computed by another schedule (docs/schedules.md) */
+        mc->p->last_error(mc->inst, NULL, NULL, NULL, why, sizeof(why));
+        say(mc, LOG_ERR, "slot %lld: line %u (%s) not run: %s", (long long)slot,
+            mc->tab.jobs[i].line, name, why);
+        return 1;
+    }
     if (rc < 0) {
         claim_stopped(mc, i, slot, rc, mc->p->strerror(rc));
         return 0;

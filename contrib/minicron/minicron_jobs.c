@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * minicron_jobs.c: the crontab file read at start (crontab.c parses it)
- * and the names its jobs go by in the fire ledger: "cron-" and the FNV-1a
- * hash of the command, "-K" for the K-th line with the same command.
+ * minicron_jobs.c: the crontab file read at start (crontab.c parses it),
+ * the names its jobs go by in the fire ledger ("cron-" and the FNV-1a
+ * hash of the command, "-K" for the K-th line with the same command), and
+ * the schedule identity each job's claims carry (docs/schedules.md).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -78,4 +79,42 @@ int load_crontab(struct minicron *mc, const char *path) {
     }
     say(mc, LOG_INFO, "%s: %zu job(s)", path, mc->tab.n_jobs);
     return name_jobs(mc);
+}
+
+/* The engine part of minicron's schedule identity: how it turns a
+ * crontab line into nominal times. With 60-second slots, every local
+ * minute is matched (localtime_r): a time in a spring-forward gap never
+ * comes (skipped), one in the autumn's repeated hour comes twice. With
+ * shorter slots (a test's scaled time), slot k is minute k of UTC. */
+static void engine_of(const struct minicron *mc, char *out, size_t len) {
+    if (mc->slot_s == 60)
+        snprintf(out, len, "minicron (DST gap: skipped; overlap: twice)");
+    else
+        snprintf(out, len, "minicron (%d-second slots as UTC minutes)",
+                 mc->slot_s);
+}
+
+/* Says each job's schedule identity to the plugin (ABI 1.6), so that a
+ * host computing a job's fires otherwise (another time zone) has its
+ * claims refused: "cron FIELDS" in the host's zone (60-second slots) or
+ * UTC. Returns 0 (also for an older plugin, which cannot check), or
+ * EX_CONFIG after logging why (the host's zone has no IANA name). */
+int declare_schedules(struct minicron *mc) {
+    char expr[160], engine[96], err[ERR_MAX];
+    const char *tz = mc->slot_s == 60 ? NULL : "UTC";
+
+    if (!LEADER_PLUGIN_HAS(mc->p, set_schedule))
+        return 0;
+    engine_of(mc, engine, sizeof(engine));
+    for (size_t i = 0; i < mc->tab.n_jobs; i++) {
+        snprintf(expr, sizeof(expr), "cron %s", mc->tab.jobs[i].spec);
+        if (mc->p->set_schedule(mc->inst, mc->jobs[i].name, expr, tz, engine) ==
+            0)
+            continue;
+        mc->p->last_error(mc->inst, NULL, NULL, NULL, err, sizeof(err));
+        say(mc, LOG_ERR, "line %u (%s): schedule: %s", mc->tab.jobs[i].line,
+            mc->jobs[i].name, err);
+        return EX_CONFIG;
+    }
+    return 0;
 }

@@ -9,6 +9,8 @@ export const ABI_MAJOR: number;
 export const ABI_MINOR: number;
 export const EABI: number;
 export const ENOTLEADER: number;
+/** LEADER_PLUGIN_ESCHEDULE (ABI 1.6): a claim computed by another schedule. */
+export const ESCHEDULE: number;
 export const PLUGIN_ENV: 'ODBC_LEADER_PLUGIN';
 
 /** What to do about an error: keep going, alert an operator, alert a developer. */
@@ -25,6 +27,9 @@ export class LeaderPluginError extends Error {
     nextTickMs?: number;
 }
 export class NotLeaderError extends LeaderPluginError {}
+/** A claim computed by another schedule than its job's recorded one
+ * (docs/schedules.md): the message names both. */
+export class ScheduleError extends LeaderPluginError {}
 
 /** A fire this host claimed: run it under term (the fencing token). */
 export interface Fire {
@@ -76,6 +81,8 @@ export class Plugin {
     has(member: string): boolean;
     strerror(code: number): string;
     errorClass(code: number): ErrorClass | null;
+    /** ABI 1.6: the IANA name of the host's time zone. */
+    localZone(): string;
     init(config: string, callbacks?: Callbacks): Promise<Instance>;
 }
 
@@ -103,6 +110,9 @@ export class Instance {
     triggerJob(job: string): Promise<number>;
     /** ABI 1.5: the fence predicate of the instance's dialect (no I/O). */
     fenceSql(): Promise<string>;
+    /** ABI 1.6: this host's schedule identity of job (docs/schedules.md). */
+    setSchedule(job: string, expr: string | null, tz?: string | null,
+                engine?: string): Promise<void>;
 }
 
 /** A fire claimed to run, as the database recorded it (ABI 1.4). */
@@ -198,6 +208,10 @@ export class Leader extends EventEmitter {
      * in a group, give job: the fence is its shard's. */
     fence(options?: { namespace?: string; job?: string; placeholder?: '?' | '$' }): Promise<Fence>;
     claim(job: string, fireMs?: number, maxAttempts?: number): Promise<Fire | null>;
+    /** Says how this host computes job's fire times (docs/schedules.md);
+     * false for a plugin before ABI 1.6. */
+    setSchedule(job: string, expr: string | null, tz?: string | null,
+                engine?: string): Promise<boolean>;
     finish(fire: Fire, status?: number): Promise<void>;
     runFire<T>(job: string, fireMs: number, fn: (fire: Fire) => T | Promise<T>,
         maxAttempts?: number): Promise<RunResult<T>>;

@@ -309,6 +309,18 @@ struct odbc_leader__job_list {
  * odbc_leader__job_list in ctx (sets nomem when out of memory). */
 void odbc_leader__cli_keep_job(void *ctx, const struct odbc_leader_job *j);
 
+/* The schedules listed by odbc_leader_list_schedules (history.c). */
+struct odbc_leader__schedule_list {
+    struct odbc_leader_schedule *v; /* owned */
+    size_t n, cap;
+    int nomem; /* a copy failed: the list is incomplete */
+};
+
+/* odbc_leader_list_schedules callback: appends a copy of s to the struct
+ * odbc_leader__schedule_list in ctx (sets nomem when out of memory). */
+void odbc_leader__cli_keep_schedule(void *ctx,
+                                    const struct odbc_leader_schedule *s);
+
 /* Writes j as one JSON object (no newline) to out. */
 void odbc_leader__cli_job_json(FILE *out, const struct odbc_leader_job *j);
 

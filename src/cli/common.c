@@ -352,6 +352,7 @@ int odbc_leader__cli_exit_code(int rc) {
     case ODBC_LEADER_ENOELECTIONS:
     case ODBC_LEADER_ENOLIFECYCLE:
     case ODBC_LEADER_EGROUPOFFER:
+    case ODBC_LEADER_ESCHEDULE:
         return EX_CONFIG;
     case ODBC_LEADER_ENOMEM:
         return EX_OSERR;

@@ -67,6 +67,14 @@ void odbc_leader__cli_keep_job(void *ctx, const struct odbc_leader_job *j) {
         odbc_leader__cli_push(l->v, &l->cap, &l->n, j, sizeof(*j), &l->nomem);
 }
 
+void odbc_leader__cli_keep_schedule(void *ctx,
+                                    const struct odbc_leader_schedule *s) {
+    struct odbc_leader__schedule_list *l = ctx;
+
+    l->v =
+        odbc_leader__cli_push(l->v, &l->cap, &l->n, s, sizeof(*s), &l->nomem);
+}
+
 /* Writes ms, or null for 0, after the key. */
 static void ms_or_null(FILE *out, const char *key, int64_t ms) {
     if (ms > 0)

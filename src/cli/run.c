@@ -305,6 +305,26 @@ static int scrub_connect_env(struct run *r) {
 
 /* ---- the election ---- */
 
+/* --once KEY --once-per DURATION: says how the key's fires are computed
+ * (docs/schedules.md), so that hosts running KEY with another DURATION,
+ * whose keys differ, have their claims refused instead of both running.
+ * The slot nearest the database clock depends on no time zone. Returns
+ * 0, or EX_CONFIG after a message. */
+static int declare_schedule(struct run *r) {
+    char expr[64];
+    int rc;
+
+    snprintf(expr, sizeof(expr), "every %lld ms", (long long)r->once_per_ms);
+    rc = odbc_leader_set_schedule(
+        r->h, r->once, expr, "",
+        "odbc-leader run --once-per (the slot nearest the database clock)");
+    if (rc == 0)
+        return 0;
+    odbc_leader__cli_err(r->cli, "run: --once %s: %s", r->once,
+                         odbc_leader_strerror(rc));
+    return odbc_leader__cli_exit_code(rc);
+}
+
 /* Opens the handle with the run's Leader* extras. Returns 0 or an exit
  * code. */
 static int open_run(struct run *r) {
@@ -485,6 +505,7 @@ static int claim_env(struct run *r) {
  * -2 after a new claim (lead), or an exit code. */
 static int once_check(struct run *r, int state) {
     struct odbc_leader_fire f;
+    struct odbc_leader_error_info e;
     int rc;
 
     if (!settle_fire(r))
@@ -516,11 +537,14 @@ static int once_check(struct run *r, int state) {
     }
     if (rc == ODBC_LEADER_ENOTLEADER)
         return 0;
+    odbc_leader_last_error(r->h, &e);
     odbc_leader__cli_err(r->cli,
                          "run --once: claiming %s (fire %lld) failed: %s; "
                          "not running %s",
                          r->once, (long long)r->fire_ms,
-                         odbc_leader_strerror(rc), r->cmd[0]);
+                         rc == ODBC_LEADER_ESCHEDULE ? e.message
+                                                     : odbc_leader_strerror(rc),
+                         r->cmd[0]);
     return rc == ODBC_LEADER_EUNKNOWN || rc == ODBC_LEADER_ECONNLOST
                ? EX_TEMPFAIL
                : odbc_leader__cli_exit_code(rc);
@@ -866,6 +890,8 @@ int odbc_leader__cli_run(struct odbc_leader__cli *c, int argc, char **argv) {
     /* --once-per alone: the namespace names the job */
     if (rc == 0 && r.once_per_ms > 0 && r.once == NULL)
         r.once = odbc_leader_namespace(r.h);
+    if (rc == 0 && r.once_per_ms > 0)
+        rc = declare_schedule(&r);
     do {
         if (rc == 0)
             rc = campaign(&r);

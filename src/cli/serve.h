@@ -105,6 +105,13 @@ int odbc_leader__serve_jobs(struct odbc_leader__serve *sv,
                             struct odbc_leader__serve_ns *ns,
                             struct odbc_leader__job_list *l);
 
+/* Reads ns's schedule identities (docs/schedules.md) into l (emptied
+ * first). Returns 0 (a dialect without them: none), or -1 with ns->error
+ * set. */
+int odbc_leader__serve_schedules(struct odbc_leader__serve *sv,
+                                 struct odbc_leader__serve_ns *ns,
+                                 struct odbc_leader__schedule_list *l);
+
 /* Reads ns's election log, oldest term first, into *l, which the caller
  * frees. Returns 0, 1 when the dialect keeps no log (l empty), or -1 with
  * ns->error set. */

@@ -239,6 +239,28 @@ int odbc_leader__serve_jobs(struct odbc_leader__serve *sv,
     return rc >= 0 && !l->nomem ? 0 : -1;
 }
 
+/* ns_read_fn: the schedules, into an emptied list. */
+static int read_schedules(odbc_leader_t *h, void *ctx) {
+    struct odbc_leader__schedule_list *l = ctx;
+
+    l->n = 0;
+    return odbc_leader_list_schedules(h, odbc_leader__cli_keep_schedule, l);
+}
+
+int odbc_leader__serve_schedules(struct odbc_leader__serve *sv,
+                                 struct odbc_leader__serve_ns *ns,
+                                 struct odbc_leader__schedule_list *l) {
+    int rc = ns_read(sv, ns, read_schedules, l);
+
+    if (rc == ODBC_LEADER_ENOLIFECYCLE) {
+        l->n = 0;
+        return 0;
+    }
+    if (rc >= 0 && l->nomem)
+        snprintf(ns->error, sizeof(ns->error), "out of memory");
+    return rc >= 0 && !l->nomem ? 0 : -1;
+}
+
 int odbc_leader__serve_job_action(struct odbc_leader__serve *sv,
                                   struct odbc_leader__serve_ns *ns, int action,
                                   const char *job, int64_t *key) {

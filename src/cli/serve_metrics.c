@@ -3,7 +3,8 @@
  * serve_metrics.c: serve's GET /metrics: serve's own series (build, scrape
  * duration), then for every namespace served whether it could be read and
  * how often it could not, its snapshot (snapshot_metrics.c), its fires by
- * job and its terms, as Prometheus text through prom.c. The counters of
+ * job, its jobs' refused claims (docs/schedules.md) and its terms, as
+ * Prometheus text through prom.c. The counters of
  * fires and terms are serve_counters.c's; the gauges say what the
  * database holds now. What it reads of an election log is kept between
  * scrapes (the tally) and read again only when the lease changed hands,
@@ -129,13 +130,37 @@ static const struct odbc_leader__prom_family m_old_elections = {
 
 /* The reads of one scrape, one entry per namespace served. */
 struct scrape {
-    struct odbc_leader__snapshot *s;  /* every namespace's */
-    struct odbc_leader__snapshot *ok; /* those up, in order (borrowed) */
-    struct odbc_leader__fire_list *l; /* ledgers, sorted by job */
-    int *up;                          /* read */
+    struct odbc_leader__snapshot *s;        /* every namespace's */
+    struct odbc_leader__snapshot *ok;       /* those up, in order (borrowed) */
+    struct odbc_leader__fire_list *l;       /* ledgers, sorted by job */
+    struct odbc_leader__schedule_list *sch; /* schedule identities */
+    int *up;                                /* read */
     size_t nok;
     int64_t took_ns; /* how long the reads took */
 };
+
+static const struct odbc_leader__prom_family m_refusals = {
+    "odbc_leader_schedule_refusals_total",
+    ODBC_LEADER__PROM_COUNTER,
+    "Claims of the job refused since its schedule was recorded (or last "
+    "changed) because a host computed its fires by another schedule: "
+    "another time zone, expression or engine (docs/schedules.md).",
+    NS_NEW,
+    {"job_name", NULL}};
+
+/* Writes the refused claims of every job with a recorded schedule. */
+static void prom_schedules(FILE *f, const struct odbc_leader__serve *sv,
+                           const struct scrape *sc) {
+    odbc_leader__prom_head(f, &m_refusals);
+    for (size_t i = 0; i < sv->n; i++) {
+        for (size_t k = 0; k < sc->sch[i].n; k++) {
+            const char *job = sc->sch[i].v[k].job;
+
+            odbc_leader__prom_int(f, &m_refusals, sv->ns[i].name, &job,
+                                  sc->sch[i].v[k].refusals);
+        }
+    }
+}
 
 /* qsort order of fires: by job, then by fire time. */
 static int by_job(const void *a, const void *b) {
@@ -386,8 +411,9 @@ static int scrape_alloc(struct scrape *sc, size_t n) {
     sc->s = calloc(n, sizeof(*sc->s));
     sc->ok = calloc(n, sizeof(*sc->ok));
     sc->l = calloc(n, sizeof(*sc->l));
+    sc->sch = calloc(n, sizeof(*sc->sch));
     sc->up = calloc(n, sizeof(*sc->up));
-    return sc->s && sc->ok && sc->l && sc->up ? 0 : -1;
+    return sc->s && sc->ok && sc->l && sc->sch && sc->up ? 0 : -1;
 }
 
 /* Frees what *sc owns for n namespaces. */
@@ -396,14 +422,17 @@ static void scrape_free(struct scrape *sc, size_t n) {
         odbc_leader__cli_snapshot_free(&sc->s[i]);
     for (size_t i = 0; sc->l != NULL && i < n; i++)
         free(sc->l[i].v);
+    for (size_t i = 0; sc->sch != NULL && i < n; i++)
+        free(sc->sch[i].v);
+    free(sc->sch);
     free(sc->s);
     free(sc->ok);
     free(sc->l);
     free(sc->up);
 }
 
-/* Reads every namespace into *sc: snapshot, ledger and election log; a
- * namespace is up when all three could be read. */
+/* Reads every namespace into *sc: snapshot, ledger, schedules and
+ * election log; a namespace is up when all four could be read. */
 static void scrape_read(struct odbc_leader__serve *sv, struct scrape *sc) {
     int64_t start = odbc_leader__now_ns(NULL);
 
@@ -413,11 +442,14 @@ static void scrape_read(struct odbc_leader__serve *sv, struct scrape *sc) {
         sc->up[i] = ns_kept(ns) == 0 &&
                     odbc_leader__serve_snapshot(sv, ns, &sc->s[i]) == 0 &&
                     ns_fires(sv, ns, &sc->l[i]) == 0 &&
+                    odbc_leader__serve_schedules(sv, ns, &sc->sch[i]) == 0 &&
                     ns_tally(sv, ns, &sc->s[i]) == 0;
-        if (sc->up[i])
+        if (sc->up[i]) {
             sc->ok[sc->nok++] = sc->s[i];
-        else
+        } else {
             sc->l[i].n = 0;
+            sc->sch[i].n = 0;
+        }
     }
     sc->took_ns = odbc_leader__now_ns(NULL) - start;
 }
@@ -457,6 +489,7 @@ enum MHD_Result odbc_leader__serve_metrics(struct odbc_leader__serve *sv,
     prom_serve(b.f, sv, &sc);
     odbc_leader__cli_snapshot_prom(b.f, sc.ok, sc.nok, 1);
     prom_fires(b.f, sv, sc.l);
+    prom_schedules(b.f, sv, &sc);
     prom_elections(b.f, sv, &sc);
     ret = odbc_leader__httpd_reply_body(
         conn, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", &b);

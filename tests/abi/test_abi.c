@@ -398,6 +398,36 @@ static void check_fence_sql(const struct leader_plugin *p, void *inst) {
     print_message("  fence_sql: %d bytes\n", n);
 }
 
+/* ABI 1.6: a job's schedule identity (docs/schedules.md): the first claim
+ * records it; a claim computed by another is refused with
+ * LEADER_PLUGIN_ESCHEDULE, class CONFIG, last_error() naming both; a bad
+ * zone is refused at once; the host's zone has a name. */
+static void check_schedules(const struct leader_plugin *p, void *inst,
+                            int64_t fire) {
+    char msg[512] = "", zone[64] = "";
+    int cls = 0;
+
+    assert_int_equal(p->set_schedule(inst, "sj", "every 60s", "", "abi"), 0);
+    assert_int_equal(p->claim(inst, "sj", fire), 1);
+    assert_int_equal(p->set_schedule(inst, "sj", "every 30s", "", "abi"), 0);
+    assert_int_equal(p->claim(inst, "sj", fire + 1), LEADER_PLUGIN_ESCHEDULE);
+    assert_int_equal(p->last_error(inst, &cls, NULL, NULL, msg, sizeof(msg)),
+                     LEADER_PLUGIN_ESCHEDULE);
+    assert_int_equal(cls, LEADER_PLUGIN_CLASS_CONFIG);
+    assert_int_equal(p->error_class(LEADER_PLUGIN_ESCHEDULE),
+                     LEADER_PLUGIN_CLASS_CONFIG);
+    assert_non_null(strstr(msg, "\"every 30s by abi\""));
+    assert_non_null(strstr(msg, "\"every 60s by abi\""));
+    assert_non_null(strstr(p->strerror(LEADER_PLUGIN_ESCHEDULE), "schedule"));
+    assert_true(p->set_schedule(inst, "sj", "e", "local", "abi") < 0);
+    assert_int_equal(p->set_schedule(inst, "sj", NULL, NULL, NULL), 0);
+    assert_int_equal(p->claim(inst, "sj", fire + 2), 1); /* unchecked */
+    assert_true(p->set_schedule(NULL, "sj", "e", "", "abi") < 0);
+    assert_int_equal(p->local_zone(zone, sizeof(zone)), 0);
+    assert_true(zone[0] != '\0');
+    print_message("  schedules: refused as named; the host's zone: %s\n", zone);
+}
+
 /* ABI 1.1: claim, finish and leadership, as a host built against 1.1
  * calls them (after checking struct_size with LEADER_PLUGIN_HAS). */
 static void test_claims(void **state) {
@@ -438,6 +468,8 @@ static void test_claims(void **state) {
     assert_true(p->claim(inst, "", fire) < 0);
     if (LEADER_PLUGIN_HAS(p, fence_sql)) /* ABI 1.5 */
         check_fence_sql(p, inst);
+    if (LEADER_PLUGIN_HAS(p, set_schedule)) /* ABI 1.6 */
+        check_schedules(p, inst, fire);
     p->shutdown(inst);
     dlclose(dl);
 }

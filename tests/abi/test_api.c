@@ -370,9 +370,43 @@ static void test_fence_sql(void **state) {
     odbc_leader_destroy(h);
 }
 
+/* Schedule identities' calls refuse bad arguments by name, without I/O
+ * (the claims' check runs in the scenarios). */
+static void test_schedule_args(void **state) {
+    char conf[512], zone[64];
+    struct odbc_leader_error_info e;
+    odbc_leader_t *h = NULL;
+
+    (void)state;
+    assert_int_equal(odbc_leader_set_schedule(NULL, "j", "e", "", "x"),
+                     ODBC_LEADER_EINVAL);
+    assert_int_equal(odbc_leader_group_set_schedule(NULL, "j", "e", "", "x"),
+                     ODBC_LEADER_EINVAL);
+    assert_int_equal(odbc_leader_reschedule_job(NULL, "j", NULL),
+                     ODBC_LEADER_EINVAL);
+    assert_int_equal(odbc_leader_list_schedules(NULL, NULL, NULL),
+                     ODBC_LEADER_EINVAL);
+    assert_int_equal(odbc_leader_local_zone(NULL, 0), ODBC_LEADER_EINVAL);
+    assert_int_equal(odbc_leader_local_zone(zone, sizeof(zone)), 0);
+    assert_int_equal(odbc_leader_create(&h, config(conf, sizeof(conf), "sched"),
+                                        NULL, NULL, 0),
+                     0);
+    assert_int_equal(odbc_leader_set_schedule(h, "j", "e", "Mars/Olympus", "x"),
+                     ODBC_LEADER_EINVAL);
+    assert_int_equal(odbc_leader_last_error(h, &e), ODBC_LEADER_EINVAL);
+    assert_non_null(strstr(e.message, "Mars/Olympus"));
+    assert_int_equal(odbc_leader_set_schedule(h, "j", "e", "", "x"), 0);
+    assert_int_equal(odbc_leader_reschedule_job(h, "j", ""),
+                     ODBC_LEADER_EINVAL);
+    assert_int_equal(odbc_leader_error_class(ODBC_LEADER_ESCHEDULE),
+                     ODBC_LEADER_CLASS_CONFIG);
+    odbc_leader_destroy(h);
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_version_macros),
+        cmocka_unit_test(test_schedule_args),
         cmocka_unit_test(test_struct_size_unset),
         cmocka_unit_test(test_shorter_callbacks),
         cmocka_unit_test(test_longer_callbacks),

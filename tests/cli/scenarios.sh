@@ -365,6 +365,19 @@ PY
     olc_expect_rc 0 run -C "$OLC_CONN" -n oncens --once-per 1h -- true
     olc_expect_rc 84 run -C "$OLC_CONN" -n oncens --once-per 1h -- true \
         2>/dev/null
+    # another --once-per for the same key computes other keys: refused by
+    # its schedule (docs/schedules.md), exit 78, CMD not run
+    ol_log "run --once-per: another period for the same key is refused"
+    rc=0
+    "$OLC_BIN" run -C "$OLC_CONN" -n oncens --once-per 30m -- \
+        sh -c "echo ran >>'$OL_TMP/once-30m.out'" 2>"$OL_TMP/once-30m.err" ||
+        rc=$?
+    [ "$rc" = 78 ] && [ ! -e "$OL_TMP/once-30m.out" ] &&
+        grep -qF 'computes its fires as "every 1800000 ms by odbc-leader run --once-per' \
+            "$OL_TMP/once-30m.err" &&
+        grep -qF 'recorded as "every 3600000 ms by odbc-leader run' \
+            "$OL_TMP/once-30m.err" ||
+        ol_fail "run --once-per 30m after 1h: exit $rc: $(cat "$OL_TMP/once-30m.err")"
     olc_expect_rc 64 run -C "$OLC_CONN" -n oncens --once 'bad key' -- true \
         2>/dev/null
     rc=0

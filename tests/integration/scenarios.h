@@ -143,6 +143,10 @@ void interrupted_fire_is_recovered_once_in_a_later_term(void **state);
 void paused_jobs_skip_and_run_now_runs_once(void **state);
 void take_needs_a_later_term(void **state);
 void group_jobs_pause_in_their_shard(void **state);
+/* scenarios_schedule.c: schedule identities */
+void schedules_refuse_a_claim_computed_otherwise(void **state);
+void schedule_identities_are_checked(void **state);
+void group_schedules_are_checked_in_the_shard(void **state);
 /* scenarios_group.c */
 void group_members_split_and_claim(void **state);
 void group_crashed_member_is_replaced_after_the_watch(void **state);

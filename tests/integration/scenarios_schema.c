@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -48,8 +49,8 @@ static int64_t current_schema_version(void) {
     const char *extra = getenv("OL_LEADER_EXTRA");
 
     if (extra != NULL && strstr(extra, "generic"))
-        return 5;
-    return is_kind("sqlite") ? 5 : 7;
+        return 6;
+    return is_kind("sqlite") ? 6 : 8;
 }
 
 /*
@@ -120,6 +121,25 @@ static const struct {
      "BIGINT NOT NULL, leader_id VARCHAR(128) NOT NULL, started_at_ms BIGINT "
      "NOT NULL, ended_at_ms BIGINT NULL, ended_how VARCHAR(16) NULL, "
      "handed_to VARCHAR(128) NULL, PRIMARY KEY (namespace, term)){opts}"},
+    /* the fire lifecycle: SQLite and generic 5, PostgreSQL and MariaDB 7 */
+    {{5, 7, 7, 5},
+     "ALTER TABLE {prefix}fire ADD COLUMN state VARCHAR(16) NOT NULL DEFAULT "
+     "'running'"},
+    {{5, 7, 7, 5},
+     "ALTER TABLE {prefix}fire ADD COLUMN attempt INTEGER NOT NULL DEFAULT 1"},
+    {{5, 7, 7, 5},
+     "ALTER TABLE {prefix}fire ADD COLUMN max_attempts INTEGER NOT NULL "
+     "DEFAULT 1"},
+    {{5, 7, 7, 5},
+     "CREATE INDEX {prefix}fire_state ON {prefix}fire (namespace, state)"},
+    {{5, 7, 7, 5},
+     "CREATE TABLE {prefix}job (namespace VARCHAR(128) NOT NULL, job "
+     "VARCHAR(128) NOT NULL, paused INTEGER NOT NULL, changed_at_ms BIGINT "
+     "NOT NULL, changed_by VARCHAR(128) NOT NULL, PRIMARY KEY (namespace, "
+     "job)){opts}"},
+    {{5, 7, 7, 5},
+     "INSERT INTO {prefix}job (namespace, job, paused, changed_at_ms, "
+     "changed_by) VALUES ('{ns}', 'j', 0, 1, 'old-host')"},
 };
 
 /* Writes old_schema's sql into out (of size cap) with its {names}
@@ -210,7 +230,8 @@ void earlier_schema_versions_are_upgraded(void **state) {
         snprintf(what, sizeof(what), "upgrade-v%d", v);
         ns_name(ns, sizeof(ns), what);
         create_old_tables(prefix, ns, v);
-        snprintf(table, sizeof(table), "%sjob", prefix); /* the newest */
+        /* the newest column (and table) */
+        snprintf(table, sizeof(table), "%sjob WHERE refusals >= 0", prefix);
         snprintf(sql, sizeof(sql), "SELECT MAX(version) FROM %sschema", prefix);
 
         h = NULL;
@@ -247,6 +268,15 @@ void earlier_schema_versions_are_upgraded(void **state) {
         if (rc != 1)
             fail_msg("tables of version %d: claim %d (%s)", v, rc,
                      odbc_leader_strerror(rc));
+        /* a claim with a schedule records it, in an old job row too */
+        assert_int_equal(
+            odbc_leader_set_schedule(h, "j", "every 60s", "", "upgrade-test"),
+            0);
+        rc = odbc_leader_claim(h, "j", (int64_t)time(NULL) * 1000);
+        if (rc != 1)
+            fail_msg("tables of version %d: claim with a schedule %d (%s)", v,
+                     rc, odbc_leader_strerror(rc));
+        assert_int_equal(odbc_leader_list_schedules(h, NULL, NULL), 1);
         assert_int_equal(read_elog(h, &l), 1);
         expect_term(&l, 0, 42, odbc_leader_id(h), "", "");
         odbc_leader_destroy(h);

@@ -668,6 +668,27 @@ static void test_test_no_pooler_check(void **state) {
 #endif
 }
 
+/* LeaderTestNoSchedule: likewise. */
+static void test_test_no_schedule(void **state) {
+    struct odbc_leader__config cfg;
+    char err[ERRLEN];
+
+    (void)state;
+    parse_ok("Driver=A", &cfg);
+    assert_int_equal(cfg.test_no_schedule, 0);
+    odbc_leader__config_free(&cfg);
+#ifdef ODBC_LEADER_TEST_HOOKS
+    parse_ok("Driver=A;LeaderTestNoSchedule=yes", &cfg);
+    assert_int_equal(cfg.test_no_schedule, 1);
+    odbc_leader__config_free(&cfg);
+    parse_bad("Driver=A;LeaderTestNoSchedule=2", err);
+    assert_has(err, "LeaderTestNoSchedule: \"2\" is not one of yes, no");
+#else
+    parse_bad("Driver=A;LeaderTestNoSchedule=0", err);
+    assert_has(err, "LeaderTestNoSchedule: a test-only key");
+#endif
+}
+
 /* Asserts that stripping the password from in gives want. */
 static void strip_is(const char *in, const char *want) {
     char err[ERRLEN] = "";
@@ -1025,6 +1046,7 @@ int main(void) {
         cmocka_unit_test(test_pooler),
         cmocka_unit_test(test_election_retention),
         cmocka_unit_test(test_test_no_pooler_check),
+        cmocka_unit_test(test_test_no_schedule),
         cmocka_unit_test(test_strip_password),
         cmocka_unit_test(test_connstr_value),
         cmocka_unit_test(test_dialect),

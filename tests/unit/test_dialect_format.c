@@ -298,6 +298,13 @@ void test_err_lifecycle_ops_together(void **state) {
                  "and jobs");
     expect_error(HEADER REQUIRED_OPS "-- @statement jobs\nSELECT 1;\n", 21,
                  "@statement jobs needs @schema-version 2");
+    /* schedule identities: all three or none */
+    expect_error("-- @dialect t\n-- @schema-version 2\n" REQUIRED_OPS LEDGER_OPS
+                 "-- @statement schedules\nSELECT 1;\n",
+                 33,
+                 "missing @statement schedule; schedule identities "
+                 "(@statement schedules here) need schedule, reschedule and "
+                 "schedules");
 }
 
 void test_err_duplicate_op(void **state) {
@@ -325,7 +332,8 @@ void test_err_missing_op(void **state) {
                  "fence, and may also have on_connect, release, wait, hold, "
                  "upgrade, session_id, group_init, group_tick, group_leave, "
                  "group_shards, elections, election_gc, take, skip, sweep, "
-                 "offers, pause, trigger and jobs");
+                 "offers, pause, trigger, jobs, schedule, reschedule and "
+                 "schedules");
 }
 
 /* The operations a file of @schema-version 2 must have, written out here
@@ -425,7 +433,8 @@ void test_err_lists_are_complete(void **state) {
                  "wait, hold, upgrade, claim, finish, fire, fires, fire_gc, "
                  "fence, session_id, group_init, group_tick, group_leave, "
                  "group_shards, elections, election_gc, take, skip, sweep, "
-                 "offers, pause, trigger or jobs");
+                 "offers, pause, trigger, jobs, schedule, reschedule or "
+                 "schedules");
     expect_error(HEADER "-- @frobnicate yes\n" REQUIRED_OPS, 3,
                  "unknown directive @frobnicate; expected @statement or a "
                  "header directive: @dialect, @dbms, @schema-version, "
@@ -439,12 +448,14 @@ void test_err_lists_are_complete(void **state) {
                  ":fire_ms, :status, :retention_ms, :seen_term, "
                  ":seen_expires_ms, :inc, :seq, :shards, :take, :release, "
                  ":dead, :take_mask, :release_mask, :dead_inc, :dead_seq, "
-                 ":election_retention_ms, :max_attempts or :paused");
+                 ":election_retention_ms, :max_attempts, :paused or "
+                 ":schedule");
     expect_error(HEADER REQUIRED_OPS LEDGER_OPS, 21,
                  "@statement claim needs @schema-version 2 or later (the "
                  "fire ledger's table); a file of @schema-version 1 has no "
                  "upgrade, claim, finish, fire, fires, fire_gc, fence, take, "
-                 "skip, sweep, offers, pause, trigger or jobs");
+                 "skip, sweep, offers, pause, trigger, jobs, schedule, "
+                 "reschedule or schedules");
 }
 
 /* The fire ledger's statements: required from schema version 2 on, not

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 // QuartzExample.java: the Quartz example (contrib/java/examples/quartz runs
 // it). Every host runs the same Quartz schedule (RAMJobStore), one job named
-// "every" whose cron trigger (UTC) fires at each multiple of --every seconds
-// since the epoch; the LeaderGate runs each fire on the one host that claimed
-// it and the job prints one flushed line per fire it runs:
-// "FIRE every <fire_ms> <term> <attempt>" (nothing else goes to stdout), then
+// "every" (--job) whose cron trigger (UTC) fires at each multiple of --every
+// seconds since the epoch, or by the Quartz cron expression --cron in zone
+// --tz (default: the JVM's, as TZ says); the LeaderGate runs each fire on
+// the one host that claimed it and the job prints one flushed line per fire
+// it runs: "FIRE <job> <fire_ms> <term> <attempt>" (nothing else goes to stdout), then
 // takes --hold seconds. With --recover N the job requests recovery
 // (JobBuilder.requestRecovery()): a fire whose host died before its end runs
 // again on the next leader, up to N attempts in all. SIGTERM stops
@@ -12,7 +13,8 @@
 // another host takes over at once); exit 0. Bad arguments exit 64, a start
 // that fails exits 1.
 //
-//   quartz --plugin SO --connect STR --namespace NS --every SECONDS [--ttl MS]
+//   quartz --plugin SO --connect STR --namespace NS
+//       (--every SECONDS | --cron EXPR [--tz NAME]) [--ttl MS] [--job NAME]
 //       [--recover N] [--hold SECONDS]
 package org.odbcleader.examples;
 
@@ -25,6 +27,7 @@ import org.odbcleader.Leader;
 import org.odbcleader.LeaderException;
 import org.odbcleader.LeaderListener;
 import org.odbcleader.quartz.LeaderGate;
+import org.quartz.CronExpression;
 import org.quartz.CronScheduleBuilder;
 import org.quartz.Job;
 import org.quartz.JobBuilder;
@@ -45,8 +48,8 @@ public class QuartzExample {
     private static final Object OUT = new Object();
 
     /** The parsed command line. */
-    record Args(String plugin, String connect, String namespace, int every, Long ttlMs, int recover,
-            long holdMs) {
+    record Args(String plugin, String connect, String namespace, int every, String cron, String tz,
+            String job, Long ttlMs, int recover, long holdMs) {
     }
 
     /** An argument problem: exit 64. */
@@ -64,6 +67,9 @@ public class QuartzExample {
         String connect = null;
         String namespace = null;
         String every = null;
+        String cron = null;
+        String tz = null;
+        String job = "every";
         String ttl = null;
         String recover = "1";
         String hold = "0";
@@ -87,6 +93,15 @@ public class QuartzExample {
             case "--every":
                 every = v;
                 break;
+            case "--cron":
+                cron = v;
+                break;
+            case "--tz":
+                tz = v;
+                break;
+            case "--job":
+                job = v;
+                break;
             case "--ttl":
                 ttl = v;
                 break;
@@ -104,15 +119,19 @@ public class QuartzExample {
             throw new UsageException("--connect is required");
         if (namespace == null)
             throw new UsageException("--namespace is required");
-        if (every == null)
-            throw new UsageException("--every is required");
-        int e;
+        if ((every == null) == (cron == null))
+            throw new UsageException("give one of --every and --cron");
+        if (tz != null && cron == null)
+            throw new UsageException("--tz goes with --cron");
+        if (cron != null && !CronExpression.isValidExpression(cron))
+            throw new UsageException("--cron " + cron + ": not a Quartz cron expression");
+        int e = 0;
         try {
-            e = Integer.parseInt(every);
+            e = every == null ? 0 : Integer.parseInt(every);
         } catch (NumberFormatException x) {
             e = -1;
         }
-        if (e <= 0 || (60 % e != 0 && (e % 60 != 0 || 3600 % e != 0)))
+        if (every != null && (e <= 0 || (60 % e != 0 && (e % 60 != 0 || 3600 % e != 0))))
             throw new UsageException("--every " + every
                     + ": give whole seconds that divide a minute, or whole minutes that divide an hour");
         Long ttlMs = null;
@@ -141,7 +160,8 @@ public class QuartzExample {
         }
         if (!(holdS >= 0))
             throw new UsageException("--hold " + hold + ": give seconds");
-        return new Args(plugin, connect, namespace, e, ttlMs, attempts, Math.round(holdS * 1000));
+        return new Args(plugin, connect, namespace, e, cron, tz, job, ttlMs, attempts,
+                Math.round(holdS * 1000));
     }
 
     /** Returns the Quartz cron expression firing at every multiple of every seconds since the epoch (UTC). */
@@ -264,8 +284,8 @@ public class QuartzExample {
             a = parse(argv);
         } catch (UsageException e) {
             System.err.println("quartz: " + e.getMessage());
-            System.err.println("usage: quartz --plugin SO --connect STR --namespace NS --every SECONDS [--ttl MS]"
-                    + " [--recover N] [--hold SECONDS]");
+            System.err.println("usage: quartz --plugin SO --connect STR --namespace NS (--every SECONDS"
+                    + " | --cron EXPR [--tz NAME]) [--ttl MS] [--job NAME] [--recover N] [--hold SECONDS]");
             return 64;
         }
         Runtime.getRuntime().addShutdownHook(new Thread(this::stopOnSignal, "odbc-leader-stop"));
@@ -298,11 +318,15 @@ public class QuartzExample {
                 p.setProperty("org.quartz.jobStore.misfireThreshold", Long.toString(misfireThresholdMs()));
                 scheduler = new StdSchedulerFactory(p).getScheduler();
                 scheduler.getContext().put(LEADER_KEY, leader);
-                JobDetail job = JobBuilder.newJob(EveryJob.class).withIdentity("every")
+                JobDetail job = JobBuilder.newJob(EveryJob.class).withIdentity(a.job())
                         .requestRecovery(a.recover() > 1).build();
-                Trigger trigger = TriggerBuilder.newTrigger().withIdentity("every").forJob(job)
-                        .withSchedule(misfirePolicy(CronScheduleBuilder.cronSchedule(cronOf(a.every()))
-                                .inTimeZone(TimeZone.getTimeZone("UTC"))))
+                // --every in UTC; --cron in --tz, else the JVM's zone (TZ)
+                TimeZone zone = a.cron() == null ? TimeZone.getTimeZone("UTC")
+                        : a.tz() == null ? TimeZone.getDefault() : TimeZone.getTimeZone(a.tz());
+                Trigger trigger = TriggerBuilder.newTrigger().withIdentity(a.job()).forJob(job)
+                        .withSchedule(misfirePolicy(CronScheduleBuilder
+                                .cronSchedule(a.cron() != null ? a.cron() : cronOf(a.every()))
+                                .inTimeZone(zone)))
                         .build();
                 if (gated()) {
                     gate = LeaderGate.builder(leader, scheduler).graceMs(grace).misfireCheck(misfireCheck())

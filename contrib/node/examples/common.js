@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 // examples/common.js: what the four example schedulers share: the
-// command line (--plugin SO --connect STR --namespace NS --every SECONDS
-// [--ttl MS] [--job NAME] [--jobs N --shards N] [--recover N] [--hold
-// SECONDS]), the Leader, the job that prints one flushed line per fire it
+// command line (--plugin SO --connect STR --namespace NS (--every SECONDS
+// | --cron EXPR [--tz NAME]) [--ttl MS] [--job NAME] [--jobs N --shards
+// N] [--recover N] [--hold SECONDS]; --every fires at every multiple of
+// SECONDS since the epoch, in UTC; --cron by the engine's own cron syntax
+// in zone NAME, by default the host's), the Leader, the job that prints one flushed line per fire it
 // runs ("FIRE <job> <fire_ms> <term> <attempt>", then takes --hold
 // seconds; with --recover N a fire whose host died before its end runs
 // again on the next leader, up to N attempts), and SIGTERM/SIGINT, which stop the scheduler, wait for a fire
@@ -18,19 +20,21 @@ const DEFAULT_TTL_MS = 15000; // the library's default LeaderTTL
 /** Exits 64 with msg and the usage line. */
 function usage(prog, msg) {
     process.stderr.write(`${prog}: ${msg}\nusage: node ${prog} --plugin SO ` +
-        '--connect STR --namespace NS --every SECONDS [--ttl MS] [--job NAME] ' +
+        '--connect STR --namespace NS (--every SECONDS | --cron EXPR [--tz NAME]) ' +
+        '[--ttl MS] [--job NAME] ' +
         '[--jobs N --shards N] [--recover N] [--hold SECONDS]\n');
     process.exit(64);
 }
 
-/** The parsed command line: { plugin, connect, namespace, every, ttlMs,
- * names, shards, recover, holdMs }. */
+/** The parsed command line: { plugin, connect, namespace, every, cron,
+ * tz, ttlMs, names, shards, recover, holdMs }: every 0 with --cron. */
 function parse(prog) {
     let v;
     try {
         v = parseArgs({ options: {
             plugin: { type: 'string' }, connect: { type: 'string' },
             namespace: { type: 'string' }, every: { type: 'string' },
+            cron: { type: 'string' }, tz: { type: 'string' },
             ttl: { type: 'string' }, job: { type: 'string', default: 'every' },
             jobs: { type: 'string', default: '1' }, shards: { type: 'string' },
             recover: { type: 'string', default: '1' },
@@ -39,12 +43,16 @@ function parse(prog) {
     } catch (e) {
         usage(prog, e.message);
     }
-    for (const k of ['connect', 'namespace', 'every'])
+    for (const k of ['connect', 'namespace'])
         if (v[k] === undefined)
             usage(prog, `--${k} is required`);
-    const every = Number(v.every);
-    if (!Number.isInteger(every) || every <= 0 || (60 % every !== 0 &&
-        (every % 60 !== 0 || 3600 % every !== 0)))
+    if ((v.every === undefined) === (v.cron === undefined))
+        usage(prog, 'give one of --every and --cron');
+    if (v.tz !== undefined && v.cron === undefined)
+        usage(prog, '--tz goes with --cron');
+    const every = v.cron === undefined ? Number(v.every) : 0;
+    if (v.cron === undefined && (!Number.isInteger(every) || every <= 0 ||
+        (60 % every !== 0 && (every % 60 !== 0 || 3600 % every !== 0))))
         usage(prog, `--every ${v.every}: give whole seconds that divide a minute, ` +
             'or whole minutes that divide an hour');
     const jobs = Number(v.jobs);
@@ -62,7 +70,15 @@ function parse(prog) {
         usage(prog, `--hold ${v.hold}: give seconds`);
     const names = jobs === 1 ? [v.job] : [...Array(jobs).keys()].map((i) => `${v.job}-${i}`);
     return { plugin: v.plugin, connect: v.connect, namespace: v.namespace, every,
-        ttlMs, names, shards, recover, holdMs: Math.round(hold * 1000) };
+        cron: v.cron, tz: v.tz, ttlMs, names, shards, recover,
+        holdMs: Math.round(hold * 1000) };
+}
+
+/** { expr, tz } of the command line's schedule: --cron in --tz (undefined:
+ * the host's zone), or --every as a cron expression in UTC. */
+function whenOf(a) {
+    return a.cron !== undefined ? { expr: a.cron, tz: a.tz }
+        : { expr: cronOf(a.every), tz: 'UTC' };
 }
 
 /** A cron expression (with seconds) that fires at every multiple of every
@@ -125,4 +141,6 @@ async function main(prog, setup) {
     process.on('SIGINT', stop);
 }
 
-module.exports = { main, cronOf, printFire };
+module.exports = {
+    whenOf, main, cronOf, printFire,
+};

@@ -9,12 +9,13 @@
 const { CronJob } = require('cron');
 const { currentFire } = require('odbc-leader');
 const { LeaderCronJob } = require('odbc-leader/cron');
-const { main, cronOf, printFire } = require('./common');
+const { main, whenOf, printFire } = require('./common');
 
 main('examples/cron.js', (leader, a, opts) => {
     const c = new LeaderCronJob(leader, { ...opts, CronJob });
-    const jobs = a.names.map((name) => c.from({ name, cronTime: cronOf(a.every),
-        timeZone: 'UTC', start: true, onTick: () => printFire(currentFire()) }));
+    const w = whenOf(a);
+    const jobs = a.names.map((name) => c.from({ name, cronTime: w.expr,
+        timeZone: w.tz, start: true, onTick: () => printFire(currentFire()) }));
     return async () => {
         for (const j of jobs)
             await j.stop();

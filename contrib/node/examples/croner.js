@@ -9,12 +9,13 @@
 const { Cron } = require('croner');
 const { currentFire } = require('odbc-leader');
 const { LeaderCron } = require('odbc-leader/croner');
-const { main, cronOf, printFire } = require('./common');
+const { main, whenOf, printFire } = require('./common');
 
 main('examples/croner.js', (leader, a, opts) => {
     const c = new LeaderCron(leader, { ...opts, Cron });
-    const jobs = a.names.map((name) => c.schedule(cronOf(a.every),
-        { name, timezone: 'UTC' }, () => printFire(currentFire())));
+    const w = whenOf(a);
+    const jobs = a.names.map((name) => c.schedule(w.expr,
+        { name, timezone: w.tz }, () => printFire(currentFire())));
     return () => {
         for (const j of jobs)
             j.stop();

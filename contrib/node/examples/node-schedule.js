@@ -9,11 +9,12 @@
 const schedule = require('node-schedule');
 const { currentFire } = require('odbc-leader');
 const { LeaderSchedule } = require('odbc-leader/node-schedule');
-const { main, cronOf, printFire } = require('./common');
+const { main, whenOf, printFire } = require('./common');
 
 main('examples/node-schedule.js', (leader, a, opts) => {
-    const s = new LeaderSchedule(leader, { ...opts, schedule, tz: 'UTC' });
+    const w = whenOf(a);
+    const s = new LeaderSchedule(leader, { ...opts, schedule });
     for (const name of a.names)
-        s.scheduleJob(name, cronOf(a.every), () => printFire(currentFire()));
+        s.scheduleJob(name, { rule: w.expr, tz: w.tz }, () => printFire(currentFire()));
     return () => schedule.gracefulShutdown();
 });

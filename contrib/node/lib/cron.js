@@ -7,7 +7,7 @@
 // (within the grace), as are those a new leader finds unrun.
 'use strict';
 
-const { FireRunner } = require('./runner');
+const { FireRunner, identity, versionOf } = require('./runner');
 
 /**
  * cron over leader (a started Leader). options: graceMs (the catch-up
@@ -39,7 +39,9 @@ class LeaderCronJob {
             start: false,
             onTick: () => this.runner.fireDue(name, 'cron'),
         });
-        this.runner.add(name, (fireMs, fire) => onTick.call(job, fire), next);
+        this.runner.add(name, (fireMs, fire) => onTick.call(job, fire), next,
+            identity(params.cronTime, params.timeZone, `cron ${versionOf('cron')} ` +
+                "(DST gap: the gap's end; overlap: the first)"));
         if (params.start)
             job.start();
         return job;

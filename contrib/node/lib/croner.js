@@ -7,7 +7,7 @@
 // then too (within the grace), as are those a new leader finds unrun.
 'use strict';
 
-const { FireRunner } = require('./runner');
+const { FireRunner, identity, versionOf } = require('./runner');
 
 /**
  * croner over leader (a started Leader). options: graceMs (the catch-up
@@ -38,7 +38,9 @@ class LeaderCron {
         };
         job = new this.Cron(pattern, { ...options, paused: true },
             () => this.runner.fireDue(name, 'croner'));
-        this.runner.add(name, (fireMs, fire) => fn(job, fire), next);
+        this.runner.add(name, (fireMs, fire) => fn(job, fire), next,
+            identity(pattern, options.timezone, `croner ${versionOf('croner')} ` +
+                "(DST gap: the gap's end; overlap: the first)"));
         if (!(options && options.paused))
             job.resume();
         return job;

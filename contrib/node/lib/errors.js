@@ -39,4 +39,15 @@ class NotLeaderError extends LeaderPluginError {
     }
 }
 
-module.exports = { LeaderPluginError, NotLeaderError, classOf };
+/** A claim computed by another schedule than the one its job's fires
+ * are recorded under (ESCHEDULE, docs/schedules.md): another time zone,
+ * expression or engine. Do not run the fire; the message names both
+ * schedules and the `odbc-leader jobs reschedule` that changes it. */
+class ScheduleError extends LeaderPluginError {
+    constructor(code, message, details) {
+        super(code, message, details);
+        this.name = 'ScheduleError';
+    }
+}
+
+module.exports = { LeaderPluginError, NotLeaderError, ScheduleError, classOf };

@@ -10,15 +10,16 @@
 
 const {
     Plugin, Instance, shardOf, ABI_MAJOR, ABI_MINOR, EABI, ENOTLEADER,
+    ESCHEDULE,
 } = require('./plugin');
 const { Leader, findPlugin, currentFire, PLUGIN_ENV } = require('./leader');
-const { LeaderPluginError, NotLeaderError } = require('./errors');
+const { LeaderPluginError, NotLeaderError, ScheduleError } = require('./errors');
 const { fence, Fence } = require('./fence');
 const { FireRunner } = require('./runner');
 
 module.exports = {
     Leader, findPlugin, currentFire, fence, Fence, FireRunner,
-    LeaderPluginError, NotLeaderError, PLUGIN_ENV,
+    LeaderPluginError, NotLeaderError, ScheduleError, PLUGIN_ENV,
     Plugin, Instance, shardOf,
-    ABI_MAJOR, ABI_MINOR, EABI, ENOTLEADER,
+    ABI_MAJOR, ABI_MINOR, EABI, ENOTLEADER, ESCHEDULE,
 };

@@ -14,7 +14,7 @@ const path = require('node:path');
 const util = require('node:util');
 const { execFile, execFileSync } = require('node:child_process');
 const { Plugin, shardOf } = require('./plugin');
-const { LeaderPluginError, NotLeaderError } = require('./errors');
+const { LeaderPluginError, NotLeaderError, ScheduleError } = require('./errors');
 const { quote } = require('./config');
 const { Fence } = require('./fence');
 
@@ -378,7 +378,8 @@ class Leader extends EventEmitter {
      * a run whose host died, recovering then; triggered for a run-now,
      * whose fireMs is its key, below 0), or null when it is not this
      * host's to run (claimed before by anyone, its job paused: recorded
-     * skipped, or this host does not lead job). maxAttempts above 1 opts
+     * skipped, this host does not lead job, or it computes job's fires by
+     * another schedule than the recorded one: setSchedule, logged). maxAttempts above 1 opts
      * the fire into recovery: the next leader gets it offered ('offers')
      * if this host dies before finish. Rejects with LeaderPluginError
      * when the outcome is unknown (do not run it).
@@ -405,8 +406,29 @@ class Leader extends EventEmitter {
         } catch (e) {
             if (e instanceof NotLeaderError)
                 return null;
+            if (e instanceof ScheduleError) {
+                this.log(3, `${job} at ${fireMs} not run: ${e.message}`);
+                return null;
+            }
             throw e;
         }
+    }
+
+    /**
+     * Says how this host computes job's nominal fire times
+     * (docs/schedules.md): expr in the scheduler's own syntax (null
+     * forgets it), tz the IANA zone it computes in (null: the host's; '':
+     * none, for fixed intervals), engine the scheduler and its DST rule.
+     * The first claim records it for job; a claim from a host that
+     * computes it otherwise (another zone) is refused, logged and not
+     * run. Resolves to true, or false for a plugin before ABI 1.6 (which
+     * cannot check); rejects with LeaderPluginError for a bad zone.
+     */
+    async setSchedule(job, expr, tz = null, engine = '') {
+        if (!this._has('set_schedule'))
+            return false;
+        await this.inst.setSchedule(job, expr, tz, engine);
+        return true;
     }
 
     /** True when the instance's plugin has member (an instance without a

@@ -8,7 +8,7 @@
 // up within the grace.
 'use strict';
 
-const { FireRunner } = require('./runner');
+const { FireRunner, identity, versionOf } = require('./runner');
 const { fireStore } = require('./leader');
 
 const ISO_LEN = 24; // "2026-01-01T00:00:00.000Z"
@@ -109,7 +109,8 @@ class LeaderCoordinator {
         this.runner.add(name, (fireMs, fire) => fn({
             date: new Date(fireMs), dateLocalIso: new Date(fireMs).toISOString(),
             triggeredAt: new Date(), task, fire,
-        }), (ms) => nextMatch(task, ms));
+        }), (ms) => nextMatch(task, ms), identity(expression, options.timezone,
+            `node-cron ${versionOf('node-cron')} (DST gap: skipped; overlap: the first)`));
         return task;
     }
 }

@@ -7,7 +7,7 @@
 // times are computed from the schedule).
 'use strict';
 
-const { FireRunner } = require('./runner');
+const { FireRunner, identity, versionOf } = require('./runner');
 
 /** next(ms) for a node-schedule spec, or null when its fire times cannot
  * be listed (a Date, an object spec): such a job is not caught up. */
@@ -18,6 +18,8 @@ function nextOf(schedule, spec, tz) {
             return d ? d.getTime() : null;
         };
     }
+    if (spec && typeof spec === 'object' && typeof spec.rule === 'string')
+        return nextOf(schedule, spec.rule, spec.tz ?? tz);
     if (typeof spec === 'string') {
         const cronParser = require(require.resolve('cron-parser',
             { paths: [require.resolve('node-schedule')] }));
@@ -55,8 +57,13 @@ class LeaderSchedule {
     scheduleJob(name, spec, fn) {
         if (typeof name !== 'string' || !name)
             throw new TypeError('LeaderSchedule.scheduleJob: a job name is required');
+        const parser = versionOf('cron-parser', require.resolve('node-schedule'));
         this.runner.add(name, (fireMs) => fn(new Date(fireMs)),
-            nextOf(this.schedule, spec, this.tz));
+            nextOf(this.schedule, spec, this.tz),
+            identity(typeof spec.rule === 'string' ? spec.rule : spec,
+                typeof spec === 'string' ? this.tz : spec.tz,
+                `node-schedule ${versionOf('node-schedule')} with cron-parser ` +
+                `${parser} (DST gap: an hour later; overlap: the first)`));
         return this.schedule.scheduleJob(name, spec,
             (fireDate) => this.runner.fire(name, fireDate.getTime()));
     }

@@ -10,12 +10,15 @@
 'use strict';
 
 const koffi = require('koffi');
-const { LeaderPluginError, NotLeaderError, classOf } = require('./errors');
+const { LeaderPluginError, NotLeaderError, ScheduleError, classOf } = require('./errors');
 
 const ABI_MAJOR = 1; // LEADER_PLUGIN_ABI_MAJOR
-const ABI_MINOR = 5; // LEADER_PLUGIN_ABI_MINOR
+const ABI_MINOR = 6; // LEADER_PLUGIN_ABI_MINOR
 const EABI = -1000; // LEADER_PLUGIN_EABI
 const ENOTLEADER = -1001; // LEADER_PLUGIN_ENOTLEADER (ABI 1.1)
+// LEADER_PLUGIN_ESCHEDULE (ABI 1.6): a claim computed by another schedule
+// than the one its job's fires are recorded under (docs/schedules.md)
+const ESCHEDULE = -1002;
 const RESIGN_REQUESTED = 2; // LEADER_PLUGIN_RESIGN_REQUESTED
 const CLAIM_RUN = 1; // LEADER_PLUGIN_CLAIM_RUN (ABI 1.4)
 const CLAIM_PAUSED = 2; // LEADER_PLUGIN_CLAIM_PAUSED (ABI 1.4)
@@ -70,6 +73,8 @@ const Table = koffi.struct('odbc_leader_node_table', {
     pause_job: 'void *',
     trigger_job: 'void *',
     fence_sql: 'void *', // ABI 1.5
+    set_schedule: 'void *', // ABI 1.6
+    local_zone: 'void *',
 });
 
 // ABI 1.4: struct leader_plugin_claim and struct leader_plugin_offer.
@@ -128,6 +133,11 @@ const PROTOS = {
         'const char *job, _Out_ int64_t *key)'),
     fence_sql: koffi.proto('int odbc_leader_node_fence_sql(void *inst, ' +
         'void *out, size_t len)'),
+    set_schedule: koffi.proto('int odbc_leader_node_set_schedule(' +
+        'void *inst, const char *job, const char *expr, const char *tz, ' +
+        'const char *engine)'),
+    local_zone: koffi.proto('int odbc_leader_node_local_zone(void *out, ' +
+        'size_t len)'),
 };
 
 // The struct_size of a 1.0 table: it ends where claim (ABI 1.1) begins.
@@ -241,6 +251,20 @@ class Plugin {
             this._fns[member] = f;
         }
         return f;
+    }
+
+    /**
+     * ABI 1.6: the IANA name of the host's time zone as the C library
+     * computes local time (TZ, else /etc/localtime), 'UTC' for its
+     * aliases. Throws LeaderPluginError when it has none.
+     */
+    localZone() {
+        const buf = Buffer.alloc(128);
+        const rc = this.fn('local_zone')(buf, buf.length);
+        if (rc < 0)
+            throw new LeaderPluginError(rc, "the host's time zone has no IANA name: set TZ",
+                { strerror: this.strerror(rc) });
+        return bufText(buf);
     }
 
     /** The plugin's static message for one of its negative codes. */
@@ -383,6 +407,15 @@ class Instance {
     }
 
     /** A LeaderPluginError for code rc with this instance's last error. */
+    /** The error a claim's negative rc means. */
+    _claimError(rc) {
+        if (rc === ENOTLEADER)
+            return this._error(rc, NotLeaderError);
+        if (rc === ESCHEDULE)
+            return this._error(rc, ScheduleError);
+        return this._error(rc);
+    }
+
     _error(rc, Cls = LeaderPluginError) {
         const strerror = this.plugin.strerror(rc);
         const last = this.lastError();
@@ -431,10 +464,8 @@ class Instance {
         const f = this.plugin.fn('claim');
         return this._serial(async () => {
             const rc = await callAsync(f, [this._live(), String(job), fireMs]);
-            if (rc === ENOTLEADER)
-                throw this._error(rc, NotLeaderError);
             if (rc < 0)
-                throw this._error(rc);
+                throw this._claimError(rc);
             return rc === 1;
         });
     }
@@ -468,10 +499,8 @@ class Instance {
                 nominal_ms: 0 };
             const rc = await callAsync(f, [this._live(), String(job), fireMs,
                 maxAttempts | 0, c]);
-            if (rc === ENOTLEADER)
-                throw this._error(rc, NotLeaderError);
             if (rc < 0)
-                throw this._error(rc);
+                throw this._claimError(rc);
             if (rc !== CLAIM_RUN)
                 return { run: false, paused: rc === CLAIM_PAUSED };
             return { run: true, claim: { job: String(job), fireMs,
@@ -559,6 +588,26 @@ class Instance {
             if (n < 0)
                 throw this._error(n);
             return bufText(buf);
+        });
+    }
+
+    /**
+     * ABI 1.6: says how this host computes the nominal times of job's
+     * fires (docs/schedules.md): expr in the engine's own syntax (null
+     * forgets it), tz the IANA zone it computes in (null: the host's;
+     * '': none, for intervals), engine its name and DST rule. A later
+     * claim computed by another schedule than the job's recorded one
+     * rejects with ScheduleError. No I/O; queued behind the calls under
+     * way. Throws LeaderPluginError (a bad zone or part, named).
+     */
+    setSchedule(job, expr, tz = null, engine = '') {
+        const f = this.plugin.fn('set_schedule');
+        return this._serial(async () => {
+            const rc = f(this._live(), String(job),
+                expr === null ? null : String(expr),
+                tz === null ? null : String(tz), String(engine));
+            if (rc < 0)
+                throw this._error(rc);
         });
     }
 
@@ -650,6 +699,6 @@ class Instance {
 }
 
 module.exports = {
-    ABI_MAJOR, ABI_MINOR, EABI, ENOTLEADER, RESIGN_REQUESTED,
+    ABI_MAJOR, ABI_MINOR, EABI, ENOTLEADER, ESCHEDULE, RESIGN_REQUESTED,
     CLAIM_RUN, CLAIM_PAUSED, Plugin, Instance, shardOf,
 };

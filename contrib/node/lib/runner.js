@@ -7,6 +7,9 @@
 // and, on each fire, those this host's timer skipped since its last one.
 'use strict';
 
+const fs = require('fs');
+const path = require('path');
+
 const DEFAULT_GRACE_MS = 60000;
 const MAX_CATCH_UP = 10000; // fires per job and catch-up, at most
 
@@ -112,12 +115,22 @@ class FireRunner {
     /**
      * Adds job name: fn(fireMs, fire) runs each fire this host claims;
      * next(ms) is the first fire time strictly after ms from the job's
-     * schedule (null: none).
+     * schedule (null: none); schedule ({ expr, tz, engine }, optional)
+     * its identity (docs/schedules.md), said to the leader before the
+     * job's first claim: a host computing the job's fires otherwise has
+     * its claims refused.
      */
-    add(name, fn, next) {
+    add(name, fn, next, schedule = null) {
         if (this.jobs.has(name))
             throw new Error(`odbc-leader: a job named ${name} is already scheduled`);
-        this.jobs.set(name, { fn, next, last: null });
+        const declared = schedule === null ? Promise.resolve()
+            : this.leader.setSchedule(name, schedule.expr, schedule.tz,
+                schedule.engine).then(() => undefined, (e) => {
+                this._log(3, `job ${name}: its schedule cannot be said: ${e.message}`);
+                throw e;
+            });
+        declared.catch(() => {}); // logged; _runOne waits on it
+        this.jobs.set(name, { fn, next, last: null, declared });
     }
 
     remove(name) {
@@ -165,6 +178,7 @@ class FireRunner {
 
     async _runOne(name, job, fireMs) {
         try {
+            await job.declared; // a schedule that cannot be said: no claim
             await this.leader.runFire(name, fireMs, (fire) => job.fn(fireMs, fire),
                 this.attemptsOf(name));
         } catch (e) {
@@ -199,4 +213,45 @@ class FireRunner {
     }
 }
 
-module.exports = { FireRunner, slotsIn, latestSlot, DEFAULT_GRACE_MS };
+/**
+ * The version of package pkg as installed where from (a module path)
+ * resolves it, or '?'.
+ */
+function versionOf(pkg, from = __dirname) {
+    try {
+        let dir = path.dirname(require.resolve(pkg, { paths: [from] }));
+        for (;;) {
+            const f = path.join(dir, 'package.json');
+            if (fs.existsSync(f)) {
+                const j = JSON.parse(fs.readFileSync(f, 'utf8'));
+                if (j.name === pkg)
+                    return j.version;
+            }
+            const up = path.dirname(dir);
+            if (up === dir)
+                return '?';
+            dir = up;
+        }
+    } catch {
+        return '?';
+    }
+}
+
+/**
+ * A schedule identity (docs/schedules.md) for FireRunner.add(): expr (a
+ * cron string becomes "cron EXPR", a Date "date ISO" with no zone,
+ * anything else its JSON), tz the zone the engine computes in (undefined
+ * or null: the host's, as the library names it), engine its name and
+ * version and its DST rule.
+ */
+function identity(spec, tz, engine) {
+    if (spec instanceof Date)
+        return { expr: `date ${spec.toISOString()}`, tz: '', engine };
+    if (typeof spec === 'string')
+        return { expr: `cron ${spec}`, tz: tz ?? null, engine };
+    return { expr: `spec ${JSON.stringify(spec)}`, tz: tz ?? null, engine };
+}
+
+module.exports = {
+    FireRunner, slotsIn, latestSlot, DEFAULT_GRACE_MS, identity, versionOf,
+};

@@ -17,7 +17,7 @@ $ODBC_LEADER_PLUGIN, else the installed pkglibdir.
 """
 
 from .leader import PLUGIN_ENV, Fire, Leader, find_plugin
-from .plugin import LeaderPluginError, NotLeaderError, TickError
+from .plugin import LeaderPluginError, NotLeaderError, ScheduleError, TickError
 
 __all__ = [
     "Fire",
@@ -25,6 +25,7 @@ __all__ = [
     "LeaderPluginError",
     "NotLeaderError",
     "PLUGIN_ENV",
+    "ScheduleError",
     "TickError",
     "find_plugin",
 ]

@@ -45,6 +45,14 @@ run at as APScheduler's run time (so a job's misfire_grace_time does not
 drop them); current_fire().fire_ms keeps the fire's own time. The fire's time is the run time APScheduler
 computed, so triggers must give the same times on every host: cron and
 date triggers do; give interval triggers a fixed start_date.
+
+Each job's claims carry its schedule identity (docs/schedules.md): the
+trigger as APScheduler prints it, the IANA zone it computes in (none for
+interval and date triggers) and APScheduler's version and DST rule
+(schedule_of). The first claim records it; a host whose trigger computes
+the job otherwise (another time zone: give the scheduler or the trigger
+an explicit timezone to pin it) has its claims refused and logged, never
+run, so a fire never runs twice across zones.
 """
 
 import concurrent.futures
@@ -53,14 +61,24 @@ import time
 from datetime import datetime, timedelta, timezone
 from typing import Any, Dict, List, Optional, Set, Tuple, Union
 
+import apscheduler
 from apscheduler.events import (EVENT_JOB_ERROR, EVENT_JOB_MISSED,
                                 JobExecutionEvent)
 from apscheduler.executors.base import BaseExecutor, run_job
+from apscheduler.triggers.date import DateTrigger
+from apscheduler.triggers.interval import IntervalTrigger
 
 from .leader import Fire, Leader
 from .plugin import LeaderPluginError
 
-__all__ = ["LeaderExecutor", "current_fire", "fire_ms_of"]
+__all__ = ["LeaderExecutor", "current_fire", "fire_ms_of", "schedule_of"]
+
+# The engine part of the identity: APScheduler's DST rule, as measured
+# (docs/schedules.md): a time in the spring gap fires an hour later (02:30
+# at 03:30), one in the autumn's repeated hour fires once, at its second
+# occurrence.
+ENGINE = ("apscheduler %s (DST gap: an hour later; overlap: the second)"
+          % apscheduler.__version__)
 
 _local = threading.local()
 CATCH_UP_MAX_S = 3600  # the catch-up window of a job without a grace
@@ -76,6 +94,19 @@ def current_fire() -> Optional[Fire]:
 def fire_ms_of(run_time: datetime) -> int:
     """A run time (an aware datetime) as epoch milliseconds."""
     return int(round(run_time.timestamp() * 1000))
+
+
+def schedule_of(job: Any) -> Tuple[str, Optional[str]]:
+    """(expr, tz) of job's schedule identity: its trigger as APScheduler
+    prints it, and the zone's IANA name; an interval trigger (with its
+    start date) and a date trigger name absolute times, no zone ("")."""
+    t = job.trigger
+    if isinstance(t, IntervalTrigger):
+        return ("%s from %s" % (t, t.start_date.isoformat()), "")
+    if isinstance(t, DateTrigger):
+        return (str(t), "")
+    tz = getattr(t, "timezone", None)
+    return (str(t), str(tz) if tz is not None else None)
 
 
 class LeaderExecutor(BaseExecutor):
@@ -97,6 +128,7 @@ class LeaderExecutor(BaseExecutor):
         self._attempts = max_attempts
         self._offered: Set[Tuple[str, int]] = set()  # in the pool
         self._offered_lock = threading.Lock()
+        self._declared: Dict[str, Tuple[str, Optional[str]]] = {}
 
     def start(self, scheduler: Any, alias: str) -> None:
         super().start(scheduler, alias)
@@ -139,6 +171,7 @@ class LeaderExecutor(BaseExecutor):
             if not self.leader.leads(job.id):
                 continue
             try:
+                self._declare(job)
                 fire = self.leader.claim(job.id, fire_ms,
                                          self._max_attempts(job.id))
             except LeaderPluginError as e:
@@ -165,6 +198,24 @@ class LeaderExecutor(BaseExecutor):
             self._logger.warning("recording the outcome of %s at %s failed: "
                                  "%s", job.id, run_time, e)
         return events
+
+    def _declare(self, job: Any) -> None:
+        """Says job's schedule identity to the leader when it is new or
+        changed (no I/O). A zone the library cannot name (tzlocal's
+        "local") is the host's, as the library names it."""
+        ident = schedule_of(job)
+        if self._declared.get(job.id) == ident:
+            return
+        try:
+            self.leader.set_schedule(job.id, ident[0], ident[1], ENGINE)
+        except LeaderPluginError:
+            if ident[1] in (None, ""):
+                raise
+            self._logger.warning("%s: zone %r has no IANA name; its "
+                                 "schedule names the host's", job.id,
+                                 ident[1])
+            self.leader.set_schedule(job.id, ident[0], None, ENGINE)
+        self._declared[job.id] = ident
 
     def _max_attempts(self, job_id: str) -> int:
         a = self._attempts

@@ -64,6 +64,7 @@ import threading
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Optional
 
+import celery
 from celery.beat import Scheduler
 from celery.schedules import crontab, schedule
 
@@ -74,6 +75,9 @@ __all__ = ["LeaderScheduler", "nominal_time"]
 
 logger = logging.getLogger("odbc_leader.celery")
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+# The engine part of a schedule identity (docs/schedules.md): celery's
+# version pins how its crontab meets a DST change (not measured here).
+ENGINE = "celery %s (DST rule: that celery's)" % celery.__version__
 DEFAULT_GRACE_S = 60
 CATCH_UP_INTERVAL_S = 1.0  # beat re-checks at least this often
 MAX_CATCH_UP = 10000  # nominal times claimed per entry and catch-up
@@ -142,17 +146,26 @@ class LeaderScheduler(Scheduler):
         self.leader.start()
 
     def _align(self, entry: Any, now: datetime) -> None:
-        """Gives entry the last_run_at every host gives it."""
+        """Gives entry the last_run_at every host gives it, and says its
+        schedule identity (docs/schedules.md): a crontab in its zone (the
+        app's timezone), an interval on the epoch's grid with none."""
         s = entry.schedule
         if isinstance(s, crontab):
             entry.last_run_at = now  # the next crontab time after now
+            expr = "crontab %s %s %s %s %s" % (
+                s._orig_minute, s._orig_hour, s._orig_day_of_month,
+                s._orig_month_of_year, s._orig_day_of_week)
+            tz = str(s.tz)
         elif isinstance(s, schedule):
             entry.last_run_at = _aligned(s.run_every, now)
+            expr = "every %s s from the epoch" % s.run_every.total_seconds()
+            tz = ""
         else:
             raise ValueError(
                 "odbc_leader.celery: entry %s has a %s schedule; only "
                 "interval and crontab schedules give the same times on "
                 "every host" % (entry.name, type(s).__name__))
+        self.leader.set_schedule(entry.name, expr, tz, ENGINE)
 
     def close(self) -> None:
         """Stops campaigning: a leader resigns, another beat takes over."""

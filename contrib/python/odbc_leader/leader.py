@@ -360,6 +360,23 @@ class Leader:
 
     # ---- fires ----
 
+    def set_schedule(self, job: str, expr: Optional[str],
+                     tz: Optional[str] = None, engine: str = "") -> bool:
+        """Says how this host computes job's nominal fire times
+        (docs/schedules.md): expr in the scheduler's own terms (None
+        forgets it), tz the IANA zone it computes in (None: the host's;
+        "": none, for fixed intervals), engine the scheduler and its DST
+        rule. The first claim records this identity for job; a claim from
+        a host that computes it otherwise (another zone) is refused, logged
+        and not run, so "the same" fire never runs twice across zones.
+        Returns True, or False for a plugin before ABI 1.6 (which cannot
+        check). Raises LeaderPluginError for a bad zone or part."""
+        if not self._plugin.has("set_schedule"):
+            return False
+        with self._lock:
+            self._inst.set_schedule(job, expr, tz, engine)
+        return True
+
     def claim(self, job: str, fire_ms: int = 0,
               max_attempts: int = 1) -> Optional[Fire]:
         """Claims fire fire_ms (epoch ms, its nominal time, the same on
@@ -367,7 +384,9 @@ class Leader:
         the database recorded it (the term it is fenced in, its attempt),
         or None when it is not this host's to run: claimed before (by
         anyone, in any term), its job paused (`odbc-leader jobs pause`;
-        the fire is recorded skipped), or this host does not lead.
+        the fire is recorded skipped), this host does not lead, or it
+        computes the job's fires by another schedule than the one
+        recorded (set_schedule; logged as an error).
         max_attempts above 1 opts the fire into recovery: if this host
         dies before finish, the next leader gets it offered (see
         add_offer_listener) once this term can no longer act. Raises
@@ -384,6 +403,9 @@ class Leader:
                     return Fire(job, int(fire_ms), term)
                 rc, c = self._inst.claim_fire(job, fire_ms, max_attempts)
             except _plugin.NotLeaderError:
+                return None
+            except _plugin.ScheduleError as e:
+                _log.error("%s at %d not run: %s", job, fire_ms, e.message)
                 return None
         if c is None:
             if rc == _plugin.CLAIM_PAUSED:

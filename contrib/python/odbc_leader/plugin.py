@@ -53,9 +53,11 @@ __all__ = [
     "ABI_MINOR",
     "EABI",
     "ENOTLEADER",
+    "ESCHEDULE",
     "RESIGN_REQUESTED",
     "LeaderPluginError",
     "NotLeaderError",
+    "ScheduleError",
     "TickError",
     "Plugin",
     "Instance",
@@ -73,9 +75,12 @@ __all__ = [
 ]
 
 ABI_MAJOR = 1  # LEADER_PLUGIN_ABI_MAJOR
-ABI_MINOR = 5  # LEADER_PLUGIN_ABI_MINOR
+ABI_MINOR = 6  # LEADER_PLUGIN_ABI_MINOR
 EABI = -1000  # LEADER_PLUGIN_EABI
 ENOTLEADER = -1001  # LEADER_PLUGIN_ENOTLEADER (ABI 1.1): claim, not leader
+# LEADER_PLUGIN_ESCHEDULE (ABI 1.6): a claim computed by another schedule
+# than the one the job's fires are recorded under (docs/schedules.md)
+ESCHEDULE = -1002
 RESIGN_REQUESTED = 2  # LEADER_PLUGIN_RESIGN_REQUESTED: tick, when enabled
 # ABI 1.2: error classes (LEADER_PLUGIN_CLASS_*): what to do about a code.
 CLASS_TRANSIENT = 1  # keep ticking
@@ -208,6 +213,12 @@ _TRIGGER_JOB_FN = ctypes.CFUNCTYPE(
 _FENCE_SQL_FN = ctypes.CFUNCTYPE(
     ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t
 )
+_SET_SCHEDULE_FN = ctypes.CFUNCTYPE(
+    ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p,
+    ctypes.c_char_p, ctypes.c_char_p
+)
+_LOCAL_ZONE_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p,
+                                  ctypes.c_size_t)
 
 _FIELDS_1_0 = [
     ("struct_size", ctypes.c_uint32),
@@ -247,6 +258,10 @@ _FIELDS_1_4 = [
 _FIELDS_1_5 = [
     ("fence_sql", _FENCE_SQL_FN),
 ]
+_FIELDS_1_6 = [
+    ("set_schedule", _SET_SCHEDULE_FN),
+    ("local_zone", _LOCAL_ZONE_FN),
+]
 
 
 class _LeaderPlugin10(ctypes.Structure):
@@ -257,11 +272,11 @@ class _LeaderPlugin10(ctypes.Structure):
 
 class _LeaderPlugin(ctypes.Structure):
     """struct leader_plugin: the plugin's static function table. Members
-    after strerror (ABI 1.1 to 1.5) exist only when struct_size covers
+    after strerror (ABI 1.1 to 1.6) exist only when struct_size covers
     them: read them only after Plugin.has()."""
 
     _fields_ = (_FIELDS_1_0 + _FIELDS_1_1 + _FIELDS_1_2 + _FIELDS_1_3
-                + _FIELDS_1_4 + _FIELDS_1_5)
+                + _FIELDS_1_4 + _FIELDS_1_5 + _FIELDS_1_6)
 
 
 _FIELD_NAMES = frozenset(name for name, _ in _LeaderPlugin._fields_)
@@ -289,6 +304,14 @@ class LeaderPluginError(Exception):
 class NotLeaderError(LeaderPluginError):
     """claim() by an instance that does not lead the current, unexpired
     term (ENOTLEADER): do not run the fire."""
+
+
+class ScheduleError(LeaderPluginError):
+    """A claim computed by another schedule than the one its job's fires
+    are recorded under (ESCHEDULE, docs/schedules.md): another time zone,
+    expression or engine. Do not run the fire; an operator makes the hosts
+    agree, or changes the job's schedule (odbc-leader jobs reschedule).
+    The message names both schedules."""
 
 
 class TickError(LeaderPluginError):
@@ -405,6 +428,17 @@ class Plugin:
         if self._table.struct_size < field.offset + field.size:
             return False
         return bool(getattr(self._table, member))
+
+    def local_zone(self) -> str:
+        """ABI 1.6: the IANA name of the host's time zone as the C library
+        computes local time (TZ, else /etc/localtime), "UTC" for its
+        aliases. Raises LeaderPluginError when it has none."""
+        buf = ctypes.create_string_buffer(128)
+        rc = self._member("local_zone")(buf, len(buf))
+        if rc < 0:
+            raise LeaderPluginError(rc, "the host's time zone has no IANA "
+                                    "name: set TZ", self.strerror(rc))
+        return _text(buf.value)
 
     def _member(self, member):
         """The function pointer member of an ABI 1.1 or 1.2 table; raises
@@ -586,10 +620,7 @@ class Instance:
         outcome is then unknown). Same thread as tick."""
         fn = self.plugin._member("claim")
         rc = fn(self._live(), job.encode("utf-8"), int(fire_ms))
-        if rc == ENOTLEADER:
-            raise NotLeaderError(rc, self.plugin.strerror(rc))
-        if rc < 0:
-            raise LeaderPluginError(rc, self.plugin.strerror(rc))
+        self._raise_claim_error(rc)
         return rc == 1
 
     def finish(self, job: str, fire_ms: int = 0, status: int = 0) -> None:
@@ -665,10 +696,7 @@ class Instance:
         c = _Claim(struct_size=ctypes.sizeof(_Claim))
         rc = fn(self._live(), job.encode("utf-8"), int(fire_ms),
                 int(max_attempts), ctypes.byref(c))
-        if rc == ENOTLEADER:
-            raise NotLeaderError(rc, self.plugin.strerror(rc))
-        if rc < 0:
-            raise LeaderPluginError(rc, self.plugin.strerror(rc))
+        self._raise_claim_error(rc)
         if rc != CLAIM_RUN:
             return (rc, None)
         return (rc, Claim(job, int(fire_ms), c.attempt, c.max_attempts,
@@ -733,6 +761,47 @@ class Instance:
         if n < 0:
             raise LeaderPluginError(n, self.plugin.strerror(n))
         return _text(buf.value)
+
+    # ---- ABI 1.6 ----------------------------------------------------------
+
+    def set_schedule(self, job: str, expr: Optional[str],
+                     tz: Optional[str] = None, engine: str = "") -> None:
+        """Says how this host computes the nominal times of job's fires
+        (docs/schedules.md): expr in the engine's own syntax (None forgets
+        it), tz the IANA zone it computes in (None: the host's, as
+        local_zone() names it; "": none, for intervals), engine its name
+        and DST rule. A later claim computed by another schedule than the
+        job's recorded one raises ScheduleError. No I/O. Raises
+        LeaderPluginError (a bad zone or part, named)."""
+        fn = self.plugin._member("set_schedule")
+
+        def enc(v):
+            return None if v is None else v.encode("utf-8")
+
+        rc = fn(self._live(), job.encode("utf-8"), enc(expr), enc(tz),
+                enc(engine))
+        if rc < 0:
+            raise LeaderPluginError(rc, self._message(rc),
+                                    self.plugin.strerror(rc))
+
+    def _message(self, rc: int) -> str:
+        """The last error's message when the plugin has one, else
+        strerror(rc)."""
+        if self.plugin.has("last_error"):
+            msg = self.last_error().message
+            if msg:
+                return msg
+        return self.plugin.strerror(rc)
+
+    def _raise_claim_error(self, rc: int) -> None:
+        """Raises what a claim's negative rc means."""
+        if rc == ENOTLEADER:
+            raise NotLeaderError(rc, self.plugin.strerror(rc))
+        if rc == ESCHEDULE:
+            raise ScheduleError(rc, self._message(rc),
+                                self.plugin.strerror(rc))
+        if rc < 0:
+            raise LeaderPluginError(rc, self.plugin.strerror(rc))
 
     def shutdown(self) -> None:
         """Resigns if leader, leaves the election, frees the instance.

@@ -2,11 +2,14 @@
 """odbc_leader.examples.apscheduler: APScheduler jobs, each fire run on one host.
 
     python3 -m odbc_leader.examples.apscheduler --plugin SO --connect STR \\
-        --namespace NS --every SECONDS [--ttl MS] [--job NAME]
-        [--jobs N --shards N] [--recover N] [--hold SECONDS]
+        --namespace NS (--every SECONDS | --cron EXPR [--tz NAME])
+        [--ttl MS] [--job NAME] [--jobs N --shards N] [--recover N]
+        [--hold SECONDS]
 
 Run the same command on several hosts. The job fires at every multiple of
-SECONDS since the epoch (like cron), on every host; LeaderExecutor runs
+SECONDS since the epoch (like cron), or by the five-field crontab
+expression EXPR (APScheduler's CronTrigger.from_crontab) in the zone NAME
+(default: the host's, as TZ says), on every host; LeaderExecutor runs
 each fire on exactly one of them, and after a failover the new leader
 runs the fires nobody ran within the job's misfire_grace_time (two TTLs
 plus SECONDS). Each fire run prints one line on stdout, flushed:
@@ -36,9 +39,10 @@ import sys
 import threading
 import time
 from datetime import datetime, timezone
-from typing import List, Optional
+from typing import Any, List, Optional
 
 from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from odbc_leader import Leader, LeaderPluginError
@@ -73,6 +77,16 @@ def on_shard_change(shard: int, is_leader: bool, term: int) -> None:
                             else "stopped"), file=sys.stderr, flush=True)
 
 
+def trigger_of(args: argparse.Namespace) -> Any:
+    """The job's trigger: every --every seconds since the epoch, or the
+    --cron expression in --tz (None: the host's zone). Raises ValueError
+    (a bad expression) or LookupError (an unknown zone)."""
+    if args.cron is None:
+        return IntervalTrigger(seconds=args.every, start_date=EPOCH,
+                               timezone=timezone.utc)
+    return CronTrigger.from_crontab(args.cron, timezone=args.tz)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python3 -m odbc_leader.examples.apscheduler",
@@ -82,8 +96,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--connect", required=True,
                     help="ODBC connection string or DSN=name")
     ap.add_argument("--namespace", required=True)
-    ap.add_argument("--every", type=float, required=True,
-                    help="fire at every multiple of this many seconds")
+    when = ap.add_mutually_exclusive_group(required=True)
+    when.add_argument("--every", type=float,
+                      help="fire at every multiple of this many seconds")
+    when.add_argument("--cron", metavar="EXPR",
+                      help="fire by this five-field crontab expression")
+    ap.add_argument("--tz", metavar="NAME", default=None,
+                    help="--cron's time zone (default: the host's)")
     ap.add_argument("--ttl", type=int, default=None, help="LeaderTTL (ms)")
     ap.add_argument("--job", default="every")
     ap.add_argument("--jobs", type=int, default=1,
@@ -96,8 +115,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--hold", type=float, default=0.0, metavar="SECONDS",
                     help="each run lasts this long after its FIRE line")
     args = ap.parse_args(argv)
-    if args.every <= 0:
+    if args.every is not None and args.every <= 0:
         ap.error("--every must be positive")
+    if args.tz is not None and args.cron is None:
+        ap.error("--tz goes with --cron")
     if args.jobs < 1:
         ap.error("--jobs must be at least 1")
     if args.recover < 1:
@@ -119,17 +140,20 @@ def main(argv: Optional[List[str]] = None) -> int:
     else:
         leader.add_listener(on_change)
     ttl_s = (args.ttl or DEFAULT_TTL_MS) / 1000.0
-    grace = int((3 if leader.shards else 2) * ttl_s + args.every + 1)
+    grace = int((3 if leader.shards else 2) * ttl_s + (args.every or 0) + 1)
+    try:
+        trigger = trigger_of(args)
+    except (ValueError, LookupError) as e:
+        print("odbc_leader.examples.apscheduler: %s" % e, file=sys.stderr)
+        return 64
     sched = BackgroundScheduler(
         executors={"default": LeaderExecutor(
             leader, max_attempts=args.recover)}, timezone=timezone.utc)
     names = [args.job] if args.jobs == 1 else \
         ["%s-%d" % (args.job, i) for i in range(args.jobs)]
     for name in names:
-        sched.add_job(fire, IntervalTrigger(seconds=args.every,
-                                            start_date=EPOCH,
-                                            timezone=timezone.utc),
-                      args=[args.hold], id=name, coalesce=False,
+        sched.add_job(fire, trigger, args=[args.hold], id=name,
+                      coalesce=False,
                       max_instances=100,
                       misfire_grace_time=grace)
     leader.start()

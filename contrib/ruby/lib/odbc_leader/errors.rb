@@ -40,4 +40,9 @@ module OdbcLeader
   # A claim by an instance that does not lead (LEADER_PLUGIN_ENOTLEADER): do
   # not run the fire.
   class NotLeaderError < Error; end
+
+  # A claim computed by another schedule than the one its job's fires are
+  # recorded under (LEADER_PLUGIN_ESCHEDULE, docs/schedules.md): another time
+  # zone, expression or engine. Do not run the fire; the message names both.
+  class ScheduleError < Error; end
 end

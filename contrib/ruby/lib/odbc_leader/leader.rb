@@ -289,7 +289,9 @@ module OdbcLeader
     # host) of job for the term led. Returns the Fire to run, as the
     # database recorded it (the term it is fenced in, its attempt), or nil
     # when it is not this host's to run (claimed before by anyone, its job
-    # paused: recorded skipped, or this host does not lead job).
+    # paused: recorded skipped, this host does not lead job, or it computes
+    # job's fires by another schedule than the recorded one: set_schedule,
+    # logged).
     # max_attempts above 1 opts the fire into recovery: the next leader gets
     # it offered (:offers) if this host dies before finish. Raises Error
     # when the outcome is unknown (do not run it).
@@ -306,6 +308,24 @@ module OdbcLeader
                recovering: c.recovering, triggered: c.triggered)
     rescue NotLeaderError
       nil
+    rescue ScheduleError => e
+      log(3, "#{job} at #{fire_ms} not run: #{e.message}")
+      nil
+    end
+
+    # Says how this host computes job's nominal fire times
+    # (docs/schedules.md): expr in the scheduler's own terms (nil forgets
+    # it), tz the IANA zone it computes in (nil: the host's; '': none, for
+    # fixed intervals), engine the scheduler and its DST rule. The first
+    # claim records it for job; a claim from a host that computes it
+    # otherwise (another zone) is refused, logged and not run. Returns true,
+    # or false for a plugin before ABI 1.6 (which cannot check); raises
+    # Error for a bad zone or part.
+    def set_schedule(job, expr, tz = nil, engine = '')
+      return false unless @plugin.has?(:set_schedule)
+
+      @inst.set_schedule(job, expr, tz, engine)
+      true
     end
 
     # Records the outcome of a claimed fire (status 0: success) for its

@@ -16,9 +16,12 @@ require_relative 'errors'
 
 module OdbcLeader
   ABI_MAJOR = 1 # LEADER_PLUGIN_ABI_MAJOR
-  ABI_MINOR = 5 # LEADER_PLUGIN_ABI_MINOR
+  ABI_MINOR = 6 # LEADER_PLUGIN_ABI_MINOR
   EABI = -1000 # LEADER_PLUGIN_EABI
   ENOTLEADER = -1001 # LEADER_PLUGIN_ENOTLEADER (ABI 1.1)
+  # LEADER_PLUGIN_ESCHEDULE (ABI 1.6): a claim computed by another schedule
+  # than the one its job's fires are recorded under (docs/schedules.md)
+  ESCHEDULE = -1002
   RESIGN_REQUESTED = 2 # LEADER_PLUGIN_RESIGN_REQUESTED
   CLAIM_RUN = 1 # LEADER_PLUGIN_CLAIM_RUN (ABI 1.4)
   CLAIM_PAUSED = 2 # LEADER_PLUGIN_CLAIM_PAUSED (ABI 1.4)
@@ -63,7 +66,9 @@ module OdbcLeader
            :offers, :pointer,
            :pause_job, :pointer,
            :trigger_job, :pointer,
-           :fence_sql, :pointer # ABI 1.5
+           :fence_sql, :pointer, # ABI 1.5
+           :set_schedule, :pointer, # ABI 1.6
+           :local_zone, :pointer
   end
 
   # ABI 1.4: struct leader_plugin_claim, a claim as the database recorded it.
@@ -117,7 +122,9 @@ module OdbcLeader
     offers: [:int, %i[pointer pointer int], false],
     pause_job: [:int, %i[pointer string int], true],
     trigger_job: [:int, %i[pointer string pointer], true],
-    fence_sql: [:int, %i[pointer pointer size_t], false]
+    fence_sql: [:int, %i[pointer pointer size_t], false],
+    set_schedule: [:int, %i[pointer string string string string], false],
+    local_zone: [:int, %i[pointer size_t], false]
   }.freeze
 
   # The struct_size of a 1.0 table: it ends where claim (ABI 1.1) begins.
@@ -210,6 +217,17 @@ module OdbcLeader
     end
 
     # Returns the plugin's static message for one of its negative codes.
+    # ABI 1.6: the IANA name of the host's time zone as the C library
+    # computes local time (TZ, else /etc/localtime), 'UTC' for its aliases.
+    # Raises Error when it has none.
+    def local_zone
+      buf = FFI::MemoryPointer.new(:char, 128)
+      rc = fn(:local_zone).call(buf, 128)
+      raise Error.new("the host's time zone has no IANA name: set TZ", code: rc) if rc.negative?
+
+      buf.read_string
+    end
+
     def strerror(code)
       fn(:strerror).call(code) || 'unknown error'
     end
@@ -372,8 +390,7 @@ module OdbcLeader
     def claim(job, fire_ms = 0)
       f = @plugin.fn(:claim)
       rc = io { |inst| f.call(inst, job.to_s, Integer(fire_ms)) }
-      raise error(rc, NotLeaderError) if rc == ENOTLEADER
-      raise error(rc) if rc.negative?
+      raise claim_error(rc) if rc.negative?
 
       rc == 1
     end
@@ -398,8 +415,7 @@ module OdbcLeader
       c = ClaimStruct.new
       c[:struct_size] = ClaimStruct.size
       rc = io { |inst| f.call(inst, job.to_s, Integer(fire_ms), Integer(max_attempts), c.pointer) }
-      raise error(rc, NotLeaderError) if rc == ENOTLEADER
-      raise error(rc) if rc.negative?
+      raise claim_error(rc) if rc.negative?
       return [rc, nil] unless rc == CLAIM_RUN
 
       [rc, Claim.new(job: job.to_s, fire_ms: Integer(fire_ms), attempt: c[:attempt],
@@ -469,6 +485,20 @@ module OdbcLeader
       raise error(text) if text.is_a?(Integer)
 
       text
+    end
+
+    # ABI 1.6: says how this host computes the nominal times of job's fires
+    # (docs/schedules.md): expr in the engine's own syntax (nil forgets it),
+    # tz the IANA zone it computes in (nil: the host's; '': none, for
+    # intervals), engine its name and DST rule. A later claim computed by
+    # another schedule than the job's recorded one raises ScheduleError. No
+    # I/O. Raises Error (a bad zone or part, named). Returns nil.
+    def set_schedule(job, expr, tz = nil, engine = '')
+      f = @plugin.fn(:set_schedule)
+      rc = io { |inst| f.call(inst, job.to_s, expr&.to_s, tz&.to_s, engine.to_s) }
+      raise error(rc) if rc.negative?
+
+      nil
     end
 
     # Resigns if leader, leaves the election, frees the instance; a second
@@ -594,6 +624,14 @@ module OdbcLeader
     end
 
     # Returns an Error (of cls) for code rc with this instance's last error.
+    # The error a claim's negative rc means.
+    def claim_error(rc)
+      return error(rc, NotLeaderError) if rc == ENOTLEADER
+      return error(rc, ScheduleError) if rc == ESCHEDULE
+
+      error(rc)
+    end
+
     def error(rc, cls = Error)
       strerror = @plugin.strerror(rc)
       last = @lock.synchronize { last_error }

@@ -173,6 +173,7 @@ module OdbcLeader
         job = super(job_type, t, callable, opts, true, block)
         @ol_every[job] = every if every
         @ol_at[job] = Runner.ms(job.next_time) if job.is_a?(::Rufus::Scheduler::AtJob)
+        declare_schedule(job)
         return_job_instance || opts[:job] ? job : job.job_id
       end
 
@@ -204,6 +205,33 @@ module OdbcLeader
         first = Runner.next_on_grid(Runner.ms(Time.now), period)
         opts[:first_at] = Time.at(Rational(first, 1000))
         [first, period]
+      end
+
+      # The engine part of a job's schedule identity (docs/schedules.md):
+      # rufus-scheduler and fugit, whose version pins how a cron line meets
+      # a DST change (not measured here).
+      def engine
+        "rufus-scheduler #{::Rufus::Scheduler::VERSION} with fugit #{::Fugit::VERSION} " \
+          "(DST rule: that fugit's)"
+      end
+
+      # Says job's schedule identity to the leader: a cron line in its zone
+      # (fugit's, or the host's), an every job's epoch grid or an at job's
+      # time with no zone. A host computing the job's fires otherwise has
+      # its claims refused. Raises ArgumentError for a zone without an IANA
+      # name.
+      def declare_schedule(job)
+        expr, tz =
+          if (grid = @ol_every[job])
+            ["every #{grid[1]} ms from the epoch", '']
+          elsif job.is_a?(::Rufus::Scheduler::CronJob)
+            ["cron #{job.cron_line.original}", job.cron_line.timezone&.name]
+          elsif (at = @ol_at[job])
+            ["at #{at}", '']
+          end
+        @leader.set_schedule(job.name.to_s, expr, tz, engine) if expr
+      rescue Error => e
+        raise ArgumentError, "odbc-leader: job #{job.name}: its schedule: #{e.message}"
       end
 
       private

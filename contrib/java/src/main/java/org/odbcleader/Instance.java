@@ -173,6 +173,8 @@ public final class Instance implements AutoCloseable {
         }
         if (rc == LeaderException.ENOTLEADER)
             return new NotLeaderException(rc, msg, cls, sqlstate, nativeCode, strerror);
+        if (rc == LeaderException.ESCHEDULE)
+            return new ScheduleException(rc, msg, cls, sqlstate, nativeCode, strerror);
         return new LeaderException(rc, msg, cls, sqlstate, nativeCode, strerror);
     }
 
@@ -470,6 +472,28 @@ public final class Instance implements AutoCloseable {
             long term = plugin.fn("shard_leadership").invokeLong(new Object[] {p, shard, valid});
             return term == 0 ? Leadership.NONE : new Leadership(term, Integer.toUnsignedLong(valid.getValue()));
         });
+    }
+
+    /**
+     * Says how this host computes the nominal times of job's fires (ABI 1.6,
+     * docs/schedules.md): expr in the engine's own syntax (null forgets it), tz the IANA
+     * zone it computes in (null: the host's; "": none, for intervals), engine its name and
+     * DST rule. A later claim computed by another schedule than the job's recorded one
+     * throws ScheduleException. No I/O.
+     *
+     * @throws LeaderException EABI for an older plugin, or a bad zone or part, named
+     */
+    public void setSchedule(String job, String expr, String tz, String engine)
+            throws LeaderException {
+        com.sun.jna.Function f = plugin.fn("set_schedule");
+        io.lock();
+        try {
+            int rc = f.invokeInt(new Object[] {live(), job, expr, tz, engine});
+            if (rc < 0)
+                throw error(rc);
+        } finally {
+            io.unlock();
+        }
     }
 
     /**

@@ -501,7 +501,9 @@ public final class Leader implements AutoCloseable {
      * Claims fire fireMs (epoch ms, its nominal time, the same on every host) of job for the
      * term led. Returns the Fire to run, as the database recorded it (the term it is fenced
      * in, its attempt), or null when it is not this host's to run (claimed before by anyone,
-     * its job paused: recorded skipped, or this host does not lead job). maxAttempts above 1
+     * its job paused: recorded skipped, this host does not lead job, or it computes job's
+     * fires by another schedule than the recorded one: {@link #setSchedule}, logged).
+     * maxAttempts above 1
      * opts the fire into recovery: the next leader gets it offered ({@link
      * LeaderListener#offered}) if this host dies before finish.
      *
@@ -525,7 +527,29 @@ public final class Leader implements AutoCloseable {
             return new Fire(job, fireMs, c.term(), c.attempt(), c.recovering(), c.triggered());
         } catch (NotLeaderException e) {
             return null;
+        } catch (ScheduleException e) {
+            log.accept(3, job + " at " + fireMs + " not run: " + e.getMessage());
+            return null;
         }
+    }
+
+    /**
+     * Says how this host computes job's nominal fire times (docs/schedules.md): expr in the
+     * scheduler's own terms (null forgets it), tz the IANA zone it computes in (null: the
+     * host's; "": none, for fixed intervals), engine the scheduler and its DST rule. The first
+     * claim records it for job; a claim from a host that computes it otherwise (another zone)
+     * is refused, logged and not run, so "the same" fire never runs twice across zones.
+     *
+     * @return true, or false for a plugin before ABI 1.6 (which cannot check) or before start
+     * @throws LeaderException for a bad zone or part, named
+     */
+    public boolean setSchedule(String job, String expr, String tz, String engine)
+            throws LeaderException {
+        Instance i = inst;
+        if (i == null || !i.plugin().has("set_schedule"))
+            return false;
+        i.setSchedule(job, expr, tz, engine);
+        return true;
     }
 
     /**

@@ -13,6 +13,11 @@ public class LeaderException extends Exception {
     public static final int EABI = -1000;
     /** LEADER_PLUGIN_ENOTLEADER: a claim by an instance that does not lead. */
     public static final int ENOTLEADER = -1001;
+    /**
+     * LEADER_PLUGIN_ESCHEDULE (ABI 1.6): a claim computed by another schedule than the one its
+     * job's fires are recorded under (docs/schedules.md).
+     */
+    public static final int ESCHEDULE = -1002;
 
     private final int code;
     private final transient ErrorClass errorClass;

@@ -20,8 +20,8 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class Plugin {
     /** LEADER_PLUGIN_ABI_MAJOR: the major this binding speaks. */
     public static final int ABI_MAJOR = 1;
-    /** LEADER_PLUGIN_ABI_MINOR: the minor this binding knows (1.5: the fence predicate). */
-    public static final int ABI_MINOR = 5;
+    /** LEADER_PLUGIN_ABI_MINOR: the minor this binding knows (1.6: schedule identities). */
+    public static final int ABI_MINOR = 6;
     /** LEADER_PLUGIN_RESIGN_REQUESTED: tick's answer when asked to resign. */
     public static final int RESIGN_REQUESTED = 2;
 
@@ -32,7 +32,8 @@ public final class Plugin {
             "candidate_id", "error_class", "last_error", // 1.2
             "shards", "shard_of", "shard_leadership", // 1.3
             "claim_fire", "finish_fire", "offers", "pause_job", "trigger_job", // 1.4
-            "fence_sql"); // 1.5
+            "fence_sql", // 1.5
+            "set_schedule", "local_zone"); // 1.6
     /** struct_size of a 1.0 table: it ends where claim begins. */
     static final int SIZE_1_0 = offsetOf("claim");
 
@@ -147,6 +148,20 @@ public final class Plugin {
             functions.put(member, f);
         }
         return f;
+    }
+
+    /**
+     * Returns the IANA name of the host's time zone as the C library computes local time (ABI
+     * 1.6): TZ, else /etc/localtime; "UTC" for its aliases.
+     *
+     * @throws LeaderException EABI for an older plugin, or when the zone has no such name
+     */
+    public String localZone() throws LeaderException {
+        com.sun.jna.Memory buf = new com.sun.jna.Memory(128);
+        int rc = fn("local_zone").invokeInt(new Object[] {buf, 128L});
+        if (rc < 0)
+            throw new LeaderException(rc, "the host's time zone has no IANA name: set TZ");
+        return buf.getString(0, "UTF-8");
     }
 
     /** Returns the plugin's static message for one of its negative codes. */

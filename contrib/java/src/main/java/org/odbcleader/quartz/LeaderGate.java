@@ -94,6 +94,10 @@ public final class LeaderGate implements TriggerListener, JobListener, AutoClose
     private final MisfireCheck misfireCheck;
     // Gated trigger -> the latest nominal time it fired here (Long.MIN_VALUE: none yet).
     private final Map<TriggerKey, AtomicLong> gated = new ConcurrentHashMap<>();
+    /** Ledger name -> {expr, tz} of a gated trigger's schedule identity (docs/schedules.md). */
+    private final Map<String, String[]> identities = new ConcurrentHashMap<>();
+    /** Ledger names whose identity the leader was told. */
+    private final Map<String, Boolean> declared = new ConcurrentHashMap<>();
     private final ExecutorService catchUps;
     private final LeaderListener listener;
     private volatile boolean closed;
@@ -245,6 +249,7 @@ public final class LeaderGate implements TriggerListener, JobListener, AutoClose
     public Date schedule(JobDetail job, Trigger trigger) throws SchedulerException {
         checkMisfire(trigger);
         Date first = scheduler.scheduleJob(job, trigger);
+        remember(trigger);
         gated.putIfAbsent(trigger.getKey(), new AtomicLong(Long.MIN_VALUE));
         return first;
     }
@@ -259,7 +264,56 @@ public final class LeaderGate implements TriggerListener, JobListener, AutoClose
         if (t == null)
             throw new IllegalArgumentException("odbc-leader gate: no trigger " + key);
         checkMisfire(t);
+        remember(t);
         gated.putIfAbsent(key, new AtomicLong(Long.MIN_VALUE));
+    }
+
+    /**
+     * The engine part of a schedule identity: Quartz's version and its DST rule, as measured
+     * (docs/schedules.md): a time in the spring gap is skipped, one in the autumn's repeated
+     * hour fires once, at its second occurrence.
+     */
+    private String engine() {
+        String v;
+        try {
+            v = scheduler.getMetaData().getVersion();
+        } catch (SchedulerException e) {
+            v = "?";
+        }
+        return "quartz " + v + " (DST gap: skipped; overlap: the second)";
+    }
+
+    /**
+     * Keeps the schedule identity of trigger t, {expr, tz}: a cron trigger's expression in its
+     * time zone, a simple trigger's interval from its start (no zone); another kind of trigger
+     * has none (its claims are not checked: logged).
+     */
+    private void remember(Trigger t) {
+        String[] id = null;
+        if (t instanceof CronTrigger) {
+            CronTrigger c = (CronTrigger) t;
+            id = new String[] {"cron " + c.getCronExpression(), c.getTimeZone().getID()};
+        } else if (t instanceof SimpleTrigger) {
+            SimpleTrigger st = (SimpleTrigger) t;
+            id = new String[] {"every " + st.getRepeatInterval() + " ms from "
+                    + st.getStartTime().getTime() + " ms, " + st.getRepeatCount() + " repeats", ""};
+        }
+        if (id == null) {
+            LOG.warn("odbc-leader gate: trigger {} ({}) has no schedule identity: hosts in other"
+                    + " time zones are not refused (docs/schedules.md)", t.getKey(),
+                    t.getClass().getSimpleName());
+            return;
+        }
+        identities.put(ledgerName(t.getKey()), id);
+    }
+
+    /** Tells the leader job's schedule identity once, before its first claim. */
+    private void declare(String job) throws LeaderException {
+        String[] id = identities.get(job);
+        if (id == null || declared.containsKey(job))
+            return;
+        if (leader.setSchedule(job, id[0], id[1], engine()))
+            declared.put(job, Boolean.TRUE);
     }
 
     /**
@@ -320,6 +374,7 @@ public final class LeaderGate implements TriggerListener, JobListener, AutoClose
         if (closed)
             return true;
         try {
+            declare(job);
             Fire f = leader.claim(job, fireMs, attempts);
             if (f == null)
                 return true;
