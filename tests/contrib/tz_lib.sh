@@ -33,8 +33,9 @@ TZ_H=$(((TZ_NOW / 3600 + 1) * 3600))
 # Prints the environment (NAME=VALUE words) that sets a process's clock
 # to CLOCK_S (epoch s) now: libfaketime, the wall clock only.
 tz_env() {
-    echo "LD_PRELOAD=$FAKETIME_LIB FAKETIME=+$(($1 - $(date -u +%s)))" \
-        "FAKETIME_DONT_FAKE_MONOTONIC=1"
+    local d=$(($1 - $(date -u +%s)))
+    [ "$d" -lt 0 ] || d=+$d # libfaketime's offset: +N or -N seconds
+    echo "LD_PRELOAD=$FAKETIME_LIB FAKETIME=$d FAKETIME_DONT_FAKE_MONOTONIC=1"
 }
 
 # The lines of $OL_TMP/$1.err so far (0 when none).

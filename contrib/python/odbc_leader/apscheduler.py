@@ -71,14 +71,30 @@ from apscheduler.triggers.interval import IntervalTrigger
 from .leader import Fire, Leader
 from .plugin import LeaderPluginError
 
-__all__ = ["LeaderExecutor", "current_fire", "fire_ms_of", "schedule_of"]
+__all__ = ["LeaderExecutor", "current_fire", "engine_of", "fire_ms_of",
+           "schedule_of"]
 
-# The engine part of the identity: APScheduler's DST rule, as measured
-# (docs/schedules.md): a time in the spring gap fires an hour later (02:30
-# at 03:30), one in the autumn's repeated hour fires once, at its second
-# occurrence.
-ENGINE = ("apscheduler %s (DST gap: an hour later; overlap: the second)"
-          % apscheduler.__version__)
+# Zones without DST, whatever object names them.
+_NO_DST = frozenset(("UTC", "Etc/UTC", "GMT", "Etc/GMT", "Zulu", "Etc/Zulu",
+                     "Universal", "Etc/Universal", "UCT", "Etc/UCT"))
+
+
+def engine_of(tz: Any) -> str:
+    """The engine part of a schedule identity: APScheduler's version and
+    its DST rule, which depends on the zone's object (tests/contrib/
+    dst.test): a pytz zone (a timezone given by name) runs a time of the
+    autumn's repeated hour at its second occurrence; the zone tzlocal gives
+    when none is (pytz_deprecation_shim over zoneinfo) at its first. Both
+    run a time in the spring gap an hour later. A zone without DST has no
+    rule."""
+    v = apscheduler.__version__
+    if tz is None or str(tz) in _NO_DST:
+        return "apscheduler %s" % v
+    if type(tz).__module__.split(".")[0] == "pytz":
+        return ("apscheduler %s with pytz (DST gap: an hour later; "
+                "overlap: the second)" % v)
+    return ("apscheduler %s with zoneinfo (DST gap: an hour later; "
+            "overlap: the first)" % v)
 
 _local = threading.local()
 CATCH_UP_MAX_S = 3600  # the catch-up window of a job without a grace
@@ -96,17 +112,19 @@ def fire_ms_of(run_time: datetime) -> int:
     return int(round(run_time.timestamp() * 1000))
 
 
-def schedule_of(job: Any) -> Tuple[str, Optional[str]]:
-    """(expr, tz) of job's schedule identity: its trigger as APScheduler
-    prints it, and the zone's IANA name; an interval trigger (with its
-    start date) and a date trigger name absolute times, no zone ("")."""
+def schedule_of(job: Any) -> Tuple[str, Optional[str], str]:
+    """(expr, tz, engine) of job's schedule identity: its trigger as
+    APScheduler prints it, the zone's IANA name and engine_of(the zone);
+    an interval trigger (with its start date) and a date trigger name
+    absolute times, no zone ("")."""
     t = job.trigger
     if isinstance(t, IntervalTrigger):
-        return ("%s from %s" % (t, t.start_date.isoformat()), "")
+        return ("%s from %s" % (t, t.start_date.isoformat()), "",
+                engine_of(None))
     if isinstance(t, DateTrigger):
-        return (str(t), "")
+        return (str(t), "", engine_of(None))
     tz = getattr(t, "timezone", None)
-    return (str(t), str(tz) if tz is not None else None)
+    return (str(t), str(tz) if tz is not None else None, engine_of(tz))
 
 
 class LeaderExecutor(BaseExecutor):
@@ -128,7 +146,7 @@ class LeaderExecutor(BaseExecutor):
         self._attempts = max_attempts
         self._offered: Set[Tuple[str, int]] = set()  # in the pool
         self._offered_lock = threading.Lock()
-        self._declared: Dict[str, Tuple[str, Optional[str]]] = {}
+        self._declared: Dict[str, Tuple[str, Optional[str], str]] = {}
 
     def start(self, scheduler: Any, alias: str) -> None:
         super().start(scheduler, alias)
@@ -207,14 +225,14 @@ class LeaderExecutor(BaseExecutor):
         if self._declared.get(job.id) == ident:
             return
         try:
-            self.leader.set_schedule(job.id, ident[0], ident[1], ENGINE)
+            self.leader.set_schedule(job.id, *ident)
         except LeaderPluginError:
             if ident[1] in (None, ""):
                 raise
             self._logger.warning("%s: zone %r has no IANA name; its "
                                  "schedule names the host's", job.id,
                                  ident[1])
-            self.leader.set_schedule(job.id, ident[0], None, ENGINE)
+            self.leader.set_schedule(job.id, ident[0], None, ident[2])
         self._declared[job.id] = ident
 
     def _max_attempts(self, job_id: str) -> int:
