@@ -171,7 +171,7 @@ static void test_registry(void **state) {
     (void)state;
     assert_null(odbc_leader__schedules_get(&s, "a"));
     for (int i = 0; i < 10; i++) {
-        char job[8], id[16];
+        char job[16], id[32];
 
         snprintf(job, sizeof(job), "j%d", i);
         snprintf(id, sizeof(id), "every %ds", i);
