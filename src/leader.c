@@ -682,13 +682,13 @@ int odbc_leader_offers(odbc_leader_t *h, odbc_leader_fire_fn fn, void *ctx) {
 }
 
 int odbc_leader_pause_job(odbc_leader_t *h, const char *job, int paused) {
-    struct jobs_req r = {JOBS_PAUSE, job, paused, NULL, NULL, NULL, NULL, NULL};
+    struct jobs_req r = {.what = JOBS_PAUSE, .job = job, .paused = paused};
 
     return noted(h, cleared(h) ? jobs_call(h, &r) : ODBC_LEADER_EINVAL);
 }
 
 int odbc_leader_trigger_job(odbc_leader_t *h, const char *job, int64_t *key) {
-    struct jobs_req r = {JOBS_TRIGGER, job, 0, key, NULL, NULL, NULL, NULL};
+    struct jobs_req r = {.what = JOBS_TRIGGER, .job = job, .key = key};
 
     if (key != NULL)
         *key = 0;
@@ -696,7 +696,7 @@ int odbc_leader_trigger_job(odbc_leader_t *h, const char *job, int64_t *key) {
 }
 
 int odbc_leader_list_jobs(odbc_leader_t *h, odbc_leader_job_fn fn, void *ctx) {
-    struct jobs_req r = {JOBS_LIST, NULL, 0, NULL, fn, ctx, NULL, NULL};
+    struct jobs_req r = {.what = JOBS_LIST, .fn = fn, .ctx = ctx};
 
     return noted(h, cleared(h) ? jobs_call(h, &r) : ODBC_LEADER_EINVAL);
 }
@@ -711,8 +711,8 @@ int odbc_leader_set_schedule(odbc_leader_t *h, const char *job,
 
 int odbc_leader_reschedule_job(odbc_leader_t *h, const char *job,
                                const char *identity) {
-    struct jobs_req r = {JOBS_RESCHEDULE, job, 0, NULL, NULL, NULL,
-                         identity,        NULL};
+    struct jobs_req r = {
+        .what = JOBS_RESCHEDULE, .job = job, .identity = identity};
 
     if (identity != NULL &&
         (identity[0] == '\0' || strlen(identity) > ODBC_LEADER__SCHEDULE_MAX))
@@ -722,7 +722,7 @@ int odbc_leader_reschedule_job(odbc_leader_t *h, const char *job,
 
 int odbc_leader_list_schedules(odbc_leader_t *h, odbc_leader_schedule_fn fn,
                                void *ctx) {
-    struct jobs_req r = {JOBS_SCHEDULES, NULL, 0, NULL, NULL, ctx, NULL, fn};
+    struct jobs_req r = {.what = JOBS_SCHEDULES, .sfn = fn, .ctx = ctx};
 
     return noted(h, cleared(h) ? jobs_call(h, &r) : ODBC_LEADER_EINVAL);
 }
