@@ -177,6 +177,12 @@ class RufusTest < Minitest::Test
     assert(got.all? { |fire_ms, _, _| fire_ms >= at - 2500 - 300 }, "older than the grace: #{got.inspect} at #{at}")
     rows = OlTest.fires(conn, 'rufus')
     assert_equal rows.size, rows.map { |r| [r['job'], r['fire_ms']] }.uniq.size
-    assert_equal got.size, rows.size
+    # every run is a done row; a fire claimed as shutdown began, its
+    # trigger dropped by rufus, stays running (not run, no outcome)
+    ran = got.map { |fire_ms, _, kind| [kind == :every ? 'e' : 'c', fire_ms] }.sort
+    done = rows.select { |r| r['state'] == 'done' }.map { |r| [r['job'], r['fire_ms']] }.sort
+    assert_equal ran, done
+    assert_equal [], rows.reject { |r| %w[done running].include?(r['state']) }
+    assert_operator rows.size - done.size, :<=, 2, "fires claimed and not run: #{rows.inspect}"
   end
 end

@@ -67,13 +67,21 @@ module OdbcLeader
 
       # Shuts rufus down (see Rufus::Scheduler#shutdown; wait: true waits
       # for the fires under way) and stops catching up. The Leader stays up:
-      # close it after.
+      # close it after. Rufus drops the triggers still queued for a work
+      # thread: their fires, claimed already, did not run; they stay
+      # without an outcome, and the next term records them interrupted
+      # (offered again when their job allows another attempt). Logged.
       def shutdown(opt = nil)
         @ol_closed = true
         @leader.off(:elected, @ol_on_elected)
         @leader.off(:shard, @ol_on_shard)
         @leader.off(:offers, @ol_on_offers)
         super
+        dropped = @ol_lock.synchronize { @ol_claimed.values.flatten.tap { @ol_claimed.clear } }
+        dropped.each do |f|
+          @leader.log(4, "rufus job #{f.job}: the fire at #{f.fire_ms} was claimed but not " \
+                         'run when the scheduler shut down; the next term records it interrupted')
+        end
       end
       alias stop shutdown
 
