@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define LEADER_PLUGIN_ABI_MAJOR 1
-#define LEADER_PLUGIN_ABI_MINOR 6
+#define LEADER_PLUGIN_ABI_MINOR 7
 
 /* Returned by leader_plugin_entry() when the host's major is not ours. */
 #define LEADER_PLUGIN_EABI (-1000)
@@ -205,6 +205,21 @@ struct leader_plugin {
     /* The IANA name of the host's time zone as the C library computes local time (TZ, else
      * /etc/localtime), "UTC" for its aliases: 0, or negative when it has none. Any thread. */
     int (*local_zone)(char *out, size_t len);
+    /* ---- ABI 1.7 (abi_minor >= 7); each may be NULL ---- */
+    /* The catch-up policy (docs/catch-up.md), decided by the plugin so that every host decides
+     * alike: of job's fire times times[0 .. n) (ascending, as the host's engine computes them, not
+     * run here; present 1: the newest is the fire due now), which this leader claims after an
+     * election, an outage or a pause. policy is "skip", "latest", "all" or "all:CAP"; grace_ms
+     * how old a missed fire may be on the database clock; the floor is the ledger's latest
+     * nominal time of job (a job with none catches up nothing). Returns the count, with the
+     * first in *first (the claims are times[*first .. *first + count), oldest first), or a
+     * negative error (a policy text or times it refuses). One round trip; tick's thread. */
+    int (*catch_up)(void *inst, const char *job, const char *policy, int64_t grace_ms,
+                    int present, const int64_t *times, size_t n, size_t *first);
+    /* The same with the database clock now_ms and the latest nominal time last_ms given: no I/O,
+     * no instance, any thread (the test vectors, docs/catch-up-vectors.txt). */
+    int (*catch_up_select)(const char *policy, int64_t grace_ms, int present, int64_t now_ms,
+                           int64_t last_ms, const int64_t *times, size_t n, size_t *first);
     // clang-format on
 };
 

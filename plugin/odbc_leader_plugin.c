@@ -373,6 +373,45 @@ static int plugin_set_schedule(void *inst, const char *job, const char *expr,
                : odbc_leader_group_set_schedule(in->g, job, expr, tz, engine);
 }
 
+/* ABI 1.7: the catch-up policy from its text (borrowed), with grace_ms;
+ * 0 with *out filled, or ODBC_LEADER_EINVAL. */
+static int catch_up_of(const char *policy, int64_t grace_ms,
+                       struct odbc_leader_catch_up *out) {
+    *out = (struct odbc_leader_catch_up){.struct_size = sizeof(*out),
+                                         .grace_ms = grace_ms};
+    return odbc_leader_catch_up_parse(policy, out);
+}
+
+static int plugin_catch_up_select(const char *policy, int64_t grace_ms,
+                                  int present, int64_t now_ms, int64_t last_ms,
+                                  const int64_t *times, size_t n,
+                                  size_t *first) {
+    struct odbc_leader_catch_up p;
+    int rc = catch_up_of(policy, grace_ms, &p);
+
+    if (rc < 0)
+        return rc;
+    return odbc_leader_catch_up_select(
+        &p, present ? ODBC_LEADER_CATCH_UP_PRESENT : 0, now_ms, last_ms, times,
+        n, first);
+}
+
+static int plugin_catch_up(void *inst, const char *job, const char *policy,
+                           int64_t grace_ms, int present, const int64_t *times,
+                           size_t n, size_t *first) {
+    struct instance *in = inst;
+    struct odbc_leader_catch_up p;
+    int flags = present ? ODBC_LEADER_CATCH_UP_PRESENT : 0;
+    int rc = catch_up_of(policy, grace_ms, &p);
+
+    if (in == NULL || rc < 0)
+        return ODBC_LEADER_EINVAL;
+    return in->h != NULL
+               ? odbc_leader_catch_up(in->h, job, &p, flags, times, n, first)
+               : odbc_leader_group_catch_up(in->g, job, &p, flags, times, n,
+                                            first);
+}
+
 static const struct leader_plugin plugin = {
     sizeof(struct leader_plugin),
     LEADER_PLUGIN_ABI_MAJOR,
@@ -402,6 +441,8 @@ static const struct leader_plugin plugin = {
     plugin_fence_sql,
     plugin_set_schedule,
     odbc_leader_local_zone,
+    plugin_catch_up,
+    plugin_catch_up_select,
 };
 
 int leader_plugin_entry(uint16_t host_abi_major,

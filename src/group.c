@@ -13,6 +13,7 @@
 #include <syslog.h>
 #include <uuid/uuid.h>
 
+#include "catchup.h"
 #include "config.h"
 #include "db.h"
 #include "db_group.h"
@@ -277,6 +278,33 @@ int odbc_leader_group_set_schedule(odbc_leader_group_t *g, const char *job,
     if (!odbc_leader__handle_clear(g != NULL ? &g->c : NULL))
         return ODBC_LEADER_EINVAL;
     return odbc_leader__handle_set_schedule(&g->c, job, expr, tz, engine);
+}
+
+int odbc_leader_group_catch_up(odbc_leader_group_t *g, const char *job,
+                               const struct odbc_leader_catch_up *p, int flags,
+                               const int64_t *times, size_t n, size_t *first) {
+    char ns[ODBC_LEADER__NAME_MAX + 16];
+    struct odbc_leader__last_fire lf = {.job = job};
+    int rc;
+
+    if (g == NULL || !odbc_leader__valid_name(job))
+        return ODBC_LEADER_EINVAL;
+    odbc_leader__handle_clear(&g->c);
+    /* the arguments first: no round trip for a call that cannot work */
+    rc = odbc_leader_catch_up_select(p, flags, 0, 0, times, n, first);
+    if (rc < 0)
+        return odbc_leader__handle_note(&g->c, rc);
+    rc = reopen(g);
+    if (rc == 0) {
+        shard_ns(g, job, ns, sizeof(ns));
+        odbc_leader__db_set_ns(g->c.db, ns);
+        rc = odbc_leader__db_jobs(g->c.db, odbc_leader__keep_last_fire, &lf);
+        odbc_leader__db_set_ns(g->c.db, g->c.cfg.ns);
+    }
+    if (rc < 0)
+        return ledger_failed(g, rc);
+    return odbc_leader_catch_up_select(p, flags, lf.now_ms, lf.last_ms, times,
+                                       n, first);
 }
 
 int odbc_leader_group_fence_sql(odbc_leader_group_t *g, char *out, size_t len) {

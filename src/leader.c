@@ -12,6 +12,7 @@
 #include <string.h>
 #include <syslog.h>
 
+#include "catchup.h"
 #include "clock.h"
 #include "config.h"
 #include "db.h"
@@ -699,6 +700,26 @@ int odbc_leader_list_jobs(odbc_leader_t *h, odbc_leader_job_fn fn, void *ctx) {
     struct jobs_req r = {.what = JOBS_LIST, .fn = fn, .ctx = ctx};
 
     return noted(h, cleared(h) ? jobs_call(h, &r) : ODBC_LEADER_EINVAL);
+}
+
+int odbc_leader_catch_up(odbc_leader_t *h, const char *job,
+                         const struct odbc_leader_catch_up *p, int flags,
+                         const int64_t *times, size_t n, size_t *first) {
+    struct odbc_leader__last_fire lf = {.job = job};
+    struct jobs_req r = {
+        .what = JOBS_LIST, .fn = odbc_leader__keep_last_fire, .ctx = &lf};
+    int rc;
+
+    if (!cleared(h) || !odbc_leader__valid_name(job))
+        return noted(h, ODBC_LEADER_EINVAL);
+    /* the arguments first: no round trip for a call that cannot work */
+    rc = odbc_leader_catch_up_select(p, flags, 0, 0, times, n, first);
+    if (rc >= 0)
+        rc = jobs_call(h, &r);
+    if (rc >= 0)
+        rc = odbc_leader_catch_up_select(p, flags, lf.now_ms, lf.last_ms, times,
+                                         n, first);
+    return noted(h, rc);
 }
 
 int odbc_leader_set_schedule(odbc_leader_t *h, const char *job,

@@ -628,6 +628,78 @@ ODBC_LEADER_EXTERN int odbc_leader_list_schedules(odbc_leader_t *h,
                                                   odbc_leader_schedule_fn fn,
                                                   void *ctx);
 
+/* The catch-up policies (docs/catch-up.md): which of a job's missed fires
+ * a leader claims after an election, an outage or a pause. */
+enum odbc_leader_catch_up_policy {
+    ODBC_LEADER_CATCH_UP_SKIP = 0,   /* none (the present fire only) */
+    ODBC_LEADER_CATCH_UP_LATEST = 1, /* the newest one, for all of them */
+    ODBC_LEADER_CATCH_UP_ALL = 2     /* each, the newest cap of them */
+};
+
+/* A job's catch-up policy: "skip", "latest" or "all[:CAP]" within a grace
+ * on the database clock (odbc_leader_catch_up_parse() fills policy and
+ * cap from the text). */
+struct odbc_leader_catch_up {
+    size_t struct_size; /* sizeof(struct odbc_leader_catch_up) */
+    int policy;         /* enum odbc_leader_catch_up_policy */
+    int cap;            /* ALL: at most this many, the newest (1 .. 10000; 0:
+                           ODBC_LEADER_CATCH_UP_CAP) */
+    int64_t grace_ms;   /* how old a missed fire may be and still run, by the
+                           database clock (>= 0) */
+};
+
+#define ODBC_LEADER_CATCH_UP_CAP 100       /* cap 0 means this */
+#define ODBC_LEADER_CATCH_UP_CAP_MAX 10000 /* and the largest */
+/* odbc_leader_catch_up*() flag: the newest time handed in is the fire due
+ * now (on time, not missed): every policy claims it, whatever its age */
+#define ODBC_LEADER_CATCH_UP_PRESENT 1
+
+/*
+ * Parses a catch-up policy as operators write it ("skip", "latest", "all"
+ * or "all:CAP") into out->policy and out->cap; out->grace_ms is left as
+ * it is. Returns 0, or ODBC_LEADER_EINVAL (out unchanged) for another
+ * text. Thread: any. Blocks: no.
+ */
+ODBC_LEADER_EXTERN int
+odbc_leader_catch_up_parse(const char *text, struct odbc_leader_catch_up *out);
+
+/*
+ * The catch-up policy p itself, with no I/O: of a job's fire times
+ * times[0 .. n) (ascending, as its engine computes them, not yet run
+ * here), which to claim when the ledger's latest nominal time of the job
+ * is last_ms (0: it has none) and the database clock reads now_ms. A time
+ * is missed and may run when it is later than last_ms (a later fire was
+ * claimed: the gap was settled) and at most p->grace_ms older than
+ * now_ms. With ODBC_LEADER_CATCH_UP_PRESENT the newest time is the
+ * present fire: claimed under every policy when later than last_ms, and
+ * under LATEST it stands for the missed ones. A job without a fire in the
+ * ledger (last_ms 0) catches up nothing: nothing says it was scheduled
+ * then. The claims are times[*first .. *first + count), a contiguous run,
+ * oldest first. Returns count (>= 0), or ODBC_LEADER_EINVAL (p, its
+ * policy, cap or grace, times out of order or more than
+ * ODBC_LEADER_CATCH_UP_CAP_MAX of them, first NULL).
+ * Owns: all borrowed. Thread: any. Blocks: no.
+ */
+ODBC_LEADER_EXTERN int
+odbc_leader_catch_up_select(const struct odbc_leader_catch_up *p, int flags,
+                            int64_t now_ms, int64_t last_ms,
+                            const int64_t *times, size_t n, size_t *first);
+
+/*
+ * odbc_leader_catch_up_select() with last_ms and now_ms read from the
+ * ledger: job's latest nominal fire time and the database clock, so every
+ * host that computes job's times alike picks the same fires after a
+ * failover. The caller then claims each (odbc_leader_claim_fire()).
+ * Returns the count, ODBC_LEADER_EINVAL, ODBC_LEADER_ENOLIFECYCLE (the
+ * dialect lists no jobs) or another negative error.
+ * Owns: borrowed. Thread: tick. Blocks: yes: one round trip (for a
+ * namespace that names a sharded group, one more and one per shard).
+ */
+ODBC_LEADER_EXTERN int
+odbc_leader_catch_up(odbc_leader_t *h, const char *job,
+                     const struct odbc_leader_catch_up *p, int flags,
+                     const int64_t *times, size_t n, size_t *first);
+
 /* Reads one fire of the ledger into *out (the caller's). Returns 1 when
  * found, 0 when the fire was never claimed (or retention deleted it), or a
  * negative error.
@@ -786,6 +858,13 @@ ODBC_LEADER_EXTERN int odbc_leader_group_set_schedule(odbc_leader_group_t *g,
                                                       const char *expr,
                                                       const char *tz,
                                                       const char *engine);
+
+/* odbc_leader_catch_up() for a job of the group: the ledger of the job's
+ * shard. Thread: tick. Blocks: yes: one round trip. */
+ODBC_LEADER_EXTERN int
+odbc_leader_group_catch_up(odbc_leader_group_t *g, const char *job,
+                           const struct odbc_leader_catch_up *p, int flags,
+                           const int64_t *times, size_t n, size_t *first);
 
 /* odbc_leader_fence_sql() for the group's dialect: a shard's writes bind
  * the shard's namespace ("GROUP/s") and its term.

@@ -27,7 +27,13 @@
  * every due slot of the window, oldest first; once (the default) only the
  * newest due slot of each job, older missed ones being coalesced into it;
  * skip only slots that began after this process was seen leading its term
- * (no catch-up). Each job's settled slots are remembered as one watermark
+ * (no catch-up). With a plugin of ABI 1.7 (it has catch_up), the plugin
+ * decides which due slots to claim, the same on every host
+ * (docs/catch-up.md): --misfire is the policy (skip, once as latest, all),
+ * the window its grace on the database clock, and a slot no later than the
+ * ledger's latest fire of the job is not claimed (a job with none catches
+ * up nothing); the present slot is claimed under every policy. Each job's
+ * settled slots are remembered as one watermark
  * (every due slot up to it was answered 0 or 1, or passed over), so a
  * process claims a fire at most once and its memory is one number a job.
  * claim() answering not-leader stops the round; another error leaves the

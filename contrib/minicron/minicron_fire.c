@@ -19,7 +19,8 @@
  * the term ended after the claim (80, as odbc-leader run --once records) */
 #define START_FAILED 127
 #define LOST_LEADERSHIP 80
-#define FINISH_TRIES 5 /* finish() calls before an outcome is dropped */
+#define FINISH_TRIES 5    /* finish() calls before an outcome is dropped */
+#define CATCH_UP_MAX 1024 /* due slots handed to catch_up(), the newest */
 
 /* 1 when job (borrowed) is due in slot. Slot k is matched as minute k
  * since the epoch: local time with 60-second slots, UTC else. */
@@ -226,6 +227,78 @@ static int settle_all(struct minicron *mc, size_t i, int64_t from,
     return 1;
 }
 
+/* The policy text of --misfire for the plugin's catch_up (ABI 1.7). */
+static const char *policy_text(int misfire) {
+    switch ((enum misfire)misfire) {
+    case MISFIRE_SKIP:
+        return "skip";
+    case MISFIRE_ONCE:
+        return "latest";
+    case MISFIRE_ALL:
+        return "all:1024"; /* every due slot handed in: CATCH_UP_MAX */
+    }
+    return "skip";
+}
+
+/*
+ * With a plugin of ABI 1.7: settles the slots from..now_slot of crontab
+ * line i by the plugin's catch-up policy (docs/catch-up.md), the same
+ * decision on every host: the due slots, the present one (now_slot)
+ * flagged, go to catch_up(), which answers which to claim by --misfire
+ * within the window on the database clock, later than the ledger's
+ * latest fire of the job; those are claimed oldest first. A lone present
+ * slot is claimed without asking (a steady leader's fire costs no read).
+ * Returns 0 when claiming stops for this round (the slot it stopped at
+ * stays unsettled), else 1.
+ */
+static int settle_by_policy(struct minicron *mc, size_t i, int64_t from,
+                            int64_t now_slot, int64_t term) {
+    int64_t times[CATCH_UP_MAX];
+    size_t n = 0, first = 0;
+    int present, rc;
+
+    /* the newest CATCH_UP_MAX due slots, newest first, then turned */
+    for (int64_t s = now_slot; s >= from && n < CATCH_UP_MAX; s--)
+        if (slot_due(mc, &mc->tab.jobs[i], s))
+            times[n++] = slot_ms(mc, s);
+    for (size_t a = 0, b = n; a + 1 < b; a++, b--) {
+        int64_t t = times[a];
+
+        times[a] = times[b - 1];
+        times[b - 1] = t;
+    }
+    present = n > 0 && times[n - 1] == slot_ms(mc, now_slot);
+    if (n == 1 && present) {
+        rc = 1;
+        first = 0;
+    } else {
+        rc = n == 0 ? 0
+                    : mc->p->catch_up(
+                          mc->inst, mc->jobs[i].name, policy_text(mc->misfire),
+                          mc->window_ns / NS_PER_MS, present, times, n, &first);
+    }
+    if (rc < 0) {
+        claim_stopped(mc, i, now_slot, rc, mc->p->strerror(rc));
+        return 0;
+    }
+    if (n > (size_t)rc)
+        say(mc, LOG_INFO,
+            "line %u (%s): %zu due fire(s) not claimed here (--misfire %s, "
+            "the window, or a later fire claimed already)",
+            mc->tab.jobs[i].line, mc->jobs[i].name, n - (size_t)rc,
+            policy_text(mc->misfire));
+    for (size_t k = first; k < first + (size_t)rc; k++) {
+        int64_t s = times[k] / (mc->slot_s * 1000);
+
+        if (!claim_fire(mc, i, s, term)) {
+            mc->jobs[i].settled = s - 1;
+            return 0;
+        }
+    }
+    mc->jobs[i].settled = now_slot;
+    return 1;
+}
+
 /* The oldest slot the misfire window reaches at wall-clock time now_ns:
  * the first to begin at most window_ns ago, never after now's slot. */
 static int64_t window_start(const struct minicron *mc, int64_t now_ns) {
@@ -259,7 +332,9 @@ void fire_due(struct minicron *mc) {
             continue; /* a group: another process leads its shard */
         if (from < lo)
             from = lo;
-        if (mc->misfire == MISFIRE_ONCE)
+        if (LEADER_PLUGIN_HAS(mc->p, catch_up))
+            go = settle_by_policy(mc, i, from, now_slot, t);
+        else if (mc->misfire == MISFIRE_ONCE)
             go = settle_newest(mc, i, from, now_slot, t);
         else
             go = settle_all(mc, i, from, now_slot, t);

@@ -83,6 +83,10 @@ export class Plugin {
     errorClass(code: number): ErrorClass | null;
     /** ABI 1.6: the IANA name of the host's time zone. */
     localZone(): string;
+    /** ABI 1.7 (docs/catch-up.md): the catch-up policy with the database
+     * clock and the ledger's latest fire given (no I/O). */
+    catchUpSelect(policy: string, graceMs: number, nowMs: number, lastMs: number,
+                  times: number[], options?: { present?: boolean }): number[];
     init(config: string, callbacks?: Callbacks): Promise<Instance>;
 }
 
@@ -113,6 +117,10 @@ export class Instance {
     /** ABI 1.6: this host's schedule identity of job (docs/schedules.md). */
     setSchedule(job: string, expr: string | null, tz?: string | null,
                 engine?: string): Promise<void>;
+    /** ABI 1.7 (docs/catch-up.md): of job's fire times, those to claim,
+     * decided from the ledger's latest fire and the database clock. */
+    catchUp(job: string, policy: string, graceMs: number, times: number[],
+            options?: { present?: boolean }): Promise<number[]>;
 }
 
 /** A fire claimed to run, as the database recorded it (ABI 1.4). */

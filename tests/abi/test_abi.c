@@ -428,6 +428,45 @@ static void check_schedules(const struct leader_plugin *p, void *inst,
     print_message("  schedules: refused as named; the host's zone: %s\n", zone);
 }
 
+/* ABI 1.7: the catch-up policy through the plugin, against the ledger:
+ * nothing for a job with no fire; after a claim 40 s ago, the missed
+ * times later than it, by policy, the grace on the database clock and
+ * the present fire; a bad policy text refused; the pure selection. */
+static void check_catch_up(const struct leader_plugin *p, void *inst,
+                           int64_t fire) {
+    int64_t t[] = {fire - 30000, fire - 20000, fire - 4000, fire - 2000};
+    size_t first = 99;
+
+    assert_int_equal(p->catch_up(inst, "cj", "all", 60000, 0, t, 4, &first), 0);
+    assert_int_equal(p->claim(inst, "cj", fire - 40000), 1);
+    assert_int_equal(p->catch_up(inst, "cj", "all", 60000, 0, t, 4, &first), 4);
+    assert_int_equal(first, 0);
+    assert_int_equal(p->catch_up(inst, "cj", "all:2", 60000, 0, t, 4, &first),
+                     2);
+    assert_int_equal(first, 2);
+    assert_int_equal(p->catch_up(inst, "cj", "latest", 60000, 0, t, 4, &first),
+                     1);
+    assert_int_equal(first, 3);
+    assert_int_equal(p->catch_up(inst, "cj", "skip", 60000, 0, t, 4, &first),
+                     0);
+    /* the floor: the database clock less 10 s */
+    assert_int_equal(p->catch_up(inst, "cj", "all", 10000, 0, t, 4, &first), 2);
+    assert_int_equal(first, 2);
+    assert_int_equal(p->catch_up(inst, "cj", "skip", 10000, 1, t, 4, &first),
+                     1);
+    assert_int_equal(first, 3);
+    assert_true(p->catch_up(inst, "cj", "sometimes", 10000, 0, t, 4, &first) <
+                0);
+    assert_true(p->catch_up(NULL, "cj", "all", 10000, 0, t, 4, &first) < 0);
+    assert_int_equal(p->catch_up_select("all:3", 600000, 1, 960005, 600000,
+                                        (int64_t[]){660000, 720000, 780000,
+                                                    840000, 900000, 960000},
+                                        6, &first),
+                     3);
+    assert_int_equal(first, 3);
+    print_message("  catch_up: by policy, grace and the ledger's floor\n");
+}
+
 /* ABI 1.1: claim, finish and leadership, as a host built against 1.1
  * calls them (after checking struct_size with LEADER_PLUGIN_HAS). */
 static void test_claims(void **state) {
@@ -470,6 +509,8 @@ static void test_claims(void **state) {
         check_fence_sql(p, inst);
     if (LEADER_PLUGIN_HAS(p, set_schedule)) /* ABI 1.6 */
         check_schedules(p, inst, fire);
+    if (LEADER_PLUGIN_HAS(p, catch_up)) /* ABI 1.7 */
+        check_catch_up(p, inst, fire);
     p->shutdown(inst);
     dlclose(dl);
 }

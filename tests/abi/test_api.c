@@ -403,10 +403,47 @@ static void test_schedule_args(void **state) {
     odbc_leader_destroy(h);
 }
 
+/* The catch-up calls refuse bad arguments before any I/O; a job with no
+ * fire in the ledger catches up nothing, however old its times. */
+static void test_catch_up_args(void **state) {
+    struct odbc_leader_catch_up p = {.struct_size = sizeof(p),
+                                     .policy = ODBC_LEADER_CATCH_UP_ALL,
+                                     .grace_ms = 3600000};
+    struct odbc_leader_catch_up old = {.struct_size = sizeof(size_t)};
+    int64_t t[] = {1000, 2000, 3000};
+    char conf[512];
+    size_t first = 7;
+    odbc_leader_t *h = NULL;
+
+    (void)state;
+    assert_int_equal(odbc_leader_catch_up(NULL, "j", &p, 0, t, 3, &first),
+                     ODBC_LEADER_EINVAL);
+    assert_int_equal(odbc_leader_group_catch_up(NULL, "j", &p, 0, t, 3, &first),
+                     ODBC_LEADER_EINVAL);
+    assert_int_equal(odbc_leader_create(&h, config(conf, sizeof(conf), "catch"),
+                                        NULL, NULL, 0),
+                     0);
+    assert_int_equal(odbc_leader_catch_up(h, "j", &old, 0, t, 3, &first),
+                     ODBC_LEADER_EINVAL);
+    assert_int_equal(odbc_leader_catch_up(h, "", &p, 0, t, 3, &first),
+                     ODBC_LEADER_EINVAL);
+    assert_int_equal(odbc_leader_catch_up(h, "j", &p, 4, t, 3, &first),
+                     ODBC_LEADER_EINVAL);
+    assert_int_equal(odbc_leader_catch_up(h, "j", &p, 0, t, 3, &first), 0);
+    assert_int_equal(first, 3);
+    assert_int_equal(odbc_leader_catch_up(h, "j", &p,
+                                          ODBC_LEADER_CATCH_UP_PRESENT, t, 3,
+                                          &first),
+                     1);
+    assert_int_equal(first, 2);
+    odbc_leader_destroy(h);
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_version_macros),
         cmocka_unit_test(test_schedule_args),
+        cmocka_unit_test(test_catch_up_args),
         cmocka_unit_test(test_struct_size_unset),
         cmocka_unit_test(test_shorter_callbacks),
         cmocka_unit_test(test_longer_callbacks),

@@ -8,14 +8,16 @@ tests/contrib/minicron_claims.sh's claims_scenario for minicron.test
     python3 minicron_claims.py --connect CONN --label LABEL --minicron MC
         --plugin SO --odbc-leader BIN --checker CHECK_FIRES --work DIR
 
-Three minicrons on the database CONN (namespace "claims", LeaderTTL 2 s,
+Three minicrons on the database CONN (namespace "claims", LeaderTTL 2.5 s,
 1-second slots, --misfire all, --misfire-window 10 s) with one job that
 appends "SLOT_START MINICRON_PID TERM NOW_MS" to WORK/runs.log. Each
 minicron runs with LeaderId=mc-PID, so the ledger names its pid. The
 leader is killed with SIGKILL at a slot boundary (just before: it has not
 claimed the slot; just after: it has, and ran it) and replaced, once per
 KILL_OFFSETS_MS, then stopped with SIGSTOP past its lease and continued.
-Each failover lasts about the TTL, two slots, which the next leader
+Each failover lasts about the TTL, two and a half slots (a whole number
+of slots would put the takeover at a boundary, where the slot it lands in
+may or may not have begun), which the next leader
 catches up. Then tests/contrib/check_fires.py checks the job's log
 against `odbc-leader fires --json`: every slot between the first and the
 last fired exactly once (one ledger row each, no slot run twice, no gap,
@@ -45,7 +47,7 @@ WINDOW_S = 10
 KILL_OFFSETS_MS = (-40, 40, -15, 150)  # from a slot boundary, one per kill
 STOP_MS = 3500  # SIGSTOP this long: more than the TTL
 STOP_OFFSET_MS = -20
-TIMING = "LeaderTTL=2000;LeaderRenewInterval=250;LeaderSafetyMargin=150"
+TIMING = "LeaderTTL=2500;LeaderRenewInterval=250;LeaderSafetyMargin=150"
 
 
 class Failed(Exception):

@@ -41,6 +41,20 @@ ALWAYS_SO = os.path.join(PLUGINS, "always_leader.so")
 LIVENESS_S = 30  # bound on anything that should take well under a second
 
 
+def catch_up_vectors():
+    """The vector lines of docs/catch-up-vectors.txt."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                        os.pardir, os.pardir, "docs", "catch-up-vectors.txt")
+    with open(path, encoding="utf-8") as f:
+        return [ln.strip() for ln in f
+                if ln.strip() and not ln.startswith("#")]
+
+
+def ints(text):
+    """A vector's comma-separated times ("-": none)."""
+    return [] if text == "-" else [int(x) for x in text.split(",")]
+
+
 class Recorder:
     """Collects on_change and log calls."""
 
@@ -116,6 +130,37 @@ class OdbcLeaderTest(unittest.TestCase):
         self.assertEqual(lp.shard_of("caf\u00e9", 16384), 3465)
         self.assertEqual(lp.shard_of("", 1000), 37)
         self.assertEqual(lp.shard_of("x", 0), 0)
+
+    def test_catch_up_vectors(self):
+        # docs/catch-up-vectors.txt: the same answers in C and every binding
+        n = 0
+        for line in catch_up_vectors():
+            policy, grace, now, last, flags, times, _, want = line.split()
+            args = (policy, int(grace), int(now), int(last), ints(times),
+                    flags == "present")
+            if want == "EINVAL":
+                with self.assertRaises(lp.LeaderPluginError, msg=line):
+                    self.plugin.catch_up_select(*args)
+            else:
+                self.assertEqual(self.plugin.catch_up_select(*args),
+                                 ints(want), line)
+            n += 1
+        self.assertGreaterEqual(n, 30)
+
+    def test_catch_up_reads_the_ledger(self):
+        # the decision from the ledger's latest fire and the database clock
+        inst, _ = self.candidate("cu")
+        tick_until(inst, True)
+        now = int(time.time()) * 1000
+        times = [now - 30000, now - 20000, now - 4000]
+        self.assertEqual(inst.catch_up("cu", "all", 60000, times), [])
+        self.assertTrue(inst.claim("cu", now - 40000))
+        self.assertEqual(inst.catch_up("cu", "all", 60000, times), times)
+        self.assertEqual(inst.catch_up("cu", "latest", 60000, times),
+                         times[2:])
+        self.assertEqual(inst.catch_up("cu", "all", 10000, times), times[2:])
+        with self.assertRaises(lp.LeaderPluginError):
+            inst.catch_up("cu", "sometimes", 10000, times)
 
     def test_group_spreads_shards_and_claims_by_shard(self):
         # two members of a group of 16 shards: first ticks only look,

@@ -13,7 +13,7 @@ const koffi = require('koffi');
 const { LeaderPluginError, NotLeaderError, ScheduleError, classOf } = require('./errors');
 
 const ABI_MAJOR = 1; // LEADER_PLUGIN_ABI_MAJOR
-const ABI_MINOR = 6; // LEADER_PLUGIN_ABI_MINOR
+const ABI_MINOR = 7; // LEADER_PLUGIN_ABI_MINOR
 const EABI = -1000; // LEADER_PLUGIN_EABI
 const ENOTLEADER = -1001; // LEADER_PLUGIN_ENOTLEADER (ABI 1.1)
 // LEADER_PLUGIN_ESCHEDULE (ABI 1.6): a claim computed by another schedule
@@ -75,6 +75,8 @@ const Table = koffi.struct('odbc_leader_node_table', {
     fence_sql: 'void *', // ABI 1.5
     set_schedule: 'void *', // ABI 1.6
     local_zone: 'void *',
+    catch_up: 'void *', // ABI 1.7
+    catch_up_select: 'void *',
 });
 
 // ABI 1.4: struct leader_plugin_claim and struct leader_plugin_offer.
@@ -138,7 +140,20 @@ const PROTOS = {
         'const char *engine)'),
     local_zone: koffi.proto('int odbc_leader_node_local_zone(void *out, ' +
         'size_t len)'),
+    catch_up: koffi.proto('int odbc_leader_node_catch_up(void *inst, ' +
+        'const char *job, const char *policy, int64_t grace_ms, int present, ' +
+        'void *times, size_t n, _Out_ size_t *first)'),
+    catch_up_select: koffi.proto('int odbc_leader_node_catch_up_select(' +
+        'const char *policy, int64_t grace_ms, int present, int64_t now_ms, ' +
+        'int64_t last_ms, void *times, size_t n, _Out_ size_t *first)'),
 };
+
+/** times (numbers) as a C array of int64_t. */
+function int64s(times) {
+    const buf = Buffer.alloc(8 * Math.max(times.length, 1));
+    times.forEach((t, i) => buf.writeBigInt64LE(BigInt(t), 8 * i));
+    return buf;
+}
 
 // The struct_size of a 1.0 table: it ends where claim (ABI 1.1) begins.
 const SIZE_1_0 = koffi.offsetof(Table, 'claim');
@@ -265,6 +280,22 @@ class Plugin {
             throw new LeaderPluginError(rc, "the host's time zone has no IANA name: set TZ",
                 { strerror: this.strerror(rc) });
         return bufText(buf);
+    }
+
+    /**
+     * ABI 1.7: the catch-up policy (docs/catch-up.md) with the database
+     * clock nowMs and the ledger's latest nominal time lastMs given, no
+     * I/O: of times (ascending; present: the newest is the fire due now),
+     * those to claim, oldest first. Throws LeaderPluginError for a policy
+     * text or times the plugin refuses.
+     */
+    catchUpSelect(policy, graceMs, nowMs, lastMs, times, { present = false } = {}) {
+        const first = [0];
+        const n = this.fn('catch_up_select')(String(policy), graceMs, present ? 1 : 0,
+            nowMs, lastMs, int64s(times), times.length, first);
+        if (n < 0)
+            throw new LeaderPluginError(n, this.strerror(n));
+        return times.slice(num(first[0]), num(first[0]) + n);
     }
 
     /** The plugin's static message for one of its negative codes. */
@@ -566,6 +597,25 @@ class Instance {
             if (rc < 0)
                 throw this._error(rc);
             return num(key[0]);
+        });
+    }
+
+    /**
+     * ABI 1.7: resolves to the fire times to claim of job's times
+     * (ascending, as this host's engine computes them; present: the
+     * newest is the fire due now), oldest first, decided by the plugin's
+     * catch-up policy (docs/catch-up.md) from the ledger's latest fire of
+     * the job and the database clock. One round trip.
+     */
+    catchUp(job, policy, graceMs, times, { present = false } = {}) {
+        const f = this.plugin.fn('catch_up');
+        return this._serial(async () => {
+            const first = [0];
+            const n = await callAsync(f, [this._live(), String(job), String(policy),
+                graceMs, present ? 1 : 0, int64s(times), times.length, first]);
+            if (n < 0)
+                throw this._error(n);
+            return times.slice(num(first[0]), num(first[0]) + n);
         });
     }
 

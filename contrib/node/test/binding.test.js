@@ -380,6 +380,24 @@ test('leader.fence(): the plugin\'s predicate, no odbc-leader on PATH', async ()
     await old.shutdown();
 });
 
+test('catchUpSelect: docs/catch-up-vectors.txt, the same in C and every binding', () => {
+    const file = path.join(__dirname, '..', '..', '..', 'docs', 'catch-up-vectors.txt');
+    const ints = (t) => (t === '-' ? [] : t.split(',').map(Number));
+    const lines = fs.readFileSync(file, 'utf8').split('\n').map((l) => l.trim())
+        .filter((l) => l && !l.startsWith('#'));
+    const p = new Plugin(ODBC_SO);
+    for (const line of lines) {
+        const [policy, grace, now, last, flags, times, , want] = line.split(/\s+/);
+        const call = () => p.catchUpSelect(policy, Number(grace), Number(now), Number(last),
+            ints(times), { present: flags === 'present' });
+        if (want === 'EINVAL')
+            assert.throws(call, LeaderPluginError, line);
+        else
+            assert.deepEqual(call(), ints(want), line);
+    }
+    assert.ok(lines.length >= 30);
+});
+
 test('shardOf: FNV-1a 64 as docs/abi.md gives it', () => {
     assert.equal(shardOf('', 1000), Number(0xcbf29ce484222325n % 1000n));
     assert.equal(shardOf('a', 1000), Number(0xaf63dc4c8601ec8cn % 1000n));

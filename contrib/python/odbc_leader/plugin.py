@@ -75,7 +75,7 @@ __all__ = [
 ]
 
 ABI_MAJOR = 1  # LEADER_PLUGIN_ABI_MAJOR
-ABI_MINOR = 6  # LEADER_PLUGIN_ABI_MINOR
+ABI_MINOR = 7  # LEADER_PLUGIN_ABI_MINOR
 EABI = -1000  # LEADER_PLUGIN_EABI
 ENOTLEADER = -1001  # LEADER_PLUGIN_ENOTLEADER (ABI 1.1): claim, not leader
 # LEADER_PLUGIN_ESCHEDULE (ABI 1.6): a claim computed by another schedule
@@ -219,6 +219,16 @@ _SET_SCHEDULE_FN = ctypes.CFUNCTYPE(
 )
 _LOCAL_ZONE_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p,
                                   ctypes.c_size_t)
+_CATCH_UP_FN = ctypes.CFUNCTYPE(
+    ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p,
+    ctypes.c_int64, ctypes.c_int, ctypes.POINTER(ctypes.c_int64),
+    ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)
+)
+_CATCH_UP_SELECT_FN = ctypes.CFUNCTYPE(
+    ctypes.c_int, ctypes.c_char_p, ctypes.c_int64, ctypes.c_int,
+    ctypes.c_int64, ctypes.c_int64, ctypes.POINTER(ctypes.c_int64),
+    ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)
+)
 
 _FIELDS_1_0 = [
     ("struct_size", ctypes.c_uint32),
@@ -262,6 +272,10 @@ _FIELDS_1_6 = [
     ("set_schedule", _SET_SCHEDULE_FN),
     ("local_zone", _LOCAL_ZONE_FN),
 ]
+_FIELDS_1_7 = [
+    ("catch_up", _CATCH_UP_FN),
+    ("catch_up_select", _CATCH_UP_SELECT_FN),
+]
 
 
 class _LeaderPlugin10(ctypes.Structure):
@@ -272,11 +286,11 @@ class _LeaderPlugin10(ctypes.Structure):
 
 class _LeaderPlugin(ctypes.Structure):
     """struct leader_plugin: the plugin's static function table. Members
-    after strerror (ABI 1.1 to 1.6) exist only when struct_size covers
+    after strerror (ABI 1.1 to 1.7) exist only when struct_size covers
     them: read them only after Plugin.has()."""
 
     _fields_ = (_FIELDS_1_0 + _FIELDS_1_1 + _FIELDS_1_2 + _FIELDS_1_3
-                + _FIELDS_1_4 + _FIELDS_1_5 + _FIELDS_1_6)
+                + _FIELDS_1_4 + _FIELDS_1_5 + _FIELDS_1_6 + _FIELDS_1_7)
 
 
 _FIELD_NAMES = frozenset(name for name, _ in _LeaderPlugin._fields_)
@@ -285,6 +299,14 @@ _FIELD_NAMES = frozenset(name for name, _ in _LeaderPlugin._fields_)
 _ENTRY_FN = ctypes.CFUNCTYPE(
     ctypes.c_int, ctypes.c_uint16, ctypes.POINTER(ctypes.POINTER(_LeaderPlugin))
 )
+
+
+
+def _times(times):
+    """times as a C array of int64 and a size_t for the first index."""
+    times = list(times)
+    return (ctypes.c_int64 * len(times))(*times), ctypes.c_size_t(0)
+
 
 # ---- errors -------------------------------------------------------------
 
@@ -439,6 +461,21 @@ class Plugin:
             raise LeaderPluginError(rc, "the host's time zone has no IANA "
                                     "name: set TZ", self.strerror(rc))
         return _text(buf.value)
+
+    def catch_up_select(self, policy: str, grace_ms: int, now_ms: int,
+                        last_ms: int, times, present: bool = False) -> list:
+        """ABI 1.7: the catch-up policy (docs/catch-up.md) with the
+        database clock now_ms and the ledger's latest nominal time last_ms
+        given, no I/O: of times (ascending; present: the newest is the
+        fire due now), those to claim, oldest first. Raises
+        LeaderPluginError for a policy text or times the plugin refuses."""
+        arr, first = _times(times)
+        rc = self._member("catch_up_select")(
+            policy.encode("utf-8"), grace_ms, int(present), now_ms, last_ms,
+            arr, len(arr), ctypes.byref(first))
+        if rc < 0:
+            raise LeaderPluginError(rc, self.strerror(rc))
+        return list(arr[first.value:first.value + rc])
 
     def _member(self, member):
         """The function pointer member of an ABI 1.1 or 1.2 table; raises
@@ -783,6 +820,24 @@ class Instance:
         if rc < 0:
             raise LeaderPluginError(rc, self._message(rc),
                                     self.plugin.strerror(rc))
+
+    # ---- ABI 1.7 ----------------------------------------------------------
+
+    def catch_up(self, job: str, policy: str, grace_ms: int, times,
+                 present: bool = False) -> list:
+        """The catch-up policy (docs/catch-up.md): of job's fire times
+        (ascending, as this host's engine computes them; present: the
+        newest is the fire due now), those to claim, oldest first, decided
+        by the plugin from the ledger's latest fire of the job and the
+        database clock. One round trip. Raises LeaderPluginError."""
+        arr, first = _times(times)
+        rc = self.plugin._member("catch_up")(
+            self._live(), job.encode("utf-8"), policy.encode("utf-8"),
+            grace_ms, int(present), arr, len(arr), ctypes.byref(first))
+        if rc < 0:
+            raise LeaderPluginError(rc, self._message(rc),
+                                    self.plugin.strerror(rc))
+        return list(arr[first.value:first.value + rc])
 
     def _message(self, rc: int) -> str:
         """The last error's message when the plugin has one, else

@@ -272,6 +272,27 @@ class BindingTest < Minitest::Test
     assert_equal ran.term, rows[fire_ms]['term']
   end
 
+  # docs/catch-up-vectors.txt: the same answers in C and every binding
+  def test_catch_up_matches_the_vectors
+    path = File.expand_path('../../../docs/catch-up-vectors.txt', __dir__)
+    plugin = OdbcLeader::Plugin.new(OlTest::ODBC_SO)
+    lines = File.readlines(path).map(&:strip).reject { |l| l.empty? || l.start_with?('#') }
+    ints = ->(t) { t == '-' ? [] : t.split(',').map { |x| Integer(x) } }
+    lines.each do |line|
+      policy, grace, now, last, flags, times, _, want = line.split
+      call = lambda {
+        plugin.catch_up_select(policy, Integer(grace), Integer(now), Integer(last), ints[times],
+                               present: flags == 'present')
+      }
+      if want == 'EINVAL'
+        assert_raises(OdbcLeader::Error, line) { call.call }
+      else
+        assert_equal ints[want], call.call, line
+      end
+    end
+    assert_operator lines.size, :>=, 30
+  end
+
   def test_shard_of_matches_the_abi_vectors
     assert_equal 37, OdbcLeader.shard_of('', 1000)
     assert_equal 63, OdbcLeader.shard_of('backup', 64)

@@ -16,7 +16,7 @@ require_relative 'errors'
 
 module OdbcLeader
   ABI_MAJOR = 1 # LEADER_PLUGIN_ABI_MAJOR
-  ABI_MINOR = 6 # LEADER_PLUGIN_ABI_MINOR
+  ABI_MINOR = 7 # LEADER_PLUGIN_ABI_MINOR
   EABI = -1000 # LEADER_PLUGIN_EABI
   ENOTLEADER = -1001 # LEADER_PLUGIN_ENOTLEADER (ABI 1.1)
   # LEADER_PLUGIN_ESCHEDULE (ABI 1.6): a claim computed by another schedule
@@ -68,7 +68,9 @@ module OdbcLeader
            :trigger_job, :pointer,
            :fence_sql, :pointer, # ABI 1.5
            :set_schedule, :pointer, # ABI 1.6
-           :local_zone, :pointer
+           :local_zone, :pointer,
+           :catch_up, :pointer, # ABI 1.7
+           :catch_up_select, :pointer
   end
 
   # ABI 1.4: struct leader_plugin_claim, a claim as the database recorded it.
@@ -124,8 +126,24 @@ module OdbcLeader
     trigger_job: [:int, %i[pointer string pointer], true],
     fence_sql: [:int, %i[pointer pointer size_t], false],
     set_schedule: [:int, %i[pointer string string string string], false],
-    local_zone: [:int, %i[pointer size_t], false]
+    local_zone: [:int, %i[pointer size_t], false],
+    catch_up: [:int, %i[pointer string string int64 int pointer size_t pointer], true],
+    catch_up_select: [:int, %i[string int64 int int64 int64 pointer size_t pointer], false]
   }.freeze
+
+  # Calls the block with times as a C array of int64, its length and a
+  # size_t for the first index; returns the times it selected (the
+  # block's count from the first). Raises Error for a negative count.
+  def self.catch_up_call(times)
+    times = times.map { |t| Integer(t) }
+    arr = FFI::MemoryPointer.new(:int64, [times.size, 1].max)
+    arr.write_array_of_int64(times) unless times.empty?
+    first = FFI::MemoryPointer.new(:size_t)
+    n = yield arr, times.size, first
+    raise Error.new('catch-up refused', code: n) if n.negative?
+
+    times[first.read(:size_t), n]
+  end
 
   # The struct_size of a 1.0 table: it ends where claim (ABI 1.1) begins.
   SIZE_1_0 = TableStruct.offset_of(:claim)
@@ -216,7 +234,6 @@ module OdbcLeader
       end
     end
 
-    # Returns the plugin's static message for one of its negative codes.
     # ABI 1.6: the IANA name of the host's time zone as the C library
     # computes local time (TZ, else /etc/localtime), 'UTC' for its aliases.
     # Raises Error when it has none.
@@ -228,8 +245,23 @@ module OdbcLeader
       buf.read_string
     end
 
+    # Returns the plugin's static message for one of its negative codes.
     def strerror(code)
       fn(:strerror).call(code) || 'unknown error'
+    end
+
+    # ABI 1.7: the catch-up policy (docs/catch-up.md) with the database
+    # clock now_ms and the ledger's latest nominal time last_ms given, no
+    # I/O: of times (ascending; present: the newest is the fire due now),
+    # those to claim, oldest first. Raises Error for a policy text or times
+    # the plugin refuses.
+    def catch_up_select(policy, grace_ms, now_ms, last_ms, times, present: false)
+      OdbcLeader.catch_up_call(times) do |arr, n, first|
+        fn(:catch_up_select).call(policy.to_s, grace_ms, present ? 1 : 0, now_ms, last_ms,
+                                  arr, n, first)
+      end
+    rescue Error => e
+      raise Error.new(strerror(e.code), code: e.code)
     end
 
     # Returns :transient, :config or :fatal for one of the plugin's negative
@@ -499,6 +531,21 @@ module OdbcLeader
       raise error(rc) if rc.negative?
 
       nil
+    end
+
+    # ABI 1.7: the catch-up policy (docs/catch-up.md): of job's fire times
+    # (ascending, as this host's engine computes them; present: the newest
+    # is the fire due now), those to claim, oldest first, decided by the
+    # plugin from the ledger's latest fire of the job and the database
+    # clock. One round trip. Raises Error.
+    def catch_up(job, policy, grace_ms, times, present: false)
+      f = @plugin.fn(:catch_up)
+      OdbcLeader.catch_up_call(times) do |arr, n, first|
+        rc = io { |inst| f.call(inst, job.to_s, policy.to_s, grace_ms, present ? 1 : 0, arr, n, first) }
+        raise error(rc) if rc.negative?
+
+        rc
+      end
     end
 
     # Resigns if leader, leaves the election, frees the instance; a second

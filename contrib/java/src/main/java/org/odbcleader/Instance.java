@@ -497,6 +497,31 @@ public final class Instance implements AutoCloseable {
     }
 
     /**
+     * Returns, of job's fire times (ascending, as this host's engine computes them; present:
+     * the newest is the fire due now), those to claim, oldest first, decided by the plugin's
+     * catch-up policy (ABI 1.7, docs/catch-up.md) from the ledger's latest fire of the job and
+     * the database clock. One round trip.
+     *
+     * @throws LeaderException EABI for an older plugin or a closed instance, or the plugin's error
+     */
+    public long[] catchUp(String job, String policy, long graceMs, long[] times, boolean present)
+            throws LeaderException {
+        com.sun.jna.Function f = plugin.fn("catch_up");
+        com.sun.jna.Memory arr = Plugin.int64s(times);
+        com.sun.jna.Memory first = new com.sun.jna.Memory(com.sun.jna.Native.SIZE_T_SIZE);
+        io.lock();
+        try {
+            int n = f.invokeInt(new Object[] {live(), job, policy, graceMs, present ? 1 : 0, arr,
+                (long) times.length, first});
+            if (n < 0)
+                throw error(n);
+            return Plugin.selected(times, first, n);
+        } finally {
+            io.unlock();
+        }
+    }
+
+    /**
      * Returns the fence predicate of the instance's dialect (ABI 1.5): the SELECT inside
      * EXISTS ( ... ), {@code ?} for the namespace and then the term. No I/O, but never beside
      * a tick (a reconnect may load the dialect again).

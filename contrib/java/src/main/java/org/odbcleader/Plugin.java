@@ -20,8 +20,8 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class Plugin {
     /** LEADER_PLUGIN_ABI_MAJOR: the major this binding speaks. */
     public static final int ABI_MAJOR = 1;
-    /** LEADER_PLUGIN_ABI_MINOR: the minor this binding knows (1.6: schedule identities). */
-    public static final int ABI_MINOR = 6;
+    /** LEADER_PLUGIN_ABI_MINOR: the minor this binding knows (1.7: the catch-up policy). */
+    public static final int ABI_MINOR = 7;
     /** LEADER_PLUGIN_RESIGN_REQUESTED: tick's answer when asked to resign. */
     public static final int RESIGN_REQUESTED = 2;
 
@@ -33,7 +33,8 @@ public final class Plugin {
             "shards", "shard_of", "shard_leadership", // 1.3
             "claim_fire", "finish_fire", "offers", "pause_job", "trigger_job", // 1.4
             "fence_sql", // 1.5
-            "set_schedule", "local_zone"); // 1.6
+            "set_schedule", "local_zone", // 1.6
+            "catch_up", "catch_up_select"); // 1.7
     /** struct_size of a 1.0 table: it ends where claim begins. */
     static final int SIZE_1_0 = offsetOf("claim");
 
@@ -162,6 +163,37 @@ public final class Plugin {
         if (rc < 0)
             throw new LeaderException(rc, "the host's time zone has no IANA name: set TZ");
         return buf.getString(0, "UTF-8");
+    }
+
+    /**
+     * Returns, of times (ascending; present: the newest is the fire due now), those to claim,
+     * oldest first, by the catch-up policy (ABI 1.7, docs/catch-up.md) with the database clock
+     * nowMs and the ledger's latest nominal time lastMs given. No I/O.
+     *
+     * @throws LeaderException EABI for an older plugin, or a policy text or times it refuses
+     */
+    public long[] catchUpSelect(String policy, long graceMs, long nowMs, long lastMs,
+            long[] times, boolean present) throws LeaderException {
+        com.sun.jna.Memory arr = int64s(times);
+        com.sun.jna.Memory first = new com.sun.jna.Memory(Native.SIZE_T_SIZE);
+        int n = fn("catch_up_select").invokeInt(new Object[] {policy, graceMs, present ? 1 : 0,
+            nowMs, lastMs, arr, (long) times.length, first});
+        if (n < 0)
+            throw new LeaderException(n, strerror(n));
+        return selected(times, first, n);
+    }
+
+    /** times as a C array of int64_t (never empty: C takes a valid pointer). */
+    static com.sun.jna.Memory int64s(long[] times) {
+        com.sun.jna.Memory arr = new com.sun.jna.Memory(8L * Math.max(times.length, 1));
+        arr.write(0, times, 0, times.length);
+        return arr;
+    }
+
+    /** times[first .. first + n), first read as a size_t. */
+    static long[] selected(long[] times, com.sun.jna.Memory first, int n) {
+        int from = (int) (Native.SIZE_T_SIZE == 8 ? first.getLong(0) : first.getInt(0));
+        return java.util.Arrays.copyOfRange(times, from, from + n);
     }
 
     /** Returns the plugin's static message for one of its negative codes. */

@@ -253,6 +253,40 @@ class BindingTest {
         });
     }
 
+    /** docs/catch-up-vectors.txt: the same answers in C and every binding. */
+    @Test
+    void catchUpVectors() throws Exception {
+        java.nio.file.Path file = java.nio.file.Path.of(TestEnv.env("OL_JAVA_SRCDIR"), "docs",
+                "catch-up-vectors.txt");
+        Plugin p = new Plugin(TestEnv.odbcLeaderSo());
+        int n = 0;
+        for (String raw : java.nio.file.Files.readAllLines(file)) {
+            String line = raw.trim();
+            if (line.isEmpty() || line.startsWith("#"))
+                continue;
+            String[] f = line.split("\\s+");
+            if (f[7].equals("EINVAL"))
+                assertThrows(LeaderException.class, () -> select(p, f), line);
+            else
+                org.junit.jupiter.api.Assertions.assertArrayEquals(longs(f[7]), select(p, f), line);
+            n++;
+        }
+        assertTrue(n >= 30);
+    }
+
+    /** The plugin's answer to the vector f (its fields). */
+    private static long[] select(Plugin p, String[] f) throws LeaderException {
+        return p.catchUpSelect(f[0], Long.parseLong(f[1]), Long.parseLong(f[2]),
+                Long.parseLong(f[3]), longs(f[5]), f[4].equals("present"));
+    }
+
+    /** A vector's comma-separated times ("-": none). */
+    private static long[] longs(String text) {
+        if (text.equals("-"))
+            return new long[0];
+        return java.util.Arrays.stream(text.split(",")).mapToLong(Long::parseLong).toArray();
+    }
+
     @Test
     void groupMemberAndShardHash() throws Exception {
         assertEquals(Long.remainderUnsigned(0xcbf29ce484222325L, 1000), Plugin.shardOf("", 1000));
