@@ -220,6 +220,10 @@ export class Leader extends EventEmitter {
      * false for a plugin before ABI 1.6. */
     setSchedule(job: string, expr: string | null, tz?: string | null,
                 engine?: string): Promise<boolean>;
+    /** Of job's fire times, those the library's catch-up policy names
+     * (docs/catch-up.md). */
+    catchUp(job: string, times: number[], policy: string, graceMs: number,
+            options?: { present?: boolean }): Promise<number[]>;
     finish(fire: Fire, status?: number): Promise<void>;
     runFire<T>(job: string, fireMs: number, fn: (fire: Fire) => T | Promise<T>,
         maxAttempts?: number): Promise<RunResult<T>>;
@@ -261,6 +265,9 @@ export function fence(dialect: string, options?: FenceOptions): Fence;
 export interface RunnerOptions {
     /** How old a fire may be and still be caught up (ms, default 60000). */
     graceMs?: number;
+    /** The catch-up policy (docs/catch-up.md): 'all' (default), 'all:CAP',
+     * 'latest' or 'skip'. */
+    catchUp?: string;
     log?: (level: number, message: string) => void;
     /** Attempts a fire may take when its host dies before it ends (default
      * 1: at most once); a number for every job or per job name. */
@@ -270,6 +277,7 @@ export interface RunnerOptions {
 export class FireRunner {
     constructor(leader: Leader, options?: RunnerOptions);
     readonly graceMs: number;
+    readonly catchUpPolicy: string;
     attemptsOf(name: string): number;
     runOffers(offers: Offer[]): void;
     add(name: string, fn: (fireMs: number, fire: Fire) => unknown,

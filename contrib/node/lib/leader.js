@@ -431,6 +431,24 @@ class Leader extends EventEmitter {
         return true;
     }
 
+    /**
+     * Resolves to the fire times of job (epoch ms, ascending, as this
+     * host's engine computes them; present: the newest is the fire due
+     * now) to claim after an election, an outage or a pause, decided by
+     * the library's catch-up policy (docs/catch-up.md): later than the
+     * ledger's latest fire of the job, no older than graceMs on the
+     * database clock, by policy ('skip', 'latest', 'all' or 'all:CAP'). A
+     * job with no fire in the ledger catches up nothing. With a plugin
+     * before ABI 1.7: those within the grace by this host's clock.
+     */
+    async catchUp(job, times, policy, graceMs, { present = false } = {}) {
+        if (!this._has('catch_up')) {
+            const floor = Date.now() - graceMs;
+            return times.filter((t) => t >= floor);
+        }
+        return this.inst.catchUp(job, policy, graceMs, times, { present });
+    }
+
     /** True when the instance's plugin has member (an instance without a
      * plugin, as the tests' fakes: the calls before ABI 1.4). */
     _has(member) {

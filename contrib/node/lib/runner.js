@@ -49,7 +49,9 @@ function latestSlot(next, nowMs, maxBackMs) {
 
 /**
  * Runs the fires of a scheduler's jobs through leader. options: graceMs
- * (default 60 s: how old a fire may be and still be caught up), log,
+ * (default 60 s: how old a fire may be and still be caught up), catchUp
+ * (the catch-up policy of docs/catch-up.md: 'all', the default,
+ * 'all:CAP', 'latest' or 'skip'), log,
  * maxAttempts (how many times a fire may run when its host dies before it
  * ends: 1, the default, at most once; a number for every job, or an
  * object { job: attempts }, other jobs 1). Fires offered to the leader
@@ -60,6 +62,7 @@ class FireRunner {
     constructor(leader, options = {}) {
         this.leader = leader;
         this.graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
+        this.catchUpPolicy = options.catchUp ?? 'all';
         this.maxAttempts = options.maxAttempts ?? 1;
         this.jobs = new Map(); // name -> { fn, next, last }
         this._offered = new Set(); // `${job} ${fireMs}` of offers under way
@@ -187,9 +190,11 @@ class FireRunner {
     }
 
     /**
-     * Claims and runs, oldest first across the jobs, every fire within the
-     * grace that nobody ran, of every job (of shard's jobs, when given)
-     * this host leads. Called when this host gains leadership or a shard.
+     * Claims and runs, oldest first across the jobs, the fires within the
+     * grace that the library's catch-up policy names (docs/catch-up.md:
+     * later than the job's latest fire in the ledger), of every job (of
+     * shard's jobs, when given) this host leads. Called when this host
+     * gains leadership or a shard.
      */
     async catchUp(shard) {
         const now = Date.now();
@@ -199,7 +204,15 @@ class FireRunner {
                 continue;
             if (shard !== undefined && this.leader.shardOf(name) !== shard)
                 continue;
-            for (const t of slotsIn(job.next, now - this.graceMs - 1, now))
+            const times = slotsIn(job.next, now - this.graceMs - 1, now);
+            let keep = [];
+            try {
+                if (times.length > 0)
+                    keep = await this.leader.catchUp(name, times, this.catchUpPolicy, this.graceMs);
+            } catch (e) {
+                this._log(4, `catching up job ${name}: ${e && e.message}`);
+            }
+            for (const t of keep)
                 due.push([t, name, job]);
         }
         due.sort((a, b) => a[0] - b[0]);

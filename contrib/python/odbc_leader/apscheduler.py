@@ -9,8 +9,12 @@ claimant runs it, so each fire runs once across hosts and never twice.
 Hosts that do not lead leave the fire to the leader. A host that becomes
 leader walks back over each job's fire times within its
 misfire_grace_time (as the trigger computes them) and claims and runs
-those that nobody ran: the fires due while the old leader was dead, even
-if this host started after them. So a job's misfire_grace_time should
+those the library's catch-up policy names (docs/catch-up.md): the fires
+due while the old leader was dead, even if this host started after them,
+later than the job's latest fire in the ledger; all of them for a job
+with coalesce=False, the newest for coalesce=True (APScheduler's
+default), the grace measured on the database clock. A job with no fire
+in the ledger catches up nothing. So a job's misfire_grace_time should
 exceed the takeover time (the lease's TTL plus a few seconds).
 
     from apscheduler.schedulers.blocking import BlockingScheduler
@@ -317,7 +321,7 @@ class LeaderExecutor(BaseExecutor):
                 continue
             if shard is not None and self.leader.shard_of(job.id) != shard:
                 continue
-            for run_time in fire_times(job, now):
+            for run_time in self._to_catch_up(job, now):
                 if not self.leader.leads(job.id):
                     break
                 events = self._run_fires(job, [run_time])
@@ -326,6 +330,25 @@ class LeaderExecutor(BaseExecutor):
                                       run_time, term)
                 for event in events:
                     self._scheduler._dispatch_event(event)
+
+
+    def _to_catch_up(self, job: Any, now: datetime) -> List[datetime]:
+        """The fire times of job in its catch-up window that the library's
+        catch-up policy (docs/catch-up.md) says to run: the job's
+        coalesce is the policy (True: latest, False: all), its
+        misfire_grace_time the grace on the database clock. None when the
+        read failed (logged)."""
+        times = fire_times(job, now)
+        ms = [int(t.timestamp() * 1000) for t in times]
+        policy = "latest" if job.coalesce else "all:%d" % MAX_CATCH_UP
+        grace = job.misfire_grace_time
+        grace_ms = int((CATCH_UP_MAX_S if grace is None else grace) * 1000)
+        try:
+            keep = set(self.leader.catch_up(job.id, ms, policy, grace_ms))
+        except LeaderPluginError as e:
+            self._logger.warning("catching up %s: %s", job.id, e)
+            return []
+        return [t for t, m in zip(times, ms) if m in keep]
 
 
 def fire_times(job: Any, now: datetime) -> List[datetime]:

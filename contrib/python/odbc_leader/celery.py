@@ -13,8 +13,11 @@ database's fire ledger (job = the entry's name) before it sends the task.
 Only the claimant sends it, so each due entry is sent once across hosts.
 A beat that does not lead leaves the entry to the leader. A beat that
 becomes leader walks back over each entry's nominal times within
-odbc_leader_misfire_grace_time and sends those that nobody sent (the ones
-due while the old leader was dead, even if this beat started after them).
+odbc_leader_misfire_grace_time and sends those the library's catch-up
+policy names (odbc_leader_catch_up, docs/catch-up.md): by default all
+that nobody sent later than the entry's latest fire in the ledger (the
+ones due while the old leader was dead, even if this beat started after
+them); an entry with no fire in the ledger catches up nothing.
 
 With odbc_leader_shards = N the beats are members of a sharded group
 (docs/groups.md): each entry belongs to one of N shards (by its name), the
@@ -36,6 +39,9 @@ Settings (app.conf, or CELERY_ODBC_LEADER_... in a Django-style config):
     odbc_leader_misfire_grace_time  seconds a late entry is still sent
                                     (default 60; make it exceed the
                                     takeover time, TTL plus a few seconds)
+    odbc_leader_catch_up            which missed nominal times a new
+                                    leader sends: "all" (default),
+                                    "all:CAP", "latest" or "skip"
     odbc_leader_max_attempts        how many times a due entry may be
                                     claimed when the beat that claimed it
                                     died before recording that it sent it
@@ -122,6 +128,7 @@ class LeaderScheduler(Scheduler):
                              "(an ODBC connection string or DSN=name)")
         self.grace_s = float(conf.get("odbc_leader_misfire_grace_time",
                                       DEFAULT_GRACE_S))
+        self.catch_up_policy = str(conf.get("odbc_leader_catch_up") or "all")
         self.max_attempts = conf.get("odbc_leader_max_attempts") or 1
         self._offers_lock = threading.Lock()
         self._offers: list = []  # the last tick's offers, for beat's loop
@@ -134,6 +141,10 @@ class LeaderScheduler(Scheduler):
             ttl_ms=conf.get("odbc_leader_ttl_ms"),
             plugin=conf.get("odbc_leader_plugin"),
             shards=conf.get("odbc_leader_shards"))
+        if not self.leader.valid_catch_up(self.catch_up_policy):
+            raise ValueError("odbc_leader.celery: odbc_leader_catch_up: skip, "
+                             "latest, all or all:CAP (1 to 10000), not %r"
+                             % self.catch_up_policy)
         if self.leader.shards:
             self.leader.add_shard_listener(self._on_shard)
         else:
@@ -309,12 +320,26 @@ class LeaderScheduler(Scheduler):
             if (shards is not None and
                     self.leader.shard_of(entry.name) not in shards):
                 continue
-            due += [(nominal, entry.name, entry) for nominal in nominal_times(
-                entry, now - timedelta(seconds=self.grace_s), now)]
+            due += [(nominal, entry.name, entry) for nominal in self._to_catch_up(
+                entry, nominal_times(entry, now - timedelta(seconds=self.grace_s), now))]
         # oldest first across entries: the closest to their grace go first
         for nominal, name, entry in sorted(due, key=lambda d: d[:2]):
             if self.leader.leads(name):
                 self._claim_and_send(entry, nominal, self.producer)
+
+
+    def _to_catch_up(self, entry: Any, times: list) -> list:
+        """Of entry's nominal times, those the library's catch-up policy
+        says to send (docs/catch-up.md); none when the read failed
+        (logged)."""
+        ms = [_ms(t) for t in times]
+        try:
+            keep = set(self.leader.catch_up(entry.name, ms, self.catch_up_policy,
+                                            int(self.grace_s * 1000)))
+        except LeaderPluginError as e:
+            logger.warning("catching up %s: %s", entry.name, e)
+            return []
+        return [t for t, m in zip(times, ms) if m in keep]
 
 
 def _stops_held(fn: Callable[[], None]) -> None:

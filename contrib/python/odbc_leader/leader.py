@@ -39,6 +39,7 @@ import re
 import shutil
 import subprocess
 import threading
+import time
 from contextlib import contextmanager
 from typing import Callable, Iterator, List, NamedTuple, Optional, Tuple
 
@@ -375,6 +376,34 @@ class Leader:
             return False
         with self._lock:
             self._inst.set_schedule(job, expr, tz, engine)
+        return True
+
+    def catch_up(self, job: str, times: List[int], policy: str,
+                 grace_ms: int, present: bool = False) -> List[int]:
+        """Of job's fire times (epoch ms, ascending, as this host's
+        scheduler computes them; present: the newest is the fire due now),
+        those to claim after an election, an outage or a pause, decided by
+        the library's catch-up policy (docs/catch-up.md): later than the
+        ledger's latest fire of the job, no older than grace_ms on the
+        database clock, by policy ("skip", "latest", "all" or "all:CAP").
+        A job with no fire in the ledger catches up nothing. With a plugin
+        before ABI 1.7, those within the grace by this host's clock. Raises
+        LeaderPluginError (a bad policy, or the read failed)."""
+        if not self._plugin.has("catch_up"):
+            floor = time.time() * 1000 - grace_ms
+            return [t for t in times if t >= floor]
+        with self._lock:
+            return self._inst.catch_up(job, policy, grace_ms, times, present)
+
+    def valid_catch_up(self, policy: str) -> bool:
+        """True when the plugin reads policy as a catch-up policy ("skip",
+        "latest", "all" or "all:CAP"; any text before ABI 1.7). No I/O."""
+        if not self._plugin.has("catch_up_select"):
+            return True
+        try:
+            self._plugin.catch_up_select(policy, 0, 0, 0, [])
+        except _plugin.LeaderPluginError:
+            return False
         return True
 
     def claim(self, job: str, fire_ms: int = 0,

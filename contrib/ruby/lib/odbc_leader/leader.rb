@@ -328,6 +328,23 @@ module OdbcLeader
       true
     end
 
+    # Returns, of job's fire times (epoch ms, ascending, as this host's
+    # engine computes them; present: the newest is the fire due now),
+    # those to claim after an election, an outage or a pause, decided by
+    # the library's catch-up policy (docs/catch-up.md): later than the
+    # ledger's latest fire of the job, no older than grace_ms on the
+    # database clock, by policy ('skip', 'latest', 'all' or 'all:CAP'). A
+    # job with no fire in the ledger catches up nothing. With a plugin
+    # before ABI 1.7: those within the grace by this host's clock. Raises
+    # Error.
+    def catch_up(job, times, policy, grace_ms, present: false)
+      unless @plugin.has?(:catch_up)
+        floor = (Time.now.to_r * 1000) - grace_ms
+        return times.select { |t| t >= floor }
+      end
+      @inst.catch_up(job, policy, grace_ms, times, present: present)
+    end
+
     # Records the outcome of a claimed fire (status 0: success) for its
     # term; raises Error when a later term took the fire again (this host
     # was paused past its lease) or it could not be recorded. Returns nil.

@@ -38,16 +38,20 @@ module OdbcLeader
     # group); max_attempts: how many times a fire may run when its host
     # dies before it ends (1, the default: at most once; an Integer for
     # every job or a Hash of job name to Integer, other jobs 1); the other
-    # options are rufus-scheduler's. Fires offered to the leader
+    # options are rufus-scheduler's; catch_up: the catch-up policy of a
+    # new leader (docs/catch-up.md: 'all', the default, 'all:CAP',
+    # 'latest' or 'skip'). Fires offered to the leader
     # (recoveries, run-now requests of `odbc-leader jobs trigger`) run as
     # triggers of their job off its schedule; a paused job's fires do not
     # run.
     class Scheduler < ::Rufus::Scheduler
-      attr_reader :leader, :grace_ms, :max_attempts
+      attr_reader :leader, :grace_ms, :max_attempts, :catch_up_policy
 
-      def initialize(leader:, grace_ms: Runner::DEFAULT_GRACE_MS, max_attempts: 1, **opts)
+      def initialize(leader:, grace_ms: Runner::DEFAULT_GRACE_MS, max_attempts: 1,
+                     catch_up: 'all', **opts)
         @leader = leader
         @grace_ms = Integer(grace_ms)
+        @catch_up_policy = catch_up.to_s
         @max_attempts = max_attempts
         @ol_offers = [] # the offers of the last tick that had some
         @ol_attempts = nil # the attempts of the offered fire being triggered
@@ -299,15 +303,27 @@ module OdbcLeader
         @leader.log(3, "rufus offered fires failed: #{e.class}: #{e.message}")
       end
 
+      # Of job's fire times, those the catch-up policy names; none when
+      # the read failed (logged).
+      def policy_slots(job, slots)
+        return slots if slots.empty?
+
+        @leader.catch_up(job.name.to_s, slots, @catch_up_policy, @grace_ms)
+      rescue Error => e
+        @leader.log(4, "rufus job #{job.name}: catching up: #{e.message}")
+        []
+      end
+
       # Asks the scheduler thread to catch up (:all, or a shard's jobs).
       # Called on the ticking thread: no I/O here.
       def request_catch_up(what)
         @ol_lock.synchronize { @ol_catch_up << what } unless @ol_closed
       end
 
-      # Claims and runs, oldest first, every fire within the grace that
-      # nobody ran, of the jobs (of the shards asked for) this host leads:
-      # each job's fires are one trigger of it (off its schedule).
+      # Claims and runs, oldest first, the fires within the grace that the
+      # library's catch-up policy names (later than the job's latest fire
+      # in the ledger), of the jobs (of the shards asked for) this host
+      # leads: each job's fires are one trigger of it (off its schedule).
       def catch_up
         asked = @ol_lock.synchronize { @ol_catch_up.slice!(0..) }
         all = asked.include?(:all)
@@ -318,7 +334,7 @@ module OdbcLeader
           next unless all || shards.include?(@leader.shard_of(job.name))
           next unless @leader.leads?(job.name)
 
-          slots = fire_times(job, now - @grace_ms - 1, now)
+          slots = policy_slots(job, fire_times(job, now - @grace_ms - 1, now))
           [slots.first, job, slots] unless slots.empty?
         end
         due.sort_by(&:first).each do |_first, job, slots|

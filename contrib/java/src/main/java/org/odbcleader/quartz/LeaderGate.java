@@ -90,6 +90,7 @@ public final class LeaderGate implements TriggerListener, JobListener, AutoClose
     private final Scheduler scheduler;
     private final String name;
     private final long graceMs;
+    private final String catchUpPolicy;
     private final int recoveryAttempts;
     private final MisfireCheck misfireCheck;
     // Gated trigger -> the latest nominal time it fired here (Long.MIN_VALUE: none yet).
@@ -112,6 +113,7 @@ public final class LeaderGate implements TriggerListener, JobListener, AutoClose
         private final Leader leader;
         private final Scheduler scheduler;
         private long graceMs = DEFAULT_GRACE_MS;
+        private String catchUp = "all";
         private int recoveryAttempts = 2;
         private MisfireCheck misfireCheck = MisfireCheck.REFUSE;
         private String name = "odbc-leader-gate";
@@ -126,6 +128,15 @@ public final class LeaderGate implements TriggerListener, JobListener, AutoClose
             if (graceMs < 0)
                 throw new IllegalArgumentException("graceMs must not be negative, got " + graceMs);
             this.graceMs = graceMs;
+            return this;
+        }
+
+        /**
+         * The catch-up policy of a new leader (docs/catch-up.md): "all" (default), "all:CAP",
+         * "latest" or "skip"; decided by the library from the ledger's latest fire of each job.
+         */
+        public Builder catchUp(String policy) {
+            this.catchUp = Objects.requireNonNull(policy, "policy");
             return this;
         }
 
@@ -169,6 +180,7 @@ public final class LeaderGate implements TriggerListener, JobListener, AutoClose
         scheduler = b.scheduler;
         name = b.name;
         graceMs = b.graceMs;
+        catchUpPolicy = b.catchUp;
         recoveryAttempts = b.recoveryAttempts;
         misfireCheck = b.misfireCheck;
         catchUps = Executors.newSingleThreadExecutor(r -> {
@@ -470,8 +482,8 @@ public final class LeaderGate implements TriggerListener, JobListener, AutoClose
     }
 
     /**
-     * Schedules a one-off trigger for every fire within the grace that nobody ran, of every
-     * gated trigger this host leads (of shard's, when shard &gt;= 0), oldest first; each is
+     * Schedules a one-off trigger for every fire within the grace that the catch-up policy
+     * names (later than the job's latest fire in the ledger), of every gated trigger this host leads (of shard's, when shard &gt;= 0), oldest first; each is
      * claimed when it fires. Called when this host gains leadership or a shard. Returns the
      * number scheduled.
      */
@@ -491,7 +503,7 @@ public final class LeaderGate implements TriggerListener, JobListener, AutoClose
             }
             if (t == null)
                 continue;
-            for (long slot : slotsIn(t, now - graceMs - 1, now))
+            for (long slot : policySlots(job, slotsIn(t, now - graceMs - 1, now)))
                 due.add(new Object[] {slot, job, t});
         }
         due.sort(Comparator.comparingLong(a -> (Long) a[0]));
@@ -505,6 +517,19 @@ public final class LeaderGate implements TriggerListener, JobListener, AutoClose
         if (n > 0)
             LOG.info("odbc-leader gate: catching up {} fire(s) within {} ms", n, graceMs);
         return n;
+    }
+
+    /** Of job's fire times, those the catch-up policy names; none when the read failed (logged). */
+    private long[] policySlots(String job, List<Long> slots) {
+        if (slots.isEmpty())
+            return new long[0];
+        try {
+            return leader.catchUp(job, slots.stream().mapToLong(Long::longValue).toArray(),
+                    catchUpPolicy, graceMs, false);
+        } catch (LeaderException e) {
+            LOG.warn("odbc-leader gate: catching up {}: {}", job, e.getMessage());
+            return new long[0];
+        }
     }
 
     /** Schedules the fires of trigger skipped here between prev and fireMs (a misfire that skipped). */
