@@ -725,6 +725,13 @@ FROM {prefix}job
 WHERE namespace = :ns AND (schedule IS NOT NULL OR refusals > 0)
 ORDER BY job;
 
+-- @statement last_fire
+-- The latest nominal time of :job's fires (NULL: none) and now_ms: where
+-- the catch-up policy starts (docs/catch-up.md). One index range, where
+-- the jobs statement reads the whole namespace.
+SELECT MAX(fire_ms), {now} FROM {prefix}fire
+WHERE namespace = :ns AND job = :job AND fire_ms > 0;
+
 -- @statement fence
 -- The fence of docs/fencing.md (odbc-leader fence prints it): a row while
 -- term :term of namespace :ns still holds at the statement's clock. A

@@ -837,6 +837,14 @@ WHERE namespace = CAST(:ns AS VARCHAR(128))
   AND (schedule IS NOT NULL OR refusals > 0)
 ORDER BY job;
 
+-- @statement last_fire
+-- The latest nominal time of :job's fires (NULL: none) and now_ms: where
+-- the catch-up policy starts (docs/catch-up.md). One index range, where
+-- the jobs statement reads the whole namespace.
+SELECT MAX(fire_ms), {now} FROM {prefix}fire
+WHERE namespace = CAST(:ns AS VARCHAR(128))
+  AND job = CAST(:job AS VARCHAR(128)) AND fire_ms > 0;
+
 -- @statement fence
 -- The fence of docs/fencing.md (odbc-leader fence prints it): a row while
 -- term :term of namespace :ns still holds at the statement's clock. A

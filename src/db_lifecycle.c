@@ -16,6 +16,7 @@
 #include <string.h>
 #include <syslog.h>
 
+#include "catchup.h"
 #include "db.h"
 #include "db_internal.h"
 #include "db_lease.h"
@@ -232,6 +233,31 @@ static const struct odbc_leader__db_col job_cols[] = {
     ODBC_LEADER__DB_NUM(10, struct odbc_leader_job, last_failed_ms),
     ODBC_LEADER__DB_NUM(11, struct odbc_leader_job, db_now_ms),
 };
+
+/* Row of last_fire: the latest nominal time (NULL: none) and the clock,
+ * into ctx (a struct odbc_leader__last_fire). */
+static int last_fire_row(void *ctx, void *stmt) {
+    struct odbc_leader__last_fire *lf = ctx;
+    int null, rc = odbc_leader__db_col_int_null(stmt, 1, &lf->last_ms, &null);
+
+    return rc < 0 ? rc : odbc_leader__db_col_int(stmt, 2, &lf->now_ms);
+}
+
+int odbc_leader__db_last_fire(struct odbc_leader__db *db,
+                              struct odbc_leader__last_fire *lf) {
+    int cls, rc;
+
+    lf->last_ms = lf->now_ms = 0;
+    if (db->dialect != NULL &&
+        db->dialect->ops[ODBC_LEADER__OP_LAST_FIRE].n > 0) {
+        set_fire(db, lf->job, 0);
+        rc = odbc_leader__db_run_op(db, ODBC_LEADER__OP_LAST_FIRE,
+                                    last_fire_row, lf, &cls);
+    } else {
+        rc = odbc_leader__db_jobs(db, odbc_leader__keep_last_fire, lf);
+    }
+    return rc < 0 ? rc : 0;
+}
 
 int odbc_leader__db_jobs(struct odbc_leader__db *db, odbc_leader_job_fn fn,
                          void *ctx) {

@@ -70,4 +70,13 @@ int odbc_leader__db_trigger(struct odbc_leader__db *db, const char *job,
 int odbc_leader__db_jobs(struct odbc_leader__db *db, odbc_leader_job_fn fn,
                          void *ctx);
 
+struct odbc_leader__last_fire;
+
+/* Reads lf->job's latest nominal fire time and the database clock into
+ * *lf (catchup.h): the last_fire statement, or the jobs listing of a
+ * dialect without it. Returns 0, ODBC_LEADER_ENOLIFECYCLE or a negative
+ * error. lf is the caller's. */
+int odbc_leader__db_last_fire(struct odbc_leader__db *db,
+                              struct odbc_leader__last_fire *lf);
+
 #endif /* ODBC_LEADER_DB_LIFECYCLE_H */

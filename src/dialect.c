@@ -91,6 +91,7 @@ static const struct op_info op_names[ODBC_LEADER__OP_COUNT] = {
                                     OPF_OPTIONAL | OPF_V2 | OPF_SCHEDULE},
     [ODBC_LEADER__OP_SCHEDULES] = {"schedules",
                                    OPF_OPTIONAL | OPF_V2 | OPF_SCHEDULE},
+    [ODBC_LEADER__OP_LAST_FIRE] = {"last_fire", OPF_OPTIONAL | OPF_V2},
 };
 
 /* Returns the name of op as a dialect file spells it; static. */

@@ -96,6 +96,9 @@ enum odbc_leader__op {
     ODBC_LEADER__OP_SCHEDULES,  /* -> job, schedule, since_ms, since_by,
                                    refusals, refused, refused_at_ms,
                                    refused_by, now_ms */
+    /* Optional: the catch-up's read (docs/catch-up.md); without it the
+     * jobs listing serves. */
+    ODBC_LEADER__OP_LAST_FIRE, /* -> :job's latest nominal time, now_ms */
     ODBC_LEADER__OP_COUNT
 };
 

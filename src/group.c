@@ -298,7 +298,7 @@ int odbc_leader_group_catch_up(odbc_leader_group_t *g, const char *job,
     if (rc == 0) {
         shard_ns(g, job, ns, sizeof(ns));
         odbc_leader__db_set_ns(g->c.db, ns);
-        rc = odbc_leader__db_jobs(g->c.db, odbc_leader__keep_last_fire, &lf);
+        rc = odbc_leader__db_last_fire(g->c.db, &lf);
         odbc_leader__db_set_ns(g->c.db, g->c.cfg.ns);
     }
     if (rc < 0)

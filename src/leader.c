@@ -477,15 +477,17 @@ struct jobs_req {
         JOBS_TRIGGER,
         JOBS_LIST,
         JOBS_RESCHEDULE,
-        JOBS_SCHEDULES
+        JOBS_SCHEDULES,
+        JOBS_LAST_FIRE
     } what;
     const char *job; /* pause, trigger, reschedule: borrowed */
     int paused;
     int64_t *key;
     odbc_leader_job_fn fn;
     void *ctx;
-    const char *identity;        /* reschedule: borrowed, or NULL */
-    odbc_leader_schedule_fn sfn; /* schedules */
+    const char *identity;              /* reschedule: borrowed, or NULL */
+    odbc_leader_schedule_fn sfn;       /* schedules */
+    struct odbc_leader__last_fire *lf; /* last fire: the caller's */
 };
 
 static int plain_jobs_call(odbc_leader_t *h, const struct jobs_req *r);
@@ -511,8 +513,9 @@ static int shard_jobs_call(odbc_leader_t *h, const struct jobs_req *r,
 }
 
 /* Runs r in the group of shards shards (> 0) that h's namespace names,
- * whose jobs live in its shards (docs/lifecycle.md): a pause or a
- * reschedule in the job's shard, a list shard by shard; a run-now is
+ * whose jobs live in its shards (docs/lifecycle.md): a pause, a
+ * reschedule or a catch-up's read in the job's shard, a list shard by
+ * shard; a run-now is
  * refused (the shards take no offered fires). Returns what the
  * odbc_leader__db_* calls return (for a list, the rows' total). */
 static int group_jobs_call(odbc_leader_t *h, const struct jobs_req *r,
@@ -521,7 +524,8 @@ static int group_jobs_call(odbc_leader_t *h, const struct jobs_req *r,
 
     if (r->what == JOBS_TRIGGER)
         return ODBC_LEADER_EGROUPOFFER;
-    if (r->what == JOBS_PAUSE || r->what == JOBS_RESCHEDULE)
+    if (r->what == JOBS_PAUSE || r->what == JOBS_RESCHEDULE ||
+        r->what == JOBS_LAST_FIRE)
         return shard_jobs_call(h, r, odbc_leader__shard_of(r->job, shards));
     for (uint32_t s = 0; s < shards; s++) {
         rc = shard_jobs_call(h, r, s);
@@ -552,6 +556,9 @@ static int plain_jobs_call(odbc_leader_t *h, const struct jobs_req *r) {
         break;
     case JOBS_SCHEDULES:
         rc = odbc_leader__db_schedules(h->c.db, r->sfn, r->ctx);
+        break;
+    case JOBS_LAST_FIRE:
+        rc = odbc_leader__db_last_fire(h->c.db, r->lf);
         break;
     }
     return rc;
@@ -706,8 +713,7 @@ int odbc_leader_catch_up(odbc_leader_t *h, const char *job,
                          const struct odbc_leader_catch_up *p, int flags,
                          const int64_t *times, size_t n, size_t *first) {
     struct odbc_leader__last_fire lf = {.job = job};
-    struct jobs_req r = {
-        .what = JOBS_LIST, .fn = odbc_leader__keep_last_fire, .ctx = &lf};
+    struct jobs_req r = {.what = JOBS_LAST_FIRE, .job = job, .lf = &lf};
     int rc;
 
     if (!cleared(h) || !odbc_leader__valid_name(job))

@@ -81,6 +81,7 @@ int main(void) {
         cmocka_unit_test(schedules_refuse_a_claim_computed_otherwise),
         cmocka_unit_test(schedule_identities_are_checked),
         cmocka_unit_test(group_schedules_are_checked_in_the_shard),
+        cmocka_unit_test(catch_up_reads_the_ledger),
         cmocka_unit_test(group_members_split_and_claim),
         cmocka_unit_test(group_crashed_member_is_replaced_after_the_watch),
         cmocka_unit_test(group_members_back_after_an_outage_lead_again),

@@ -147,6 +147,7 @@ void group_jobs_pause_in_their_shard(void **state);
 void schedules_refuse_a_claim_computed_otherwise(void **state);
 void schedule_identities_are_checked(void **state);
 void group_schedules_are_checked_in_the_shard(void **state);
+void catch_up_reads_the_ledger(void **state);
 /* scenarios_group.c */
 void group_members_split_and_claim(void **state);
 void group_crashed_member_is_replaced_after_the_watch(void **state);

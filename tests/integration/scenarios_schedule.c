@@ -249,3 +249,59 @@ void group_schedules_are_checked_in_the_shard(void **state) {
     odbc_leader_destroy(op);
     odbc_leader_group_destroy(m[0]);
 }
+
+/* The catch-up's read (docs/catch-up.md) on this database's dialect: a
+ * job with no fire catches up nothing; after a claim, the later times by
+ * policy, within the grace on the database clock; a later claim settles
+ * the gap before it; another job's fires do not count; a group's job is
+ * read in its shard, also through a plain handle on the group's name. */
+void catch_up_reads_the_ledger(void **state) {
+    char ns[64], grp[64];
+    odbc_leader_t *h, *op;
+    odbc_leader_group_t *m[1];
+    int64_t now = (int64_t)time(NULL) * 1000;
+    int64_t t[] = {now - 30000, now - 20000, now - 4000};
+    struct odbc_leader_catch_up all = {.struct_size = sizeof(all),
+                                       .policy = ODBC_LEADER_CATCH_UP_ALL,
+                                       .grace_ms = 60000};
+    struct odbc_leader_catch_up latest = all;
+    size_t first = 9;
+
+    (void)state;
+    latest.policy = ODBC_LEADER_CATCH_UP_LATEST;
+    ns_name(ns, sizeof(ns), "catchup");
+    h = make_ns(ns, "LeaderId=cu-a;" SC_SETTINGS);
+    lead(h);
+    assert_int_equal(odbc_leader_catch_up(h, "cj", &all, 0, t, 3, &first), 0);
+    assert_int_equal(odbc_leader_claim(h, "cj", now - 40000), 1);
+    assert_int_equal(odbc_leader_catch_up(h, "cj", &all, 0, t, 3, &first), 3);
+    assert_int_equal(first, 0);
+    assert_int_equal(odbc_leader_catch_up(h, "cj", &latest, 0, t, 3, &first),
+                     1);
+    assert_int_equal(first, 2);
+    all.grace_ms = 10000; /* the floor, on the database clock: t[2] only */
+    assert_int_equal(odbc_leader_catch_up(h, "cj", &all, 0, t, 3, &first), 1);
+    assert_int_equal(first, 2);
+    all.grace_ms = 60000;
+    assert_int_equal(odbc_leader_claim(h, "cj", now - 10000), 1);
+    assert_int_equal(odbc_leader_catch_up(h, "cj", &all, 0, t, 3, &first), 1);
+    assert_int_equal(first, 2);
+    assert_int_equal(odbc_leader_catch_up(h, "other", &all, 0, t, 3, &first),
+                     0);
+    odbc_leader_destroy(h);
+
+    ns_name(grp, sizeof(grp), "gcatchup");
+    m[0] = make_member(grp, "gc-a",
+                       "LeaderShards=4;LeaderTTL=3000;"
+                       "LeaderRenewInterval=200;LeaderSafetyMargin=600");
+    assert_true(tick_members(m, 1, 100, 20000, leads_all));
+    assert_int_equal(
+        odbc_leader_group_catch_up(m[0], "cj", &all, 0, t, 3, &first), 0);
+    assert_int_equal(odbc_leader_group_claim(m[0], "cj", now - 40000), 1);
+    assert_int_equal(
+        odbc_leader_group_catch_up(m[0], "cj", &all, 0, t, 3, &first), 3);
+    op = make_ns(grp, "LeaderId=gc-operator;" SC_SETTINGS); /* never ticks */
+    assert_int_equal(odbc_leader_catch_up(op, "cj", &all, 0, t, 3, &first), 3);
+    odbc_leader_destroy(op);
+    odbc_leader_group_destroy(m[0]);
+}
