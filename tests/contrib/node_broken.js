@@ -6,7 +6,8 @@
 //   release  a coordinator that frees its key when the fire completes (as
 //            node-cron's Redis coordinator does): fires are gated by
 //            leadership only and leave no ledger row behind, so a new
-//            leader catching up runs fires the old one already ran.
+//            leader catching up (every fire within the grace: nothing
+//            records the old one's) runs fires the old one already ran.
 'use strict';
 
 const path = require('node:path');
@@ -36,6 +37,12 @@ if (mode === 'nogate') {
     };
     Leader.prototype.finish = async function finish(fire) {
         held.delete(`${fire.job}:${fire.fireMs}`);
+    };
+    // no ledger either: a new leader's catch-up takes every fire within
+    // the grace, as before the library's policy read the ledger
+    Leader.prototype.catchUp = async function catchUp(job, times, policy, graceMs) {
+        const floor = Date.now() - graceMs;
+        return times.filter((t) => t >= floor);
     };
 } else {
     throw new Error(`node_broken.js: ODBC_LEADER_BROKEN=${mode}: use nogate or release`);
