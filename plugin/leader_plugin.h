@@ -210,8 +210,9 @@ struct leader_plugin {
      * alike: of job's fire times times[0 .. n) (ascending, as the host's engine computes them, not
      * run here; present 1: the newest is the fire due now), which this leader claims after an
      * election, an outage or a pause. policy is "skip", "latest", "all" or "all:CAP"; grace_ms
-     * how old a missed fire may be on the database clock; the floor is the ledger's latest
-     * nominal time of job (a job with none catches up nothing). Returns the count, with the
+     * how old a missed fire may be on the database clock; under "latest" and "skip" a fire
+     * no later than the ledger's latest nominal time of job is not claimed, and a job with no
+     * fire in the ledger catches up nothing. Returns the count, with the
      * first in *first (the claims are times[*first .. *first + count), oldest first), or a
      * negative error (a policy text or times it refuses). One round trip; tick's thread. */
     int (*catch_up)(void *inst, const char *job, const char *policy, int64_t grace_ms,

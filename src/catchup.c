@@ -9,6 +9,7 @@
  * Pure: the reads it needs are the handle's (handle.c).
  */
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,15 +74,15 @@ static int ascending(const int64_t *times, size_t n) {
 
 /*
  * The index of the oldest missed time that may run, among times[0 .. m):
- * later than last_ms and no older than now_ms - grace_ms (the lower
- * bounds make the eligible times a suffix). m when none.
+ * later than after and no older than now_ms - grace_ms (the lower bounds
+ * make the eligible times a suffix). m when none.
  */
 static size_t oldest_eligible(const int64_t *times, size_t m, int64_t now_ms,
-                              int64_t last_ms, int64_t grace_ms) {
+                              int64_t after, int64_t grace_ms) {
     int64_t floor = now_ms - grace_ms;
     size_t i = m;
 
-    while (i > 0 && times[i - 1] > last_ms && times[i - 1] >= floor)
+    while (i > 0 && times[i - 1] > after && times[i - 1] >= floor)
         i--;
     return i;
 }
@@ -92,15 +93,21 @@ int odbc_leader_catch_up_select(const struct odbc_leader_catch_up *p, int flags,
     int present = (flags & ODBC_LEADER_CATCH_UP_PRESENT) && n > 0;
     size_t m = present ? n - 1 : n; /* the missed times: times[0 .. m) */
     size_t lo, hi, cap;
+    int64_t after; /* a time may run only when later than this */
 
     if (!valid_policy(p) || first == NULL || (times == NULL && n > 0) ||
         n > ODBC_LEADER_CATCH_UP_CAP_MAX || !ascending(times, n) ||
         (flags & ~ODBC_LEADER_CATCH_UP_PRESENT) != 0)
         return ODBC_LEADER_EINVAL;
-    /* the claims are times[lo .. hi) */
-    hi = present && times[n - 1] > last_ms ? n : m;
-    lo = last_ms > 0 ? oldest_eligible(times, m, now_ms, last_ms, p->grace_ms)
-                     : m;
+    /* ALL: each missed time, whatever was claimed after it (a host may
+     * claim a present fire before the missed ones it then dies with: a
+     * claim of one that ran already answers taken); SKIP and LATEST: a
+     * later claimed fire stands for the missed ones. The claims are
+     * times[lo .. hi); no fire in the ledger, none missed. */
+    after = p->policy == ODBC_LEADER_CATCH_UP_ALL ? INT64_MIN : last_ms;
+    hi = present && times[n - 1] > after ? n : m;
+    lo =
+        last_ms > 0 ? oldest_eligible(times, m, now_ms, after, p->grace_ms) : m;
     switch (p->policy) {
     case ODBC_LEADER_CATCH_UP_SKIP:
         lo = m;

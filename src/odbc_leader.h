@@ -667,15 +667,16 @@ odbc_leader_catch_up_parse(const char *text, struct odbc_leader_catch_up *out);
  * The catch-up policy p itself, with no I/O: of a job's fire times
  * times[0 .. n) (ascending, as its engine computes them, not yet run
  * here), which to claim when the ledger's latest nominal time of the job
- * is last_ms (0: it has none) and the database clock reads now_ms. A time
- * is missed and may run when it is later than last_ms (a later fire was
- * claimed: the gap was settled) and at most p->grace_ms older than
- * now_ms. With ODBC_LEADER_CATCH_UP_PRESENT the newest time is the
- * present fire: claimed under every policy when later than last_ms, and
- * under LATEST it stands for the missed ones. A job without a fire in the
- * ledger (last_ms 0) catches up nothing: nothing says it was scheduled
- * then. The claims are times[*first .. *first + count), a contiguous run,
- * oldest first. Returns count (>= 0), or ODBC_LEADER_EINVAL (p, its
+ * is last_ms (0: it has none) and the database clock reads now_ms. A
+ * missed time may run when it is at most p->grace_ms older than now_ms
+ * and, under LATEST, later than last_ms (a later fire ran and stands for
+ * it; ALL claims each, a claim of one that ran answering taken). With
+ * ODBC_LEADER_CATCH_UP_PRESENT the newest time is the present fire:
+ * claimed under every policy (under SKIP and LATEST when later than
+ * last_ms), and under LATEST it stands for the missed ones. A job without a
+ * fire in the ledger (last_ms 0) catches up nothing: nothing says it was
+ * scheduled then. The claims are times[*first .. *first + count), a contiguous
+ * run, oldest first. Returns count (>= 0), or ODBC_LEADER_EINVAL (p, its
  * policy, cap or grace, times out of order or more than
  * ODBC_LEADER_CATCH_UP_CAP_MAX of them, first NULL).
  * Owns: all borrowed. Thread: any. Blocks: no.

@@ -30,9 +30,10 @@
  * (no catch-up). With a plugin of ABI 1.7 (it has catch_up), the plugin
  * decides which due slots to claim, the same on every host
  * (docs/catch-up.md): --misfire is the policy (skip, once as latest, all),
- * the window its grace on the database clock, and a slot no later than the
- * ledger's latest fire of the job is not claimed (a job with none catches
- * up nothing); the present slot is claimed under every policy. Each job's
+ * the window its grace on the database clock, and under once a slot no
+ * later than the ledger's latest fire of the job is not claimed (a job
+ * with no fire in the ledger catches up nothing under any policy); the
+ * present slot is claimed under every policy. Each job's
  * settled slots are remembered as one watermark
  * (every due slot up to it was answered 0 or 1, or passed over), so a
  * process claims a fire at most once and its memory is one number a job.

@@ -245,10 +245,10 @@ static const char *policy_text(int misfire) {
  * line i by the plugin's catch-up policy (docs/catch-up.md), the same
  * decision on every host: the due slots, the present one (now_slot)
  * flagged, go to catch_up(), which answers which to claim by --misfire
- * within the window on the database clock, later than the ledger's
- * latest fire of the job; those are claimed oldest first. A lone present
- * slot is claimed without asking (a steady leader's fire costs no read).
- * Returns 0 when claiming stops for this round (the slot it stopped at
+ * within the window on the database clock (once: later than the
+ * ledger's latest fire of the job); those are claimed oldest first. A lone
+ * present slot is claimed without asking (a steady leader's fire costs no
+ * read). Returns 0 when claiming stops for this round (the slot it stopped at
  * stays unsettled), else 1.
  */
 static int settle_by_policy(struct minicron *mc, size_t i, int64_t from,

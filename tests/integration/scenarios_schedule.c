@@ -252,8 +252,9 @@ void group_schedules_are_checked_in_the_shard(void **state) {
 
 /* The catch-up's read (docs/catch-up.md) on this database's dialect: a
  * job with no fire catches up nothing; after a claim, the later times by
- * policy, within the grace on the database clock; a later claim settles
- * the gap before it; another job's fires do not count; a group's job is
+ * policy, within the grace on the database clock; a later claim stands
+ * for the missed ones under latest, not under all; another job's fires
+ * do not count; a group's job is
  * read in its shard, also through a plain handle on the group's name. */
 void catch_up_reads_the_ledger(void **state) {
     char ns[64], grp[64];
@@ -283,9 +284,15 @@ void catch_up_reads_the_ledger(void **state) {
     assert_int_equal(odbc_leader_catch_up(h, "cj", &all, 0, t, 3, &first), 1);
     assert_int_equal(first, 2);
     all.grace_ms = 60000;
+    /* a later claim: latest takes it for the missed ones, all each */
     assert_int_equal(odbc_leader_claim(h, "cj", now - 10000), 1);
-    assert_int_equal(odbc_leader_catch_up(h, "cj", &all, 0, t, 3, &first), 1);
+    assert_int_equal(odbc_leader_catch_up(h, "cj", &latest, 0, t, 3, &first),
+                     1);
     assert_int_equal(first, 2);
+    assert_int_equal(odbc_leader_claim(h, "cj", now - 2000), 1);
+    assert_int_equal(odbc_leader_catch_up(h, "cj", &latest, 0, t, 3, &first),
+                     0);
+    assert_int_equal(odbc_leader_catch_up(h, "cj", &all, 0, t, 3, &first), 3);
     assert_int_equal(odbc_leader_catch_up(h, "other", &all, 0, t, 3, &first),
                      0);
     odbc_leader_destroy(h);

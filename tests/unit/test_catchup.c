@@ -158,9 +158,11 @@ static void test_refused(void **state) {
     assert_int_equal(odbc_leader_catch_up_select(&p, 0, 500, 50, t, 2, &first),
                      2);
     assert_int_equal(first, 0);
+    p.policy = ODBC_LEADER_CATCH_UP_LATEST;
     assert_int_equal(odbc_leader_catch_up_select(&p, 0, 500, 200, t, 2, &first),
                      0);
     assert_int_equal(first, 2);
+    p.policy = ODBC_LEADER_CATCH_UP_ALL;
     assert_int_equal(odbc_leader_catch_up_select(&p, 2, 500, 50, t, 2, &first),
                      ODBC_LEADER_EINVAL);
     assert_int_equal(odbc_leader_catch_up_select(&p, 0, 500, 50, t, 2, NULL),

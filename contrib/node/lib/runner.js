@@ -191,8 +191,8 @@ class FireRunner {
 
     /**
      * Claims and runs, oldest first across the jobs, the fires within the
-     * grace that the library's catch-up policy names (docs/catch-up.md:
-     * later than the job's latest fire in the ledger), of every job (of
+     * grace that the library's catch-up policy names (docs/catch-up.md),
+     * of every job (of
      * shard's jobs, when given) this host leads. Called when this host
      * gains leadership or a shard.
      */

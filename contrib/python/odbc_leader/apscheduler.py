@@ -10,10 +10,10 @@ Hosts that do not lead leave the fire to the leader. A host that becomes
 leader walks back over each job's fire times within its
 misfire_grace_time (as the trigger computes them) and claims and runs
 those the library's catch-up policy names (docs/catch-up.md): the fires
-due while the old leader was dead, even if this host started after them,
-later than the job's latest fire in the ledger; all of them for a job
-with coalesce=False, the newest for coalesce=True (APScheduler's
-default), the grace measured on the database clock. A job with no fire
+due while the old leader was dead, even if this host started after them:
+all of them for a job with coalesce=False, the newest for coalesce=True
+(APScheduler's default; none when a later fire ran), the grace measured
+on the database clock. A job with no fire
 in the ledger catches up nothing. So a job's misfire_grace_time should
 exceed the takeover time (the lease's TTL plus a few seconds).
 

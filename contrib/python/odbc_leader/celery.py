@@ -15,9 +15,9 @@ A beat that does not lead leaves the entry to the leader. A beat that
 becomes leader walks back over each entry's nominal times within
 odbc_leader_misfire_grace_time and sends those the library's catch-up
 policy names (odbc_leader_catch_up, docs/catch-up.md): by default all
-that nobody sent later than the entry's latest fire in the ledger (the
-ones due while the old leader was dead, even if this beat started after
-them); an entry with no fire in the ledger catches up nothing.
+that nobody sent (the ones due while the old leader was dead, even if
+this beat started after them); an entry with no fire in the ledger
+catches up nothing.
 
 With odbc_leader_shards = N the beats are members of a sharded group
 (docs/groups.md): each entry belongs to one of N shards (by its name), the

@@ -383,9 +383,9 @@ class Leader:
         """Of job's fire times (epoch ms, ascending, as this host's
         scheduler computes them; present: the newest is the fire due now),
         those to claim after an election, an outage or a pause, decided by
-        the library's catch-up policy (docs/catch-up.md): later than the
-        ledger's latest fire of the job, no older than grace_ms on the
-        database clock, by policy ("skip", "latest", "all" or "all:CAP").
+        the library's catch-up policy (docs/catch-up.md): no older than
+        grace_ms on the database clock, by policy ("skip", "latest" (later
+        than the ledger's latest fire of the job), "all" or "all:CAP").
         A job with no fire in the ledger catches up nothing. With a plugin
         before ABI 1.7, those within the grace by this host's clock. Raises
         LeaderPluginError (a bad policy, or the read failed)."""

@@ -331,9 +331,9 @@ module OdbcLeader
     # Returns, of job's fire times (epoch ms, ascending, as this host's
     # engine computes them; present: the newest is the fire due now),
     # those to claim after an election, an outage or a pause, decided by
-    # the library's catch-up policy (docs/catch-up.md): later than the
-    # ledger's latest fire of the job, no older than grace_ms on the
-    # database clock, by policy ('skip', 'latest', 'all' or 'all:CAP'). A
+    # the library's catch-up policy (docs/catch-up.md): no older than
+    # grace_ms on the database clock, by policy ('skip', 'latest' (later
+    # than the ledger's latest fire of the job), 'all' or 'all:CAP'). A
     # job with no fire in the ledger catches up nothing. With a plugin
     # before ABI 1.7: those within the grace by this host's clock. Raises
     # Error.

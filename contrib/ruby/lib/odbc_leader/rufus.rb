@@ -321,8 +321,7 @@ module OdbcLeader
       end
 
       # Claims and runs, oldest first, the fires within the grace that the
-      # library's catch-up policy names (later than the job's latest fire
-      # in the ledger), of the jobs (of the shards asked for) this host
+      # library's catch-up policy names (docs/catch-up.md), of the jobs (of the shards asked for) this host
       # leads: each job's fires are one trigger of it (off its schedule).
       def catch_up
         asked = @ol_lock.synchronize { @ol_catch_up.slice!(0..) }

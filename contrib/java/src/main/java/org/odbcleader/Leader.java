@@ -555,9 +555,9 @@ public final class Leader implements AutoCloseable {
     /**
      * Returns, of job's fire times (epoch ms, ascending, as this host's engine computes them;
      * present: the newest is the fire due now), those to claim after an election, an outage or
-     * a pause, decided by the library's catch-up policy (docs/catch-up.md): later than the
-     * ledger's latest fire of the job, no older than graceMs on the database clock, by policy
-     * ("skip", "latest", "all" or "all:CAP"). A job with no fire in the ledger catches up
+     * a pause, decided by the library's catch-up policy (docs/catch-up.md): no older than
+     * graceMs on the database clock, by policy ("skip", "latest" (later than the ledger's
+     * latest fire of the job), "all" or "all:CAP"). A job with no fire in the ledger catches up
      * nothing. With a plugin before ABI 1.7: those within the grace by this host's clock.
      *
      * @throws LeaderException a bad policy, the read failed, or not started

@@ -483,7 +483,7 @@ public final class LeaderGate implements TriggerListener, JobListener, AutoClose
 
     /**
      * Schedules a one-off trigger for every fire within the grace that the catch-up policy
-     * names (later than the job's latest fire in the ledger), of every gated trigger this host leads (of shard's, when shard &gt;= 0), oldest first; each is
+     * names (docs/catch-up.md), of every gated trigger this host leads (of shard's, when shard &gt;= 0), oldest first; each is
      * claimed when it fires. Called when this host gains leadership or a shard. Returns the
      * number scheduled.
      */
