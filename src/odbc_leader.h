@@ -693,8 +693,9 @@ odbc_leader_catch_up_select(const struct odbc_leader_catch_up *p, int flags,
  * failover. The caller then claims each (odbc_leader_claim_fire()).
  * Returns the count, ODBC_LEADER_EINVAL, ODBC_LEADER_ENOLIFECYCLE (the
  * dialect lists no jobs) or another negative error.
- * Owns: borrowed. Thread: tick. Blocks: yes: one round trip (for a
- * namespace that names a sharded group, one more and one per shard).
+ * Owns: borrowed. Thread: tick. Blocks: yes: two round trips (whether
+ * the namespace names a sharded group, then the read, in the job's shard
+ * for a group); odbc_leader_group_catch_up() makes only the read.
  */
 ODBC_LEADER_EXTERN int
 odbc_leader_catch_up(odbc_leader_t *h, const char *job,
