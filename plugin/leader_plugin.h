@@ -111,7 +111,9 @@ struct leader_plugin {
     int (*init)(const char *config, const struct leader_host *host, void **inst,
                 char *err, size_t errlen);
     /* One election step: 0 follower, 1 leader (only while is_leader() is
-     * true), LEADER_PLUGIN_RESIGN_REQUESTED when enabled, or negative. */
+     * true), LEADER_PLUGIN_RESIGN_REQUESTED when enabled, or negative.
+     * *next_tick_ms (when not NULL) is always written: the ms to sleep before
+     * the next tick; after an error (or a NULL inst) it is never 0. */
     int (*tick)(void *inst, uint32_t *next_tick_ms);
     /* 1 or 0; no I/O, no lock, any thread. */
     int (*is_leader)(const void *inst);

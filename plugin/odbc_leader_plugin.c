@@ -15,6 +15,10 @@
 #include "leader_plugin.h"
 #include "odbc_leader.h"
 
+/* The delay tick asks for when the core named none: after a NULL inst, or
+ * an error that left it 0 (the host must not spin). */
+#define RETRY_MS 1000
+
 /* One plugin instance: the library handle (of one namespace, h, or of a
  * group member, g: exactly one is set) and the host it reports to. */
 struct instance {
@@ -102,17 +106,31 @@ static int plugin_init(const char *config, const struct leader_host *host,
     return 0;
 }
 
+/*
+ * One step of the handle or the group. Returns 0 follower, 1 leader (or
+ * the handle's RESIGN_REQUESTED) or a negative error. *next_tick_ms (when
+ * not NULL) is always written, so a host can sleep what it says: after an
+ * error it is never 0 (RETRY_MS when the core named no delay), and a NULL
+ * inst gets RETRY_MS too.
+ */
 static int plugin_tick(void *inst, uint32_t *next_tick_ms) {
     struct instance *in = inst;
-
+    uint32_t next = RETRY_MS;
     int rc;
 
     if (in == NULL)
-        return ODBC_LEADER_EINVAL;
-    if (in->h != NULL)
-        return odbc_leader_tick(in->h, next_tick_ms);
-    rc = odbc_leader_group_tick(in->g, next_tick_ms);
-    return rc > 0 ? 1 : rc;
+        rc = ODBC_LEADER_EINVAL;
+    else if (in->h != NULL)
+        rc = odbc_leader_tick(in->h, &next);
+    else {
+        rc = odbc_leader_group_tick(in->g, &next);
+        rc = rc > 0 ? 1 : rc;
+    }
+    if (rc < 0 && next == 0)
+        next = RETRY_MS;
+    if (next_tick_ms != NULL)
+        *next_tick_ms = next;
+    return rc;
 }
 
 static int plugin_is_leader(const void *inst) {

@@ -382,6 +382,20 @@ static void test_elect(void **state) {
     dlclose(dl);
 }
 
+/* tick always writes a usable delay: a NULL instance is an error whose
+ * *next_tick_ms is not 0 (a host that sleeps what it says must not spin). */
+static void test_tick_null(void **state) {
+    const struct plugin_case *pc = *state;
+    const struct leader_plugin *p = NULL;
+    void *dl = load(pc, &p);
+    uint32_t next = 0;
+
+    assert_true(p->tick(NULL, &next) < 0);
+    assert_true(next > 0);
+    assert_true(p->tick(NULL, NULL) < 0);
+    dlclose(dl);
+}
+
 /* ABI 1.5: the fence predicate, without I/O: its length first, then the
  * text with "?" for the namespace and the term. */
 static void check_fence_sql(const struct leader_plugin *p, void *inst) {
@@ -579,6 +593,7 @@ static int run_plugin(const char *path) {
         cmocka_unit_test_prestate(test_table, &pc),
         cmocka_unit_test_prestate(test_bad_config, &pc),
         cmocka_unit_test_prestate(test_elect, &pc),
+        cmocka_unit_test_prestate(test_tick_null, &pc),
         cmocka_unit_test_prestate(test_claims, &pc),
         cmocka_unit_test_prestate(test_old_host_without_on_change, &pc),
         cmocka_unit_test_prestate(test_old_host_without_callbacks, &pc),
