@@ -9,4 +9,6 @@ export class LeaderCronJob {
     readonly leader: Leader;
     from(params: { name: string; cronTime: string | Date; onTick: (fire: Fire) => unknown }
         & Record<string, unknown>): any;
+    /** A CronJob's next fire after an epoch ms, in its timeZone or utcOffset. */
+    static nextOf(job: any): (ms: number) => number;
 }

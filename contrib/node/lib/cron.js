@@ -32,20 +32,41 @@ class LeaderCronJob {
         if (!name)
             throw new TypeError('LeaderCronJob.from: params.name is required');
         const onTick = params.onTick;
-        let job = null;
-        const next = (ms) => job.cronTime.getNextDateFrom(new Date(ms)).toMillis();
-        job = this.CronJob.from({
+        const job = this.CronJob.from({
             ...params,
             start: false,
             onTick: () => this.runner.fireDue(name, 'cron'),
         });
-        this.runner.add(name, (fireMs, fire) => onTick.call(job, fire), next,
-            identity(params.cronTime, params.timeZone, `cron ${versionOf('cron')} ` +
-                "(DST gap: the gap's end; overlap: the first)"));
+        const offset = params.utcOffset != null ? offsetZone(params.utcOffset) : null;
+        const engine = `cron ${versionOf('cron')} ` +
+            "(DST gap: the gap's end; overlap: the first)";
+        this.runner.add(name, (fireMs, fire) => onTick.call(job, fire),
+            LeaderCronJob.nextOf(job),
+            offset === null ? identity(params.cronTime, params.timeZone, engine)
+                : identity(`${params.cronTime} (${offset})`, 'Etc/UTC', engine));
         if (params.start)
             job.start();
         return job;
     }
+
+    /**
+     * The next-fire function of a CronJob: epoch ms -> the job's next fire
+     * after it, computed in the job's zone or UTC offset as cron's own
+     * timer does (getNextDateFrom alone computes in the host's zone).
+     */
+    static nextOf(job) {
+        const ct = job.cronTime;
+        const zone = ct.utcOffset !== undefined ? offsetZone(ct.utcOffset) : ct.timeZone;
+        return (ms) => ct.getNextDateFrom(new Date(ms), zone).toMillis();
+    }
+}
+
+/** cron's utcOffset (minutes east of UTC) as a fixed zone: "UTC+05:30". */
+function offsetZone(minutes) {
+    const abs = Math.abs(minutes);
+    const hh = String(Math.trunc(abs / 60)).padStart(2, '0');
+    const mm = String(abs % 60).padStart(2, '0');
+    return `UTC${minutes < 0 ? '-' : '+'}${hh}:${mm}`;
 }
 
 module.exports = { LeaderCronJob };

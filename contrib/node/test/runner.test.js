@@ -61,3 +61,22 @@ test('node-cron keys: task name and slot', () => {
     assert.equal(parseKey('2026-01-01T00:00:10.000Z'), null);
     assert.equal(parseKey('report:yesterday'), null);
 });
+
+test('cron (kelektiv): fire times in the job\'s zone or UTC offset, not the host\'s', () => {
+    const { CronJob } = require('cron');
+    const { LeaderCronJob } = require('../lib/cron');
+    const host = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    const zone = host === 'Asia/Kathmandu' ? 'America/New_York' : 'Asia/Kathmandu';
+    const daily = CronJob.from({ cronTime: '0 30 1 * * *', onTick() {}, start: false,
+        timeZone: zone });
+    const want = zone === 'Asia/Kathmandu' ? Date.UTC(2026, 0, 1, 19, 45)
+        : Date.UTC(2026, 0, 2, 6, 30);
+    assert.equal(LeaderCronJob.nextOf(daily)(Date.UTC(2026, 0, 1, 12)), want,
+        `01:30 ${zone} from a host in ${host}`);
+    const hourly = CronJob.from({ cronTime: '0 0 * * * *', onTick() {}, start: false,
+        utcOffset: 330 });
+    assert.equal(LeaderCronJob.nextOf(hourly)(Date.UTC(2026, 0, 1, 12)),
+        Date.UTC(2026, 0, 1, 12, 30), 'hourly at UTC+05:30 is at :30Z');
+    assert.equal(LeaderCronJob.nextOf(hourly)(Date.UTC(2026, 0, 1, 12, 30)),
+        Date.UTC(2026, 0, 1, 13, 30));
+});
