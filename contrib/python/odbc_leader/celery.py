@@ -99,11 +99,18 @@ def nominal_time(entry: Any) -> Optional[datetime]:
     s = entry.schedule
     last = _aware(s.maybe_make_aware(entry.last_run_at))
     if isinstance(s, crontab):
-        start, delta, _now = s.remaining_delta(last)
-        return _aware(start + delta)
+        return _next_crontab(s, last)
     if isinstance(s, schedule):
         return last + s.run_every
     return None
+
+
+def _next_crontab(s: crontab, t: datetime) -> datetime:
+    """The crontab's first time after t (aware), in its zone (the app's
+    timezone): remaining_delta matches the fields in the zone of the time
+    it is given, so a time in UTC would fire at UTC's hours."""
+    start, delta, _now = s.remaining_delta(t.astimezone(s.tz))
+    return _aware(start + delta)
 
 
 def _aligned(run_every: timedelta, now: datetime) -> datetime:
@@ -162,7 +169,8 @@ class LeaderScheduler(Scheduler):
         app's timezone), an interval on the epoch's grid with none."""
         s = entry.schedule
         if isinstance(s, crontab):
-            entry.last_run_at = now  # the next crontab time after now
+            # the next crontab time after now, in the crontab's zone
+            entry.last_run_at = now.astimezone(s.tz)
             expr = "crontab %s %s %s %s %s" % (
                 s._orig_minute, s._orig_hour, s._orig_day_of_month,
                 s._orig_month_of_year, s._orig_day_of_week)
@@ -384,8 +392,7 @@ def nominal_times(entry: Any, since: datetime, until: datetime) -> list:
     if isinstance(s, crontab):
         t = since
         while len(out) < MAX_CATCH_UP:
-            start, delta, _now = s.remaining_delta(t)
-            t = _aware(start + delta)
+            t = _next_crontab(s, t)
             if t > until:
                 break
             out.append(t)  # the next one comes strictly after t
