@@ -60,6 +60,21 @@ class RufusTest < Minitest::Test
     assert_empty s.jobs.select { |j| j.name.nil? }
   end
 
+  # A cron job's fire times in the host's zone on both sides of a DST change,
+  # whatever the date today: one of EDT and EST is not the current offset.
+  def test_cron_times_across_a_dst_change_in_the_hosts_zone
+    tz = ENV.fetch('TZ', nil)
+    ENV['TZ'] = 'America/New_York'
+    s = scheduler(leader('LeaderMode=always', plugin: ALWAYS_SO))
+    job = s.cron('30 1 * * *', name: 'daily', job: true) {}
+    utc = ->(*a) { Time.utc(*a).to_i * 1000 }
+    assert_equal utc.call(2025, 7, 1, 5, 30), s.send(:next_fire, job, utc.call(2025, 7, 1))
+    assert_equal utc.call(2025, 11, 2, 5, 30), s.send(:next_fire, job, utc.call(2025, 11, 2, 5))
+    assert_equal utc.call(2026, 1, 2, 6, 30), s.send(:next_fire, job, utc.call(2026, 1, 1, 12))
+  ensure
+    ENV['TZ'] = tz
+  end
+
   def test_every_is_snapped_to_the_epoch_grid
     s = scheduler(leader('LeaderMode=always', plugin: ALWAYS_SO))
     job = s.every('3s', name: 'three', job: true) {}

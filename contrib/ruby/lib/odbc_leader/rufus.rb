@@ -144,7 +144,10 @@ module OdbcLeader
           anchor, period = grid
           anchor + (((ms - anchor).div(period)) + 1) * period
         elsif job.is_a?(::Rufus::Scheduler::CronJob)
-          Runner.ms(job.cron_line.next_time(::EtOrbi::EoTime.make(Time.at(Rational(ms, 1000)))))
+          # EoTime.new with no zone takes the host's zone by name; EoTime.make
+          # of a Time goes by its abbreviation and raises "Cannot determine
+          # timezone from EDT" for a time whose offset is not the current one.
+          Runner.ms(job.cron_line.next_time(::EtOrbi::EoTime.new(Rational(ms, 1000), nil)))
         elsif (at = @ol_at[job])
           at > ms ? at : nil
         end
