@@ -6,12 +6,14 @@
  *   bench-claim [-n CLAIMS] [-H HOOK] CONFIG
  *
  * Creates a handle from CONFIG plus ";LeaderId=bench-claimer" and ticks it
- * until it leads. Then two roles, each CLAIMS calls timed one by one with
+ * until it leads. Then three roles, each CLAIMS calls timed one by one with
  * CLOCK_MONOTONIC between "HOOK before-ROLE" and "HOOK after-ROLE" (run
  * through system(), so a script can read the server's counters around
  * exactly those calls): "claim", new fires (each call inserts a row), and
  * "claimed", the same fires again (each call ends in the unique violation,
- * the "already claimed" answer). The fires are CLAIMS consecutive
+ * the "already claimed" answer), and "scheduled", new fires of a job with
+ * a schedule identity (odbc_leader_set_schedule: each call checks it
+ * first, docs/schedules.md). The fires are CLAIMS consecutive
  * milliseconds ending at the database clock read once before. Prints one
  * line per role:
  *   role=claim n=N median_us=M p99_us=P errors=E
@@ -33,7 +35,7 @@
 /* Times n claims of fires base .. base + n - 1, each of which must answer
  * want. Returns the number of wrong answers, or -1 when a hook failed. */
 static long run_role(odbc_leader_t *h, const char *hook, const char *role,
-                     int64_t base, long n, int want) {
+                     const char *job, int64_t base, long n, int want) {
     int64_t *t = calloc((size_t)n, sizeof(*t));
     double median, p99;
     long errors = 0;
@@ -44,7 +46,7 @@ static long run_role(odbc_leader_t *h, const char *hook, const char *role,
     }
     for (long i = 0; i < n; i++) {
         int64_t start = tickstats_mono_ns();
-        int rc = odbc_leader_claim(h, "bench", base + i);
+        int rc = odbc_leader_claim(h, job, base + i);
 
         t[i] = tickstats_mono_ns() - start;
         if (rc != want && errors++ == 0)
@@ -89,8 +91,19 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench-claim: did not lead\n");
         goto out;
     }
-    if (run_role(h, hook, "claim", lease.db_now_ms - n, n, 1) == 0 &&
-        run_role(h, hook, "claimed", lease.db_now_ms - n, n, 0) == 0)
+    rc = odbc_leader_set_schedule(h, "bench-scheduled", "every 1 ms", "",
+                                  "bench-claim");
+    if (rc < 0) {
+        fprintf(stderr, "bench-claim: set_schedule: %s\n",
+                odbc_leader_strerror(rc));
+        rc = 1;
+        goto out;
+    }
+    rc = 1;
+    if (run_role(h, hook, "claim", "bench", lease.db_now_ms - n, n, 1) == 0 &&
+        run_role(h, hook, "claimed", "bench", lease.db_now_ms - n, n, 0) == 0 &&
+        run_role(h, hook, "scheduled", "bench-scheduled", lease.db_now_ms - n,
+                 n, 1) == 0)
         rc = 0;
 out:
     odbc_leader_destroy(h);

@@ -41,15 +41,19 @@ field() {
 # dialect $1.
 add_rows() {
     local role what
-    for role in claim claimed; do
+    for role in claim claimed scheduled; do
         what="new fire"
         [ "$role" = claimed ] && what="fire already claimed"
+        [ "$role" = scheduled ] && what="new fire of a job with a schedule identity"
         $BENCH_PY add "$out" "metric=claim latency, $what" "dialect=$1" \
             "value=$(field "$1" "$role" median_us)" unit=us "target=" \
             "note=median of $n calls; p99 $(field "$1" "$role" p99_us) us"
     done
     $BENCH_PY add "$out" "metric=round trips per claim" "dialect=$1" \
         "value=$2" unit=statements/claim target=1 "note=$3"
+    $BENCH_PY add "$out" "metric=round trips per claim with a schedule identity" \
+        "dialect=$1" "value=$4" unit=statements/claim target=2 \
+        "note=the identity's read, then the claim (docs/schedules.md)"
 }
 
 # Per-claim count of role $1 from pg_stat_statements.
@@ -77,7 +81,8 @@ my_per_claim() {
 measure_postgresql() {
     run_claims postgresql "$OL_PG_CONNECT"
     add_rows postgresql "$(pg_per_claim claim)" \
-        "pg_stat_statements calls per claim: new $(pg_per_claim claim), already claimed $(pg_per_claim claimed)"
+        "pg_stat_statements calls per claim: new $(pg_per_claim claim), already claimed $(pg_per_claim claimed)" \
+        "$(pg_per_claim scheduled)"
 }
 
 measure_mariadb() {
@@ -85,20 +90,26 @@ measure_mariadb() {
     bash "$rt" --hook mariadb after-calib
     run_claims mariadb "$OL_MARIADB_CONNECT"
     add_rows mariadb "$(my_per_claim claim)" \
-        "Questions per claim: new $(my_per_claim claim), already claimed $(my_per_claim claimed)"
+        "Questions per claim: new $(my_per_claim claim), already claimed $(my_per_claim claimed)" \
+        "$(my_per_claim scheduled)"
 }
 
 measure_sqlite() {
-    local role s new old
+    local role s new old sched
     run_claims sqlite "Driver=SQLite3;Database=$BENCH_WORK/claims.db;Tracefile=$BENCH_WORK/sqlite-trace.log"
-    for role in claim claimed; do
+    for role in claim claimed scheduled; do
         s=$(sed -n "/^-- @bench before-$role\$/,/^-- @bench after-$role\$/p" \
             "$BENCH_WORK/sqlite-trace.log" | grep -c '^-- took ' || true)
         s=$(awk -v s="$s" -v n="$n" 'BEGIN { printf "%.3f", s / n }')
-        [ "$role" = claim ] && new=$s || old=$s
+        case $role in
+        claim) new=$s ;;
+        claimed) old=$s ;;
+        *) sched=$s ;;
+        esac
     done
     add_rows sqlite "$new" \
-        "SQLite trace, statements per claim: new $new, already claimed $old (a failed statement may not be traced)"
+        "SQLite trace, statements per claim: new $new, already claimed $old (a failed statement may not be traced)" \
+        "$sched"
 }
 
 rm -f "$out"

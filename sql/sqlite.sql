@@ -560,6 +560,14 @@ WHERE namespace = :ns AND job = :job AND schedule <> :schedule;
 SELECT schedule, schedule_at_ms, schedule_by FROM {prefix}job
 WHERE namespace = :ns AND job = :job;
 
+-- @statement schedule_read
+-- The schedule recorded for :job (no row: the job has none yet): a claim
+-- whose identity equals it goes on after this one read; any other answer
+-- runs the schedule statement, which records or refuses. Optional: without
+-- it every check runs the schedule statement.
+SELECT schedule, schedule_at_ms, schedule_by FROM {prefix}job
+WHERE namespace = :ns AND job = :job;
+
 -- @statement reschedule
 -- An operator records :schedule as :job's schedule (NULL: none, so that
 -- the next claim records its own), counting refusals from 0 again.

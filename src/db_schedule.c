@@ -2,10 +2,12 @@
 /*
  * db_schedule.c: schedule identities in the ODBC port (db_schedule.h,
  * docs/schedules.md). The job's row records the identity its fires are
- * computed by, at its first claim; every later claim first runs the
- * dialect's schedule statement, which records the identity only where
- * none is, counts a refusal where another is, and returns the recorded
- * one; a claim goes on only when that equals its own. The claim comes
+ * computed by, at its first claim; every later claim first reads the
+ * recorded identity (schedule_read, where the dialect has it) and goes on
+ * when it is its own. Otherwise it runs the dialect's schedule statement,
+ * which records the identity only where none is, counts a refusal where
+ * another is, and returns the recorded one; a claim goes on only when
+ * that equals its own. The claim comes
  * after the check, and a term's claims are fenced by its lease, so one
  * identity's claims can follow another's only through an operator's
  * reschedule (or a check skipped by an older host).
@@ -80,6 +82,30 @@ static void refused(struct odbc_leader__db *db, const char *job,
     odbc_leader__logf(db->log, LOG_ERR, "%s", msg);
 }
 
+/*
+ * The steady state's check, one SELECT: returns 1 when the dialect has
+ * schedule_read and the job's recorded identity is identity, 0 when the
+ * schedule statement must decide (none recorded, another one, or no
+ * schedule_read), or a negative error. Borrows everything.
+ */
+static int recorded_as(struct odbc_leader__db *db, const char *job,
+                       const char *identity) {
+    struct recorded r = {0};
+    struct odbc_leader__db_rows rows =
+        ODBC_LEADER__DB_ROWS(recorded_cols, &r, NULL, NULL);
+    int cls;
+    int rc;
+
+    if (db->dialect->ops[ODBC_LEADER__OP_SCHEDULE_READ].n == 0)
+        return 0;
+    set_params(db, job, identity);
+    rc = odbc_leader__db_run_op(db, ODBC_LEADER__OP_SCHEDULE_READ,
+                                odbc_leader__db_table_row, &rows, &cls);
+    if (rc <= 0)
+        return rc;
+    return strcmp(r.schedule, identity) == 0;
+}
+
 int odbc_leader__db_schedule_check(struct odbc_leader__db *db, const char *job,
                                    const char *identity) {
     struct recorded r = {0};
@@ -98,6 +124,9 @@ int odbc_leader__db_schedule_check(struct odbc_leader__db *db, const char *job,
         db->schedules_warned = 1;
         return 0;
     }
+    rc = recorded_as(db, job, identity);
+    if (rc != 0)
+        return rc < 0 ? rc : 0;
     set_params(db, job, identity);
     rc = odbc_leader__db_run_op(db, ODBC_LEADER__OP_SCHEDULE,
                                 odbc_leader__db_table_row, &rows, &cls);

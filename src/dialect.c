@@ -92,6 +92,7 @@ static const struct op_info op_names[ODBC_LEADER__OP_COUNT] = {
     [ODBC_LEADER__OP_SCHEDULES] = {"schedules",
                                    OPF_OPTIONAL | OPF_V2 | OPF_SCHEDULE},
     [ODBC_LEADER__OP_LAST_FIRE] = {"last_fire", OPF_OPTIONAL | OPF_V2},
+    [ODBC_LEADER__OP_SCHEDULE_READ] = {"schedule_read", OPF_OPTIONAL | OPF_V2},
 };
 
 /* Returns the name of op as a dialect file spells it; static. */

@@ -99,6 +99,10 @@ enum odbc_leader__op {
     /* Optional: the catch-up's read (docs/catch-up.md); without it the
      * jobs listing serves. */
     ODBC_LEADER__OP_LAST_FIRE, /* -> :job's latest nominal time, now_ms */
+    /* Optional: the schedule check's read (db_schedule.c); without it every
+     * check runs the schedule statement. */
+    ODBC_LEADER__OP_SCHEDULE_READ, /* -> schedule, since_ms, since_by of :job
+                                      (no row: none recorded) */
     ODBC_LEADER__OP_COUNT
 };
 

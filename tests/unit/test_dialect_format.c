@@ -333,7 +333,7 @@ void test_err_missing_op(void **state) {
                  "upgrade, session_id, group_init, group_tick, group_leave, "
                  "group_shards, elections, election_gc, take, skip, sweep, "
                  "offers, pause, trigger, jobs, schedule, reschedule, "
-                 "schedules and last_fire");
+                 "schedules, last_fire and schedule_read");
 }
 
 /* The operations a file of @schema-version 2 must have, written out here
@@ -434,7 +434,7 @@ void test_err_lists_are_complete(void **state) {
                  "fence, session_id, group_init, group_tick, group_leave, "
                  "group_shards, elections, election_gc, take, skip, sweep, "
                  "offers, pause, trigger, jobs, schedule, reschedule, "
-                 "schedules or last_fire");
+                 "schedules, last_fire or schedule_read");
     expect_error(HEADER "-- @frobnicate yes\n" REQUIRED_OPS, 3,
                  "unknown directive @frobnicate; expected @statement or a "
                  "header directive: @dialect, @dbms, @schema-version, "
@@ -455,7 +455,8 @@ void test_err_lists_are_complete(void **state) {
                  "fire ledger's table); a file of @schema-version 1 has no "
                  "upgrade, claim, finish, fire, fires, fire_gc, fence, take, "
                  "skip, sweep, offers, pause, trigger, jobs, schedule, "
-                 "reschedule, schedules or last_fire");
+                 "reschedule, schedules, last_fire or "
+                 "schedule_read");
 }
 
 /* The fire ledger's statements: required from schema version 2 on, not
