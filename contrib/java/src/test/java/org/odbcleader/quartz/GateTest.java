@@ -138,10 +138,16 @@ class GateTest {
         Map<Long, TestEnv.Row> ledger = new HashMap<>();
         for (TestEnv.Row row : TestEnv.ledger(conn, "two"))
             ledger.put(row.fireMs(), row);
+        // a's last run may still be running when la closes (Quartz keeps
+        // firing): its finish then has no handle, and its row no status
+        long lastOfA = runs.stream().filter(r -> r.scheduler().equals("two-a"))
+                .mapToLong(r -> r.fire().fireMs()).max().orElse(-1);
         for (Run r : runs) {
             TestEnv.Row row = ledger.get(r.fire().fireMs());
             assertNotNull(row, "no ledger row for " + r);
             assertEquals(r.fire().term(), row.term());
+            if (row.status() == null && r.fire().fireMs() == lastOfA)
+                continue;
             assertEquals(Integer.valueOf(0), row.status(), row.toString());
         }
     }
