@@ -240,7 +240,6 @@ export class Leader extends EventEmitter {
 /** Synchronous (it waits for pkg-config); Leader.start() looks without blocking. */
 export function findPlugin(file?: string): string;
 export function currentFire(): Fire | undefined;
-export function shardOf(key: string, shards: number): number;
 
 export interface FenceOptions {
     namespace?: string;

@@ -64,6 +64,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 os.pardir, "lib"))
 import harness  # noqa: E402 (tests/lib: pause, holds_file_lock)
+from shards import fnv1a_shard  # noqa: E402 (tests/lib: the shard oracle)
 
 TTL_MS = 2000
 EVERY_S = 1
@@ -293,15 +294,6 @@ def runs_path(args, job):
 def ledger_path(args, job):
     name = "ledger.json" if not args.shards else "ledger-%s.json" % job
     return os.path.join(args.work, name)
-
-
-def fnv1a_shard(key, shards):
-    """The shard of key: FNV-1a 64 of its UTF-8 bytes modulo shards, as
-    docs/abi.md defines it (computed here apart from every binding)."""
-    h = 0xCBF29CE484222325
-    for b in key.encode("utf-8"):
-        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return h % shards
 
 
 def write_ledgers(args):

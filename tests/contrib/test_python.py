@@ -35,6 +35,10 @@ import odbc_leader as ol  # noqa: E402
 from odbc_leader import plugin as lp  # noqa: E402
 from odbc_leader.fencing import Fence, FenceError  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                os.pardir, "lib"))
+from shards import fnv1a_shard  # noqa: E402 (tests/lib: the shard oracle)
+
 ODBC_SO = os.path.join(PLUGINS, "odbc_leader.so")
 ODBC_LEADER = os.environ["OL_PY_ODBC_LEADER"]
 ALWAYS_SO = os.path.join(PLUGINS, "always_leader.so")
@@ -123,13 +127,20 @@ class OdbcLeaderTest(unittest.TestCase):
         self.assertTrue(self.plugin.version)
 
     def test_shard_of_vectors(self):
-        # docs/abi.md's table: the same in C, Python and every binding
-        self.assertEqual(lp.shard_of("backup", 64), 63)
-        self.assertEqual(lp.shard_of("nightly-report", 64), 43)
-        self.assertEqual(lp.shard_of("job:42", 1000), 480)
-        self.assertEqual(lp.shard_of("caf\u00e9", 16384), 3465)
-        self.assertEqual(lp.shard_of("", 1000), 37)
-        self.assertEqual(lp.shard_of("x", 0), 0)
+        # docs/abi.md's table, asked of the plugin through a group of each
+        # shard count; the binding computes no hash of its own
+        vectors = {64: [("backup", 63), ("nightly-report", 43)],
+                   1000: [("job:42", 480), ("", 37)],
+                   16384: [("caf\u00e9", 3465)]}
+        for shards, keys in vectors.items():
+            inst = self.plugin.init(self.config("v", ns="v%d" % shards) +
+                                    ";LeaderShards=%d" % shards)
+            self.insts.append(inst)
+            for key, want in keys:
+                self.assertEqual(inst.shard_of(key), want, (key, shards))
+                self.assertEqual(fnv1a_shard(key, shards), want)
+        single, _ = self.candidate("s")
+        self.assertEqual(single.shard_of("backup"), 0)
 
     def test_catch_up_vectors(self):
         # docs/catch-up-vectors.txt: the same answers in C and every binding
@@ -179,7 +190,7 @@ class OdbcLeaderTest(unittest.TestCase):
 
         a = member("a")
         self.assertEqual(a.shards(), 16)
-        self.assertEqual(a.shard_of("job:42"), lp.shard_of("job:42", 16))
+        self.assertEqual(a.shard_of("job:42"), fnv1a_shard("job:42", 16))
         self.assertFalse(a.tick().leader)  # the first tick only looks
         time.sleep(0.05)
         self.assertTrue(a.tick().leader)
@@ -203,7 +214,7 @@ class OdbcLeaderTest(unittest.TestCase):
             self.assertIn((s, True), [(x, led) for x, led, _ in changes["b"]])
         # a claim goes to the job's shard, fenced by its term
         job = next(j for j in ("j%d" % i for i in range(100))
-                   if lp.shard_of(j, 16) in led_b)
+                   if fnv1a_shard(j, 16) in led_b)
         fire = int(time.time()) * 1000
         self.assertTrue(b.claim(job, fire))
         self.assertFalse(b.claim(job, fire))
@@ -593,7 +604,7 @@ class LeaderTest(unittest.TestCase):
         b.finish(fire)
         with a.claimed(ja, t) as f:
             self.assertEqual(f, ol.Fire(ja, t, a.term_of(ja)))
-        self.assertEqual(a.shard_of(ja), lp.shard_of(ja, 8))
+        self.assertEqual(a.shard_of(ja), fnv1a_shard(ja, 8))
         self.assertIn(("a", a.shard_of(ja), True, a.term_of(ja)),
                       shard_events)
         b.stop()  # leaves the group: a takes b's shards at once
@@ -923,7 +934,7 @@ class FenceTest(unittest.TestCase):
                           namespace="fenceg", plugin=ODBC_SO, shards=4)
         try:
             self.assertEqual(group.fence(job="backup").namespace,
-                             "fenceg/%d" % lp.shard_of("backup", 4))
+                             "fenceg/%d" % fnv1a_shard("backup", 4))
             with self.assertRaises(ValueError):
                 group.fence()
         finally:

@@ -9,8 +9,7 @@
 'use strict';
 
 const {
-    Plugin, Instance, shardOf, ABI_MAJOR, ABI_MINOR, EABI, ENOTLEADER,
-    ESCHEDULE,
+    Plugin, Instance, ABI_MAJOR, ABI_MINOR, EABI, ENOTLEADER, ESCHEDULE,
 } = require('./plugin');
 const { Leader, findPlugin, currentFire, PLUGIN_ENV } = require('./leader');
 const { LeaderPluginError, NotLeaderError, ScheduleError } = require('./errors');
@@ -20,6 +19,6 @@ const { FireRunner } = require('./runner');
 module.exports = {
     Leader, findPlugin, currentFire, fence, Fence, FireRunner,
     LeaderPluginError, NotLeaderError, ScheduleError, PLUGIN_ENV,
-    Plugin, Instance, shardOf,
+    Plugin, Instance,
     ABI_MAJOR, ABI_MINOR, EABI, ENOTLEADER, ESCHEDULE,
 };

@@ -13,7 +13,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const util = require('node:util');
 const { execFile, execFileSync } = require('node:child_process');
-const { Plugin, shardOf } = require('./plugin');
+const { Plugin } = require('./plugin');
 const { LeaderPluginError, NotLeaderError, ScheduleError } = require('./errors');
 const { quote } = require('./config');
 const { Fence } = require('./fence');
@@ -324,9 +324,10 @@ class Leader extends EventEmitter {
         return this.inst.candidateId();
     }
 
-    /** The shard of job in the group (0 without shards). */
+    /** The shard of job in the group, as the plugin computes it (0 without
+     * shards, or before start). */
     shardOf(job) {
-        return shardOf(job, this.shards);
+        return this.inst !== null ? this.inst.shardOf(job) : 0;
     }
 
     /** True while this host may run job: it leads job's shard (a group)

@@ -171,20 +171,6 @@ function bufText(buf) {
     return buf.toString('utf8', 0, end < 0 ? buf.length : end);
 }
 
-/**
- * The shard of key in a group of `shards` shards: FNV-1a 64 of its UTF-8
- * bytes modulo shards, as every binding computes it (docs/abi.md has test
- * vectors); 0 when shards is 0.
- */
-function shardOf(key, shards) {
-    if (!shards || shards <= 0)
-        return 0;
-    let h = 0xcbf29ce484222325n;
-    for (const b of Buffer.from(String(key), 'utf8'))
-        h = ((h ^ BigInt(b)) * 0x100000001b3n) & 0xffffffffffffffffn;
-    return Number(h % BigInt(shards));
-}
-
 /** An int64 from koffi (Number or BigInt) as a Number. */
 function num(v) {
     return typeof v === 'bigint' ? Number(v) : v;
@@ -714,9 +700,15 @@ class Instance {
         return this.plugin.fn('shards')(this._inst);
     }
 
-    /** The shard of key in this instance's group. */
+    /**
+     * The shard of key in this instance's group, as the plugin's shard_of
+     * computes it (FNV-1a 64 of its UTF-8 bytes, docs/abi.md); 0 outside a
+     * group or once shut down.
+     */
     shardOf(key) {
-        return shardOf(key, this.shards());
+        if (this.shards() === 0)
+            return 0;
+        return this.plugin.fn('shard_of')(this._inst, String(key));
     }
 
     /** { term, validForMs } of shard as this member leads it. No I/O. */
@@ -750,5 +742,5 @@ class Instance {
 
 module.exports = {
     ABI_MAJOR, ABI_MINOR, EABI, ENOTLEADER, ESCHEDULE, RESIGN_REQUESTED,
-    CLAIM_RUN, CLAIM_PAUSED, Plugin, Instance, shardOf,
+    CLAIM_RUN, CLAIM_PAUSED, Plugin, Instance,
 };

@@ -14,7 +14,7 @@ const fs = require('node:fs');
 const { spawn, execFileSync } = require('node:child_process');
 const {
     Plugin, Leader, LeaderPluginError, NotLeaderError, EABI, currentFire,
-    findPlugin, shardOf, Fence,
+    findPlugin, Fence,
 } = require('..');
 
 const PLUGINS = process.env.OL_NODE_PLUGINS;
@@ -27,6 +27,17 @@ let dbs = 0;
 function sqlite() {
     dbs += 1;
     return `Driver=SQLite3;Database=${path.join(TMP, `t${process.pid}-${dbs}.db`)}`;
+}
+
+/**
+ * The tests' own shard oracle: FNV-1a 64 of key's UTF-8 bytes modulo
+ * shards (docs/abi.md), apart from the plugin the binding asks.
+ */
+function fnv1aShard(key, shards) {
+    let h = 0xcbf29ce484222325n;
+    for (const b of Buffer.from(key, 'utf8'))
+        h = ((h ^ BigInt(b)) * 0x100000001b3n) & 0xffffffffffffffffn;
+    return Number(h % BigInt(shards));
 }
 
 /** Resolves after ms. */
@@ -368,7 +379,7 @@ test('leader.fence(): the plugin\'s predicate, no odbc-leader on PATH', async ()
         assert.equal(f.namespace, 'fence');
         assert.deepEqual(f.statement('DELETE FROM t WHERE id = $1', [1], 9).values,
             [1, 'fence', 9]);
-        assert.equal((await g.fence({ job: 'backup' })).namespace, `fenceg/${shardOf('backup', 4)}`);
+        assert.equal((await g.fence({ job: 'backup' })).namespace, `fenceg/${fnv1aShard('backup', 4)}`);
         await assert.rejects(g.fence(), /give options.job/);
     } finally {
         process.env.PATH = savedPath;
@@ -398,10 +409,25 @@ test('catchUpSelect: docs/catch-up-vectors.txt, the same in C and every binding'
     assert.ok(lines.length >= 30);
 });
 
-test('shardOf: FNV-1a 64 as docs/abi.md gives it', () => {
-    assert.equal(shardOf('', 1000), Number(0xcbf29ce484222325n % 1000n));
-    assert.equal(shardOf('a', 1000), Number(0xaf63dc4c8601ec8cn % 1000n));
-    assert.equal(shardOf('anything', 0), 0);
+test('shardOf: docs/abi.md\'s vectors, asked of the plugin', async () => {
+    const vectors = { 64: [['backup', 63], ['nightly-report', 43]],
+        1000: [['job:42', 480], ['', 37]], 16384: [['caf\u00e9', 3465]] };
+    const p = new Plugin(ODBC_SO);
+    const conn = sqlite();
+    for (const [shards, keys] of Object.entries(vectors)) {
+        const inst = await p.init(`${conn};LeaderNamespace=v${shards};LeaderShards=${shards}`);
+        try {
+            for (const [key, want] of keys) {
+                assert.equal(inst.shardOf(key), want, `${key} of ${shards}`);
+                assert.equal(fnv1aShard(key, Number(shards)), want);
+            }
+        } finally {
+            await inst.shutdown();
+        }
+    }
+    const single = await p.init(`${conn};LeaderNamespace=single`);
+    assert.equal(single.shardOf('backup'), 0);
+    await single.shutdown();
 });
 
 test('fence: the predicate with pg placeholders after the statement\'s own', () => {

@@ -71,7 +71,6 @@ __all__ = [
     "CLASS_CONFIG",
     "CLASS_FATAL",
     "logging_callback",
-    "shard_of",
 ]
 
 ABI_MAJOR = 1  # LEADER_PLUGIN_ABI_MAJOR
@@ -385,18 +384,6 @@ def _text(raw):
     return raw.decode("utf-8", errors="replace")
 
 
-def shard_of(key: str, shards: int) -> int:
-    """The shard of key in a group of shards shards: FNV-1a 64 of its
-    UTF-8 bytes modulo shards, as every binding computes it (docs/abi.md
-    has test vectors). 0 when shards is 0."""
-    if shards <= 0:
-        return 0
-    h = 0xCBF29CE484222325
-    for b in key.encode("utf-8"):
-        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return h % shards
-
-
 # ---- the plugin ---------------------------------------------------------
 
 
@@ -699,8 +686,12 @@ class Instance:
         return self._t.shards(self._inst)
 
     def shard_of(self, key: str) -> int:
-        """The shard of key in this instance's group (shard_of())."""
-        return shard_of(key, self.shards())
+        """The shard of key in this instance's group, as the plugin's
+        shard_of computes it (FNV-1a 64 of its UTF-8 bytes modulo the shard
+        count, docs/abi.md); 0 outside a group."""
+        if self.shards() == 0:
+            return 0
+        return self._t.shard_of(self._live(), key.encode("utf-8"))
 
     def shard_leadership(self, shard: int) -> Tuple[int, int]:
         """(term, valid_for_ms) of shard as this member leads it; (0, 0)

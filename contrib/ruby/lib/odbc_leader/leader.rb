@@ -245,9 +245,10 @@ module OdbcLeader
       @inst.candidate_id
     end
 
-    # Returns the shard of job in the group (0 without shards).
+    # Returns the shard of job in the group, as the plugin computes it (0
+    # without shards, or before start).
     def shard_of(job)
-      OdbcLeader.shard_of(job, @shards)
+      @inst.nil? ? 0 : @inst.shard_of(job)
     end
 
     # Returns true while this host may run job: it leads job's shard (a

@@ -148,22 +148,6 @@ module OdbcLeader
   # The struct_size of a 1.0 table: it ends where claim (ABI 1.1) begins.
   SIZE_1_0 = TableStruct.offset_of(:claim)
 
-  FNV_BASIS = 0xcbf29ce484222325
-  FNV_PRIME = 0x100000001b3
-  private_constant :FNV_BASIS, :FNV_PRIME
-
-  # Returns the shard of key in a group of `shards` shards: FNV-1a 64 of its
-  # UTF-8 bytes modulo shards, as every binding computes it (docs/abi.md);
-  # 0 when shards is 0.
-  def self.shard_of(key, shards)
-    return 0 if shards.nil? || shards <= 0
-
-    h = key.to_s.encode(Encoding::UTF_8).each_byte.reduce(FNV_BASIS) do |acc, b|
-      ((acc ^ b) * FNV_PRIME) & 0xffffffffffffffff
-    end
-    h % shards
-  end
-
   # A loaded plugin and its function table. Plugin.new(path) calls
   # leader_plugin_entry(abi_major); a plugin of another major version
   # refuses with EABI, raised as OdbcLeader::Error. abi_major is a parameter
@@ -602,9 +586,13 @@ module OdbcLeader
       @plugin.fn(:shards).call(inst)
     end
 
-    # Returns the shard of key in this instance's group (0 without one).
+    # Returns the shard of key in this instance's group, as the plugin's
+    # shard_of computes it (FNV-1a 64 of its UTF-8 bytes, docs/abi.md); 0
+    # without a group or once shut down.
     def shard_of(key)
-      OdbcLeader.shard_of(key, shards)
+      return 0 if shards.zero?
+
+      @plugin.fn(:shard_of).call(@inst, key.to_s.encode(Encoding::UTF_8))
     end
 
     # Returns [term, valid_for_ms] of shard as this member leads it. No I/O.

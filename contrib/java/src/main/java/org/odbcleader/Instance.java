@@ -557,9 +557,14 @@ public final class Instance implements AutoCloseable {
         return shards;
     }
 
-    /** Returns the shard of key in this instance's group (0 without shards). */
+    /**
+     * Returns the shard of key in this instance's group, as the plugin's shard_of computes it
+     * (FNV-1a 64 of its UTF-8 bytes, docs/abi.md); 0 without shards or once shut down.
+     */
     public int shardOf(String key) {
-        return Plugin.shardOf(key, shards);
+        if (shards == 0)
+            return 0;
+        return read(0, p -> plugin.fn("shard_of").invokeInt(new Object[] {p, Plugin.cBytes(key)}));
     }
 
     /**

@@ -425,9 +425,10 @@ public final class Leader implements AutoCloseable {
         return i == null ? 0 : i.shards();
     }
 
-    /** Returns the shard of job in the group (0 without shards). */
+    /** Returns the shard of job in the group, as the plugin computes it (0 without shards). */
     public int shardOf(String job) {
-        return Plugin.shardOf(job, shards());
+        Instance i = inst;
+        return i == null ? 0 : i.shardOf(job);
     }
 
     /** Returns true while this host may run job: it leads job's shard (a group) or leads. */

@@ -261,19 +261,4 @@ public final class Plugin {
     NativeLibrary library() {
         return library;
     }
-
-    /**
-     * Returns the shard of key in a group of shards shards: FNV-1a 64 of its UTF-8 bytes
-     * modulo shards, as every binding computes it (docs/abi.md); 0 when shards is 0.
-     */
-    public static int shardOf(String key, int shards) {
-        if (shards <= 0)
-            return 0;
-        long h = 0xcbf29ce484222325L;
-        for (byte b : key.getBytes(StandardCharsets.UTF_8)) {
-            h ^= b & 0xff;
-            h *= 0x100000001b3L;
-        }
-        return (int) Long.remainderUnsigned(h, shards);
-    }
 }

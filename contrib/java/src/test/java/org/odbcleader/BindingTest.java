@@ -287,11 +287,37 @@ class BindingTest {
         return java.util.Arrays.stream(text.split(",")).mapToLong(Long::parseLong).toArray();
     }
 
+    /** The tests' own shard oracle: FNV-1a 64 of key's UTF-8 bytes modulo shards (docs/abi.md). */
+    static int fnv1aShard(String key, int shards) {
+        long h = 0xcbf29ce484222325L;
+        for (byte b : key.getBytes(java.nio.charset.StandardCharsets.UTF_8)) {
+            h ^= b & 0xff;
+            h *= 0x100000001b3L;
+        }
+        return (int) Long.remainderUnsigned(h, shards);
+    }
+
+    /** docs/abi.md's vectors, asked of the plugin through a group of each shard count. */
+    @Test
+    void shardOfIsThePlugins() throws Exception {
+        Plugin p = new Plugin(TestEnv.odbcLeaderSo());
+        String conn = TestEnv.sqlite();
+        Object[][] vectors = {{64, "backup", 63}, {64, "nightly-report", 43}, {1000, "job:42", 480},
+                {1000, "", 37}, {16384, "caf\u00e9", 3465}};
+        for (Object[] v : vectors) {
+            int shards = (Integer) v[0];
+            try (Instance g = p.init(conn + ";LeaderNamespace=v" + shards + ";LeaderShards=" + shards, null)) {
+                assertEquals(v[2], g.shardOf((String) v[1]), v[1] + " of " + shards);
+                assertEquals(v[2], fnv1aShard((String) v[1], shards));
+            }
+        }
+        try (Instance single = p.init(conn + ";LeaderNamespace=single", null)) {
+            assertEquals(0, single.shardOf("backup"));
+        }
+    }
+
     @Test
     void groupMemberAndShardHash() throws Exception {
-        assertEquals(Long.remainderUnsigned(0xcbf29ce484222325L, 1000), Plugin.shardOf("", 1000));
-        assertEquals(Long.remainderUnsigned(0xaf63dc4c8601ec8cL, 1000), Plugin.shardOf("a", 1000));
-        assertEquals(0, Plugin.shardOf("anything", 0));
         String conn = TestEnv.sqlite();
         try (Leader g = Leader.builder().connect(conn).namespace("grp").ttlMs(2000).shards(4)
                 .plugin(TestEnv.odbcLeaderSo()).extra(TestEnv.FAST).log((l, m) -> { }).build()) {
@@ -321,7 +347,7 @@ class BindingTest {
             Fence f = a.fence(null);
             assertEquals(want, f.predicate());
             assertEquals(List.of("fence", 9L), f.params(9));
-            assertEquals(List.of("fenceg/" + Plugin.shardOf("backup", 4), 9L), g.fence("backup").params(9));
+            assertEquals(List.of("fenceg/" + fnv1aShard("backup", 4), 9L), g.fence("backup").params(9));
             assertThrows(IllegalStateException.class, () -> g.fence(null));
         }
     }
