@@ -36,8 +36,10 @@ void claims_are_fenced_by_term(void **state) {
 
     (void)state;
     ns_name(ns, sizeof(ns), "claim");
-    a = port_open(&ca, ns, "cand-a", "LeaderTTL=1000;LeaderSafetyMargin=200");
-    b = port_open(&cb, ns, "cand-b", "LeaderTTL=1000;LeaderSafetyMargin=200");
+    /* b's term must outlive the steps after its win on a loaded machine:
+     * 2 s, where 1 s once expired before its next claim */
+    a = port_open(&ca, ns, "cand-a", "LeaderTTL=2000;LeaderSafetyMargin=200");
+    b = port_open(&cb, ns, "cand-b", "LeaderTTL=2000;LeaderSafetyMargin=200");
     assert_true(odbc_leader__db_has_ledger(a));
 
     assert_int_equal(odbc_leader__db_attempt(a, 0, 0, &res), 0);
@@ -64,7 +66,7 @@ void claims_are_fenced_by_term(void **state) {
                      ODBC_LEADER_ENOTLEADER);
 
     /* the lease expires without renewal: a's term no longer claims */
-    sleep_ms(1100);
+    sleep_ms(2100);
     assert_int_equal(odbc_leader__db_claim(a, t1, "job", f2, 1, 1, NULL),
                      ODBC_LEADER_ENOTLEADER);
     assert_int_equal(
