@@ -48,6 +48,44 @@ function latestSlot(next, nowMs, maxBackMs) {
 }
 
 /**
+ * next kept to the first pass of an hour the autumn change repeats (the
+ * rule "overlap: the first" of every Node engine's identity): a time t
+ * whose wall time in zone tz also came d earlier (d 60 or 30 minutes) is
+ * dropped when next, asked from that first t - d, answers a time after t.
+ * Such a t is the second 01:30 of a daily 01:30, which cron and
+ * cron-parser compute only when asked from within the repeated hour (a
+ * host that took over there), while a host that ran through fired the
+ * first 01:30 under another key. A schedule that fires within the hour
+ * anyway (every 15 minutes) keeps its times there. tz: an IANA name, or
+ * undefined for the host's zone. Returns the function, whose dropped(t)
+ * says whether t is such a time.
+ */
+function firstPassOnly(next, tz) {
+    const fmt = new Intl.DateTimeFormat('en-US', {
+        timeZone: tz, hourCycle: 'h23', year: 'numeric', month: 'numeric',
+        day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric',
+    });
+    const dropped = (t) => {
+        const wall = fmt.format(new Date(t));
+        for (const d of [3600000, 1800000]) {
+            if (fmt.format(new Date(t - d)) === wall) {
+                const n = next(t - d);
+                return n !== null && n > t;
+            }
+        }
+        return false;
+    };
+    const kept = (ms) => {
+        let t = next(ms);
+        for (let i = 0; t !== null && i < 4 && dropped(t); i++)
+            t = next(t);
+        return t;
+    };
+    kept.dropped = dropped;
+    return kept;
+}
+
+/**
  * Runs the fires of a scheduler's jobs through leader. options: graceMs
  * (default 60 s: how old a fire may be and still be caught up), catchUp
  * (the catch-up policy of docs/catch-up.md: 'all', the default,
@@ -133,7 +171,10 @@ class FireRunner {
                 throw e;
             });
         declared.catch(() => {}); // logged; _runOne waits on it
-        this.jobs.set(name, { fn, next, last: null, declared });
+        // a zone with DST (not "" of an interval): the first pass only
+        const tz = schedule === null ? undefined : schedule.tz ?? undefined;
+        const kept = next && tz !== '' ? firstPassOnly(next, tz) : next;
+        this.jobs.set(name, { fn, next: kept, last: null, declared });
     }
 
     remove(name) {
@@ -150,6 +191,11 @@ class FireRunner {
         const job = this.jobs.get(name);
         if (!job)
             return;
+        if (job.next && job.next.dropped && job.next.dropped(fireMs)) {
+            this._log(6, `job ${name} at ${new Date(fireMs).toISOString()}: ` +
+                'the second pass of a repeated hour, not run (its first ran)');
+            return;
+        }
         const slots = [];
         if (job.last !== null && job.next)
             slots.push(...slotsIn(job.next, Math.max(job.last, fireMs - this.graceMs),
@@ -173,7 +219,9 @@ class FireRunner {
             return undefined;
         const fireMs = latestSlot(job.next, Date.now(), this.graceMs);
         if (fireMs === null) {
-            this._log(4, `${what} job ${name}: woke later than the grace, fire skipped`);
+            this._log(4, `${what} job ${name}: no fire time of its schedule within ` +
+                'the grace before now (a late wake-up, or the second pass of a repeated ' +
+                'hour): nothing run');
             return undefined;
         }
         return this.fire(name, fireMs);
@@ -266,5 +314,5 @@ function identity(spec, tz, engine) {
 }
 
 module.exports = {
-    FireRunner, slotsIn, latestSlot, DEFAULT_GRACE_MS, identity, versionOf,
+    FireRunner, slotsIn, latestSlot, firstPassOnly, DEFAULT_GRACE_MS, identity, versionOf,
 };

@@ -80,3 +80,66 @@ test('cron (kelektiv): fire times in the job\'s zone or UTC offset, not the host
     assert.equal(LeaderCronJob.nextOf(hourly)(Date.UTC(2026, 0, 1, 12, 30)),
         Date.UTC(2026, 0, 1, 13, 30));
 });
+
+test('firstPassOnly: a daily time runs in the first pass of a repeated hour only', () => {
+    const { firstPassOnly } = require('../lib/runner');
+    const { CronJob } = require('cron');
+    const { LeaderCronJob } = require('../lib/cron');
+    const { Cron } = require('croner');
+    const cronParser = require(require.resolve('cron-parser',
+        { paths: [require.resolve('node-schedule')] }));
+    const tz = 'America/New_York'; // 2025-11-02: 01:00-01:59 twice, 05:00Z-06:59Z
+    const at = (s) => Date.parse(s);
+    for (const [expr, want] of [
+        ['0 30 1 * * *', { from0600: at('2025-11-03T06:30:00Z'), second: true }],
+        ['0 */15 * * * *', { from0600: at('2025-11-02T06:15:00Z'), second: false }],
+    ]) {
+        const kelektiv = CronJob.from({ cronTime: expr, onTick() {}, start: false, timeZone: tz });
+        const engines = {
+            cron: LeaderCronJob.nextOf(kelektiv),
+            croner: (ms) => new Cron(expr, { paused: true, timezone: tz })
+                .nextRun(new Date(ms)).getTime(),
+            'cron-parser': (ms) => cronParser.parseExpression(expr,
+                { currentDate: new Date(ms), tz }).next().getTime(),
+        };
+        for (const [name, next] of Object.entries(engines)) {
+            const kept = firstPassOnly(next, tz);
+            const what = `${name} ${expr}`;
+            assert.equal(kept(at('2025-11-02T06:00:00Z')), want.from0600,
+                `${what}: asked from within the repeated hour`);
+            assert.equal(kept.dropped(at('2025-11-02T06:30:00Z')), want.second,
+                `${what}: 06:30Z, the second 01:30`);
+            assert.equal(kept.dropped(at('2025-11-02T05:30:00Z')), false,
+                `${what}: 05:30Z, the first 01:30`);
+            assert.equal(kept(at('2025-11-02T05:00:00Z')),
+                expr.startsWith('0 30') ? at('2025-11-02T05:30:00Z') : at('2025-11-02T05:15:00Z'),
+                `${what}: the first pass runs`);
+            assert.equal(kept(at('2025-11-04T12:00:00Z')), next(at('2025-11-04T12:00:00Z')),
+                `${what}: other days as the engine says`);
+        }
+    }
+});
+
+test('FireRunner.fire: the second pass of a daily time is not run, its first is', async () => {
+    const { EventEmitter } = require('node:events');
+    const { FireRunner } = require('../lib/runner');
+    const cronParser = require(require.resolve('cron-parser',
+        { paths: [require.resolve('node-schedule')] }));
+    // the decisions only: a leader that records what it is asked to run
+    const ran = [];
+    const leader = Object.assign(new EventEmitter(), {
+        log() {},
+        setSchedule: async () => {},
+        runFire: async (job, fireMs) => { ran.push(fireMs); },
+    });
+    const runner = new FireRunner(leader);
+    const tz = 'America/New_York';
+    const next = (ms) => cronParser.parseExpression('30 1 * * *',
+        { currentDate: new Date(ms), tz }).next().getTime();
+    runner.add('daily', () => {}, next, { expr: 'cron 30 1 * * *', tz, engine: 'test' });
+    await runner.fire('daily', Date.parse('2025-11-02T06:30:00Z'));
+    assert.deepEqual(ran, [], 'the second 01:30 is not run');
+    await runner.fire('daily', Date.parse('2025-11-02T05:30:00Z'));
+    assert.deepEqual(ran, [Date.parse('2025-11-02T05:30:00Z')]);
+    runner.close();
+});
