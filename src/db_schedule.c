@@ -82,6 +82,19 @@ static void refused(struct odbc_leader__db *db, const char *job,
     odbc_leader__logf(db->log, LOG_ERR, "%s", msg);
 }
 
+/* Runs op (schedule or schedule_read) for job and identity, the row it
+ * returns into *r (the caller's). Returns the rows read (0 or 1) or a
+ * negative error, with its class in *cls. */
+static int run_recorded(struct odbc_leader__db *db, int op, const char *job,
+                        const char *identity, struct recorded *r, int *cls) {
+    struct odbc_leader__db_rows rows =
+        ODBC_LEADER__DB_ROWS(recorded_cols, r, NULL, NULL);
+
+    set_params(db, job, identity);
+    return odbc_leader__db_run_op(db, op, odbc_leader__db_table_row, &rows,
+                                  cls);
+}
+
 /*
  * The steady state's check, one SELECT: returns 1 when the dialect has
  * schedule_read and the job's recorded identity is identity, 0 when the
@@ -91,16 +104,13 @@ static void refused(struct odbc_leader__db *db, const char *job,
 static int recorded_as(struct odbc_leader__db *db, const char *job,
                        const char *identity) {
     struct recorded r = {0};
-    struct odbc_leader__db_rows rows =
-        ODBC_LEADER__DB_ROWS(recorded_cols, &r, NULL, NULL);
     int cls;
     int rc;
 
     if (db->dialect->ops[ODBC_LEADER__OP_SCHEDULE_READ].n == 0)
         return 0;
-    set_params(db, job, identity);
-    rc = odbc_leader__db_run_op(db, ODBC_LEADER__OP_SCHEDULE_READ,
-                                odbc_leader__db_table_row, &rows, &cls);
+    rc = run_recorded(db, ODBC_LEADER__OP_SCHEDULE_READ, job, identity, &r,
+                      &cls);
     if (rc <= 0)
         return rc;
     return strcmp(r.schedule, identity) == 0;
@@ -109,8 +119,6 @@ static int recorded_as(struct odbc_leader__db *db, const char *job,
 int odbc_leader__db_schedule_check(struct odbc_leader__db *db, const char *job,
                                    const char *identity) {
     struct recorded r = {0};
-    struct odbc_leader__db_rows rows =
-        ODBC_LEADER__DB_ROWS(recorded_cols, &r, NULL, NULL);
     int cls;
     int rc;
 
@@ -127,13 +135,11 @@ int odbc_leader__db_schedule_check(struct odbc_leader__db *db, const char *job,
     rc = recorded_as(db, job, identity);
     if (rc != 0)
         return rc < 0 ? rc : 0;
-    set_params(db, job, identity);
-    rc = odbc_leader__db_run_op(db, ODBC_LEADER__OP_SCHEDULE,
-                                odbc_leader__db_table_row, &rows, &cls);
+    rc = run_recorded(db, ODBC_LEADER__OP_SCHEDULE, job, identity, &r, &cls);
     if (rc < 0 && cls == ODBC_LEADER__ERR_UNIQUE && rc != ODBC_LEADER_EUNKNOWN)
         /* another host created the job's row at the same moment */
-        rc = odbc_leader__db_run_op(db, ODBC_LEADER__OP_SCHEDULE,
-                                    odbc_leader__db_table_row, &rows, &cls);
+        rc =
+            run_recorded(db, ODBC_LEADER__OP_SCHEDULE, job, identity, &r, &cls);
     if (rc < 0)
         return rc;
     if (rc == 0) {
