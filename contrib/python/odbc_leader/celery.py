@@ -82,8 +82,10 @@ __all__ = ["LeaderScheduler", "nominal_time"]
 logger = logging.getLogger("odbc_leader.celery")
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 # The engine part of a schedule identity (docs/schedules.md): celery's
-# version pins how its crontab meets a DST change (not measured here).
-ENGINE = "celery %s (DST rule: that celery's)" % celery.__version__
+# crontab fields, matched on the wall clock of the app's timezone, with
+# this module's DST rule (_next_crontab; celery_times.py checks it).
+ENGINE = ("celery %s (DST gap: an hour later; overlap: the first)"
+          % celery.__version__)
 DEFAULT_GRACE_S = 60
 CATCH_UP_INTERVAL_S = 1.0  # beat re-checks at least this often
 MAX_CATCH_UP = 10000  # nominal times claimed per entry and catch-up
@@ -105,12 +107,39 @@ def nominal_time(entry: Any) -> Optional[datetime]:
     return None
 
 
+def _localize(tz: Any, wall: datetime) -> datetime:
+    """Wall time wall (naive) in zone tz: a time the autumn change repeats
+    at its first pass, one the spring change skips an hour later (at the
+    offset before the gap). tz: a pytz zone or a tzinfo with fold."""
+    if not hasattr(tz, "localize"):
+        return wall.replace(tzinfo=tz, fold=0)
+    import pytz  # celery's zones are pytz's where tz has localize
+    try:
+        return tz.localize(wall, is_dst=None)
+    except pytz.exceptions.AmbiguousTimeError:
+        return tz.localize(wall, is_dst=True)
+    except pytz.exceptions.NonExistentTimeError:
+        return tz.localize(wall, is_dst=False)
+
+
 def _next_crontab(s: crontab, t: datetime) -> datetime:
-    """The crontab's first time after t (aware), in its zone (the app's
-    timezone): remaining_delta matches the fields in the zone of the time
-    it is given, so a time in UTC would fire at UTC's hours."""
-    start, delta, _now = s.remaining_delta(t.astimezone(s.tz))
-    return _aware(start + delta)
+    """The crontab's first time after t (aware), on the wall clock of its
+    zone (the app's timezone): remaining_delta matches the fields in the
+    zone of the time it is given, so a time in UTC would fire at UTC's
+    hours; it also takes "now" for the day whose hour it fills, so it is
+    told that t is now. Its answer keeps the offset of the time it started from, an
+    hour off across a DST change, so only its wall time is kept and placed
+    by _localize; a wall time whose first pass is not after t (t within a
+    repeated hour) gives the next one."""
+    local = t.astimezone(s.tz)
+    at = copy.copy(s)  # remaining_delta asks now() whether "this hour"
+    for _ in range(4):
+        at.nowfun = lambda local=local: local
+        start, delta, _now = at.remaining_delta(local)
+        local = _localize(s.tz, (start + delta).replace(tzinfo=None))
+        if local > t:
+            break
+    return local
 
 
 def _aligned(run_every: timedelta, now: datetime) -> datetime:
