@@ -71,6 +71,17 @@ class RufusTest < Minitest::Test
     assert_equal utc.call(2025, 7, 1, 5, 30), s.send(:next_fire, job, utc.call(2025, 7, 1))
     assert_equal utc.call(2025, 11, 2, 5, 30), s.send(:next_fire, job, utc.call(2025, 11, 2, 5))
     assert_equal utc.call(2026, 1, 2, 6, 30), s.send(:next_fire, job, utc.call(2026, 1, 1, 12))
+    # within the repeated hour (01:10 EST) the second 01:30 is not a fire:
+    # a host that ran through ran the first
+    assert_equal utc.call(2025, 11, 3, 6, 30), s.send(:next_fire, job, utc.call(2025, 11, 2, 6, 10))
+    assert s.send(:second_pass?, job, utc.call(2025, 11, 2, 6, 30))
+    refute s.send(:second_pass?, job, utc.call(2025, 11, 2, 5, 30))
+    # a line that fires within the hour anyway keeps its second pass
+    often = s.cron('*/20 * * * *', name: 'often', job: true) {}
+    assert_equal utc.call(2025, 11, 2, 6), s.send(:next_fire, often, utc.call(2025, 11, 2, 5, 40))
+    # the spring gap's 02:30 is skipped
+    gap = s.cron('30 2 * * *', name: 'gap', job: true) {}
+    assert_equal utc.call(2025, 3, 10, 6, 30), s.send(:next_fire, gap, utc.call(2025, 3, 8, 12))
   ensure
     ENV['TZ'] = tz
   end

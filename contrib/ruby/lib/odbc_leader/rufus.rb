@@ -144,14 +144,39 @@ module OdbcLeader
           anchor, period = grid
           anchor + (((ms - anchor).div(period)) + 1) * period
         elsif job.is_a?(::Rufus::Scheduler::CronJob)
-          # EoTime.new with no zone takes the host's zone by name; EoTime.make
-          # of a Time goes by its abbreviation and raises "Cannot determine
-          # timezone from EDT" for a time whose offset is not the current one.
-          Runner.ms(job.cron_line.next_time(::EtOrbi::EoTime.new(Rational(ms, 1000), nil)))
+          t = cron_next(job, ms)
+          4.times { t = cron_next(job, t) if t && second_pass?(job, t) }
+          t
         elsif (at = @ol_at[job])
           at > ms ? at : nil
         end
       end
+
+      # fugit's next time (epoch ms) of job's cron line strictly after ms.
+      # EoTime.new with no zone takes the host's zone by name; EoTime.make
+      # of a Time goes by its abbreviation and raises "Cannot determine
+      # timezone from EDT" for a time whose offset is not the current one.
+      def cron_next(job, ms)
+        Runner.ms(job.cron_line.next_time(::EtOrbi::EoTime.new(Rational(ms, 1000), nil)))
+      end
+
+      # True when t (epoch ms) is the second pass of a wall time the autumn
+      # change repeats in the cron line's zone (the host's without one), and
+      # fugit, asked from the first pass, answers a later time: a daily
+      # 01:30's second 01:30, which fugit computes only when asked from
+      # within the repeated hour (a host that took over there), while a
+      # host that ran through ran the first. A line that fires within the
+      # hour anyway (every 20 minutes) keeps its times there.
+      def second_pass?(job, t)
+        return false unless job.is_a?(::Rufus::Scheduler::CronJob)
+
+        zone = job.cron_line.timezone
+        wall = ->(ms) { ::EtOrbi::EoTime.new(Rational(ms, 1000), zone).strftime('%F %T') }
+        [3_600_000, 1_800_000].any? do |d|
+          wall.call(t - d) == wall.call(t) && (n = cron_next(job, t - d)) && n > t
+        end
+      end
+      private :cron_next, :second_pass?
 
       protected
 
@@ -223,11 +248,12 @@ module OdbcLeader
       end
 
       # The engine part of a job's schedule identity (docs/schedules.md):
-      # rufus-scheduler and fugit, whose version pins how a cron line meets
-      # a DST change (not measured here).
+      # rufus-scheduler and fugit, with the DST rule of this integration
+      # (fugit skips a time the spring change skips; second_pass? keeps a
+      # repeated time to its first pass).
       def engine
         "rufus-scheduler #{::Rufus::Scheduler::VERSION} with fugit #{::Fugit::VERSION} " \
-          "(DST rule: that fugit's)"
+          '(DST gap: skipped; overlap: the first)'
       end
 
       # Says job's schedule identity to the leader: a cron line in its zone
@@ -261,7 +287,9 @@ module OdbcLeader
         last = @ol_last[job]
         from = [last || (nominal - 1), floor - 1].max
         slots = fire_times(job, from, [now, nominal].max)
-        slots << nominal if (last.nil? || nominal > last) && !slots.include?(nominal)
+        if (last.nil? || nominal > last) && !slots.include?(nominal) && !second_pass?(job, nominal)
+          slots << nominal
+        end
         slots = slots.select { |t| t >= floor }.sort
         if nominal < floor
           @leader.log(4, "rufus job #{job.name}: fire at #{nominal} woke later than " \
