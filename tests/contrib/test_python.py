@@ -54,6 +54,25 @@ def catch_up_vectors():
                 if ln.strip() and not ln.startswith("#")]
 
 
+def discovery_vectors():
+    """The rows of docs/plugin-discovery-vectors.txt: (given, env,
+    pkglibdir, files, result), "-" as None and files as a set."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                        os.pardir, os.pardir, "docs",
+                        "plugin-discovery-vectors.txt")
+    rows = []
+    with open(path, encoding="utf-8") as f:
+        for ln in f:
+            if not ln.strip() or ln.startswith("#"):
+                continue
+            given, env, pc, files, result = [c.strip() for c in ln.split("|")]
+            none = (lambda v: None if v == "-" else v)
+            rows.append((none(given), none(env), none(pc),
+                         set() if files == "-" else set(files.split(",")),
+                         result))
+    return rows
+
+
 def ints(text):
     """A vector's comma-separated times ("-": none)."""
     return [] if text == "-" else [int(x) for x in text.split(",")]
@@ -141,6 +160,31 @@ class OdbcLeaderTest(unittest.TestCase):
                 self.assertEqual(fnv1a_shard(key, shards), want)
         single, _ = self.candidate("s")
         self.assertEqual(single.shard_of("backup"), 0)
+
+    def test_plugin_discovery_vectors(self):
+        from odbc_leader.leader import _resolve_plugin
+        rows = discovery_vectors()
+        self.assertGreaterEqual(len(rows), 15)
+        for given, env, pc, files, result in rows:
+            asked = []
+
+            def pkglibdir(pc=pc):
+                asked.append(1)
+                return pc
+            call = (lambda: _resolve_plugin(given, env, pkglibdir,
+                                            files.__contains__))
+            if not result.startswith("error "):
+                self.assertEqual(call(), result, (given, env, pc, files))
+                continue
+            kind, *paths = result.split()[1:]
+            with self.assertRaises(FileNotFoundError) as cm:
+                call()
+            msg = str(cm.exception)
+            for p in paths:
+                self.assertIn(p, msg)
+            self.assertEqual("$ODBC_LEADER_PLUGIN" in msg,
+                             kind in ("env", "none"), msg)
+            self.assertEqual(bool(asked), kind == "none", msg)
 
     def test_catch_up_vectors(self):
         # docs/catch-up-vectors.txt: the same answers in C and every binding

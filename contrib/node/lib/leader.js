@@ -54,27 +54,35 @@ function pkgconfigDir() {
     });
 }
 
-/** [path, how it was named] of the plugin given as file or in
- * $ODBC_LEADER_PLUGIN, or null when neither names one. */
-function named(file) {
-    if (file)
-        return [file, ''];
-    const env = process.env[PLUGIN_ENV];
-    return env ? [env, ` (from $${PLUGIN_ENV})`] : null;
-}
-
-function noSuchFile([file, how]) {
-    return new Error(`odbc-leader plugin ${file}${how}: no such file`);
-}
-
-function notFound(tried) {
-    return new Error('odbc-leader plugin not found: pass plugin, set ' +
-        `$${PLUGIN_ENV}, or install odbc-leader (tried ${tried.join(', ')})`);
-}
-
 /** The plugin's path in each installed directory, pkg-config's first. */
 function installed(pcDir) {
     return [pcDir, ...PKGLIBDIRS].filter(Boolean).map((d) => path.join(d, PLUGIN_NAME));
+}
+
+/**
+ * The plugin's path in docs/abi.md's order ("Finding the plugin"): file
+ * when given, else env ($ODBC_LEADER_PLUGIN), else the installed pkglibdir
+ * (pkglibdir() asks pkg-config, then the usual prefixes). exists(p) says
+ * whether p is a file. Throws an Error naming every place it looked.
+ * Pure: findPlugin gives it the host's.
+ */
+function resolvePlugin(file, env, pkglibdir, exists) {
+    if (file) {
+        if (!exists(file))
+            throw new Error(`odbc-leader plugin ${file}: no such file`);
+        return file;
+    }
+    if (env) {
+        if (!exists(env))
+            throw new Error(`odbc-leader plugin ${env} (from $${PLUGIN_ENV}): no such file`);
+        return env;
+    }
+    const tried = installed(pkglibdir());
+    const found = tried.find((p) => exists(p));
+    if (found === undefined)
+        throw new Error('odbc-leader plugin not found: pass plugin, set ' +
+            `$${PLUGIN_ENV}, or install odbc-leader (tried ${tried.join(', ')})`);
+    return found;
 }
 
 /**
@@ -84,35 +92,21 @@ function installed(pcDir) {
  * pkg-config; Leader.start() looks without blocking (findPluginAsync).
  */
 function findPlugin(file) {
-    const n = named(file);
-    if (n !== null) {
-        if (!fs.existsSync(n[0]))
-            throw noSuchFile(n);
-        return n[0];
-    }
-    const tried = installed(pkgconfigDirSync());
-    const found = tried.find((p) => fs.existsSync(p));
-    if (found === undefined)
-        throw notFound(tried);
-    return found;
+    return resolvePlugin(file, process.env[PLUGIN_ENV], pkgconfigDirSync, fs.existsSync);
 }
 
 /** findPlugin without blocking the event loop: resolves to the path,
  * rejects with the same Error. */
 async function findPluginAsync(file) {
-    const exists = (p) => fs.promises.access(p).then(() => true, () => false);
-    const n = named(file);
-    if (n !== null) {
-        if (!await exists(n[0]))
-            throw noSuchFile(n);
-        return n[0];
+    const env = process.env[PLUGIN_ENV];
+    const named = file || env;
+    const pcDir = named ? null : await pkgconfigDir();
+    const present = new Set();
+    for (const p of named ? [named] : installed(pcDir)) {
+        if (await fs.promises.access(p).then(() => true, () => false))
+            present.add(p);
     }
-    const tried = installed(await pkgconfigDir());
-    for (const p of tried) {
-        if (await exists(p))
-            return p;
-    }
-    throw notFound(tried);
+    return resolvePlugin(file, env, () => pcDir, (p) => present.has(p));
 }
 
 /** The plugin's configuration: the connection string with the Leader* keys
@@ -504,5 +498,6 @@ class Leader extends EventEmitter {
 }
 
 module.exports = {
-    Leader, findPlugin, findPluginAsync, configString, currentFire, fireStore, PLUGIN_ENV,
+    Leader, findPlugin, findPluginAsync, resolvePlugin, configString, currentFire, fireStore,
+    PLUGIN_ENV,
 };

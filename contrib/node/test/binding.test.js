@@ -441,3 +441,32 @@ test('fence: the predicate with pg placeholders after the statement\'s own', () 
     assert.throws(() => Fence.fromCommand('nosuch', { odbcLeader: process.env.OL_NODE_ODBC_LEADER }),
         /fence failed/);
 });
+
+test('plugin discovery: docs/plugin-discovery-vectors.txt through resolvePlugin', () => {
+    const { resolvePlugin } = require('../lib/leader');
+    const file = path.join(__dirname, '..', '..', '..', 'docs', 'plugin-discovery-vectors.txt');
+    const rows = fs.readFileSync(file, 'utf8').split('\n')
+        .filter((l) => l.trim() && !l.startsWith('#'));
+    assert.ok(rows.length >= 15);
+    const none = (v) => (v === '-' ? undefined : v);
+    for (const row of rows) {
+        const [given, env, pc, files, result] = row.split('|').map((c) => c.trim());
+        const present = new Set(files === '-' ? [] : files.split(','));
+        let asked = false;
+        const call = () => resolvePlugin(none(given), none(env),
+            () => { asked = true; return none(pc); }, (p) => present.has(p));
+        if (!result.startsWith('error ')) {
+            assert.equal(call(), result, row);
+            continue;
+        }
+        const [, kind, ...paths] = result.split(/\s+/);
+        assert.throws(call, (e) => {
+            for (const p of paths)
+                assert.ok(e.message.includes(p), `${row}: ${e.message}`);
+            assert.equal(e.message.includes('$ODBC_LEADER_PLUGIN'),
+                kind === 'env' || kind === 'none', e.message);
+            return true;
+        }, row);
+        assert.equal(asked, kind === 'none', row);
+    }
+});

@@ -77,30 +77,39 @@ def _pkgconfig_pkglibdir() -> Optional[str]:
     return path if out.returncode == 0 and path else None
 
 
+def _resolve_plugin(path: Optional[str], env: Optional[str],
+                    pkglibdir: Callable[[], Optional[str]],
+                    exists: Callable[[str], bool]) -> str:
+    """The plugin's path in docs/abi.md's order ("Finding the plugin"):
+    path when given, else env ($ODBC_LEADER_PLUGIN), else the installed
+    pkglibdir (pkglibdir() asks pkg-config, then the usual prefixes).
+    exists(p) says whether p is a file. Raises FileNotFoundError naming
+    every place it looked. Pure: find_plugin gives it the host's."""
+    if path:
+        if not exists(path):
+            raise FileNotFoundError("odbc-leader plugin %s: no such file" % path)
+        return path
+    if env:
+        if not exists(env):
+            raise FileNotFoundError(
+                "odbc-leader plugin %s (from $%s): no such file" % (env, PLUGIN_ENV))
+        return env
+    dirs = [d for d in (pkglibdir(),) if d] + list(_PKGLIBDIRS)
+    tried = [os.path.join(d, _PLUGIN_NAME) for d in dirs]
+    for candidate in tried:
+        if exists(candidate):
+            return candidate
+    raise FileNotFoundError(
+        "odbc-leader plugin not found: pass plugin=, set $%s, or install "
+        "odbc-leader (tried %s)" % (PLUGIN_ENV, ", ".join(tried)))
+
+
 def find_plugin(path: Optional[str] = None) -> str:
     """The path of odbc_leader.so: path when given, else $ODBC_LEADER_PLUGIN,
     else the installed pkglibdir (pkg-config's, then the usual prefixes).
     Raises FileNotFoundError naming every place it looked."""
-    if path:
-        if not os.path.isfile(path):
-            raise FileNotFoundError("odbc-leader plugin %s: no such file" % path)
-        return path
-    env = os.environ.get(PLUGIN_ENV)
-    if env:
-        if not os.path.isfile(env):
-            raise FileNotFoundError(
-                "odbc-leader plugin %s (from $%s): no such file" % (env, PLUGIN_ENV))
-        return env
-    tried: List[str] = []
-    dirs = [d for d in (_pkgconfig_pkglibdir(),) if d] + list(_PKGLIBDIRS)
-    for d in dirs:
-        candidate = os.path.join(d, _PLUGIN_NAME)
-        if os.path.isfile(candidate):
-            return candidate
-        tried.append(candidate)
-    raise FileNotFoundError(
-        "odbc-leader plugin not found: pass plugin=, set $%s, or install "
-        "odbc-leader (tried %s)" % (PLUGIN_ENV, ", ".join(tried)))
+    return _resolve_plugin(path, os.environ.get(PLUGIN_ENV),
+                           _pkgconfig_pkglibdir, os.path.isfile)
 
 
 _BLANKS = " \t\r\n\v\f"

@@ -29,6 +29,32 @@ class BindingTest < Minitest::Test
     assert_match(/ABI major 2 refused/, e.message)
   end
 
+  # docs/plugin-discovery-vectors.txt through OdbcLeader.resolve_plugin.
+  def test_plugin_discovery_vectors
+    file = File.expand_path('../../../docs/plugin-discovery-vectors.txt', __dir__)
+    rows = File.readlines(file, chomp: true).reject { |l| l.strip.empty? || l.start_with?('#') }
+    assert_operator rows.size, :>=, 15
+    none = ->(v) { v == '-' ? nil : v }
+    rows.each do |row|
+      given, env, pc, files, result = row.split('|').map(&:strip)
+      present = files == '-' ? [] : files.split(',')
+      asked = false
+      call = lambda do
+        OdbcLeader.resolve_plugin(none.call(given), none.call(env),
+                                  -> { asked = true; none.call(pc) }, present.method(:include?))
+      end
+      unless result.start_with?('error ')
+        assert_equal result, call.call, row
+        next
+      end
+      _, kind, *paths = result.split
+      e = assert_raises(ArgumentError, row) { call.call }
+      paths.each { |p| assert_includes e.message, p, row }
+      assert_equal %w[env none].include?(kind), e.message.include?('$ODBC_LEADER_PLUGIN'), e.message
+      assert_equal kind == 'none', asked, row
+    end
+  end
+
   def test_missing_file_is_a_clear_error
     gone = File.join(TMP, 'none.so')
     assert_match(/cannot load/, assert_raises(OdbcLeader::Error) { OdbcLeader::Plugin.new(gone) }.message)

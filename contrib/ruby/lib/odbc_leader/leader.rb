@@ -64,27 +64,36 @@ module OdbcLeader
     nil
   end
 
-  # Returns the path of odbc_leader.so: file when given, else
-  # $ODBC_LEADER_PLUGIN, else the installed pkglibdir (pkg-config's, then
-  # the usual prefixes). Raises ArgumentError naming every place it looked.
-  def self.find_plugin(file = nil)
-    if file
-      raise ArgumentError, "odbc-leader plugin #{file}: no such file" unless File.exist?(file)
+  # Returns the plugin's path in docs/abi.md's order ("Finding the
+  # plugin"): file when given, else env ($ODBC_LEADER_PLUGIN), else the
+  # installed pkglibdir (pkglibdir.call asks pkg-config, then the usual
+  # prefixes); exists.call(p) says whether p is a file. Raises
+  # ArgumentError naming every place it looked. Pure: find_plugin gives it
+  # the host's.
+  def self.resolve_plugin(file, env, pkglibdir, exists)
+    if file && !file.empty?
+      raise ArgumentError, "odbc-leader plugin #{file}: no such file" unless exists.call(file)
 
       return file
     end
-    env = ENV.fetch(PLUGIN_ENV, '')
-    unless env.empty?
-      raise ArgumentError, "odbc-leader plugin #{env} (from $#{PLUGIN_ENV}): no such file" unless File.exist?(env)
+    if env && !env.empty?
+      raise ArgumentError, "odbc-leader plugin #{env} (from $#{PLUGIN_ENV}): no such file" unless exists.call(env)
 
       return env
     end
-    tried = [pkgconfig_dir, *PKGLIBDIRS].compact.map { |d| File.join(d, PLUGIN_NAME) }
-    found = tried.find { |p| File.exist?(p) }
+    tried = [pkglibdir.call, *PKGLIBDIRS].compact.map { |d| File.join(d, PLUGIN_NAME) }
+    found = tried.find { |p| exists.call(p) }
     return found if found
 
     raise ArgumentError, 'odbc-leader plugin not found: pass plugin:, set ' \
                          "$#{PLUGIN_ENV}, or install odbc-leader (tried #{tried.join(', ')})"
+  end
+
+  # Returns the path of odbc_leader.so: file when given, else
+  # $ODBC_LEADER_PLUGIN, else the installed pkglibdir (pkg-config's, then
+  # the usual prefixes). Raises ArgumentError naming every place it looked.
+  def self.find_plugin(file = nil)
+    resolve_plugin(file, ENV.fetch(PLUGIN_ENV, nil), method(:pkgconfig_dir), File.method(:exist?))
   end
 
   # Returns value as the library's parser (src/config.c) reads it back as

@@ -25,6 +25,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BiConsumer;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
 
 /**
  * One candidate; made by {@link #builder()}, started by {@link #start()}, ended by
@@ -154,30 +156,38 @@ public final class Leader implements AutoCloseable {
      * @throws IllegalArgumentException naming every place it looked
      */
     public static String findPlugin(String file) {
+        return resolvePlugin(file, System.getenv(PLUGIN_ENV), Leader::pkgconfigDir, p -> new File(p).exists());
+    }
+
+    /**
+     * Returns the plugin's path in docs/abi.md's order ("Finding the plugin"): file when given,
+     * else env ($ODBC_LEADER_PLUGIN), else the installed pkglibdir (pkglibdir asks pkg-config,
+     * then the usual prefixes); exists says whether a path is a file. Pure: findPlugin gives it
+     * the host's.
+     *
+     * @throws IllegalArgumentException naming every place it looked
+     */
+    static String resolvePlugin(String file, String env, Supplier<String> pkglibdir, Predicate<String> exists) {
         if (file != null && !file.isEmpty()) {
-            if (!new File(file).exists())
+            if (!exists.test(file))
                 throw new IllegalArgumentException("odbc-leader plugin " + file + ": no such file");
             return file;
         }
-        String env = System.getenv(PLUGIN_ENV);
         if (env != null && !env.isEmpty()) {
-            if (!new File(env).exists())
+            if (!exists.test(env))
                 throw new IllegalArgumentException(
                         "odbc-leader plugin " + env + " (from $" + PLUGIN_ENV + "): no such file");
             return env;
         }
         List<String> tried = new ArrayList<>();
-        List<String> dirs = new ArrayList<>();
-        String pc = pkgconfigDir();
+        String pc = pkglibdir.get();
         if (pc != null)
-            dirs.add(pc);
-        dirs.addAll(List.of(PKGLIBDIRS));
-        for (String dir : dirs) {
-            File f = new File(dir, PLUGIN_NAME);
-            if (f.exists())
-                return f.getPath();
-            tried.add(f.getPath());
-        }
+            tried.add(new File(pc, PLUGIN_NAME).getPath());
+        for (String dir : PKGLIBDIRS)
+            tried.add(new File(dir, PLUGIN_NAME).getPath());
+        for (String f : tried)
+            if (exists.test(f))
+                return f;
         throw new IllegalArgumentException("odbc-leader plugin not found: pass plugin, set $" + PLUGIN_ENV
                 + ", or install odbc-leader (tried " + String.join(", ", tried) + ")");
     }

@@ -253,6 +253,45 @@ class BindingTest {
         });
     }
 
+    /** docs/plugin-discovery-vectors.txt through Leader.resolvePlugin. */
+    @Test
+    void pluginDiscoveryVectors() throws Exception {
+        java.nio.file.Path file = java.nio.file.Path.of(TestEnv.env("OL_JAVA_SRCDIR"), "docs",
+                "plugin-discovery-vectors.txt");
+        int n = 0;
+        for (String raw : java.nio.file.Files.readAllLines(file)) {
+            if (raw.isBlank() || raw.startsWith("#"))
+                continue;
+            String[] c = raw.split("\\|");
+            for (int i = 0; i < c.length; i++)
+                c[i] = c[i].trim();
+            String given = c[0].equals("-") ? null : c[0];
+            String env = c[1].equals("-") ? null : c[1];
+            String pc = c[2].equals("-") ? null : c[2];
+            java.util.Set<String> present = c[3].equals("-") ? java.util.Set.of()
+                    : java.util.Set.of(c[3].split(","));
+            boolean[] asked = {false};
+            java.util.function.Supplier<String> pkglibdir = () -> {
+                asked[0] = true;
+                return pc;
+            };
+            if (!c[4].startsWith("error ")) {
+                assertEquals(c[4], Leader.resolvePlugin(given, env, pkglibdir, present::contains), raw);
+            } else {
+                String[] want = c[4].split("\\s+");
+                IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                        () -> Leader.resolvePlugin(given, env, pkglibdir, present::contains), raw);
+                for (int i = 2; i < want.length; i++)
+                    assertTrue(e.getMessage().contains(want[i]), raw + ": " + e.getMessage());
+                assertEquals(want[1].equals("env") || want[1].equals("none"),
+                        e.getMessage().contains("$ODBC_LEADER_PLUGIN"), e.getMessage());
+                assertEquals(want[1].equals("none"), asked[0], raw);
+            }
+            n++;
+        }
+        assertTrue(n >= 15, "rows " + n);
+    }
+
     /** docs/catch-up-vectors.txt: the same answers in C and every binding. */
     @Test
     void catchUpVectors() throws Exception {
