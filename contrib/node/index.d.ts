@@ -284,6 +284,6 @@ export class FireRunner {
     remove(name: string): void;
     fire(name: string, fireMs: number): Promise<void>;
     fireDue(name: string, what: string): Promise<void> | undefined;
-    catchUp(shard?: number): Promise<void>;
+    catchUp(shard?: number, names?: Set<string>): Promise<void>;
     close(): void;
 }

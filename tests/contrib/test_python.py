@@ -613,6 +613,44 @@ class LeaderTest(unittest.TestCase):
         self.wait(lambda: changes and changes[-1][0])
         self.assertEqual(changes[-1], (True, b.term()))
 
+    def test_apscheduler_elected_before_it_started_catches_up(self):
+        """A host elected before its scheduler started (within
+        Leader.start(), when nobody led: a restart of every host): the
+        executor still catches up the fires within the grace, once each,
+        with the real APScheduler."""
+        from datetime import datetime, timezone
+        from apscheduler.schedulers.background import BackgroundScheduler
+        from apscheduler.triggers.interval import IntervalTrigger
+        from odbc_leader.apscheduler import LeaderExecutor, current_fire
+        t0 = (int(time.time()) - 6) * 1000  # before the grace
+        a = self.leader("a")
+        self.wait(a.is_leader)
+        a.finish(a.claim("tick", t0))
+        a.stop()
+        b = self.leader("b")
+        self.wait(b.is_leader)
+        since = time.time() * 1000
+        runs = queue.Queue()
+        sched = BackgroundScheduler(executors={"default": LeaderExecutor(b)},
+                                    timezone=timezone.utc)
+        sched.add_job(lambda: runs.put(current_fire().fire_ms),
+                      IntervalTrigger(seconds=1, start_date=datetime(
+                          1970, 1, 1, tzinfo=timezone.utc)),
+                      id="tick", coalesce=False, max_instances=10,
+                      misfire_grace_time=4)
+        sched.start()
+        time.sleep(1.5)
+        sched.shutdown(wait=True)
+        got = []
+        while not runs.empty():
+            got.append(runs.get())
+        caught = [m for m in got if m <= since]
+        self.assertGreaterEqual(len(caught), 2, "caught up %r" % got)
+        self.assertEqual(len(set(got)), len(got), "ran twice: %r" % got)
+        for m in caught:
+            self.assertEqual(m % 1000, 0)
+            self.assertGreater(m, since - 4001, "outside the grace: %r" % got)
+
     def test_group_members_split_jobs_and_claim_in_the_shards_term(self):
         # two Leaders of a group of 8 shards: each leads some shards, and
         # a job is claimed by the one that leads its shard, under that

@@ -104,6 +104,7 @@ class FireRunner {
         this.maxAttempts = options.maxAttempts ?? 1;
         this.jobs = new Map(); // name -> { fn, next, last }
         this._offered = new Set(); // `${job} ${fireMs}` of offers under way
+        this._added = new Set(); // jobs added while led, caught up soon
         this._log = options.log || ((level, msg) => leader.log(level, msg));
         this._onElected = () => this.catchUp();
         this._onShard = ({ shard, isLeader }) => {
@@ -175,6 +176,26 @@ class FireRunner {
         const tz = schedule === null ? undefined : schedule.tz ?? undefined;
         const kept = next && tz !== '' ? firstPassOnly(next, tz) : next;
         this.jobs.set(name, { fn, next: kept, last: null, declared });
+        if (kept && this.leader.leads?.(name))
+            this._catchUpAdded(name);
+    }
+
+    /**
+     * Catches up job name, added while this host led it already: a host
+     * elected within its Leader.start(), before its jobs were added, had
+     * nothing to catch up when it won. The jobs added in one turn of the
+     * event loop are caught up together, oldest fire first.
+     */
+    _catchUpAdded(name) {
+        this._added.add(name);
+        if (this._added.size > 1)
+            return;
+        setImmediate(() => {
+            const names = new Set(this._added);
+            this._added.clear();
+            this.catchUp(undefined, names).catch((e) =>
+                this._log(3, `catching up added jobs: ${e && e.message}`));
+        });
     }
 
     remove(name) {
@@ -241,14 +262,15 @@ class FireRunner {
      * Claims and runs, oldest first across the jobs, the fires within the
      * grace that the library's catch-up policy names (docs/catch-up.md),
      * of every job (of
-     * shard's jobs, when given) this host leads. Called when this host
-     * gains leadership or a shard.
+     * shard's jobs, when given; of the names in the set names, when given)
+     * this host leads. Called when this host gains leadership or a shard,
+     * and for jobs added while it leads them.
      */
-    async catchUp(shard) {
+    async catchUp(shard, names) {
         const now = Date.now();
         const due = [];
         for (const [name, job] of this.jobs) {
-            if (!job.next)
+            if (!job.next || (names !== undefined && !names.has(name)))
                 continue;
             if (shard !== undefined && this.leader.shardOf(name) !== shard)
                 continue;

@@ -251,6 +251,40 @@ test('one leads, the other follows; stop hands over', async () => {
     await b.stop();
 });
 
+test('a host elected within its start catches up the jobs it adds after', async () => {
+    // b ran "tick" once, 6 s ago, then resigned. a is elected within
+    // start(), before its runner and job exist (a whole-cluster restart):
+    // the fires within the grace still run, once each.
+    const { FireRunner } = require('../lib/runner');
+    const conn = sqlite();
+    const b = new Leader({ connect: conn, namespace: 'late', plugin: ODBC_SO });
+    await b.start();
+    const t0 = Math.floor(Date.now() / 1000) * 1000 - 6000;
+    await b.finish(await b.claim('tick', t0), 0);
+    await b.stop();
+    const a = new Leader({ connect: conn, namespace: 'late', plugin: ODBC_SO });
+    await a.start();
+    assert.equal(a.isLeader(), true, 'elected within start()');
+    const since = Date.now();
+    const runner = new FireRunner(a, { graceMs: 4000 });
+    const ran = [];
+    runner.add('tick', (ms) => { ran.push(ms); },
+        (t) => (Math.floor(t / 1000) + 1) * 1000);
+    const deadline = Date.now() + 10000;
+    while (ran.length < 2 && Date.now() < deadline)
+        await sleep(50);
+    await sleep(300);
+    runner.close();
+    await a.stop();
+    assert.ok(ran.length >= 2, `caught up ${JSON.stringify(ran)}`);
+    assert.equal(new Set(ran).size, ran.length, 'a fire ran twice');
+    for (const ms of ran) {
+        assert.equal(ms % 1000, 0);
+        assert.ok(ms > t0 && ms > since - 4001 && ms <= since,
+            `${ms}: not a missed fire within the grace (t0 ${t0}, since ${since})`);
+    }
+});
+
 test('claims: once, by the leader only, with currentFire set', async () => {
     const conn = sqlite();
     const a = new Leader({ connect: conn, namespace: 'fires', plugin: ODBC_SO });

@@ -160,6 +160,10 @@ class LeaderExecutor(BaseExecutor):
         else:
             self.leader.add_listener(self._on_leadership)
         self.leader.add_offer_listener(self._on_offers)
+        if self.leader.is_leader():
+            # elected before this executor started (within Leader.start(),
+            # when nobody led): no listener heard it, so catch up now
+            self._pool.submit(self._catch_up, self.leader.term())
 
     def shutdown(self, wait: bool = True) -> None:
         self._pool.shutdown(wait)

@@ -214,4 +214,29 @@ class RufusTest < Minitest::Test
     assert_equal [], rows.reject { |r| %w[done running].include?(r['state']) }
     assert_operator rows.size - done.size, :<=, 2, "fires claimed and not run: #{rows.inspect}"
   end
+
+  # A runs one fire of c and resigns; B is elected within its start (no one
+  # leads), before its scheduler and job exist, as after a restart of every
+  # host: the fires within the grace since still run, once each.
+  def test_a_leader_elected_before_its_jobs_exist_catches_them_up
+    conn = OlTest.sqlite
+    a = leader(conn, ttl_ms: 2000)
+    t0 = OlTest.now_ms / 1000 * 1000 - 6000
+    a.finish(a.claim('c', t0))
+    a.close
+    b = leader(conn, ttl_ms: 2000)
+    assert b.leader?, 'not elected within start'
+    since = OlTest.now_ms
+    runs = Queue.new
+    s = scheduler(b, grace_ms: 4000)
+    s.cron('* * * * * * UTC', name: 'c') { runs << OdbcLeader.current_fire.fire_ms }
+    sleep 1.0
+    s.shutdown(wait: true)
+    got = []
+    got << runs.pop until runs.empty?
+    caught = got.select { |m| m <= since }
+    assert_operator caught.size, :>=, 2, "caught up #{got.inspect} since #{since}"
+    assert_equal got.uniq, got
+    assert(caught.all? { |m| m > since - 4001 && (m % 1000).zero? }, "outside the grace: #{got.inspect}")
+  end
 end

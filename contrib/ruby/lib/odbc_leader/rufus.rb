@@ -60,7 +60,7 @@ module OdbcLeader
         @ol_claimed = {}.compare_by_identity # job -> Fires claimed, to run
         @ol_every = {}.compare_by_identity # every job -> [anchor_ms, period_ms]
         @ol_at = {}.compare_by_identity # at job -> its time (ms)
-        @ol_catch_up = [] # :all or a shard number per request
+        @ol_catch_up = [] # :all, a shard number or a job per request
         @ol_prepared = nil # [job, fire times] of the catch-up under way
         @ol_closed = false
         @ol_on_elected = leader.on(:elected) { |_term| request_catch_up(:all) }
@@ -214,6 +214,9 @@ module OdbcLeader
         @ol_every[job] = every if every
         @ol_at[job] = Runner.ms(job.next_time) if job.is_a?(::Rufus::Scheduler::AtJob)
         declare_schedule(job)
+        # added while this host leads it (elected within Leader#start, before
+        # the job existed): its election's catch-up did not see it
+        request_catch_up(job) if @leader.leads?(job.name.to_s)
         return_job_instance || opts[:job] ? job : job.job_id
       end
 
@@ -352,8 +355,8 @@ module OdbcLeader
       end
 
       # Claims and runs, oldest first, the fires within the grace that the
-      # library's catch-up policy names (docs/catch-up.md), of the jobs (of the shards asked for) this host
-      # leads: each job's fires are one trigger of it (off its schedule).
+      # library's catch-up policy names (docs/catch-up.md), of the jobs (of the shards or jobs asked
+      # for) this host leads: each job's fires are one trigger of it (off its schedule).
       def catch_up
         asked = @ol_lock.synchronize { @ol_catch_up.slice!(0..) }
         all = asked.include?(:all)
@@ -361,7 +364,7 @@ module OdbcLeader
         now = Runner.ms(::EtOrbi::EoTime.now)
         due = jobs.filter_map do |job|
           next unless @ol_every.key?(job) || job.is_a?(::Rufus::Scheduler::CronJob)
-          next unless all || shards.include?(@leader.shard_of(job.name))
+          next unless all || shards.include?(job) || shards.include?(@leader.shard_of(job.name))
           next unless @leader.leads?(job.name)
 
           slots = policy_slots(job, fire_times(job, now - @grace_ms - 1, now))

@@ -262,8 +262,17 @@ public final class LeaderGate implements TriggerListener, JobListener, AutoClose
         checkMisfire(trigger);
         Date first = scheduler.scheduleJob(job, trigger);
         remember(trigger);
-        gated.putIfAbsent(trigger.getKey(), new AtomicLong(Long.MIN_VALUE));
+        gateKey(trigger.getKey());
         return first;
+    }
+
+    /**
+     * Gates key; when this host leads its job already (elected within Leader.start(), before
+     * the trigger was gated), catches it up: the election's catch-up did not see it.
+     */
+    private void gateKey(TriggerKey key) {
+        if (gated.putIfAbsent(key, new AtomicLong(Long.MIN_VALUE)) == null && leader.leads(ledgerName(key)))
+            catchUpLater(-1, key);
     }
 
     /**
@@ -277,7 +286,7 @@ public final class LeaderGate implements TriggerListener, JobListener, AutoClose
             throw new IllegalArgumentException("odbc-leader gate: no trigger " + key);
         checkMisfire(t);
         remember(t);
-        gated.putIfAbsent(key, new AtomicLong(Long.MIN_VALUE));
+        gateKey(key);
     }
 
     /**
@@ -474,8 +483,13 @@ public final class LeaderGate implements TriggerListener, JobListener, AutoClose
 
     /** Catches up (on the catch-up thread) the fires of every gated trigger (shard's, when &gt;= 0). */
     private void catchUpLater(int shard) {
+        catchUpLater(shard, null);
+    }
+
+    /** Catches up (on the catch-up thread) the fires of the gated trigger only, when not null. */
+    private void catchUpLater(int shard, TriggerKey only) {
         try {
-            catchUps.execute(() -> catchUp(shard));
+            catchUps.execute(() -> catchUp(shard, only));
         } catch (RejectedExecutionException e) {
             // closed
         }
@@ -488,9 +502,16 @@ public final class LeaderGate implements TriggerListener, JobListener, AutoClose
      * number scheduled.
      */
     public int catchUp(int shard) {
+        return catchUp(shard, null);
+    }
+
+    /** catchUp(shard), of the gated trigger only when not null. */
+    private int catchUp(int shard, TriggerKey only) {
         long now = System.currentTimeMillis();
         List<Object[]> due = new ArrayList<>();
         for (TriggerKey key : gated.keySet()) {
+            if (only != null && !only.equals(key))
+                continue;
             String job = ledgerName(key);
             if (shard >= 0 && leader.shardOf(job) != shard)
                 continue;
