@@ -203,10 +203,11 @@ class FireRunner {
     }
 
     /**
-     * The scheduler fired job at nominal time fireMs: claims and runs the
-     * fires of job this host skipped since the last one it saw (a late
-     * timer, a paused process), within the grace, then fireMs. Resolves
-     * when they have run; a failed fire is logged.
+     * The scheduler fired job at nominal time fireMs: claims and runs
+     * fireMs and, as the library's catch-up policy says (docs/catch-up.md),
+     * the fires of job this host skipped since the last one it saw (a late
+     * timer, a paused process) within the grace. Resolves when they have
+     * run; a failed fire is logged.
      */
     async fire(name, fireMs) {
         const job = this.jobs.get(name);
@@ -217,15 +218,30 @@ class FireRunner {
                 'the second pass of a repeated hour, not run (its first ran)');
             return;
         }
-        const slots = [];
-        if (job.last !== null && job.next)
-            slots.push(...slotsIn(job.next, Math.max(job.last, fireMs - this.graceMs),
-                fireMs - 1));
-        slots.push(fireMs);
+        const skipped = job.last !== null && job.next ? slotsIn(job.next,
+            Math.max(job.last, fireMs - this.graceMs), fireMs - 1) : [];
         if (job.last === null || fireMs > job.last)
             job.last = fireMs;
-        for (const t of slots)
+        for (const t of await this._dueOf(name, skipped, fireMs))
             await this._runOne(name, job, t);
+    }
+
+    /**
+     * Of the skipped fire times of job name and the fire due now (fireMs),
+     * those the catch-up policy names, oldest first; fireMs alone when
+     * none was skipped, when this host does not lead the job (its claims
+     * would not run) or when the policy's read failed (logged).
+     */
+    async _dueOf(name, skipped, fireMs) {
+        if (skipped.length === 0 || !this.leader.leads?.(name))
+            return [fireMs];
+        try {
+            return await this.leader.catchUp(name, [...skipped, fireMs],
+                this.catchUpPolicy, this.graceMs, { present: true });
+        } catch (e) {
+            this._log(4, `catching up job ${name}: ${e && e.message}`);
+            return [fireMs];
+        }
     }
 
     /**

@@ -285,6 +285,33 @@ test('a host elected within its start catches up the jobs it adds after', async 
     }
 });
 
+test('a late timer\'s skipped fires run as the catch-up policy says', async () => {
+    // the job's timer fired at t, then woke 4 s late: 1, 2 and 3 s were
+    // skipped; the library's policy (docs/catch-up.md) picks which run
+    const { FireRunner } = require('../lib/runner');
+    const l = new Leader({ connect: sqlite(), namespace: 'late-timer', plugin: ODBC_SO });
+    await l.start();
+    assert.equal(l.isLeader(), true);
+    const t = Math.floor(Date.now() / 1000) * 1000 - 5000;
+    const got = {};
+    for (const policy of ['all', 'all:2', 'latest', 'skip']) {
+        const ran = [];
+        const runner = new FireRunner(l, { catchUp: policy });
+        const job = `j-${policy}`;
+        runner.add(job, (ms) => { ran.push(ms - t); }, (m) => (Math.floor(m / 1000) + 1) * 1000);
+        await sleep(200); // the catch-up of a job added while led: none (no fire yet)
+        await runner.fire(job, t);
+        await runner.fire(job, t + 4000);
+        runner.close();
+        got[policy] = ran;
+    }
+    await l.stop();
+    assert.deepEqual(got, {
+        all: [0, 1000, 2000, 3000, 4000], 'all:2': [0, 3000, 4000],
+        latest: [0, 4000], skip: [0, 4000],
+    });
+});
+
 test('claims: once, by the leader only, with currentFire set', async () => {
     const conn = sqlite();
     const a = new Leader({ connect: conn, namespace: 'fires', plugin: ODBC_SO });

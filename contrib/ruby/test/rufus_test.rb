@@ -171,6 +171,28 @@ class RufusTest < Minitest::Test
     assert_equal [], got.select { |m| m > paused && m < woke - 3300 }
   end
 
+  # The same pause with the catch-up policy skip (docs/catch-up.md): the
+  # fires it skipped do not run; the scheduler runs on from its wake-up.
+  def test_fires_skipped_in_a_pause_follow_the_catch_up_policy
+    runs = Queue.new
+    l = leader(OlTest.sqlite, ttl_ms: 60_000)
+    s = OdbcLeader::Rufus::Scheduler.new(leader: l, grace_ms: 10_000, frequency: 0.05, catch_up: 'skip')
+    @closing << s
+    s.cron('* * * * * * UTC', name: 'p') { runs << OdbcLeader.current_fire.fire_ms }
+    Timeout.timeout(5) { runs.pop }
+    s.pause
+    paused = OlTest.now_ms
+    sleep 3.6
+    s.resume
+    woke = OlTest.now_ms
+    sleep 1.5
+    got = []
+    got << runs.pop until runs.empty?
+    assert_equal [], got.select { |m| m > paused && m < woke - 1000 }, "skipped fires ran: #{got.inspect} woke #{woke}"
+    assert(got.any? { |m| m >= woke - 1000 }, "nothing ran after the pause: #{got.inspect} woke #{woke}")
+    assert_equal got.uniq, got
+  end
+
   # A leads without a scheduler and runs one fire of each job, then
   # resigns: B's scheduler, elected, catches up the fires due since (no
   # one ran them), within the grace, at their nominal times (a job with no

@@ -281,8 +281,9 @@ module OdbcLeader
       private
 
       # Returns the fire times of job to claim at a trigger at time: its
-      # nominal time (job.previous_time) and the fires skipped since the last
-      # one this process saw, those within the grace, oldest first.
+      # nominal time (job.previous_time) and, as the catch-up policy says
+      # (docs/catch-up.md), the fires skipped since the last one this process
+      # saw, those within the grace, oldest first.
       def due_slots(job, time)
         now = Runner.ms(time || ::EtOrbi::EoTime.now)
         nominal = job.previous_time ? Runner.ms(job.previous_time) : now
@@ -300,7 +301,20 @@ module OdbcLeader
         end
         seen = [last, nominal, *slots].compact.max
         @ol_last[job] = seen
-        slots
+        slots.size > 1 ? policy_due(job, slots) : slots
+      end
+
+      # Of job's due fire times (the last one due now, the others skipped),
+      # those the catch-up policy names; all of them when this host does
+      # not lead the job (its claims answer nil), the last alone when the
+      # read failed (logged).
+      def policy_due(job, slots)
+        return slots unless @leader.leads?(job.name.to_s)
+
+        @leader.catch_up(job.name.to_s, slots, @catch_up_policy, @grace_ms, present: true)
+      rescue Error => e
+        @leader.log(4, "rufus job #{job.name}: catching up: #{e.message}")
+        [slots.last]
       end
 
       # Returns the Fire of job at t when this host claimed it, else nil (not

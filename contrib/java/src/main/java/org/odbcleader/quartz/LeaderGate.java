@@ -553,11 +553,29 @@ public final class LeaderGate implements TriggerListener, JobListener, AutoClose
         }
     }
 
-    /** Schedules the fires of trigger skipped here between prev and fireMs (a misfire that skipped). */
+    /**
+     * Schedules the fires of trigger skipped here between prev and fireMs (a misfire that
+     * skipped) that the catch-up policy names (docs/catch-up.md), fireMs being the fire due
+     * now; none when this host does not lead the job or the read failed (logged).
+     */
     private void catchUpGap(Trigger trigger, String job, long prev, long fireMs) {
+        List<Long> gap = slotsIn(trigger, Math.max(prev, fireMs - graceMs - 1), fireMs - 1);
+        if (gap.isEmpty() || !leader.leads(job))
+            return;
+        long[] times = new long[gap.size() + 1];
+        for (int i = 0; i < gap.size(); i++)
+            times[i] = gap.get(i);
+        times[gap.size()] = fireMs;
+        long[] keep;
+        try {
+            keep = leader.catchUp(job, times, catchUpPolicy, graceMs, true);
+        } catch (LeaderException e) {
+            LOG.warn("odbc-leader gate: catching up {}: {}", job, e.getMessage());
+            return;
+        }
         int n = 0;
-        for (long slot : slotsIn(trigger, Math.max(prev, fireMs - graceMs - 1), fireMs - 1))
-            if (scheduleOne(trigger, job, slot, n))
+        for (long slot : keep)
+            if (slot != fireMs && scheduleOne(trigger, job, slot, n))
                 n++;
     }
 

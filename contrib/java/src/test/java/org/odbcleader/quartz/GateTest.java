@@ -275,4 +275,40 @@ class GateTest {
             }
         }
     }
+
+    @Test
+    void firesSkippedInAPauseFollowTheCatchUpPolicy() throws Exception {
+        // Quartz on standby for 3.6 s, its misfires skipped (DO_NOTHING): at the next fire
+        // the gate catches up the gap as the policy says, all of it ("all") or none ("skip")
+        for (String policy : new String[] {"all", "skip"}) {
+            String ns = "gap-" + policy;
+            try (Leader l = leader(TestEnv.sqlite(), ns, "a")) {
+                l.start();
+                assertTrue(l.isLeader(), "not elected within start()");
+                Scheduler s = scheduler(ns);
+                LeaderGate g = LeaderGate.builder(l, s).graceMs(10_000).catchUp(policy).build();
+                g.schedule(job(), everySecond(cron().withMisfireHandlingInstructionDoNothing()));
+                s.start();
+                long deadline = System.currentTimeMillis() + 10_000;
+                while (runsOf(ns).isEmpty() && System.currentTimeMillis() < deadline)
+                    Thread.sleep(20);
+                s.standby();
+                long paused = System.currentTimeMillis();
+                Thread.sleep(3600);
+                s.start();
+                long woke = System.currentTimeMillis();
+                Thread.sleep(2000);
+                s.shutdown(true);
+                g.close();
+                List<Long> skipped = new ArrayList<>();
+                for (Run r : runsOf(ns))
+                    if (r.fire().fireMs() > paused && r.fire().fireMs() < woke - 1000)
+                        skipped.add(r.fire().fireMs());
+                if (policy.equals("all"))
+                    assertTrue(skipped.size() >= 2, "all: the gap not caught up: " + runsOf(ns));
+                else
+                    assertEquals(List.of(), skipped, "skip: the gap ran: " + runsOf(ns));
+            }
+        }
+    }
 }
