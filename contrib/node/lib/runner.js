@@ -235,12 +235,23 @@ class FireRunner {
     async _dueOf(name, skipped, fireMs) {
         if (skipped.length === 0 || !this.leader.leads?.(name))
             return [fireMs];
+        return this._policy(name, [...skipped, fireMs], true);
+    }
+
+    /**
+     * Of the fire times of job name (present: the last is the fire due
+     * now), those the catch-up policy names; when the read failed
+     * (logged), none, or the present one alone.
+     */
+    async _policy(name, times, present) {
+        if (times.length === 0)
+            return [];
         try {
-            return await this.leader.catchUp(name, [...skipped, fireMs],
-                this.catchUpPolicy, this.graceMs, { present: true });
+            return await this.leader.catchUp(name, times, this.catchUpPolicy,
+                this.graceMs, { present });
         } catch (e) {
             this._log(4, `catching up job ${name}: ${e && e.message}`);
-            return [fireMs];
+            return present ? [times.at(-1)] : [];
         }
     }
 
@@ -291,14 +302,7 @@ class FireRunner {
             if (shard !== undefined && this.leader.shardOf(name) !== shard)
                 continue;
             const times = slotsIn(job.next, now - this.graceMs - 1, now);
-            let keep = [];
-            try {
-                if (times.length > 0)
-                    keep = await this.leader.catchUp(name, times, this.catchUpPolicy, this.graceMs);
-            } catch (e) {
-                this._log(4, `catching up job ${name}: ${e && e.message}`);
-            }
-            for (const t of keep)
+            for (const t of await this._policy(name, times, false))
                 due.push([t, name, job]);
         }
         due.sort((a, b) => a[0] - b[0]);

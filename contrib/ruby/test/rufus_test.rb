@@ -39,10 +39,28 @@ class RufusTest < Minitest::Test
   end
 
   # Returns an OdbcLeader::Rufus::Scheduler over l, shut down after the test.
-  def scheduler(l, grace_ms: 60_000)
-    s = OdbcLeader::Rufus::Scheduler.new(leader: l, grace_ms: grace_ms, frequency: 0.05)
+  def scheduler(l, grace_ms: 60_000, **opts)
+    s = OdbcLeader::Rufus::Scheduler.new(leader: l, grace_ms: grace_ms, frequency: 0.05, **opts)
     @closing << s
     s
+  end
+
+  # Runs a job every second on s, pauses s for pause_s after its first
+  # fire, then lets it run for after_s. Returns [the fire times run, when
+  # the pause began, when it ended] (ms).
+  def paused_runs(s, pause_s, after_s)
+    runs = Queue.new
+    s.cron('* * * * * * UTC', name: 'p') { runs << OdbcLeader.current_fire.fire_ms }
+    Timeout.timeout(5) { runs.pop }
+    s.pause
+    paused = OlTest.now_ms
+    sleep pause_s
+    s.resume
+    woke = OlTest.now_ms
+    sleep after_s
+    got = []
+    got << runs.pop until runs.empty?
+    [got, paused, woke]
   end
 
   def test_unnamed_interval_in_and_duplicate_jobs_are_refused
@@ -150,19 +168,8 @@ class RufusTest < Minitest::Test
   # A paused scheduler (as a stopped process) wakes once; the fires it
   # skipped run too, at their nominal times, those within the grace only.
   def test_fires_skipped_in_a_pause_run_within_the_grace
-    runs = Queue.new
     l = leader('LeaderMode=always', plugin: ALWAYS_SO)
-    s = scheduler(l, grace_ms: 3000)
-    s.cron('* * * * * * UTC', name: 'p') { runs << OdbcLeader.current_fire.fire_ms }
-    Timeout.timeout(5) { runs.pop }
-    s.pause
-    paused = OlTest.now_ms
-    sleep 4.6
-    s.resume
-    woke = OlTest.now_ms
-    sleep 1.2
-    got = []
-    got << runs.pop until runs.empty?
+    got, paused, woke = paused_runs(scheduler(l, grace_ms: 3000), 4.6, 1.2)
     late = got.select { |m| m > paused && m < woke - 500 }
     assert_operator late.size, :>=, 2, "skipped fires run late: #{got.inspect}"
     assert(got.all? { |m| (m % 1000).zero? })
@@ -174,20 +181,8 @@ class RufusTest < Minitest::Test
   # The same pause with the catch-up policy skip (docs/catch-up.md): the
   # fires it skipped do not run; the scheduler runs on from its wake-up.
   def test_fires_skipped_in_a_pause_follow_the_catch_up_policy
-    runs = Queue.new
     l = leader(OlTest.sqlite, ttl_ms: 60_000)
-    s = OdbcLeader::Rufus::Scheduler.new(leader: l, grace_ms: 10_000, frequency: 0.05, catch_up: 'skip')
-    @closing << s
-    s.cron('* * * * * * UTC', name: 'p') { runs << OdbcLeader.current_fire.fire_ms }
-    Timeout.timeout(5) { runs.pop }
-    s.pause
-    paused = OlTest.now_ms
-    sleep 3.6
-    s.resume
-    woke = OlTest.now_ms
-    sleep 1.5
-    got = []
-    got << runs.pop until runs.empty?
+    got, paused, woke = paused_runs(scheduler(l, grace_ms: 10_000, catch_up: 'skip'), 3.6, 1.5)
     assert_equal [], got.select { |m| m > paused && m < woke - 1000 }, "skipped fires ran: #{got.inspect} woke #{woke}"
     assert(got.any? { |m| m >= woke - 1000 }, "nothing ran after the pause: #{got.inspect} woke #{woke}")
     assert_equal got.uniq, got

@@ -301,20 +301,10 @@ module OdbcLeader
         end
         seen = [last, nominal, *slots].compact.max
         @ol_last[job] = seen
-        slots.size > 1 ? policy_due(job, slots) : slots
-      end
+        # the skipped ones as the policy says; a follower's claims answer nil
+        return slots unless slots.size > 1 && @leader.leads?(job.name.to_s)
 
-      # Of job's due fire times (the last one due now, the others skipped),
-      # those the catch-up policy names; all of them when this host does
-      # not lead the job (its claims answer nil), the last alone when the
-      # read failed (logged).
-      def policy_due(job, slots)
-        return slots unless @leader.leads?(job.name.to_s)
-
-        @leader.catch_up(job.name.to_s, slots, @catch_up_policy, @grace_ms, present: true)
-      rescue Error => e
-        @leader.log(4, "rufus job #{job.name}: catching up: #{e.message}")
-        [slots.last]
+        policy_slots(job, slots, present: true)
       end
 
       # Returns the Fire of job at t when this host claimed it, else nil (not
@@ -351,15 +341,16 @@ module OdbcLeader
         @leader.log(3, "rufus offered fires failed: #{e.class}: #{e.message}")
       end
 
-      # Of job's fire times, those the catch-up policy names; none when
-      # the read failed (logged).
-      def policy_slots(job, slots)
+      # Of job's fire times (present: the last is the fire due now), those
+      # the catch-up policy names; when the read failed (logged), none, or
+      # the present one alone.
+      def policy_slots(job, slots, present: false)
         return slots if slots.empty?
 
-        @leader.catch_up(job.name.to_s, slots, @catch_up_policy, @grace_ms)
+        @leader.catch_up(job.name.to_s, slots, @catch_up_policy, @grace_ms, present: present)
       rescue Error => e
         @leader.log(4, "rufus job #{job.name}: catching up: #{e.message}")
-        []
+        present ? [slots.last] : []
       end
 
       # Asks the scheduler thread to catch up (:all, or a shard's jobs).

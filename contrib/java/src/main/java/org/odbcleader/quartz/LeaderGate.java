@@ -524,7 +524,7 @@ public final class LeaderGate implements TriggerListener, JobListener, AutoClose
             }
             if (t == null)
                 continue;
-            for (long slot : policySlots(job, slotsIn(t, now - graceMs - 1, now)))
+            for (long slot : policySlots(job, slotsIn(t, now - graceMs - 1, now), false))
                 due.add(new Object[] {slot, job, t});
         }
         due.sort(Comparator.comparingLong(a -> (Long) a[0]));
@@ -540,13 +540,16 @@ public final class LeaderGate implements TriggerListener, JobListener, AutoClose
         return n;
     }
 
-    /** Of job's fire times, those the catch-up policy names; none when the read failed (logged). */
-    private long[] policySlots(String job, List<Long> slots) {
+    /**
+     * Of job's fire times (present: the last is the fire due now), those the catch-up policy
+     * names; none when the read failed (logged).
+     */
+    private long[] policySlots(String job, List<Long> slots, boolean present) {
         if (slots.isEmpty())
             return new long[0];
         try {
             return leader.catchUp(job, slots.stream().mapToLong(Long::longValue).toArray(),
-                    catchUpPolicy, graceMs, false);
+                    catchUpPolicy, graceMs, present);
         } catch (LeaderException e) {
             LOG.warn("odbc-leader gate: catching up {}: {}", job, e.getMessage());
             return new long[0];
@@ -562,19 +565,9 @@ public final class LeaderGate implements TriggerListener, JobListener, AutoClose
         List<Long> gap = slotsIn(trigger, Math.max(prev, fireMs - graceMs - 1), fireMs - 1);
         if (gap.isEmpty() || !leader.leads(job))
             return;
-        long[] times = new long[gap.size() + 1];
-        for (int i = 0; i < gap.size(); i++)
-            times[i] = gap.get(i);
-        times[gap.size()] = fireMs;
-        long[] keep;
-        try {
-            keep = leader.catchUp(job, times, catchUpPolicy, graceMs, true);
-        } catch (LeaderException e) {
-            LOG.warn("odbc-leader gate: catching up {}: {}", job, e.getMessage());
-            return;
-        }
+        gap.add(fireMs);
         int n = 0;
-        for (long slot : keep)
+        for (long slot : policySlots(job, gap, true))
             if (slot != fireMs && scheduleOne(trigger, job, slot, n))
                 n++;
     }

@@ -91,6 +91,32 @@ class GateTest {
         return CronScheduleBuilder.cronSchedule("0/1 * * * * ?").inTimeZone(TimeZone.getTimeZone("UTC"));
     }
 
+    /** Leader b of ns on conn runs "tick" once at t0, then resigns: the ledger's fire of it. */
+    private static void ranOnceAndLeft(String conn, String ns, long t0) throws Exception {
+        try (Leader b = leader(conn, ns, "b")) {
+            b.start();
+            long until = System.currentTimeMillis() + 10_000;
+            while (!b.isLeader() && System.currentTimeMillis() < until)
+                Thread.sleep(20);
+            b.finish(b.claim("tick", t0), 0);
+        }
+    }
+
+    /** A trigger of "tick" every second from a minute on: what runs before is a catch-up. */
+    private static Trigger startingInAMinute() {
+        return TriggerBuilder.newTrigger().withIdentity("tick").forJob("tick")
+                .startAt(new java.util.Date(System.currentTimeMillis() + 60_000))
+                .withSchedule(cron().withMisfireHandlingInstructionIgnoreMisfires()).build();
+    }
+
+    /** Waits (at most 10 s) until prefix's schedulers ran n fires, then half a second more. */
+    private static void awaitRuns(String prefix, int n) throws InterruptedException {
+        long deadline = System.currentTimeMillis() + 10_000;
+        while (runsOf(prefix).size() < n && System.currentTimeMillis() < deadline)
+            Thread.sleep(50);
+        Thread.sleep(500);
+    }
+
     private static List<Run> runsOf(String prefix) {
         List<Run> out = new ArrayList<>();
         for (Run r : RUNS)
@@ -187,29 +213,18 @@ class GateTest {
         // b ran the job once, before the grace, then left: the ledger has a fire of "tick"
         // (a job with no fire catches up nothing), and that fire is outside the window
         long t0 = System.currentTimeMillis() / 1000 * 1000 - 8000;
-        try (Leader b = leader(conn, "catch", "b")) {
-            b.start();
-            long until = System.currentTimeMillis() + 10_000;
-            while (!b.isLeader() && System.currentTimeMillis() < until)
-                Thread.sleep(20);
-            b.finish(b.claim("tick", t0), 0);
-        }
+        ranOnceAndLeft(conn, "catch", t0);
         try (Leader l = leader(conn, "catch", "a")) {
             Scheduler s = scheduler("catch");
             LeaderGate g = LeaderGate.builder(l, s).graceMs(grace).build();
             // A trigger that starts in a minute: what runs now is the catch-up alone.
-            Trigger t = TriggerBuilder.newTrigger().withIdentity("tick").forJob("tick")
-                    .startAt(new java.util.Date(System.currentTimeMillis() + 60_000))
-                    .withSchedule(cron().withMisfireHandlingInstructionIgnoreMisfires()).build();
+            Trigger t = startingInAMinute();
             g.schedule(job(), t);
             s.start();
             long before = System.currentTimeMillis();
             l.start(); // elected: b resigned
             long after = System.currentTimeMillis();
-            long deadline = System.currentTimeMillis() + 10_000;
-            while (runsOf("catch").size() < 3 && System.currentTimeMillis() < deadline)
-                Thread.sleep(50);
-            Thread.sleep(500);
+            awaitRuns("catch", 3);
             s.shutdown(true);
             g.close();
             List<Run> runs = runsOf("catch");
@@ -238,13 +253,7 @@ class GateTest {
         String conn = TestEnv.sqlite();
         long grace = 5000;
         long t0 = System.currentTimeMillis() / 1000 * 1000 - 8000; // before the grace
-        try (Leader b = leader(conn, "late", "b")) {
-            b.start();
-            long until = System.currentTimeMillis() + 10_000;
-            while (!b.isLeader() && System.currentTimeMillis() < until)
-                Thread.sleep(20);
-            b.finish(b.claim("tick", t0), 0);
-        }
+        ranOnceAndLeft(conn, "late", t0);
         try (Leader l = leader(conn, "late", "a")) {
             l.start();
             assertTrue(l.isLeader(), "not elected within start()");
@@ -252,16 +261,11 @@ class GateTest {
             Scheduler s = scheduler("late");
             LeaderGate g = LeaderGate.builder(l, s).graceMs(grace).build();
             Thread.sleep(300); // the jobs come a moment after the gate
-            Trigger t = TriggerBuilder.newTrigger().withIdentity("tick").forJob("tick")
-                    .startAt(new java.util.Date(System.currentTimeMillis() + 60_000))
-                    .withSchedule(cron().withMisfireHandlingInstructionIgnoreMisfires()).build();
+            Trigger t = startingInAMinute();
             g.schedule(job(), t);
             long gated = System.currentTimeMillis();
             s.start();
-            long deadline = System.currentTimeMillis() + 10_000;
-            while (runsOf("late").size() < 3 && System.currentTimeMillis() < deadline)
-                Thread.sleep(50);
-            Thread.sleep(500);
+            awaitRuns("late", 3);
             s.shutdown(true);
             g.close();
             List<Run> runs = runsOf("late");
