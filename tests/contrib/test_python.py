@@ -651,6 +651,98 @@ class LeaderTest(unittest.TestCase):
             self.assertEqual(m % 1000, 0)
             self.assertGreater(m, since - 4001, "outside the grace: %r" % got)
 
+    def paused_scheduler(self, coalesce):
+        """A real APScheduler (LeaderExecutor, a job each second from the
+        epoch, coalesce as given) paused for 3.6 s once the job ran, then
+        resumed: returns (the newest fire run before the pause, the fire
+        due at the resume, every fire run)."""
+        from datetime import datetime, timezone
+        from apscheduler.schedulers.background import BackgroundScheduler
+        from apscheduler.triggers.interval import IntervalTrigger
+        from odbc_leader.apscheduler import LeaderExecutor, current_fire
+        leader = self.leader("a")
+        self.wait(leader.is_leader)
+        runs = []
+        sched = BackgroundScheduler(
+            executors={"default": LeaderExecutor(leader)},
+            timezone=timezone.utc)
+        sched.add_job(lambda: runs.append(current_fire().fire_ms),
+                      IntervalTrigger(seconds=1, start_date=datetime(
+                          1970, 1, 1, tzinfo=timezone.utc)),
+                      id="tick-%s" % coalesce, coalesce=coalesce,
+                      max_instances=10, misfire_grace_time=30)
+        sched.start()
+        self.wait(lambda: runs)
+        sched.pause()
+        time.sleep(0.2)  # a fire under way ends
+        before = max(runs)
+        time.sleep(3.4)
+        due = int(time.time()) * 1000
+        sched.resume()
+        time.sleep(1.5)
+        sched.shutdown(wait=True)
+        leader.stop()
+        return before, due, sorted(runs)
+
+    def test_apscheduler_late_thread_follows_the_catch_up_policy(self):
+        """A paused scheduler's skipped fires are run as the catch-up
+        policy says (coalesce=False: all, each once; True: latest, the
+        one due now)."""
+        before, due, got = self.paused_scheduler(False)
+        self.assertEqual([m for m in got if before < m <= due],
+                         list(range(before + 1000, due + 1, 1000)),
+                         "coalesce=False: %r" % got)
+        before, due, got = self.paused_scheduler(True)
+        self.assertEqual([m for m in got if before < m <= due], [due],
+                         "coalesce=True: %r" % got)
+
+    def late_beat(self, policy):
+        """A real celery beat (LeaderScheduler, an in-memory broker) with an
+        entry each second and odbc_leader_catch_up=policy, its loop held
+        for 3.6 s once it sent a fire (a long send; its Leader keeps
+        renewing), then run on: returns (the newest fire sent before the
+        hold, the fire due when the loop ran again, every fire sent)."""
+        from celery import Celery
+        from odbc_leader.celery import LeaderScheduler
+        app = Celery("late", broker="memory://")
+        app.conf.beat_schedule = {"every": {"task": "every",
+                                            "schedule": 1.0}}
+        app.conf.odbc_leader_connect = (
+            "Driver=SQLite3;Database=%s;LeaderId=beat" % self.db)
+        app.conf.odbc_leader_namespace = "late-" + policy
+        app.conf.odbc_leader_plugin = ODBC_SO
+        app.conf.odbc_leader_catch_up = policy
+        beat = LeaderScheduler(app)
+        self.addCleanup(beat.close)
+        sent = lambda: [r[0] for r in sqlite3.connect(
+            self.db, timeout=10).execute(
+                "SELECT fire_ms FROM odbc_leader_fire WHERE namespace = ? "
+                "ORDER BY fire_ms", ("late-" + policy,))]
+        deadline = time.monotonic() + LIVENESS_S
+        while not sent():
+            self.assertLess(time.monotonic(), deadline, "liveness bound")
+            beat.tick()
+            time.sleep(0.05)
+        before = sent()[-1]
+        time.sleep(3.6)
+        due = int(time.time()) * 1000
+        for _ in range(30):
+            beat.tick()
+            time.sleep(0.05)
+        return before, due, sent()
+
+    def test_celery_late_beat_follows_the_catch_up_policy(self):
+        """A late beat's skipped entries are sent as the catch-up policy
+        says, the one due now in any case: "all" sends each, "skip" none
+        (before, beat's own loop sent each whatever the policy)."""
+        before, due, got = self.late_beat("all")
+        self.assertEqual([m for m in got if before < m <= due],
+                         list(range(before + 1000, due + 1, 1000)),
+                         "all: %r" % got)
+        before, due, got = self.late_beat("skip")
+        self.assertEqual([m for m in got if before < m <= due], [due],
+                         "skip: %r" % got)
+
     def test_group_members_split_jobs_and_claim_in_the_shards_term(self):
         # two Leaders of a group of 8 shards: each leads some shards, and
         # a job is claimed by the one that leads its shard, under that

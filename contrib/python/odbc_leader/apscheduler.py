@@ -15,7 +15,9 @@ all of them for a job with coalesce=False, the newest for coalesce=True
 (APScheduler's default; none when a later fire ran), the grace measured
 on the database clock. A job with no fire
 in the ledger catches up nothing. So a job's misfire_grace_time should
-exceed the takeover time (the lease's TTL plus a few seconds).
+exceed the takeover time (the lease's TTL plus a few seconds). A late
+scheduler thread (a paused process, scheduler.pause()) runs the fires it
+skipped as the same policy says, the one due now in any case.
 
     from apscheduler.schedulers.blocking import BlockingScheduler
     from odbc_leader import Leader
@@ -151,6 +153,7 @@ class LeaderExecutor(BaseExecutor):
         self._offered: Set[Tuple[str, int]] = set()  # in the pool
         self._offered_lock = threading.Lock()
         self._declared: Dict[str, Tuple[str, Optional[str], str]] = {}
+        self._last: Dict[str, datetime] = {}  # newest run time handed in
 
     def start(self, scheduler: Any, alias: str) -> None:
         super().start(scheduler, alias)
@@ -172,8 +175,33 @@ class LeaderExecutor(BaseExecutor):
 
     def _do_submit_job(self, job: Any, run_times: List[datetime]) -> None:
         # the claims do I/O: they run in the pool, not in the scheduler
-        f = self._pool.submit(self._run_fires, job, run_times)
+        late = self._late_times(job, run_times[-1])
+        if late:
+            f = self._pool.submit(self._run_late, job, late)
+        else:
+            f = self._pool.submit(self._run_fires, job, run_times)
         f.add_done_callback(lambda fut: self._done(job.id, fut))
+
+    def _late_times(self, job: Any, newest: datetime) -> List[datetime]:
+        """When the scheduler's thread was late (a paused process, a
+        pause()), job's fire times within its grace since the last run
+        time this executor was handed, newest included; else []. In the
+        scheduler's thread (no I/O)."""
+        last = self._last.get(job.id)
+        if last is None or newest > last:
+            self._last[job.id] = newest
+        if last is None or newest <= last:
+            return []
+        times = fire_times(job, newest, last)
+        return times if len(times) > 1 else []
+
+    def _run_late(self, job: Any, times: List[datetime]) -> list:
+        """A late thread's fires of job (the newest is due now): runs
+        those the catch-up policy names (docs/catch-up.md), as
+        _run_fires; the newest alone when this host does not lead job."""
+        if not self.leader.leads(job.id):
+            return self._run_fires(job, times[-1:])  # left to the leader
+        return self._run_fires(job, self._to_catch_up(job, times, True))
 
     def _done(self, job_id: str, fut: "concurrent.futures.Future") -> None:
         exc = fut.exception()
@@ -325,7 +353,7 @@ class LeaderExecutor(BaseExecutor):
                 continue
             if shard is not None and self.leader.shard_of(job.id) != shard:
                 continue
-            for run_time in self._to_catch_up(job, now):
+            for run_time in self._to_catch_up(job, fire_times(job, now)):
                 if not self.leader.leads(job.id):
                     break
                 events = self._run_fires(job, [run_time])
@@ -336,13 +364,13 @@ class LeaderExecutor(BaseExecutor):
                     self._scheduler._dispatch_event(event)
 
 
-    def _to_catch_up(self, job: Any, now: datetime) -> List[datetime]:
-        """The fire times of job in its catch-up window that the library's
-        catch-up policy (docs/catch-up.md) says to run: the job's
-        coalesce is the policy (True: latest, False: all), its
-        misfire_grace_time the grace on the database clock. None when the
-        read failed (logged)."""
-        times = fire_times(job, now)
+    def _to_catch_up(self, job: Any, times: List[datetime],
+                     present: bool = False) -> List[datetime]:
+        """Of job's fire times (present: the newest is due now), those
+        the library's catch-up policy (docs/catch-up.md) says to run: the
+        job's coalesce is the policy (True: latest, False: all), its
+        misfire_grace_time the grace on the database clock. When the read
+        failed (logged), none, or the present one alone."""
         ms = [int(t.timestamp() * 1000) for t in times]
         policy = "latest" if job.coalesce else "all:%d" % MAX_CATCH_UP
         grace = job.misfire_grace_time
@@ -351,18 +379,23 @@ class LeaderExecutor(BaseExecutor):
             keep = set(self.leader.catch_up(job.id, ms, policy, grace_ms))
         except LeaderPluginError as e:
             self._logger.warning("catching up %s: %s", job.id, e)
-            return []
+            return times[-1:] if present else []
         return [t for t, m in zip(times, ms) if m in keep]
 
 
-def fire_times(job: Any, now: datetime) -> List[datetime]:
-    """The fire times of job in its catch-up window: from now minus its
-    misfire_grace_time (CATCH_UP_MAX_S when it has none) to now, as its
-    trigger computes them (the same on every host)."""
+def fire_times(job: Any, now: datetime,
+               after: Optional[datetime] = None) -> List[datetime]:
+    """The fire times of job in its catch-up window, as its trigger
+    computes them (the same on every host): from now minus its
+    misfire_grace_time (CATCH_UP_MAX_S when it has none), or from just
+    after after when that is later, to now."""
     grace = job.misfire_grace_time
     if grace is None:
         grace = CATCH_UP_MAX_S
-    t = job.trigger.get_next_fire_time(None, now - timedelta(seconds=grace))
+    start = now - timedelta(seconds=grace)
+    if after is not None:
+        start = max(start, after + timedelta(microseconds=1))
+    t = job.trigger.get_next_fire_time(None, start)
     out: List[datetime] = []
     while t is not None and t <= now and len(out) < MAX_CATCH_UP:
         out.append(t)

@@ -17,7 +17,9 @@ odbc_leader_misfire_grace_time and sends those the library's catch-up
 policy names (odbc_leader_catch_up, docs/catch-up.md): by default all
 that nobody sent (the ones due while the old leader was dead, even if
 this beat started after them); an entry with no fire in the ledger
-catches up nothing.
+catches up nothing. A late beat (a paused process, a long send) sends
+the entries it skipped as the same policy says, the one due now in any
+case.
 
 With odbc_leader_shards = N the beats are members of a sharded group
 (docs/groups.md): each entry belongs to one of N shards (by its name), the
@@ -89,6 +91,7 @@ ENGINE = ("celery %s (DST gap: an hour later; overlap: the first)"
 DEFAULT_GRACE_S = 60
 CATCH_UP_INTERVAL_S = 1.0  # beat re-checks at least this often
 MAX_CATCH_UP = 10000  # nominal times claimed per entry and catch-up
+_TICK = timedelta(microseconds=1)  # nominal_times(since=t - _TICK) holds t
 
 
 def _aware(dt: datetime) -> datetime:
@@ -242,11 +245,24 @@ class LeaderScheduler(Scheduler):
         return min(super().tick(*args, **kwargs), CATCH_UP_INTERVAL_S)
 
     def apply_entry(self, entry: Any, producer: Any = None) -> None:
-        """Sends entry's task when this host claims its nominal time."""
+        """Sends entry's task when this host claims its nominal time. A
+        late beat (a paused process, a long send) finds later nominal
+        times of the entry due too: the catch-up policy decides which of
+        those within the grace run, the newest flagged present
+        (docs/catch-up.md), and the entry moves on to the newest."""
         nominal = nominal_time(entry)
         if nominal is None:
             return
-        self._claim_and_send(entry, nominal, producer)
+        now = datetime.now(timezone.utc)
+        times = nominal_times(entry, max(nominal - _TICK, now - timedelta(
+            seconds=self.grace_s)), now)
+        if times in ([], [nominal]):  # on time, or past the grace (logged)
+            self._claim_and_send(entry, nominal, producer)
+            return
+        self.schedule[entry.name].last_run_at = times[-1]  # the heap's entry
+        if self.leader.leads(entry.name):
+            for t in self._to_catch_up(entry, times, present=True):
+                self._claim_and_send(entry, t, producer)
 
     def _claim_and_send(self, entry: Any, nominal: datetime,
                         producer: Any) -> None:
@@ -365,17 +381,19 @@ class LeaderScheduler(Scheduler):
                 self._claim_and_send(entry, nominal, self.producer)
 
 
-    def _to_catch_up(self, entry: Any, times: list) -> list:
-        """Of entry's nominal times, those the library's catch-up policy
-        says to send (docs/catch-up.md); none when the read failed
-        (logged)."""
+    def _to_catch_up(self, entry: Any, times: list,
+                     present: bool = False) -> list:
+        """Of entry's nominal times (present: the newest is due now),
+        those the library's catch-up policy says to send
+        (docs/catch-up.md); when the read failed (logged), none, or the
+        present one alone."""
         ms = [_ms(t) for t in times]
         try:
             keep = set(self.leader.catch_up(entry.name, ms, self.catch_up_policy,
-                                            int(self.grace_s * 1000)))
+                                            int(self.grace_s * 1000), present))
         except LeaderPluginError as e:
             logger.warning("catching up %s: %s", entry.name, e)
-            return []
+            return times[-1:] if present else []
         return [t for t, m in zip(times, ms) if m in keep]
 
 
