@@ -3,7 +3,8 @@
 # check.sh: model-checks the election, its fire claims, the promotion of a
 # stale replica and forward steps of the database clock (model/leader.pml),
 # and the handover and rebalance of sharded groups (model/group.pml), with
-# spin, for `make model`. The base models, with and without claims,
+# spin, and the rule groups move to, shards held under their member's
+# lease (model/member.pml), for `make model`. The base models, with and without claims,
 # promotions and clock steps, must verify with no error in a full,
 # untruncated search;
 # each broken variant must give a counterexample, whose trail is printed.
@@ -33,7 +34,7 @@ if ! command -v "${cc%% *}" >/dev/null 2>&1; then
     echo "check.sh: C compiler '$cc' not found" >&2
     exit 1
 fi
-for model in leader.pml group.pml; do
+for model in leader.pml group.pml member.pml; do
     if [ ! -r "$dir/$model" ]; then
         echo "check.sh: $dir/$model not found" >&2
         exit 1
@@ -60,16 +61,20 @@ field() {
     grep -E "$2" "$1" | head -n 1 | grep -oE '[0-9][0-9.e+]*' | head -n 1
 }
 
-# one NAME EXPECT FLAGS MODEL: generates, compiles and runs pan for one
-# configuration of MODEL (leader.pml or group.pml) in $work/NAME, printing
-# what it has to say; its table row goes to $work/NAME/row and a failed
-# expectation leaves $work/NAME/failed. EXPECT is "verify" (no error, full
-# search) or "violate" (at least one error; its trail is printed).
+# one NAME EXPECT FLAGS MODEL [DEEP]: generates, compiles and runs pan for
+# one configuration of MODEL (leader.pml, group.pml or member.pml) in
+# $work/NAME, printing what it has to say; its table row goes to
+# $work/NAME/row and a failed expectation leaves $work/NAME/failed. EXPECT
+# is "verify" (no error, full search) or "violate" (at least one error;
+# its trail is printed). DEEP (violate only): a plain depth-first search
+# to that depth instead of the shortest counterexample within 30 steps;
+# the depth shown is that of the trail found.
 one() {
     name=$1
     expect=$2
     flags=$3
     model=$4
+    deep=${5:-}
     d="$work/$name"
     mkdir -p "$d" && cp "$dir/$model" "$d/$model" || exit 1
     t0=$(now)
@@ -82,6 +87,9 @@ one() {
     if [ "$expect" = verify ]; then
         ccflags="-O2 -DSAFETY -DMEMLIM=4096"
         panflags="-m20000 -w23"
+    elif [ -n "$deep" ]; then
+        ccflags="-O2 -DSAFETY -DMEMLIM=4096"
+        panflags="-m$deep -w22"
     else
         # -DREACH with -i: iterative search for the shortest
         # counterexample within depth 30 (the ones known are 17 to 24
@@ -127,10 +135,15 @@ one() {
         if [ "$errors" -eq 0 ] || [ ! -f "$d/$model.trail" ]; then
             result=FAILED
             echo "check.sh: $name: expected a counterexample, found none" \
-                "within 30 steps" >&2
+                "within ${deep:-30} steps" >&2
         else
-            depth=$(grep 'reducing search depth' "$log" | tail -n 1 |
-                grep -oE '[0-9]+$')
+            if [ -n "$deep" ]; then
+                depth=$(grep -oE 'at depth [0-9]+' "$log" | head -n 1 |
+                    grep -oE '[0-9]+$')
+            else
+                depth=$(grep 'reducing search depth' "$log" | tail -n 1 |
+                    grep -oE '[0-9]+$')
+            fi
             echo "---- $name: counterexample, $depth steps"
             (cd "$d" && "$spin" -t $flags "$model" 2>&1 |
                 grep -E '^ *\||Error|text of failed' |
@@ -143,15 +156,16 @@ one() {
         "${depth:--}" "$secs" >"$d/row"
 }
 
-# run NAME EXPECT FLAGS [MODEL]: queues one configuration (MODEL defaults
-# to leader.pml); start_all runs them. Its output is printed, in the order
-# of the run lines, when all are done.
-declare -A q_expect q_flags q_model
+# run NAME EXPECT FLAGS [MODEL [DEEP]]: queues one configuration (MODEL
+# defaults to leader.pml; DEEP as one's); start_all runs them. Its output
+# is printed, in the order of the run lines, when all are done.
+declare -A q_expect q_flags q_model q_deep
 run() {
     names="$names $1"
     q_expect[$1]=$2
     q_flags[$1]=$3
     q_model[$1]=${4:-leader.pml}
+    q_deep[$1]=${5:-}
 }
 
 # The longest searches, longest first (group-k1 about 100 s on the 2-core
@@ -171,7 +185,7 @@ start_all() {
             wait -n
         done
         one "$name" "${q_expect[$name]}" "${q_flags[$name]}" \
-            "${q_model[$name]}" >"$work/$name.out" 2>&1 &
+            "${q_model[$name]}" "${q_deep[$name]}" >"$work/$name.out" 2>&1 &
         unset "q_expect[$name]"
     done
     wait
@@ -274,6 +288,36 @@ run group-rel-unfenced violate \
 run group-no-watch violate \
     "-DK=1 -DT=2 -DMAXTERM=2 -DMAXINC=1 -DSTEPS -DNO_WATCH -DNO_ORPHAN" \
     group.pml
+
+# Shards held under their member's lease (model/member.pml), the rule the
+# group dialects move to: a member's steady tick renews its lease row
+# alone. TTL 2 ticks (at 1 a lease lapses at every tick); each search
+# bounds the ticks per incarnation, the one with orphans to 2. A lapse
+# restarts the member as a new incarnation; a crash search of this model
+# (MAXINC=2, 43 million states, about 270 s here) is left out of make
+# model.
+run member-k1 verify \
+    "-DK=1 -DT=2 -DMAXTERM=2 -DMAXINC=1 -DMAXSEQ=3 -DNO_ORPHAN" member.pml
+run member-orphan verify \
+    "-DK=1 -DT=2 -DMAXTERM=2 -DMAXINC=1 -DMAXSEQ=2" member.pml
+run member-k2 verify \
+    "-DK=2 -DT=2 -DMAXTERM=2 -DMAXINC=1 -DMAXSEQ=2 -DNO_ORPHAN" member.pml
+run member-steps verify \
+    "-DK=1 -DT=2 -DMAXTERM=2 -DMAXINC=1 -DMAXSEQ=3 -DSTEPS -DNO_ORPHAN" \
+    member.pml
+# Broken member-lease variants: each must yield two windows on one shard.
+# A shard trusted after its holder's lease lapsed needs a longer trail
+# than the iterative search's 30 steps: a depth-first search finds one.
+run member-lapse-trusted violate \
+    "-DK=1 -DT=2 -DMAXTERM=2 -DMAXINC=1 -DMAXSEQ=3 -DNO_ORPHAN -DLAPSE_TRUSTED" \
+    member.pml 100
+run member-release-early violate \
+    "-DK=1 -DT=2 -DMAXTERM=2 -DMAXINC=1 -DRELEASE_BEFORE_STOP" member.pml
+run member-rel-unfenced violate \
+    "-DK=1 -DT=2 -DMAXTERM=3 -DMAXINC=1 -DRELEASE_UNFENCED" member.pml
+run member-no-watch violate \
+    "-DK=1 -DT=2 -DMAXTERM=2 -DMAXINC=1 -DSTEPS -DNO_WATCH -DNO_ORPHAN" \
+    member.pml
 
 start_all
 failures=0
