@@ -114,6 +114,23 @@ async function main(prog, setup) {
     const a = parse(prog);
     holdMs = a.holdMs;
     let leader;
+    let stopScheduler;
+    let started; // resolves once the scheduler runs
+    const startup = new Promise((resolve) => { started = resolve; });
+    let stopping = false;
+    // Handled from the start: a SIGTERM while the Leader starts (it may
+    // win within its start) waits for the start, then hands over.
+    const stop = async () => {
+        if (stopping)
+            return;
+        stopping = true;
+        await startup;
+        await stopScheduler();
+        await leader.stop();
+        process.exit(0);
+    };
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
     try {
         leader = new Leader({ connect: a.connect, namespace: a.namespace,
             ttlMs: a.ttlMs, plugin: a.plugin, shards: a.shards });
@@ -126,19 +143,9 @@ async function main(prog, setup) {
         process.stderr.write(`${prog}: ${e.message}\n`);
         process.exit(1);
     }
-    const stopScheduler = await setup(leader, a,
+    stopScheduler = await setup(leader, a,
         { graceMs: graceOf(a, leader), maxAttempts: a.recover });
-    let stopping = false;
-    const stop = async () => {
-        if (stopping)
-            return;
-        stopping = true;
-        await stopScheduler();
-        await leader.stop();
-        process.exit(0);
-    };
-    process.on('SIGTERM', stop);
-    process.on('SIGINT', stop);
+    started();
 }
 
 module.exports = {
