@@ -376,7 +376,8 @@ class LeaderExecutor(BaseExecutor):
         grace = job.misfire_grace_time
         grace_ms = int((CATCH_UP_MAX_S if grace is None else grace) * 1000)
         try:
-            keep = set(self.leader.catch_up(job.id, ms, policy, grace_ms))
+            keep = set(self.leader.catch_up(job.id, ms, policy, grace_ms,
+                                            present))
         except LeaderPluginError as e:
             self._logger.warning("catching up %s: %s", job.id, e)
             return times[-1:] if present else []
