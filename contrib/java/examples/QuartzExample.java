@@ -290,7 +290,8 @@ public class QuartzExample {
         }
         Runtime.getRuntime().addShutdownHook(new Thread(this::stopOnSignal, "odbc-leader-stop"));
         holdMs = a.holdMs();
-        long grace = 2 * (a.ttlMs() != null ? a.ttlMs() : DEFAULT_TTL_MS) + a.every() * 1000L + 1000;
+        // the catch-up grace: a takeover takes about a TTL; five allow a host starved of CPU
+        long grace = 5 * (a.ttlMs() != null ? a.ttlMs() : DEFAULT_TTL_MS) + a.every() * 1000L + 1000;
         synchronized (lock) {
             try {
                 Leader.Builder lb = Leader.builder().connect(a.connect()).namespace(a.namespace())

@@ -11,8 +11,9 @@ SECONDS since the epoch (like cron), or by the five-field crontab
 expression EXPR (APScheduler's CronTrigger.from_crontab) in the zone NAME
 (default: the host's, as TZ says), on every host; LeaderExecutor runs
 each fire on exactly one of them, and after a failover the new leader
-runs the fires nobody ran within the job's misfire_grace_time (two TTLs
-plus SECONDS). Each fire run prints one line on stdout, flushed:
+runs the fires nobody ran within the job's misfire_grace_time (five TTLs
+plus SECONDS and a second: a takeover takes about a TTL, the rest is for
+a host starved of CPU). Each fire run prints one line on stdout, flushed:
 
     FIRE <job> <fire_ms> <term> <attempt>
 
@@ -25,8 +26,8 @@ each run going SECONDS after its FIRE line (a job that takes time). With --jobs 
 with --shards N the hosts form a sharded group of N shards named NS
 (docs/groups.md): each job runs on the host that leads its shard, under
 that shard's term, so the jobs are spread over the hosts; a crashed
-host's shards are taken over after about two TTLs (the watch), so the
-grace is then three TTLs plus SECONDS.
+host's shards are taken over after about two TTLs (the watch), still
+well within the grace.
 
 Leadership changes go to stderr. SIGTERM or SIGINT stops the scheduler,
 waits for a running fire and resigns, so another host takes over at
@@ -140,7 +141,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     else:
         leader.add_listener(on_change)
     ttl_s = (args.ttl or DEFAULT_TTL_MS) / 1000.0
-    grace = int((3 if leader.shards else 2) * ttl_s + (args.every or 0) + 1)
+    grace = int(5 * ttl_s + (args.every or 0) + 1)
     try:
         trigger = trigger_of(args)
     except (ValueError, LookupError) as e:

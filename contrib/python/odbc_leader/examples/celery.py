@@ -13,16 +13,17 @@ times in the app's timezone: ODBC_LEADER_TZ, else TZ when it names a zone
 (the example honours the host's TZ), else Celery's default, UTC.
 The beats elect a leader on the database of ODBC_LEADER_CONNECT; only the
 leader sends an entry, once, and after a failover the new leader sends
-the ones nobody sent within the grace (two TTLs plus the period). The
+the ones nobody sent within the grace (five TTLs plus the period: a
+takeover takes about a TTL, the rest is for a beat starved of CPU). The
 worker prints one line per run, flushed: FIRE <entry> <fire_ms> <term>
 <attempt> (fire_ms below 0 for a run-now of `odbc-leader jobs trigger`).
 
 With ODBC_LEADER_JOBS=N (N > 1) there are N entries, every-0 .. every-N-1,
 on the same schedule; with ODBC_LEADER_SHARDS=N as well the beats are
 members of a sharded group of N shards and each entry is sent by the beat
-that leads its shard (the grace becomes five TTLs plus the period: a
-crashed member's shards come back after about two TTLs, and a member
-that starts or gains many shards catches up the entries of all of them).
+that leads its shard (a crashed member's shards come back after about
+two TTLs, still within the grace, and a member that starts or gains many
+shards catches up the entries of all of them).
 
 Environment: ODBC_LEADER_CONNECT (required: an ODBC connection string or
 DSN=name), ODBC_LEADER_NAMESPACE (default celery-beat), ODBC_LEADER_TTL_MS
@@ -77,7 +78,7 @@ app.conf.update(
     odbc_leader_shards=SHARDS,
     odbc_leader_max_attempts=int(os.environ.get("ODBC_LEADER_MAX_ATTEMPTS",
                                                 "1")),
-    odbc_leader_misfire_grace_time=(5 if SHARDS else 2) * TTL_S + EVERY_S,
+    odbc_leader_misfire_grace_time=5 * TTL_S + EVERY_S,
     beat_schedule={name: {"task": "odbc_leader.examples.fire",
                           "schedule": _schedule(), "args": (name,)}
                    for name in NAMES},
