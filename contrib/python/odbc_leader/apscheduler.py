@@ -369,19 +369,13 @@ class LeaderExecutor(BaseExecutor):
         """Of job's fire times (present: the newest is due now), those
         the library's catch-up policy (docs/catch-up.md) says to run: the
         job's coalesce is the policy (True: latest, False: all), its
-        misfire_grace_time the grace on the database clock. When the read
-        failed (logged), none, or the present one alone."""
-        ms = [int(t.timestamp() * 1000) for t in times]
+        misfire_grace_time the grace on the database clock
+        (Leader.catch_up_times)."""
         policy = "latest" if job.coalesce else "all:%d" % MAX_CATCH_UP
         grace = job.misfire_grace_time
         grace_ms = int((CATCH_UP_MAX_S if grace is None else grace) * 1000)
-        try:
-            keep = set(self.leader.catch_up(job.id, ms, policy, grace_ms,
-                                            present))
-        except LeaderPluginError as e:
-            self._logger.warning("catching up %s: %s", job.id, e)
-            return times[-1:] if present else []
-        return [t for t, m in zip(times, ms) if m in keep]
+        return self.leader.catch_up_times(job.id, times, policy, grace_ms,
+                                          present)
 
 
 def fire_times(job: Any, now: datetime,

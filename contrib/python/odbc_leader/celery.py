@@ -385,16 +385,10 @@ class LeaderScheduler(Scheduler):
                      present: bool = False) -> list:
         """Of entry's nominal times (present: the newest is due now),
         those the library's catch-up policy says to send
-        (docs/catch-up.md); when the read failed (logged), none, or the
-        present one alone."""
-        ms = [_ms(t) for t in times]
-        try:
-            keep = set(self.leader.catch_up(entry.name, ms, self.catch_up_policy,
-                                            int(self.grace_s * 1000), present))
-        except LeaderPluginError as e:
-            logger.warning("catching up %s: %s", entry.name, e)
-            return times[-1:] if present else []
-        return [t for t, m in zip(times, ms) if m in keep]
+        (docs/catch-up.md; Leader.catch_up_times)."""
+        return self.leader.catch_up_times(entry.name, times,
+                                          self.catch_up_policy,
+                                          int(self.grace_s * 1000), present)
 
 
 def _stops_held(fn: Callable[[], None]) -> None:

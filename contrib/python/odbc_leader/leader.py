@@ -41,6 +41,7 @@ import subprocess
 import threading
 import time
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Callable, Iterator, List, NamedTuple, Optional, Tuple
 
 from . import plugin as _plugin
@@ -403,6 +404,22 @@ class Leader:
             return [t for t in times if t >= floor]
         with self._lock:
             return self._inst.catch_up(job, policy, grace_ms, times, present)
+
+    def catch_up_times(self, job: str, times: List[datetime],
+                       policy: str, grace_ms: int,
+                       present: bool = False) -> List[datetime]:
+        """catch_up of aware datetimes (ascending; present: the newest is
+        the fire due now, claimed under the epoch ms it rounds to): those
+        of times the policy names. When the read failed (logged), none,
+        or the present one alone, which runs as it would have without a
+        catch-up. What each integration's late and elected paths share."""
+        ms = [int(round(t.timestamp() * 1000)) for t in times]
+        try:
+            keep = set(self.catch_up(job, ms, policy, grace_ms, present))
+        except _plugin.LeaderPluginError as e:
+            _log.warning("catching up %s: %s", job, e)
+            return times[-1:] if present else []
+        return [t for t, m in zip(times, ms) if m in keep]
 
     def valid_catch_up(self, policy: str) -> bool:
         """True when the plugin reads policy as a catch-up policy ("skip",
