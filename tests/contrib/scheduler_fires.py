@@ -371,13 +371,12 @@ def scenario(ps, kills):
 
 def ready_for_takeover(ps):
     """Before the first fault: waits until every process has started (a
-    candidate of the namespace; a group's members are not listed there).
-    A fault that comes while the others still start on a loaded machine
-    tests their start-up, not the takeover: at a load of 15 it took 4 to
-    8.6 s from the first kill to the next leader's first claim, and the
-    slot in between fell out of the catch-up grace."""
-    if not ps.args.shards:
-        wait_registered(ps)
+    candidate of the namespace, a group's member too). A fault that comes
+    while the others still start on a loaded machine tests their
+    start-up, not the takeover: at a load of 15 it took 4 to 8.6 s from
+    the first kill to the next leader's first claim, and the slot in
+    between fell out of the catch-up grace."""
+    wait_registered(ps)
 
 
 def until_before_slot(margin_s):
