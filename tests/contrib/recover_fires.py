@@ -73,6 +73,7 @@ class Fleet:
 
     def __init__(self, args, ns, every, recover, hold):
         self.args, self.ns = args, ns
+        self.every_ms = every * 1000
         self.extra = ["--namespace", ns, "--every", str(every), "--ttl",
                       str(TTL_MS), "--recover", str(recover), "--hold",
                       str(hold)]
@@ -282,7 +283,7 @@ def scenario_recover(args):
         # came first and the kill took the catch-up of the slot before.
         # A term that ran the previous slot on time had caught up long
         # before.
-        first = fl.wait_line(lambda x: settled(fl.lines, x, 6000), 60,
+        first = fl.wait_line(lambda x: settled(fl.lines, x, fl.every_ms), 60,
                              "an on-time first attempt, the slot before it "
                              "on time in its term")
         killed = fl.kill(first[0])

@@ -90,8 +90,8 @@ function cronOf(every) {
 /** The catch-up grace: five TTLs, a period and a second. A takeover takes
  * about a TTL (three in a group: a crashed member's shards are taken over
  * after about two more); the rest is for a host starved of CPU, whose
- * election and catch-up come late (8.2 s from a kill to the new leader's
- * first claim with a 2-s TTL, on a CI machine at a load of 14). */
+ * election and catch-up come late (up to 8.6 s from a kill to the new
+ * leader's first claim with a 2-s TTL, at a load of 15). */
 function graceOf(a) {
     const ttl = a.ttlMs || DEFAULT_TTL_MS;
     return 5 * ttl + a.every * 1000 + 1000;

@@ -74,7 +74,7 @@ from apscheduler.executors.base import BaseExecutor, run_job
 from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
-from .leader import Fire, Leader
+from .leader import Fire, Leader, epoch_ms
 from .plugin import LeaderPluginError
 
 __all__ = ["LeaderExecutor", "current_fire", "engine_of", "fire_ms_of",
@@ -115,7 +115,7 @@ def current_fire() -> Optional[Fire]:
 
 def fire_ms_of(run_time: datetime) -> int:
     """A run time (an aware datetime) as epoch milliseconds."""
-    return int(round(run_time.timestamp() * 1000))
+    return epoch_ms(run_time)
 
 
 def schedule_of(job: Any) -> Tuple[str, Optional[str], str]:

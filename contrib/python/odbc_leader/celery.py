@@ -76,7 +76,7 @@ import celery
 from celery.beat import Scheduler
 from celery.schedules import crontab, schedule
 
-from .leader import Fire, Leader
+from .leader import Fire, Leader, epoch_ms
 from .plugin import LeaderPluginError
 
 __all__ = ["LeaderScheduler", "nominal_time"]
@@ -150,10 +150,6 @@ def _aligned(run_every: timedelta, now: datetime) -> datetime:
     period = run_every.total_seconds()
     n = int((now - EPOCH).total_seconds() // period)
     return EPOCH + timedelta(seconds=n * period)
-
-
-def _ms(dt: datetime) -> int:
-    return int(round(dt.timestamp() * 1000))
 
 
 class LeaderScheduler(Scheduler):
@@ -276,7 +272,7 @@ class LeaderScheduler(Scheduler):
         if not self.leader.leads(entry.name):
             return
         _stops_held(lambda: self._claim_then_send(
-            entry, _ms(nominal), self._attempts_of(entry.name), producer))
+            entry, epoch_ms(nominal), self._attempts_of(entry.name), producer))
 
     def _claim_then_send(self, entry: Any, fire_ms: int, attempts: int,
                          producer: Any) -> None:

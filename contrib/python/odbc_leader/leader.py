@@ -49,6 +49,12 @@ from .fencing import Fence
 
 _log = logging.getLogger("odbc_leader")
 
+
+def epoch_ms(dt: datetime) -> int:
+    """An aware datetime as epoch milliseconds, rounded: the key every
+    integration claims a fire under."""
+    return int(round(dt.timestamp() * 1000))
+
 __all__ = ["Fire", "Leader", "find_plugin", "PLUGIN_ENV"]
 
 PLUGIN_ENV = "ODBC_LEADER_PLUGIN"
@@ -413,7 +419,7 @@ class Leader:
         of times the policy names. When the read failed (logged), none,
         or the present one alone, which runs as it would have without a
         catch-up. What each integration's late and elected paths share."""
-        ms = [int(round(t.timestamp() * 1000)) for t in times]
+        ms = [epoch_ms(t) for t in times]
         try:
             keep = set(self.catch_up(job, ms, policy, grace_ms, present))
         except _plugin.LeaderPluginError as e:
