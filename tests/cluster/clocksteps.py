@@ -574,7 +574,7 @@ def run_clock_phases(ctx, clock, phases, opts, title, env_checks=False):
     for el, ph in done:
         r = judge(el, False, None)
         r["notes"] += el.notes
-        if env_checks and not ctx.broken:
+        if env_checks and not ctx.broken and r["faults"]:
             w = window_kept(el, r["faults"][0], ph["renew"])
             if w:
                 r["violations"].append(w)

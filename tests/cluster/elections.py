@@ -194,8 +194,12 @@ class Election(harness.RunService):
                         "(\"database is locked\"); %s started in its "
                         "place" % (self.host_name[pid], self.host_name[new]))
                     continue
-                raise RuntimeError("%s exited %s (see %s/log.txt)" % (
-                    self.host_name[pid], p.returncode, self.dir))
+                name = self.host_name[pid]
+                harness.wait_for(lambda: self.logs.lines(name), 1, 0.02)
+                last = [line for _, line in self.logs.lines(name)][-3:]
+                raise RuntimeError("%s exited %s (see %s/log.txt); its last "
+                                   "lines: %s" % (name, p.returncode,
+                                                  self.dir, last))
 
     def _init_busy(self, name):
         """True when fault-host name's init failed on SQLITE_BUSY (its

@@ -90,6 +90,7 @@ class Procs:
         self.procs = {}  # pid -> Popen
         self.last_fire = {}  # pid -> arrival ms of its last fire
         self.killed = []
+        self.termed = {}  # pid -> ms of the SIGTERM a fault sent it
         self.started_ms = 0
         self.runs = {}  # job -> its runs file
         self.err = open(os.path.join(args.work, "stderr.log"), "ab")
@@ -238,9 +239,24 @@ class Procs:
             time.sleep(0.02)
         raise RuntimeError("nothing fired for %d s" % LIVENESS_S)
 
+    def fault(self, pid, sig):
+        """Sends sig to pid as a fault: a SIGKILL makes it a killed
+        claimant, a SIGTERM a graceful handover that stop_all does not
+        repeat."""
+        self.procs[pid].send_signal(sig)
+        if sig == signal.SIGKILL:
+            self.killed.append(pid)
+        elif sig == signal.SIGTERM:
+            self.termed[pid] = now_ms()
+
     def stop_all(self):
-        for p in self.procs.values():
-            if p.poll() is None:
+        """Stops every process with one SIGTERM (none more to one that a
+        fault already stopped: a Python process still finishing its exit
+        has the default handler back, and a second SIGTERM kills it with
+        -15); returns the findings: a process that did not stop, or
+        exited with neither 0 nor SIGKILL."""
+        for pid, p in self.procs.items():
+            if p.poll() is None and pid not in self.termed:
                 p.send_signal(signal.SIGTERM)
         bad = []
         for pid, p in self.procs.items():
@@ -256,7 +272,9 @@ class Procs:
                 bad.append("%d did not stop on SIGTERM (its threads' stacks "
                            "are in stderr.log)" % pid)
             if pid not in self.killed and rc not in (0, -signal.SIGKILL):
-                bad.append("%d exited %d" % (pid, rc))
+                bad.append("%d exited %d%s" % (pid, rc, "" if pid not in
+                    self.termed else " (a fault's SIGTERM at %d)" %
+                    self.termed[pid]))
         return bad
 
     def task_runs(self, ledger_rows):
@@ -353,9 +371,7 @@ def scenario(ps, kills):
         lead = ps.wait_leader(since)
         time.sleep(0.1)  # just after its fire: a slot claimed and sent
         sig = signal.SIGKILL if i < kills else signal.SIGTERM
-        ps.procs[lead].send_signal(sig)
-        if sig == signal.SIGKILL:
-            ps.killed.append(lead)
+        ps.fault(lead, sig)
         print("%s leader %d" % ("killed" if sig == signal.SIGKILL
                                  else "stopped (SIGTERM)", lead), flush=True)
         since = now_ms()
@@ -366,6 +382,9 @@ def scenario(ps, kills):
     # a group's member killed last: its shards are taken after about two
     # TTLs (the watch), then caught up
     time.sleep((3 if ps.args.shards else 1) * TTL_MS / 1000.0 + 2)
+    # the replacement has started (stop_all's SIGTERM before its handler
+    # exists kills it) and the stopped leader has exited
+    wait_registered(ps)
     return now_ms() // 1000 - 2  # due, fired and run by now
 
 
@@ -453,9 +472,7 @@ def scenario_full(ps):
             since = now_ms()
             continue
         sig = signal.SIGKILL if step.startswith("kill") else signal.SIGTERM
-        ps.procs[lead].send_signal(sig)
-        if sig == signal.SIGKILL:
-            ps.killed.append(lead)
+        ps.fault(lead, sig)
         print("%s leader %d%s" % (step, lead, " (ahead)" if lead in ps.fake
                                   else ""), flush=True)
         since = now_ms()
@@ -464,16 +481,18 @@ def scenario_full(ps):
         ps.wait_leader(since + 1)
         since = now_ms()
     time.sleep(TTL_MS / 1000.0 + 2)
-    if not ps.args.shards:
-        wait_registered(ps)
+    wait_registered(ps)
     return now_ms() // 1000 - 2
 
 
 def wait_registered(ps):
     """Waits until every live process is a candidate of the namespace (it
     has started: the last one may still be, on a loaded machine; a JVM
-    killed by SIGTERM before its handler exists exits 143), then 1 s more
-    for its scheduler. Raises RuntimeError after LIVENESS_S."""
+    or a celery beat killed by SIGTERM before its handler exists exits
+    143) and every process a fault stopped has exited (it resigned, so it
+    is no candidate), then 1 s more for its scheduler. A group's members
+    are candidates of the group's namespace. Raises RuntimeError after
+    LIVENESS_S."""
     deadline = time.monotonic() + LIVENESS_S
     while True:
         with ps.lock:
@@ -490,7 +509,11 @@ def wait_registered(ps):
             return
         if time.monotonic() > deadline:
             raise RuntimeError("processes %s never registered as candidates"
-                               % missing)
+                               "%s" % ([p for p in missing
+                                        if p not in ps.termed],
+                                       "; stopped by a fault, still running: "
+                                       "%s" % [p for p in missing
+                                               if p in ps.termed]))
         time.sleep(0.2)
 
 
