@@ -82,9 +82,10 @@ static void schema_pause(int try) {
  * Upgrades tables found at an earlier schema version `from` with the
  * dialect's upgrade statements (written to bring any earlier version up),
  * in one transaction,
- * when LeaderCreateSchema allows; a failed upgrade is tried once more
- * (another candidate may have been upgrading at the same moment), and the
- * version read afterwards decides. Returns 0 or a negative error with a
+ * when LeaderCreateSchema allows; a failed upgrade is tried again, up to
+ * SCHEMA_TRIES times without the version moving (another candidate may
+ * be upgrading at the same moment), and the version read afterwards
+ * decides. Returns 0 or a negative error with a
  * message in err.
  */
 static int upgrade_schema(struct odbc_leader__db *db, int64_t from, char *err,
@@ -106,6 +107,8 @@ static int upgrade_schema(struct odbc_leader__db *db, int64_t from, char *err,
         return ODBC_LEADER_ESCHEMA;
     }
     for (int try = 1; try <= SCHEMA_TRIES && version != to; try++) {
+        int64_t before = version;
+
         if (try > 1)
             schema_pause(try - 1);
         odbc_leader__logf(db->log, LOG_NOTICE,
@@ -120,6 +123,10 @@ static int upgrade_schema(struct odbc_leader__db *db, int64_t from, char *err,
         rc = read_version(db, &version);
         if (rc < 0)
             break;
+        if (version > before)
+            try = 0; /* progress (ours or a racer's, step by step on a
+                        database whose DDL commits by itself): the tries
+                        count again from the version reached */
     }
     if (rc == 0 && version == to)
         return 0;
