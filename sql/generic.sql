@@ -59,7 +59,8 @@
 -- counts as a missing table too).
 
 -- @dialect generic
--- @schema-version 6
+-- @define by_member 9223372036854775807
+-- @schema-version 7
 -- @unique-violation 23505 23000 HY000:19
 -- @transient 40001 40P01 55P03 57014 HY018:1969 HY000:1205 HY000:5 HY000:6
 -- @connection-lost 08* 57P01 57P02 57P03
@@ -210,6 +211,28 @@ ALTER TABLE {prefix}job ADD COLUMN refused VARCHAR(512) NULL;
 ALTER TABLE {prefix}job ADD COLUMN refused_at_ms BIGINT NULL;
 ALTER TABLE {prefix}job ADD COLUMN refused_by VARCHAR(128) NULL;
 UPDATE {prefix}schema SET version = 6 WHERE version = 5;
+
+-- @step 7
+-- Version 6 to 7: shards held under their member's lease
+-- (docs/protocol.md, "Shards held under the member's lease"). One row per
+-- member incarnation: its lease in database time and its renewal counter
+-- (never lowered); an expiry of 0 marks a lease a taker ended for good. A
+-- shard row a member of this version takes says so with the expiry
+-- {by_member}: it holds while its holder's lease does, and is written
+-- again only when it moves. Members of version 6 still running go on
+-- renewing their own rows; they never take a row of {by_member} (never
+-- expired to them).
+CREATE TABLE {prefix}member (
+    grp VARCHAR(128) NOT NULL,
+    inc BIGINT NOT NULL,
+    member_id VARCHAR(128) NOT NULL,
+    started_at_ms BIGINT NOT NULL,
+    renewed_at_ms BIGINT NOT NULL,
+    expires_at_ms BIGINT NOT NULL,
+    renew_seq BIGINT NOT NULL,
+    PRIMARY KEY (grp, inc)
+);
+UPDATE {prefix}schema SET version = 7 WHERE version = 6;
 
 -- @statement schema_version
 SELECT MAX(version) FROM {prefix}schema;
@@ -395,7 +418,16 @@ DELETE FROM {prefix}candidate
 WHERE namespace = :ns AND candidate_id = :id;
 
 -- @statement leader
-SELECT leader_id, term, expires_at_ms, {now}
+-- A shard held under its member's lease (schema 7) expires with the
+-- lease.
+SELECT leader_id, term,
+    CASE WHEN expires_at_ms = {by_member}
+         THEN COALESCE((SELECT {prefix}member.expires_at_ms
+                        FROM {prefix}member
+                        WHERE {prefix}member.grp = {prefix}lease.grp
+                          AND {prefix}member.inc = {prefix}lease.inc), 0)
+         ELSE expires_at_ms END,
+    {now}
 FROM {prefix}lease
 WHERE namespace = :ns;
 
@@ -437,6 +469,11 @@ WHERE namespace = :ns
   AND leader_id = :id
   AND term = :term
   AND expires_at_ms > {now}
+  AND ({prefix}lease.expires_at_ms < {by_member}
+       OR EXISTS (SELECT 1 FROM {prefix}member
+                   WHERE {prefix}member.grp = {prefix}lease.grp
+                     AND {prefix}member.inc = {prefix}lease.inc
+                     AND {prefix}member.expires_at_ms > {now}))
   AND (:fire_ms >= {now} - :retention_ms OR :fire_ms = term - term)
   AND NOT EXISTS (SELECT 1 FROM {prefix}job
                   WHERE {prefix}job.namespace = :ns
@@ -472,7 +509,12 @@ WHERE namespace = :ns AND job = :job AND fire_ms = :fire_ms
               WHERE {prefix}lease.namespace = :ns
                 AND {prefix}lease.leader_id = :id
                 AND {prefix}lease.term = :term
-                AND {prefix}lease.expires_at_ms > {now})
+                AND {prefix}lease.expires_at_ms > {now}
+                AND ({prefix}lease.expires_at_ms < {by_member}
+                     OR EXISTS (SELECT 1 FROM {prefix}member
+                                 WHERE {prefix}member.grp = {prefix}lease.grp
+                                   AND {prefix}member.inc = {prefix}lease.inc
+                                   AND {prefix}member.expires_at_ms > {now})))
   AND NOT EXISTS (SELECT 1 FROM {prefix}job
                   WHERE {prefix}job.namespace = :ns
                     AND {prefix}job.job = :job
@@ -491,6 +533,11 @@ WHERE namespace = :ns
   AND leader_id = :id
   AND term = :term
   AND expires_at_ms > {now}
+  AND ({prefix}lease.expires_at_ms < {by_member}
+       OR EXISTS (SELECT 1 FROM {prefix}member
+                   WHERE {prefix}member.grp = {prefix}lease.grp
+                     AND {prefix}member.inc = {prefix}lease.inc
+                     AND {prefix}member.expires_at_ms > {now}))
   AND NOT EXISTS (SELECT 1 FROM {prefix}fire
                   WHERE {prefix}fire.namespace = :ns
                     AND {prefix}fire.job = :job
@@ -558,7 +605,12 @@ WHERE namespace = :ns
               WHERE {prefix}lease.namespace = :ns
                 AND {prefix}lease.leader_id = :id
                 AND {prefix}lease.term = :term
-                AND {prefix}lease.expires_at_ms > {now});
+                AND {prefix}lease.expires_at_ms > {now}
+                AND ({prefix}lease.expires_at_ms < {by_member}
+                     OR EXISTS (SELECT 1 FROM {prefix}member
+                                 WHERE {prefix}member.grp = {prefix}lease.grp
+                                   AND {prefix}member.inc = {prefix}lease.inc
+                                   AND {prefix}member.expires_at_ms > {now})));
 
 -- @statement offers
 -- The fires offered to the leader of term :term, oldest first, and the
@@ -709,7 +761,12 @@ SELECT 1 FROM {prefix}lease
 WHERE namespace = :ns
   AND term = :term
   AND leader_id IS NOT NULL
-  AND expires_at_ms > {now};
+  AND expires_at_ms > {now}
+  AND ({prefix}lease.expires_at_ms < {by_member}
+       OR EXISTS (SELECT 1 FROM {prefix}member
+                   WHERE {prefix}member.grp = {prefix}lease.grp
+                     AND {prefix}member.inc = {prefix}lease.inc
+                     AND {prefix}member.expires_at_ms > {now}));
 
 -- @statement elections
 -- The election log of the namespace, oldest term first: term, leader_id,
@@ -781,18 +838,19 @@ SELECT (SELECT COUNT(*) FROM {prefix}lease WHERE grp = :ns),
 FROM {prefix}schema;
 
 -- @statement group_tick
--- A member's tick in one transaction (docs/protocol.md, "Groups"), with
--- the lists as the engine gives them to a dialect without JSON:
--- :take_mask and :release_mask hold one character per shard, '1' at
--- position shard + 1 for a shard listed; :dead_inc and :dead_seq are one
--- watched-dead holder and the highest renew_seq seen of it (0 and -1
--- when there is none; the engine offers another one, when there are
--- several, at each tick).
+-- A member's tick in one transaction (docs/protocol.md, "Groups" and
+-- "Shards held under the member's lease"), with the lists as the engine
+-- gives them to a dialect without JSON: :take_mask and :release_mask
+-- hold one character per shard, '1' at position shard + 1 for a shard
+-- listed; :dead_inc and :dead_seq are one watched-dead holder and the
+-- highest renew_seq seen of it (0 and -1 when there is none; the engine
+-- offers another one, when there are several, at each tick).
 -- Every tick locks in the same order, so that members' ticks wait for
 -- each other instead of deadlocking: first the group's candidate rows
--- (the DELETE reads them all), then the group's lease rows (the take
--- reads them all). InnoDB under REPEATABLE READ keeps a lock on every row
--- a statement read, so ticks that renewed their own rows first and then
+-- (the DELETE reads them all), then the member leases (its own, then the
+-- watched-dead holder's), then the group's lease rows (the take reads
+-- them all). InnoDB under REPEATABLE READ keeps a lock on every row a
+-- statement read, so ticks that renewed their own rows first and then
 -- read the others' deadlocked on every concurrent pair; in this order
 -- they take turns. SQLite takes its write lock at the first statement.
 -- 1. The candidate rows that expired more than one candidate TTL ago
@@ -810,39 +868,87 @@ SELECT :ns, :id, {now}, {now}, {now} + :cand_ttl_ms
 FROM {prefix}schema
 WHERE NOT EXISTS (SELECT 1 FROM {prefix}candidate
                   WHERE namespace = :ns AND candidate_id = :id);
--- 2. Take the shards of :take_mask that are vacant and reserved for
--- nobody, or expired and held by this process's own incarnation (which
--- could not renew them, and which nobody else takes from while it lives),
--- or expired and held by the watched-dead holder while it has
--- not renewed them since it was seen. A row taken here gets renew_seq =
--- :seq (a row of its own keeps a higher one: never lowered), so step 3
--- cannot release it and step 4 renews it in place.
+-- 2. The lease of this incarnation (:id, :inc): made when it has no row,
+-- renewed while unexpired, never after (renew_seq = :seq afterwards says
+-- it holds). A row goes a day after it expired and only when it holds no
+-- shard, so a late statement that makes it again holds only what it then
+-- takes.
+INSERT INTO {prefix}member (grp, inc, member_id, started_at_ms,
+    renewed_at_ms, expires_at_ms, renew_seq)
+SELECT :ns, :inc, :id, {now}, {now}, {now} + :ttl_ms, :seq
+FROM {prefix}schema
+WHERE NOT EXISTS (SELECT 1 FROM {prefix}member
+                  WHERE grp = :ns AND inc = :inc);
+UPDATE {prefix}member
+SET renewed_at_ms = {now},
+    expires_at_ms = {now} + :ttl_ms,
+    renew_seq = :seq
+WHERE grp = :ns
+  AND inc = :inc
+  AND member_id = :id
+  AND renew_seq < :seq
+  AND expires_at_ms > {now};
+DELETE FROM {prefix}member
+WHERE grp = :ns
+  AND inc <> :inc
+  AND expires_at_ms < {now} - 86400000
+  AND NOT EXISTS (SELECT 1 FROM {prefix}lease
+                  WHERE {prefix}lease.grp = :ns
+                    AND {prefix}lease.inc = {prefix}member.inc);
+-- 3. The watched-dead holder's lease, when it expired and was not renewed
+-- since it was seen: ended for good (expiry 0). This write orders a take
+-- from it after the holder's last renewal: a renewal waiting on it finds
+-- the lease ended, whatever its own clock says, and a renewal it waits on
+-- makes it match nothing.
+UPDATE {prefix}member
+SET expires_at_ms = 0
+WHERE grp = :ns
+  AND inc = :dead_inc
+  AND inc <> :inc
+  AND expires_at_ms <= {now}
+  AND expires_at_ms <> 0
+  AND renew_seq <= :dead_seq;
+-- 4. Only while the lease holds, take the shards of :take_mask that are
+-- vacant and reserved for nobody, or held under the watched-dead
+-- holder's ended lease (no higher renew_seq than seen), or held by a
+-- member of version 6 (its own expiry) that expired unrenewed since it
+-- was seen. A take writes {by_member} as the expiry: the shard holds
+-- while the lease does.
 UPDATE {prefix}lease
 SET leader_id = :id,
-    renew_seq = CASE WHEN inc = :inc AND renew_seq > :seq THEN renew_seq
-                     ELSE :seq END,
+    renew_seq = :seq,
     inc = :inc,
     term = term + 1,
     elected_at_ms = {now},
     renewed_at_ms = {now},
-    expires_at_ms = {now} + :ttl_ms,
+    expires_at_ms = {by_member},
     resign_requested = 0,
     handoff_to = NULL
 WHERE grp = :ns
   AND SUBSTRING(:take_mask, shard + 1, 1) = '1'
+  AND EXISTS (SELECT 1 FROM {prefix}member
+              WHERE {prefix}member.grp = :ns
+                AND {prefix}member.inc = :inc
+                AND {prefix}member.renew_seq = :seq
+                AND {prefix}member.expires_at_ms > {now})
   AND ((leader_id IS NULL AND inc IS NULL AND handoff_to IS NULL)
-       OR (expires_at_ms <= {now}
-           AND inc = :inc
-           AND leader_id = :id)
+       OR (expires_at_ms = {by_member}
+           AND inc <> :inc
+           AND inc = :dead_inc
+           AND EXISTS (SELECT 1 FROM {prefix}member
+                       WHERE {prefix}member.grp = :ns
+                         AND {prefix}member.inc = :dead_inc
+                         AND {prefix}member.expires_at_ms = 0
+                         AND {prefix}member.renew_seq <= :dead_seq))
        OR (expires_at_ms <= {now}
            AND inc <> :inc
            AND inc = :dead_inc
            AND renew_seq <= :dead_seq));
--- 3. Release the shards of :release_mask (their host stopped their work
+-- 5. Release the shards of :release_mask (their host stopped their work
 -- first). A row is released only when no later tick of this process
--- renewed or took it (renew_seq < :seq) -- the masks carry no terms, and
--- this is what the term in the other dialects' list guards: a late copy
--- of an old tick must not release a term taken after it.
+-- took it (renew_seq < :seq) -- the masks carry no terms, and this is
+-- what the term in the other dialects' list guards: a late copy of an
+-- old tick must not release a term taken after it.
 UPDATE {prefix}lease
 SET leader_id = NULL,
     inc = NULL,
@@ -853,30 +959,34 @@ WHERE grp = :ns
   AND leader_id = :id
   AND renew_seq < :seq
   AND SUBSTRING(:release_mask, shard + 1, 1) = '1';
--- 4. Renew every other shard this process holds while unexpired; a
--- renewal never lowers renew_seq.
-UPDATE {prefix}lease
-SET renewed_at_ms = {now},
-    expires_at_ms = {now} + :ttl_ms,
-    renew_seq = CASE WHEN renew_seq > :seq THEN renew_seq ELSE :seq END
-WHERE grp = :ns
-  AND inc = :inc
-  AND leader_id = :id
-  AND expires_at_ms > {now};
--- 5. Result rows, kind first: L shard term expires_at_ms (held after
--- this tick), M candidate_id heartbeat_at_ms expires_at_ms (live
--- members), H holder_id inc max(renew_seq) count (holders), V shard term
+-- 6. Result rows, kind first: S renewed(1/0) renew_seq expires_at_ms
+-- (this incarnation's lease, one row), L shard term expires_at_ms (held
+-- after this tick), M candidate_id heartbeat_at_ms expires_at_ms (live
+-- members), H holder_id inc renew_seq count (holders: the lease's
+-- counter, or a version-6 holder's highest renew_seq), V shard term
 -- expires_at_ms (vacant); now_ms last.
+SELECT 'S', NULL,
+    COUNT(CASE WHEN renew_seq = :seq AND expires_at_ms > {now}
+               THEN 1 END),
+    COALESCE(MAX(renew_seq), 0), COALESCE(MAX(expires_at_ms), 0), 0, {now}
+FROM {prefix}member
+WHERE grp = :ns AND inc = :inc
+UNION ALL
 SELECT 'L', NULL, shard, term, expires_at_ms, 0, {now}
 FROM {prefix}lease
-WHERE grp = :ns AND inc = :inc AND leader_id = :id AND renew_seq = :seq
+WHERE grp = :ns AND inc = :inc AND leader_id = :id
 UNION ALL
 SELECT 'M', candidate_id, 0, heartbeat_at_ms, expires_at_ms, 0, {now}
 FROM {prefix}candidate
 WHERE namespace = :ns
   AND expires_at_ms > {now}
 UNION ALL
-SELECT 'H', MAX(leader_id), inc, MAX(renew_seq), COUNT(*), 0, {now}
+SELECT 'H', MAX(leader_id), inc,
+    COALESCE((SELECT MAX({prefix}member.renew_seq) FROM {prefix}member
+              WHERE {prefix}member.grp = :ns
+                AND {prefix}member.inc = {prefix}lease.inc),
+             MAX(renew_seq)),
+    COUNT(*), 0, {now}
 FROM {prefix}lease
 WHERE grp = :ns AND inc IS NOT NULL
 GROUP BY inc
@@ -886,13 +996,18 @@ FROM {prefix}lease
 WHERE grp = :ns AND inc IS NULL;
 
 -- @statement group_leave
--- A member leaving gracefully: its candidate row goes and every shard
--- this process holds becomes vacant at once (its host stopped their work
--- first), so the others take them at their next tick. Candidate rows
--- first, as in group_tick.
+-- A member leaving gracefully: its candidate row goes, its lease ends and
+-- every shard this process holds becomes vacant at once (its host stopped
+-- their work first), so the others take them at their next tick.
+-- Candidate rows first, as in group_tick, then the lease.
 DELETE FROM {prefix}candidate
 WHERE namespace = :ns
   AND candidate_id = :id;
+UPDATE {prefix}member
+SET expires_at_ms = {now}
+WHERE grp = :ns
+  AND inc = :inc
+  AND expires_at_ms > {now};
 UPDATE {prefix}lease
 SET leader_id = NULL,
     inc = NULL,
@@ -903,9 +1018,17 @@ WHERE grp = :ns
   AND leader_id = :id;
 
 -- @statement group_shards
--- Every shard of group :ns as the database holds it now, for status.
+-- Every shard of group :ns as the database holds it now, for status: a
+-- shard held under its member's lease expires with that lease.
 -- Result: shard, leader_id, term, expires_at_ms, now_ms.
-SELECT shard, leader_id, term, expires_at_ms, {now}
+SELECT shard, leader_id, term,
+    CASE WHEN expires_at_ms = {by_member}
+         THEN COALESCE((SELECT {prefix}member.expires_at_ms
+                        FROM {prefix}member
+                        WHERE {prefix}member.grp = {prefix}lease.grp
+                          AND {prefix}member.inc = {prefix}lease.inc), 0)
+         ELSE expires_at_ms END,
+    {now}
 FROM {prefix}lease
 WHERE grp = :ns
 ORDER BY shard;

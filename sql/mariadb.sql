@@ -56,6 +56,7 @@
 
 -- @dialect mariadb
 -- @define now (TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)
+-- @define by_member 9223372036854775807
 -- The wake-up lock of a namespace: a named lock (GET_LOCK) that the
 -- leader takes with its term and lets go of after resigning, so that
 -- followers blocked in "wait" wake up at once (see release and wait).
@@ -67,7 +68,7 @@
 -- server; a restart keeps it).
 -- @define epoch IF(@@wsrep_on, (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_CLUSTER_STATE_UUID'), CONCAT(@@hostname, ':', @@port, '/', @@server_id))
 -- @dbms MariaDB
--- @schema-version 8
+-- @schema-version 9
 -- @unique-violation *:1062
 -- @transient 40001 *:1213 *:1205 *:1969
 -- @connection-lost 08* *:2006 *:2013 *:2002 *:2003 *:2055 *:1927 *:1053
@@ -201,6 +202,26 @@ ALTER TABLE {prefix}job
     ADD COLUMN IF NOT EXISTS refused_at_ms BIGINT NULL,
     ADD COLUMN IF NOT EXISTS refused_by VARCHAR(128) NULL;
 UPDATE {prefix}schema SET version = 8 WHERE version < 8;
+-- Version 9: shards held under their member's lease (docs/protocol.md,
+-- "Shards held under the member's lease"). One row per member
+-- incarnation: its lease in database time, its renewal counter (never
+-- lowered) and the epoch it was written in. A shard row a member of this
+-- version takes says so with the expiry {by_member}: it holds while its
+-- holder's lease does, and is written again only when it moves. Members
+-- of version 8 still running go on renewing their own rows; they never
+-- take a row of {by_member} (never expired to them).
+CREATE TABLE IF NOT EXISTS {prefix}member (
+    grp VARCHAR(128) NOT NULL,
+    inc BIGINT NOT NULL,
+    member_id VARCHAR(128) NOT NULL,
+    started_at_ms BIGINT NOT NULL,
+    renewed_at_ms BIGINT NOT NULL,
+    expires_at_ms BIGINT NOT NULL,
+    renew_seq BIGINT NOT NULL,
+    epoch VARCHAR(64) NULL,
+    PRIMARY KEY (grp, inc)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+UPDATE {prefix}schema SET version = 9 WHERE version < 9;
 
 -- @statement schema_version
 SELECT MAX(version) FROM {prefix}schema;
@@ -442,10 +463,15 @@ DELETE FROM {prefix}candidate
 WHERE namespace = :ns AND candidate_id = :id;
 
 -- @statement leader
-SELECT leader_id, term, expires_at_ms,
+-- A shard held under its member's lease (schema 9) expires with the
+-- lease.
+SELECT l.leader_id, l.term,
+    CASE WHEN l.expires_at_ms = {by_member}
+         THEN COALESCE(mb.expires_at_ms, 0) ELSE l.expires_at_ms END,
     {now}
-FROM {prefix}lease
-WHERE namespace = :ns;
+FROM {prefix}lease AS l
+LEFT JOIN {prefix}member AS mb ON mb.grp = l.grp AND mb.inc = l.inc
+WHERE l.namespace = :ns;
 
 -- @statement candidates
 SELECT candidate_id, heartbeat_at_ms, expires_at_ms,
@@ -505,6 +531,11 @@ WHERE namespace = :ns
   AND term = :term
   AND expires_at_ms > {now}
   AND (epoch IS NULL OR epoch = {epoch})
+  AND ({prefix}lease.expires_at_ms < {by_member}
+       OR EXISTS (SELECT 1 FROM {prefix}member AS mb
+                   WHERE mb.grp = {prefix}lease.grp AND mb.inc = {prefix}lease.inc
+                     AND mb.expires_at_ms > {now}
+                     AND (mb.epoch IS NULL OR mb.epoch = {epoch})))
   AND (:fire_ms = 0 OR :fire_ms >= {now} - :retention_ms)
   AND NOT EXISTS (SELECT 1 FROM {prefix}job AS j
                   WHERE j.namespace = :ns AND j.job = :job
@@ -536,7 +567,12 @@ WHERE namespace = :ns AND job = :job AND fire_ms = :fire_ms
   AND EXISTS (SELECT 1 FROM {prefix}lease AS l
               WHERE l.namespace = :ns AND l.leader_id = :id
                 AND l.term = :term AND l.expires_at_ms > {now}
-                AND (l.epoch IS NULL OR l.epoch = {epoch}))
+                AND (l.epoch IS NULL OR l.epoch = {epoch})
+                AND (l.expires_at_ms < {by_member}
+                     OR EXISTS (SELECT 1 FROM {prefix}member AS mb
+                                 WHERE mb.grp = l.grp AND mb.inc = l.inc
+                                   AND mb.expires_at_ms > {now}
+                                   AND (mb.epoch IS NULL OR mb.epoch = {epoch}))))
   AND NOT EXISTS (SELECT 1 FROM {prefix}job AS j
                   WHERE j.namespace = :ns AND j.job = :job
                     AND j.paused <> 0);
@@ -554,7 +590,12 @@ WHERE namespace = :ns
   AND leader_id = :id
   AND term = :term
   AND expires_at_ms > {now}
-  AND (epoch IS NULL OR epoch = {epoch});
+  AND (epoch IS NULL OR epoch = {epoch})
+  AND ({prefix}lease.expires_at_ms < {by_member}
+       OR EXISTS (SELECT 1 FROM {prefix}member AS mb
+                   WHERE mb.grp = {prefix}lease.grp AND mb.inc = {prefix}lease.inc
+                     AND mb.expires_at_ms > {now}
+                     AND (mb.epoch IS NULL OR mb.epoch = {epoch})));
 
 -- @statement finish
 -- Records the outcome of a fire we claimed, once, in the term we claimed
@@ -617,7 +658,12 @@ WHERE namespace = :ns
   AND EXISTS (SELECT 1 FROM {prefix}lease AS l
               WHERE l.namespace = :ns AND l.leader_id = :id
                 AND l.term = :term AND l.expires_at_ms > {now}
-                AND (l.epoch IS NULL OR l.epoch = {epoch}));
+                AND (l.epoch IS NULL OR l.epoch = {epoch})
+                AND (l.expires_at_ms < {by_member}
+                     OR EXISTS (SELECT 1 FROM {prefix}member AS mb
+                                 WHERE mb.grp = l.grp AND mb.inc = l.inc
+                                   AND mb.expires_at_ms > {now}
+                                   AND (mb.epoch IS NULL OR mb.epoch = {epoch}))));
 
 -- @statement offers
 -- The fires offered to the leader of term :term, oldest first, and the
@@ -749,7 +795,12 @@ WHERE namespace = :ns
   AND term = :term
   AND leader_id IS NOT NULL
   AND expires_at_ms > {now}
-  AND (epoch IS NULL OR epoch = {epoch});
+  AND (epoch IS NULL OR epoch = {epoch})
+  AND ({prefix}lease.expires_at_ms < {by_member}
+       OR EXISTS (SELECT 1 FROM {prefix}member AS mb
+                   WHERE mb.grp = {prefix}lease.grp AND mb.inc = {prefix}lease.inc
+                     AND mb.expires_at_ms > {now}
+                     AND (mb.epoch IS NULL OR mb.epoch = {epoch})));
 
 -- @statement elections
 -- The election log of the namespace, oldest term first: term, leader_id,
@@ -848,23 +899,23 @@ BEGIN NOT ATOMIC
 
 -- @statement group_tick
 -- A member's tick, one block and one round trip (docs/protocol.md,
--- "Sharded groups"): heartbeat; release the shards in :release (a JSON
--- array of [shard, term] pairs: a row is released only in the term named,
--- so an old tick still running on a lost connection cannot release a
--- later term; the host stopped their work first); renew every
--- other shard this process (:id, incarnation :inc) holds while unexpired
--- and of this epoch; quarantine the group's rows written in another
--- epoch; take the shards in :take that are vacant and reserved for
--- nobody, or expired and held by this process's own incarnation (which
--- could not renew them, and which nobody else takes from while it lives;
--- an UPDATE of its own, as one UPDATE's assignments may not read each
--- other's results), or expired and held by an incarnation the caller has watched
--- unrenewed for one TTL on its own clock (:dead, a JSON array of
--- [incarnation, the highest renew_seq seen of it]: a row is taken only
--- while its holder has not renewed it since). Rows renewed or taken get
--- renew_seq = :seq, this process's tick number (a renewal or a take of its
--- own row never lowers it: an old tick still running on a lost connection
--- must not hide a later renewal from a watcher).
+-- "Sharded groups" and "Shards held under the member's lease"):
+-- heartbeat; the lease of this incarnation (:id, :inc), made when it has
+-- no row and renewed while unexpired, never after; release the shards in
+-- :release (a JSON array of [shard, term] pairs: a row is released only
+-- in the term named, so an old tick still running on a lost connection
+-- cannot release a later term; the host stopped their work first);
+-- quarantine the group's rows written in another epoch; and, only while
+-- the lease holds, take the shards in :take that are vacant and reserved
+-- for nobody, or held by an incarnation the caller has watched standing
+-- still for one TTL on its own clock (:dead, a JSON array of
+-- [incarnation, the highest renew_seq seen of it]): for a row of
+-- {by_member}, one whose lease expired and was not renewed since; for a
+-- row a member of version 8 renews itself, one that expired unrenewed
+-- since. A take writes the term + 1, renew_seq = :seq and {by_member}:
+-- the shard holds while the lease does, and a steady tick writes no
+-- shard row. Leases of incarnations that hold nothing and expired a day
+-- ago go.
 --
 -- Locks: under REPEATABLE READ an InnoDB UPDATE locks every row it reads
 -- (and the gaps of a range it scans), whether it matches or not. So each
@@ -880,16 +931,26 @@ BEGIN NOT ATOMIC
 -- a failover). Likewise the candidates' garbage collection: IF EXISTS
 -- (SELECT ...) is a locking read here, whose shared locks on the other
 -- members' candidate rows deadlocked with their heartbeats. An empty list
--- runs nothing. Result rows, kind first: L
--- shard term expires_at_ms (held after this tick), M candidate_id
--- heartbeat_at_ms expires_at_ms (live members), H holder_id inc
--- max(renew_seq) count (holders), V shard term expires_at_ms (vacant);
--- now_ms last.
+-- runs nothing.
+--
+-- The lease and a take from it are ordered by the lease row's lock: the
+-- renewal locks the row first (an upsert that changes nothing), then
+-- renews it in an UPDATE whose clock is read after that lock ({now}, not
+-- the block's v_now); a take locks each watched holder's lease (SELECT
+-- ... FOR UPDATE: the newest committed renewal, and none after it until
+-- this commits) and finds it expired on a clock read after that lock. So
+-- a renewal waiting on a take fails after it, and a take waiting on a
+-- renewal sees it. Result rows, kind first: S renewed(1/0) renew_seq
+-- expires_at_ms (this incarnation's lease), L shard term expires_at_ms
+-- (held after this tick), M candidate_id heartbeat_at_ms expires_at_ms
+-- (live members), H holder_id inc renew_seq count (holders: the lease's
+-- counter, or a version-8 holder's highest renew_seq), V shard term
+-- expires_at_ms (vacant); now_ms last.
 BEGIN NOT ATOMIC
     DECLARE v_now BIGINT DEFAULT {now}
     ; DECLARE v_epoch VARCHAR(64) DEFAULT {epoch}
-    ; DECLARE v_stale, v_gone INT DEFAULT 0
-    ; DECLARE v_mine, v_take LONGTEXT DEFAULT NULL
+    ; DECLARE v_stale, v_gone, v_lease, v_old INT DEFAULT 0
+    ; DECLARE v_take, v_dead LONGTEXT DEFAULT NULL
     ; DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END
     ; START TRANSACTION
     ; INSERT INTO {prefix}candidate (namespace, candidate_id,
@@ -907,6 +968,29 @@ BEGIN NOT ATOMIC
             AND candidate_id <> :id
             AND expires_at_ms < v_now - :cand_ttl_ms
     ; END IF
+    ; INSERT INTO {prefix}member (grp, inc, member_id, started_at_ms,
+          renewed_at_ms, expires_at_ms, renew_seq, epoch)
+      VALUES (:ns, :inc, :id, v_now, v_now, v_now + :ttl_ms, :seq, v_epoch)
+      ON DUPLICATE KEY UPDATE inc = inc
+    ; UPDATE {prefix}member
+      SET renewed_at_ms = v_now, expires_at_ms = v_now + :ttl_ms,
+          renew_seq = :seq
+      WHERE grp = :ns AND inc = :inc AND member_id = :id
+        AND renew_seq < :seq
+        AND expires_at_ms > {now}
+        AND (epoch IS NULL OR epoch = v_epoch)
+    ; SELECT COUNT(*) INTO v_lease FROM {prefix}member
+      WHERE grp = :ns AND inc = :inc AND renew_seq = :seq
+        AND expires_at_ms > v_now
+    ; SELECT COUNT(*) INTO v_old FROM {prefix}member
+      WHERE grp = :ns AND expires_at_ms < v_now - 86400000
+    ; IF v_old > 0 THEN
+          DELETE FROM {prefix}member
+          WHERE grp = :ns AND inc <> :inc
+            AND expires_at_ms < v_now - 86400000
+            AND inc NOT IN (SELECT inc FROM {prefix}lease
+                            WHERE grp = :ns AND inc IS NOT NULL)
+    ; END IF
     ; IF JSON_LENGTH(:release) > 0 THEN
           UPDATE {prefix}lease AS l
           JOIN JSON_TABLE(:release, '$[*]'
@@ -915,21 +999,6 @@ BEGIN NOT ATOMIC
           SET l.leader_id = NULL, l.inc = NULL, l.resign_requested = 0,
               l.expires_at_ms = v_now
           WHERE l.inc = :inc AND l.leader_id = :id
-            AND (l.epoch IS NULL OR l.epoch = v_epoch)
-    ; END IF
-    ; SELECT JSON_ARRAYAGG(shard) INTO v_mine FROM {prefix}lease
-      WHERE grp = :ns AND inc = :inc AND leader_id = :id
-        AND expires_at_ms > v_now
-        AND (epoch IS NULL OR epoch = v_epoch)
-    ; IF v_mine IS NOT NULL THEN
-          UPDATE {prefix}lease AS l
-          JOIN JSON_TABLE(v_mine, '$[*]' COLUMNS (s INT PATH '$')) AS j
-            ON l.grp = :ns AND l.shard = j.s
-          SET l.renewed_at_ms = v_now, l.expires_at_ms = v_now + :ttl_ms,
-              l.renew_seq = GREATEST(COALESCE(l.renew_seq, 0), :seq),
-              l.epoch = v_epoch
-          WHERE l.inc = :inc AND l.leader_id = :id
-            AND l.expires_at_ms > v_now
             AND (l.epoch IS NULL OR l.epoch = v_epoch)
     ; END IF
     ; SELECT COUNT(*) INTO v_stale FROM {prefix}lease
@@ -942,16 +1011,28 @@ BEGIN NOT ATOMIC
               handoff_to = '', epoch = v_epoch
           WHERE grp = :ns AND epoch IS NOT NULL AND epoch <> v_epoch
     ; END IF
-    ; IF JSON_LENGTH(:take) > 0 THEN
-          SELECT JSON_ARRAYAGG(l.shard) INTO v_take
+    ; IF JSON_LENGTH(:take) > 0 AND v_lease > 0 THEN
+          IF JSON_LENGTH(:dead) > 0 THEN
+              SELECT JSON_ARRAYAGG(h.inc) INTO v_dead
+              FROM {prefix}member AS h
+              JOIN JSON_TABLE(:dead, '$[*]' COLUMNS (i BIGINT PATH '$[0]',
+                                                     q BIGINT PATH '$[1]')) AS d
+                ON h.grp = :ns AND h.inc = d.i
+              WHERE h.inc <> :inc
+                AND ((h.expires_at_ms <= {now} AND h.renew_seq <= d.q)
+                     OR (h.epoch IS NOT NULL AND h.epoch <> v_epoch))
+              FOR UPDATE
+          ; END IF
+        ; SELECT JSON_ARRAYAGG(l.shard) INTO v_take
           FROM {prefix}lease AS l
           JOIN JSON_TABLE(:take, '$[*]' COLUMNS (s INT PATH '$')) AS j
             ON l.grp = :ns AND l.shard = j.s
           WHERE (l.epoch IS NULL OR l.epoch = v_epoch)
             AND ((l.leader_id IS NULL AND l.inc IS NULL
                   AND l.handoff_to IS NULL)
-                 OR (l.expires_at_ms <= v_now
-                     AND l.inc = :inc AND l.leader_id = :id)
+                 OR (l.expires_at_ms = {by_member} AND l.inc <> :inc
+                     AND JSON_CONTAINS(COALESCE(v_dead, '[]'),
+                                       CAST(l.inc AS CHAR)))
                  OR (l.expires_at_ms <= v_now
                      AND l.inc <> :inc
                      AND EXISTS (SELECT 1 FROM JSON_TABLE(:dead, '$[*]'
@@ -963,23 +1044,16 @@ BEGIN NOT ATOMIC
           UPDATE {prefix}lease AS l
           JOIN JSON_TABLE(v_take, '$[*]' COLUMNS (s INT PATH '$')) AS j
             ON l.grp = :ns AND l.shard = j.s
-          SET l.renew_seq = GREATEST(COALESCE(l.renew_seq, 0), :seq),
-              l.term = l.term + 1, l.elected_at_ms = v_now,
-              l.renewed_at_ms = v_now, l.expires_at_ms = v_now + :ttl_ms,
-              l.resign_requested = 0, l.handoff_to = NULL, l.epoch = v_epoch
-          WHERE (l.epoch IS NULL OR l.epoch = v_epoch)
-            AND l.expires_at_ms <= v_now
-            AND l.inc = :inc AND l.leader_id = :id
-        ; UPDATE {prefix}lease AS l
-          JOIN JSON_TABLE(v_take, '$[*]' COLUMNS (s INT PATH '$')) AS j
-            ON l.grp = :ns AND l.shard = j.s
           SET l.leader_id = :id, l.inc = :inc, l.renew_seq = :seq,
               l.term = l.term + 1, l.elected_at_ms = v_now,
-              l.renewed_at_ms = v_now, l.expires_at_ms = v_now + :ttl_ms,
+              l.renewed_at_ms = v_now, l.expires_at_ms = {by_member},
               l.resign_requested = 0, l.handoff_to = NULL, l.epoch = v_epoch
           WHERE (l.epoch IS NULL OR l.epoch = v_epoch)
             AND ((l.leader_id IS NULL AND l.inc IS NULL
                   AND l.handoff_to IS NULL)
+                 OR (l.expires_at_ms = {by_member} AND l.inc <> :inc
+                     AND JSON_CONTAINS(COALESCE(v_dead, '[]'),
+                                       CAST(l.inc AS CHAR)))
                  OR (l.expires_at_ms <= v_now
                      AND l.inc <> :inc
                      AND EXISTS (SELECT 1 FROM JSON_TABLE(:dead, '$[*]'
@@ -987,21 +1061,28 @@ BEGIN NOT ATOMIC
                                           q BIGINT PATH '$[1]')) AS d
                                  WHERE d.i = l.inc AND l.renew_seq <= d.q)))
     ; END IF
-    ; SELECT 'L' AS kind, CAST(NULL AS CHAR(128)) AS name,
-          CAST(shard AS SIGNED) AS a, term AS b, expires_at_ms AS c,
+    ; SELECT 'S' AS kind, CAST(NULL AS CHAR(128)) AS name,
+          CAST(v_lease > 0 AS SIGNED) AS a,
+          COALESCE((SELECT renew_seq FROM {prefix}member
+                    WHERE grp = :ns AND inc = :inc), 0) AS b,
+          COALESCE((SELECT expires_at_ms FROM {prefix}member
+                    WHERE grp = :ns AND inc = :inc), 0) AS c,
           0 AS won, v_now AS now_ms
+      UNION ALL
+      SELECT 'L', NULL, CAST(shard AS SIGNED), term, expires_at_ms, 0, v_now
       FROM {prefix}lease
       WHERE grp = :ns AND inc = :inc AND leader_id = :id
-        AND renew_seq = :seq
       UNION ALL
       SELECT 'M', candidate_id, 0, heartbeat_at_ms, expires_at_ms, 0, v_now
       FROM {prefix}candidate
       WHERE namespace = :ns AND expires_at_ms > v_now
       UNION ALL
-      SELECT 'H', MAX(leader_id), inc, MAX(renew_seq), COUNT(*), 0, v_now
-      FROM {prefix}lease
-      WHERE grp = :ns AND inc IS NOT NULL
-      GROUP BY inc
+      SELECT 'H', MAX(l.leader_id), l.inc,
+          COALESCE(MAX(mb.renew_seq), MAX(l.renew_seq)), COUNT(*), 0, v_now
+      FROM {prefix}lease AS l
+      LEFT JOIN {prefix}member AS mb ON mb.grp = l.grp AND mb.inc = l.inc
+      WHERE l.grp = :ns AND l.inc IS NOT NULL
+      GROUP BY l.inc
       UNION ALL
       SELECT 'V', NULL, shard, term, expires_at_ms, 0, v_now
       FROM {prefix}lease
@@ -1011,8 +1092,8 @@ BEGIN NOT ATOMIC
 
 -- @statement group_leave
 -- A member leaving gracefully: every shard this process holds becomes
--- vacant at once (its host stopped their work first), and its candidate
--- row goes, so the others take them at their next tick.
+-- vacant at once (its host stopped their work first), its lease ends and
+-- its candidate row goes, so the others take them at their next tick.
 BEGIN NOT ATOMIC
     DECLARE v_now BIGINT DEFAULT {now}
     ; DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END
@@ -1021,16 +1102,23 @@ BEGIN NOT ATOMIC
       SET leader_id = NULL, inc = NULL, resign_requested = 0,
           expires_at_ms = v_now
       WHERE grp = :ns AND inc = :inc AND leader_id = :id
+    ; UPDATE {prefix}member
+      SET expires_at_ms = v_now
+      WHERE grp = :ns AND inc = :inc AND expires_at_ms > v_now
     ; DELETE FROM {prefix}candidate
       WHERE namespace = :ns AND candidate_id = :id
     ; COMMIT
 ; END;
 
 -- @statement group_shards
--- Every shard of group :ns as the database holds it now, for status.
+-- Every shard of group :ns as the database holds it now, for status: a
+-- shard held under its member's lease expires with that lease.
 -- Result: shard, leader_id, term, expires_at_ms, now_ms.
-SELECT shard, leader_id, term, expires_at_ms,
+SELECT l.shard, l.leader_id, l.term,
+    CASE WHEN l.expires_at_ms = {by_member}
+         THEN COALESCE(mb.expires_at_ms, 0) ELSE l.expires_at_ms END,
     {now}
-FROM {prefix}lease
-WHERE grp = :ns
-ORDER BY shard;
+FROM {prefix}lease AS l
+LEFT JOIN {prefix}member AS mb ON mb.grp = l.grp AND mb.inc = l.inc
+WHERE l.grp = :ns
+ORDER BY l.shard;

@@ -12,6 +12,7 @@
 
 -- @dialect postgresql
 -- @define now CAST(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT)
+-- @define by_member 9223372036854775807
 -- The wake-up lock of a namespace: a session-level advisory lock that
 -- the leader takes with its term and lets go of after resigning, so that
 -- followers blocked in "wait" wake up at once (see release and wait).
@@ -36,7 +37,7 @@
 -- before this is read (the guard keeps pg_walfile_name from running).
 -- @define epoch ((SELECT CAST(system_identifier AS TEXT) FROM pg_control_system()) || '/' || CASE WHEN pg_is_in_recovery() THEN 'recovery' ELSE SUBSTR(pg_walfile_name(pg_current_wal_insert_lsn()), 1, 8) END)
 -- @dbms PostgreSQL
--- @schema-version 8
+-- @schema-version 9
 -- @query-timeout off
 -- @unique-violation 23505
 -- @transient 40001 40P01 55P03 57014
@@ -81,12 +82,13 @@ SELECT 1
 WHERE NOT EXISTS (SELECT 1 FROM {prefix}schema);
 
 -- @statement upgrade
--- Any earlier version to 8, in one transaction (PostgreSQL DDL is
+-- Any earlier version to 9, in one transaction (PostgreSQL DDL is
 -- transactional; every statement can run again): version 2 added the fire
 -- ledger, version 3 the lease's epoch, version 4 the database's epoch in
 -- the schema row (and since when, in ms; 0: since before any lease),
 -- version 5 sharded groups, version 6 the election log, version 7 the
--- fire lifecycle, version 8 schedule identities.
+-- fire lifecycle, version 8 schedule identities, version 9 shards held
+-- under their member's lease.
 -- Two candidates upgrading at once may collide on the catalog; the engine
 -- then reads the version the other one wrote.
 CREATE TABLE IF NOT EXISTS {prefix}fire (
@@ -175,6 +177,27 @@ ALTER TABLE {prefix}job
     ADD COLUMN IF NOT EXISTS refused_at_ms BIGINT NULL,
     ADD COLUMN IF NOT EXISTS refused_by VARCHAR(128) NULL;
 UPDATE {prefix}schema SET version = 8 WHERE version < 8;
+-- Version 9: shards held under their member's lease (docs/protocol.md,
+-- "Shards held under the member's lease"). One row per member
+-- incarnation: its lease in database time, its renewal counter (never
+-- lowered) and the epoch it was written in. A shard row a member of this
+-- version takes says so with the expiry {by_member}: it holds while its
+-- holder's lease does, and is written again only when it moves. Members
+-- of version 8 still running go on renewing their own rows; they never
+-- take a row of {by_member} (never expired to them).
+CREATE TABLE IF NOT EXISTS {prefix}member (
+    grp VARCHAR(128) NOT NULL,
+    inc BIGINT NOT NULL,
+    member_id VARCHAR(128) NOT NULL,
+    started_at_ms BIGINT NOT NULL,
+    renewed_at_ms BIGINT NOT NULL,
+    expires_at_ms BIGINT NOT NULL,
+    renew_seq BIGINT NOT NULL,
+    epoch VARCHAR(64) NULL,
+    PRIMARY KEY (grp, inc)
+);
+ALTER TABLE {prefix}member SET (fillfactor = 50);
+UPDATE {prefix}schema SET version = 9 WHERE version < 9;
 
 -- @statement schema_version
 SELECT MAX(version) FROM {prefix}schema;
@@ -473,8 +496,12 @@ WITH clock AS (
     SELECT {now}
         AS now_ms
 )
-SELECT l.leader_id, l.term, l.expires_at_ms, clock.now_ms
-FROM {prefix}lease AS l, clock
+SELECT l.leader_id, l.term,
+    CASE WHEN l.expires_at_ms = {by_member}
+         THEN COALESCE(mb.expires_at_ms, 0) ELSE l.expires_at_ms END,
+    clock.now_ms
+FROM clock, {prefix}lease AS l
+LEFT JOIN {prefix}member AS mb ON mb.grp = l.grp AND mb.inc = l.inc
 WHERE l.namespace = CAST(:ns AS VARCHAR(128));
 
 -- @statement candidates
@@ -552,6 +579,11 @@ WHERE l.namespace = CAST(:ns AS VARCHAR(128))
   AND l.term = CAST(:term AS BIGINT)
   AND l.expires_at_ms > clock.now_ms
   AND (l.epoch IS NULL OR l.epoch = {epoch})
+  AND (l.expires_at_ms < {by_member}
+       OR EXISTS (SELECT 1 FROM {prefix}member AS mb
+                   WHERE mb.grp = l.grp AND mb.inc = l.inc
+                     AND mb.expires_at_ms > clock.now_ms
+                     AND (mb.epoch IS NULL OR mb.epoch = {epoch})))
   AND (CAST(:fire_ms AS BIGINT) = 0
        OR CAST(:fire_ms AS BIGINT)
           >= clock.now_ms - CAST(:retention_ms AS BIGINT))
@@ -596,7 +628,12 @@ WHERE f.namespace = CAST(:ns AS VARCHAR(128))
                 AND l.leader_id = CAST(:id AS VARCHAR(128))
                 AND l.term = CAST(:term AS BIGINT)
                 AND l.expires_at_ms > clock.now_ms
-                AND (l.epoch IS NULL OR l.epoch = {epoch}))
+                AND (l.epoch IS NULL OR l.epoch = {epoch})
+                AND (l.expires_at_ms < {by_member}
+                     OR EXISTS (SELECT 1 FROM {prefix}member AS mb
+                                 WHERE mb.grp = l.grp AND mb.inc = l.inc
+                                   AND mb.expires_at_ms > clock.now_ms
+                                   AND (mb.epoch IS NULL OR mb.epoch = {epoch}))))
   AND NOT EXISTS (SELECT 1 FROM {prefix}job AS j
                   WHERE j.namespace = CAST(:ns AS VARCHAR(128))
                     AND j.job = CAST(:job AS VARCHAR(128))
@@ -621,6 +658,11 @@ WHERE l.namespace = CAST(:ns AS VARCHAR(128))
   AND l.term = CAST(:term AS BIGINT)
   AND l.expires_at_ms > clock.now_ms
   AND (l.epoch IS NULL OR l.epoch = {epoch})
+  AND (l.expires_at_ms < {by_member}
+       OR EXISTS (SELECT 1 FROM {prefix}member AS mb
+                   WHERE mb.grp = l.grp AND mb.inc = l.inc
+                     AND mb.expires_at_ms > clock.now_ms
+                     AND (mb.epoch IS NULL OR mb.epoch = {epoch})))
 ON CONFLICT (namespace, job, fire_ms) DO NOTHING;
 
 -- @statement finish
@@ -708,7 +750,12 @@ WHERE f.namespace = CAST(:ns AS VARCHAR(128))
                 AND l.leader_id = CAST(:id AS VARCHAR(128))
                 AND l.term = CAST(:term AS BIGINT)
                 AND l.expires_at_ms > clock.now_ms
-                AND (l.epoch IS NULL OR l.epoch = {epoch}));
+                AND (l.epoch IS NULL OR l.epoch = {epoch})
+                AND (l.expires_at_ms < {by_member}
+                     OR EXISTS (SELECT 1 FROM {prefix}member AS mb
+                                 WHERE mb.grp = l.grp AND mb.inc = l.inc
+                                   AND mb.expires_at_ms > clock.now_ms
+                                   AND (mb.epoch IS NULL OR mb.epoch = {epoch}))));
 
 -- @statement offers
 -- The fires offered to the leader of term :term, oldest first, and the
@@ -863,7 +910,12 @@ WHERE namespace = CAST(:ns AS VARCHAR(128))
   AND term = CAST(:term AS BIGINT)
   AND leader_id IS NOT NULL
   AND expires_at_ms > {now}
-  AND (epoch IS NULL OR epoch = {epoch});
+  AND (epoch IS NULL OR epoch = {epoch})
+  AND ({prefix}lease.expires_at_ms < {by_member}
+       OR EXISTS (SELECT 1 FROM {prefix}member AS mb
+                   WHERE mb.grp = {prefix}lease.grp AND mb.inc = {prefix}lease.inc
+                     AND mb.expires_at_ms > {now}
+                     AND (mb.epoch IS NULL OR mb.epoch = {epoch})));
 
 -- @statement elections
 -- The election log of the namespace, oldest term first: term, leader_id,
@@ -967,35 +1019,44 @@ SELECT (SELECT COUNT(*) FROM {prefix}lease
 
 -- @statement group_tick
 -- One round trip per tick for a member of group :ns (docs/protocol.md,
--- "Groups"): heartbeat the member's candidate row; renew every shard this
--- process (:id, incarnation :inc) holds, unexpired and of this epoch,
--- except those in :release (a JSON array of [shard, term] pairs), which
--- are released in the term named only (vacant at once; the host stopped
--- their work before this statement; an old tick still running on a lost
--- connection cannot release a later term); take the shards in :take that are vacant and reserved for
--- nobody, or expired and held by this process's own incarnation (its
--- windows over them ended; it could neither renew them nor, were it not
--- allowed here, take them, and nobody else would while it lives and is
--- their assignee), or expired and held by an incarnation the caller has watched
--- unrenewed for one TTL on its own clock (:dead, a JSON array of
--- [incarnation, the highest renew_seq seen of it] pairs: a row is taken
--- only while its holder has not renewed it since). Rows renewed or taken
--- get renew_seq = :seq, this process's tick number (a renewal or a take of
--- its own row never lowers it: an old tick still running on a lost
--- connection must not hide a later renewal from a watcher). Quarantine the
--- group's rows written in another epoch. The CTEs touch disjoint rows.
--- The take and release lists are read as "(... IN (SELECT ...)) IS TRUE":
--- a hashed subplan probed once per row of the group, whatever the
--- statistics say. As a join, a planner that had not analyzed the new rows
--- yet (53 of 10,000 estimated) ran the JSON list as the inner side of a
--- nested loop: 25 million comparisons, 5.7 s for a member taking 5,038
--- shards, a statement timeout at every tick. An empty list is a one-time
--- filter (jsonb_array_length(...) > 0): no scan of the group at all.
--- Result, one row per line, kind first: L shard term expires_at_ms won
--- (the shards held after this statement), M candidate_id heartbeat_at_ms
--- expires_at_ms (live members), H holder_id inc max(renew_seq) count
--- (holders, as before this statement), V shard term expires_at_ms (vacant
--- shards, as before); now_ms last.
+-- "Groups" and "Shards held under the member's lease"): heartbeat the
+-- member's candidate row; renew the lease of this incarnation (:id,
+-- :inc), or make it when it has no row, in one upsert that renews only
+-- while the lease is unexpired at the moment the row is locked (a
+-- volatile {now} in the conflict's WHERE: a take that locked the row
+-- first and found it expired makes this renewal fail after it, never
+-- succeed on the clock of this statement's start) and of this epoch;
+-- release the shards in :release (a JSON array of [shard, term] pairs,
+-- each released in the term named only: vacant at once; the host
+-- stopped their work before this statement; an old tick still running on
+-- a lost connection cannot release a later term); and, only when the
+-- lease was renewed or made here, take the shards in :take that are
+-- vacant and reserved for nobody, or held by an incarnation the caller
+-- has watched standing still for one TTL on its own clock (:dead, a JSON
+-- array of [incarnation, the highest renew_seq seen of it] pairs): for a
+-- row of {by_member}, one whose lease, read with FOR UPDATE (the newest
+-- committed renewal, and none after it until this commits), expired
+-- and was not renewed since; for a row a member of version 8 renews
+-- itself, one that expired unrenewed since (its row lock orders the two).
+-- A take writes the term + 1, renew_seq = :seq and {by_member}: the shard
+-- holds while the lease does, and a steady tick writes no shard row.
+-- Quarantine the group's rows written in another epoch. The CTEs touch
+-- disjoint rows. The take and release lists are read as "(... IN
+-- (SELECT ...)) IS TRUE": a hashed subplan probed once per row of the
+-- group, whatever the statistics say. As a join, a planner that had not
+-- analyzed the new rows yet (53 of 10,000 estimated) ran the JSON list as
+-- the inner side of a nested loop: 25 million comparisons, 5.7 s for a
+-- member taking 5,038 shards, a statement timeout at every tick. An
+-- empty list is a one-time filter (jsonb_array_length(...) > 0): no scan
+-- of the group at all. Leases of incarnations that hold nothing and
+-- expired a day ago go.
+-- Result, one row per line, kind first: S renewed(1/0) renew_seq
+-- expires_at_ms (this incarnation's lease), L shard term expires_at_ms
+-- won (the shards held after this statement), M candidate_id
+-- heartbeat_at_ms expires_at_ms (live members), H holder_id inc renew_seq
+-- count (holders, as before this statement: the lease's counter, or a
+-- version-8 holder's highest renew_seq), V shard term expires_at_ms
+-- (vacant shards, as before); now_ms last.
 WITH clock AS (
     SELECT {now}
         AS now_ms
@@ -1019,6 +1080,32 @@ gc AS (
       AND expires_at_ms < (SELECT now_ms FROM clock)
                           - CAST(:cand_ttl_ms AS BIGINT)
 ),
+lease AS (
+    INSERT INTO {prefix}member AS mb (grp, inc, member_id, started_at_ms,
+        renewed_at_ms, expires_at_ms, renew_seq, epoch)
+    SELECT CAST(:ns AS VARCHAR(128)), CAST(:inc AS BIGINT),
+        CAST(:id AS VARCHAR(128)), clock.now_ms, clock.now_ms,
+        clock.now_ms + CAST(:ttl_ms AS BIGINT), CAST(:seq AS BIGINT),
+        {epoch}
+    FROM clock
+    ON CONFLICT (grp, inc) DO UPDATE
+    SET renewed_at_ms = EXCLUDED.renewed_at_ms,
+        expires_at_ms = EXCLUDED.expires_at_ms,
+        renew_seq = EXCLUDED.renew_seq
+    WHERE mb.member_id = EXCLUDED.member_id
+      AND mb.renew_seq < EXCLUDED.renew_seq
+      AND mb.expires_at_ms > {now}
+      AND (mb.epoch IS NULL OR mb.epoch = EXCLUDED.epoch)
+    RETURNING mb.renew_seq, mb.expires_at_ms
+),
+lease_gc AS (
+    DELETE FROM {prefix}member AS mb
+    WHERE mb.grp = CAST(:ns AS VARCHAR(128))
+      AND mb.inc <> CAST(:inc AS BIGINT)
+      AND mb.expires_at_ms < (SELECT now_ms FROM clock) - 86400000
+      AND NOT EXISTS (SELECT 1 FROM {prefix}lease AS l
+                      WHERE l.grp = mb.grp AND l.inc = mb.inc)
+),
 rel_list AS (
     SELECT CAST(r ->> 0 AS INTEGER) AS shard, CAST(r ->> 1 AS BIGINT) AS term
     FROM jsonb_array_elements(CAST(:release AS JSONB)) AS r
@@ -1031,20 +1118,23 @@ dead_list AS (
     SELECT CAST(d ->> 0 AS BIGINT) AS inc, CAST(d ->> 1 AS BIGINT) AS seen
     FROM jsonb_array_elements(CAST(:dead AS JSONB)) AS d
 ),
-ren AS (
-    UPDATE {prefix}lease AS l
-    SET renewed_at_ms = clock.now_ms,
-        expires_at_ms = clock.now_ms + CAST(:ttl_ms AS BIGINT),
-        renew_seq = GREATEST(COALESCE(l.renew_seq, 0), CAST(:seq AS BIGINT)),
-        epoch = {epoch}
-    FROM clock
-    WHERE l.grp = CAST(:ns AS VARCHAR(128))
-      AND l.inc = CAST(:inc AS BIGINT)
-      AND l.leader_id = CAST(:id AS VARCHAR(128))
-      AND l.expires_at_ms > clock.now_ms
-      AND (l.epoch IS NULL OR l.epoch = {epoch})
-      AND l.shard NOT IN (SELECT shard FROM rel_list)
-    RETURNING l.shard, l.term, l.expires_at_ms
+dead_leases AS (
+    SELECT h.inc, h.expires_at_ms, h.renew_seq, h.epoch
+    FROM {prefix}member AS h
+    WHERE h.grp = CAST(:ns AS VARCHAR(128))
+      AND jsonb_array_length(CAST(:take AS JSONB)) > 0
+      AND h.inc IN (SELECT inc FROM dead_list)
+      AND h.inc <> CAST(:inc AS BIGINT)
+    FOR UPDATE OF h
+),
+dead_now AS (
+    SELECT d.inc
+    FROM dead_list AS d
+    WHERE NOT EXISTS (
+        SELECT 1 FROM dead_leases AS h
+        WHERE h.inc = d.inc
+          AND (h.expires_at_ms > {now} OR h.renew_seq > d.seen)
+          AND (h.epoch IS NULL OR h.epoch = {epoch}))
 ),
 rel AS (
     UPDATE {prefix}lease AS l
@@ -1065,14 +1155,11 @@ tak AS (
     UPDATE {prefix}lease AS l
     SET leader_id = CAST(:id AS VARCHAR(128)),
         inc = CAST(:inc AS BIGINT),
-        renew_seq = CASE WHEN l.inc = CAST(:inc AS BIGINT)
-                         THEN GREATEST(COALESCE(l.renew_seq, 0),
-                                       CAST(:seq AS BIGINT))
-                         ELSE CAST(:seq AS BIGINT) END,
+        renew_seq = CAST(:seq AS BIGINT),
         term = l.term + 1,
         elected_at_ms = clock.now_ms,
         renewed_at_ms = clock.now_ms,
-        expires_at_ms = clock.now_ms + CAST(:ttl_ms AS BIGINT),
+        expires_at_ms = {by_member},
         resign_requested = 0,
         handoff_to = NULL,
         epoch = {epoch}
@@ -1081,13 +1168,15 @@ tak AS (
       AND jsonb_array_length(CAST(:take AS JSONB)) > 0
       AND (l.shard IN (SELECT shard FROM take_list)) IS TRUE
       AND (l.epoch IS NULL OR l.epoch = {epoch})
+      AND EXISTS (SELECT 1 FROM lease)
       AND ((l.leader_id IS NULL AND l.inc IS NULL
             AND l.handoff_to IS NULL)
-           OR (l.expires_at_ms <= clock.now_ms
-               AND l.inc = CAST(:inc AS BIGINT)
-               AND l.leader_id = CAST(:id AS VARCHAR(128)))
-           OR (l.expires_at_ms <= clock.now_ms
-               AND l.inc <> CAST(:inc AS BIGINT)
+           OR (l.inc <> CAST(:inc AS BIGINT)
+               AND l.expires_at_ms = {by_member}
+               AND EXISTS (SELECT 1 FROM dead_now AS d
+                           WHERE d.inc = l.inc))
+           OR (l.inc <> CAST(:inc AS BIGINT)
+               AND l.expires_at_ms <= clock.now_ms
                AND EXISTS (SELECT 1 FROM dead_list AS d
                            WHERE d.inc = l.inc
                              AND l.renew_seq <= d.seen)))
@@ -1110,10 +1199,26 @@ quar AS (
       AND l.epoch <> {epoch}
     RETURNING l.shard
 )
-SELECT 'L' AS kind, CAST(NULL AS VARCHAR(128)) AS name,
-    CAST(shard AS BIGINT) AS a, term AS b, expires_at_ms AS c, 0 AS won,
+SELECT 'S' AS kind, CAST(NULL AS VARCHAR(128)) AS name,
+    CAST(CASE WHEN EXISTS (SELECT 1 FROM lease) THEN 1 ELSE 0 END
+         AS BIGINT) AS a,
+    COALESCE((SELECT renew_seq FROM lease),
+             (SELECT renew_seq FROM {prefix}member
+              WHERE grp = CAST(:ns AS VARCHAR(128))
+                AND inc = CAST(:inc AS BIGINT)), 0) AS b,
+    COALESCE((SELECT expires_at_ms FROM lease), 0) AS c, 0 AS won,
     clock.now_ms
-FROM ren, clock
+FROM clock
+UNION ALL
+SELECT 'L', NULL, CAST(l.shard AS BIGINT), l.term, l.expires_at_ms, 0,
+    clock.now_ms
+FROM {prefix}lease AS l, clock
+WHERE l.grp = CAST(:ns AS VARCHAR(128))
+  AND l.inc = CAST(:inc AS BIGINT)
+  AND l.leader_id = CAST(:id AS VARCHAR(128))
+  AND (l.epoch IS NULL OR l.epoch = {epoch})
+  AND l.shard NOT IN (SELECT shard FROM rel)
+  AND l.shard NOT IN (SELECT shard FROM quar)
 UNION ALL
 SELECT 'L', NULL, shard, term, expires_at_ms, 1, clock.now_ms
 FROM tak, clock
@@ -1124,9 +1229,11 @@ FROM {prefix}candidate AS c, clock
 WHERE c.namespace = CAST(:ns AS VARCHAR(128))
   AND c.expires_at_ms > clock.now_ms
 UNION ALL
-SELECT 'H', MAX(l.leader_id), l.inc, MAX(l.renew_seq), COUNT(*), 0,
+SELECT 'H', MAX(l.leader_id), l.inc,
+    COALESCE(MAX(mb.renew_seq), MAX(l.renew_seq)), COUNT(*), 0,
     MAX(clock.now_ms)
-FROM {prefix}lease AS l, clock
+FROM clock, {prefix}lease AS l
+LEFT JOIN {prefix}member AS mb ON mb.grp = l.grp AND mb.inc = l.inc
 WHERE l.grp = CAST(:ns AS VARCHAR(128))
   AND l.inc IS NOT NULL
 GROUP BY l.inc
@@ -1138,8 +1245,8 @@ WHERE l.grp = CAST(:ns AS VARCHAR(128))
 
 -- @statement group_leave
 -- A member leaving gracefully: every shard this process holds becomes
--- vacant at once (its host stopped their work first), and its candidate
--- row goes, so the others take them at their next tick.
+-- vacant at once (its host stopped their work first), its lease ends and
+-- its candidate row goes, so the others take them at their next tick.
 WITH rel AS (
     UPDATE {prefix}lease
     SET leader_id = NULL,
@@ -1150,19 +1257,32 @@ WITH rel AS (
       AND inc = CAST(:inc AS BIGINT)
       AND leader_id = CAST(:id AS VARCHAR(128))
     RETURNING shard
+),
+ended AS (
+    UPDATE {prefix}member
+    SET expires_at_ms = {now}
+    WHERE grp = CAST(:ns AS VARCHAR(128))
+      AND inc = CAST(:inc AS BIGINT)
+      AND expires_at_ms > {now}
+    RETURNING inc
 )
 DELETE FROM {prefix}candidate
 WHERE namespace = CAST(:ns AS VARCHAR(128))
   AND candidate_id = CAST(:id AS VARCHAR(128));
 
 -- @statement group_shards
--- Every shard of group :ns as the database holds it now, for status.
+-- Every shard of group :ns as the database holds it now, for status: a
+-- shard held under its member's lease expires with that lease.
 -- Result: shard, leader_id, term, expires_at_ms, now_ms.
 WITH clock AS (
     SELECT {now}
         AS now_ms
 )
-SELECT l.shard, l.leader_id, l.term, l.expires_at_ms, clock.now_ms
-FROM {prefix}lease AS l, clock
+SELECT l.shard, l.leader_id, l.term,
+    CASE WHEN l.expires_at_ms = {by_member}
+         THEN COALESCE(mb.expires_at_ms, 0) ELSE l.expires_at_ms END,
+    clock.now_ms
+FROM clock, {prefix}lease AS l
+LEFT JOIN {prefix}member AS mb ON mb.grp = l.grp AND mb.inc = l.inc
 WHERE l.grp = CAST(:ns AS VARCHAR(128))
 ORDER BY l.shard;

@@ -21,8 +21,9 @@
 
 -- @dialect sqlite
 -- @define now CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)
+-- @define by_member 9223372036854775807
 -- @dbms SQLite
--- @schema-version 6
+-- @schema-version 7
 -- sqliteodbc waits on a busy file twice: SQLite's busy handler
 -- (busy_timeout) and then the driver's own retry loop, bounded by its
 -- Timeout key (default 100000 ms, which used to make a tick block for up
@@ -161,6 +162,28 @@ ALTER TABLE {prefix}job ADD COLUMN refused VARCHAR(512) NULL;
 ALTER TABLE {prefix}job ADD COLUMN refused_at_ms BIGINT NULL;
 ALTER TABLE {prefix}job ADD COLUMN refused_by VARCHAR(128) NULL;
 UPDATE {prefix}schema SET version = 6 WHERE version < 6;
+
+-- @step 7
+-- Version 7: shards held under their member's lease (docs/protocol.md,
+-- "Shards held under the member's lease"). One row per member
+-- incarnation: its lease in database time and its renewal counter (never
+-- lowered). A shard row a member of this version takes says so with the
+-- expiry {by_member}: it holds while its holder's lease does, and is
+-- written again only when it moves. Members of version 6 still running
+-- go on renewing their own rows; they never take a row of {by_member}
+-- (never expired to them), and the rows they hold are taken by members
+-- of this version only once expired and watched, as before.
+CREATE TABLE IF NOT EXISTS {prefix}member (
+    grp VARCHAR(128) NOT NULL,
+    inc BIGINT NOT NULL,
+    member_id VARCHAR(128) NOT NULL,
+    started_at_ms BIGINT NOT NULL,
+    renewed_at_ms BIGINT NOT NULL,
+    expires_at_ms BIGINT NOT NULL,
+    renew_seq BIGINT NOT NULL,
+    PRIMARY KEY (grp, inc)
+);
+UPDATE {prefix}schema SET version = 7 WHERE version < 7;
 
 -- @statement schema_version
 SELECT MAX(version) FROM {prefix}schema;
@@ -322,10 +345,15 @@ DELETE FROM {prefix}candidate
 WHERE namespace = :ns AND candidate_id = :id;
 
 -- @statement leader
-SELECT leader_id, term, expires_at_ms,
+-- A shard held under its member's lease (schema 7) expires with the
+-- lease.
+SELECT l.leader_id, l.term,
+    CASE WHEN l.expires_at_ms = {by_member}
+         THEN COALESCE(mb.expires_at_ms, 0) ELSE l.expires_at_ms END,
     {now}
-FROM {prefix}lease
-WHERE namespace = :ns;
+FROM {prefix}lease AS l
+LEFT JOIN {prefix}member AS mb ON mb.grp = l.grp AND mb.inc = l.inc
+WHERE l.namespace = :ns;
 
 -- @statement candidates
 SELECT candidate_id, heartbeat_at_ms, expires_at_ms,
@@ -363,6 +391,10 @@ WHERE namespace = :ns
   AND leader_id = :id
   AND term = :term
   AND expires_at_ms > {now}
+  AND ({prefix}lease.expires_at_ms < {by_member}
+       OR EXISTS (SELECT 1 FROM {prefix}member AS mb
+                   WHERE mb.grp = {prefix}lease.grp AND mb.inc = {prefix}lease.inc
+                     AND mb.expires_at_ms > {now}))
   AND (:fire_ms = 0 OR :fire_ms >= {now} - :retention_ms)
   AND NOT EXISTS (SELECT 1 FROM {prefix}job AS j
                   WHERE j.namespace = :ns AND j.job = :job
@@ -393,7 +425,11 @@ WHERE namespace = :ns AND job = :job AND fire_ms = :fire_ms
            AND attempt < max_attempts))
   AND EXISTS (SELECT 1 FROM {prefix}lease AS l
               WHERE l.namespace = :ns AND l.leader_id = :id
-                AND l.term = :term AND l.expires_at_ms > {now})
+                AND l.term = :term AND l.expires_at_ms > {now}
+                AND (l.expires_at_ms < {by_member}
+                     OR EXISTS (SELECT 1 FROM {prefix}member AS mb
+                                 WHERE mb.grp = l.grp AND mb.inc = l.inc
+                                   AND mb.expires_at_ms > {now})))
   AND NOT EXISTS (SELECT 1 FROM {prefix}job AS j
                   WHERE j.namespace = :ns AND j.job = :job
                     AND j.paused <> 0);
@@ -410,7 +446,11 @@ FROM {prefix}lease
 WHERE namespace = :ns
   AND leader_id = :id
   AND term = :term
-  AND expires_at_ms > {now};
+  AND expires_at_ms > {now}
+  AND ({prefix}lease.expires_at_ms < {by_member}
+       OR EXISTS (SELECT 1 FROM {prefix}member AS mb
+                   WHERE mb.grp = {prefix}lease.grp AND mb.inc = {prefix}lease.inc
+                     AND mb.expires_at_ms > {now}));
 
 -- @statement finish
 -- Records the outcome of a fire we claimed, once, in the term we claimed
@@ -473,7 +513,11 @@ WHERE namespace = :ns
   AND term < :term
   AND EXISTS (SELECT 1 FROM {prefix}lease AS l
               WHERE l.namespace = :ns AND l.leader_id = :id
-                AND l.term = :term AND l.expires_at_ms > {now});
+                AND l.term = :term AND l.expires_at_ms > {now}
+                AND (l.expires_at_ms < {by_member}
+                     OR EXISTS (SELECT 1 FROM {prefix}member AS mb
+                                 WHERE mb.grp = l.grp AND mb.inc = l.inc
+                                   AND mb.expires_at_ms > {now})));
 
 -- @statement offers
 -- The fires offered to the leader of term :term, oldest first, and the
@@ -605,7 +649,11 @@ SELECT 1 FROM {prefix}lease
 WHERE namespace = :ns
   AND term = :term
   AND leader_id IS NOT NULL
-  AND expires_at_ms > {now};
+  AND expires_at_ms > {now}
+  AND ({prefix}lease.expires_at_ms < {by_member}
+       OR EXISTS (SELECT 1 FROM {prefix}member AS mb
+                   WHERE mb.grp = {prefix}lease.grp AND mb.inc = {prefix}lease.inc
+                     AND mb.expires_at_ms > {now}));
 
 -- @statement elections
 -- The election log of the namespace, oldest term first: term, leader_id,
@@ -671,29 +719,33 @@ SELECT (SELECT COUNT(*) FROM {prefix}lease WHERE grp = :ns),
        AND SUBSTR(namespace, 1, LENGTH(:ns) + 1) = :ns || '/');
 
 -- @statement group_tick
--- A member's tick in one transaction (docs/protocol.md, "Groups"):
--- heartbeat; release the shards in :release (a JSON array of [shard,
+-- A member's tick in one transaction (docs/protocol.md, "Groups" and
+-- "Shards held under the member's lease"): heartbeat; the lease of this
+-- incarnation (:id, :inc), created when it has no row and renewed while
+-- unexpired, never after: renew_seq = :seq afterwards says it holds (a
+-- row goes a day after it expired, and only when it holds no shard, so
+-- a late statement that makes it again holds only what it then takes); release the shards in :release (a JSON array of [shard,
 -- term] pairs: a row is released only in the term named, so a late copy
 -- of an old tick cannot release a later term; the host stopped their
--- work first); renew every other shard
--- this process (:id, incarnation :inc) holds while unexpired; take the
--- shards in :take that are vacant and reserved for nobody, or expired and
--- held by this process's own incarnation (which could not renew them, and
--- which nobody else takes from while it lives), or expired and
--- held by an incarnation the caller has watched unrenewed for one TTL on
--- its own clock (:dead, a JSON array of [incarnation, the highest
--- renew_seq seen of it]: a row is taken only while its holder has not
--- renewed it since). Rows renewed or taken get renew_seq = :seq (a
--- renewal or a take of its own row never lowers it: a late copy of an
--- older tick must not hide a later renewal from a watcher), this
--- process's tick number. The lists are read as uncorrelated IN
+-- work first); and, only while the lease holds, take the shards in :take
+-- that are vacant and reserved for nobody, or held by an incarnation the
+-- caller has watched standing still for one TTL on its own clock (:dead,
+-- a JSON array of [incarnation, the highest renew_seq seen of it]): one
+-- whose lease expired in database time and was not renewed since (a
+-- shard row of {by_member}), or, a row a member of schema version 6
+-- renews itself, one that expired unrenewed since. A take writes the
+-- term + 1 and {by_member}: the shard holds while the lease does, and a
+-- steady tick writes no shard row. The lists are read as uncorrelated IN
 -- subqueries, which SQLite builds into a temporary index once per
 -- statement (a correlated EXISTS would read the list again for every row:
 -- a member releasing 9,000 of 10,000 shards held the write lock for
--- seconds). Result rows, kind first: L shard term
--- expires_at_ms (held after this tick), M candidate_id heartbeat_at_ms
--- expires_at_ms (live members), H holder_id inc max(renew_seq) count
--- (holders), V shard term expires_at_ms (vacant); now_ms last.
+-- seconds). Leases of incarnations that hold nothing and expired a day
+-- ago go. Result rows, kind first: S renewed(1/0) renew_seq expires_at_ms
+-- (this incarnation's lease, one row), L shard term expires_at_ms (held
+-- after this tick), M candidate_id heartbeat_at_ms expires_at_ms (live
+-- members), H holder_id inc renew_seq count (holders: the lease's
+-- counter, or a version-6 holder's highest renew_seq), V shard term
+-- expires_at_ms (vacant); now_ms last.
 INSERT INTO {prefix}candidate (namespace, candidate_id, registered_at_ms,
     heartbeat_at_ms, expires_at_ms)
 VALUES (:ns, :id,
@@ -708,6 +760,24 @@ WHERE namespace = :ns
   AND candidate_id <> :id
   AND expires_at_ms < {now}
                       - :cand_ttl_ms;
+INSERT INTO {prefix}member (grp, inc, member_id, started_at_ms,
+    renewed_at_ms, expires_at_ms, renew_seq)
+VALUES (:ns, :inc, :id, {now}, {now}, {now} + :ttl_ms, :seq)
+ON CONFLICT (grp, inc) DO NOTHING;
+UPDATE {prefix}member
+SET renewed_at_ms = {now},
+    expires_at_ms = {now} + :ttl_ms,
+    renew_seq = :seq
+WHERE grp = :ns
+  AND inc = :inc
+  AND member_id = :id
+  AND renew_seq < :seq
+  AND expires_at_ms > {now};
+DELETE FROM {prefix}member
+WHERE grp = :ns
+  AND expires_at_ms < {now} - 86400000
+  AND inc NOT IN (SELECT inc FROM {prefix}lease
+                  WHERE grp = :ns AND inc IS NOT NULL);
 UPDATE {prefix}lease
 SET leader_id = NULL,
     inc = NULL,
@@ -720,41 +790,49 @@ WHERE grp = :ns
                                json_extract(r.value, '$[1]')
                         FROM json_each(:release) AS r);
 UPDATE {prefix}lease
-SET renewed_at_ms = {now},
-    expires_at_ms =
-        {now} + :ttl_ms,
-    renew_seq = MAX(COALESCE(renew_seq, 0), :seq)
-WHERE grp = :ns
-  AND inc = :inc
-  AND leader_id = :id
-  AND expires_at_ms > {now};
-UPDATE {prefix}lease
 SET leader_id = :id,
-    renew_seq = CASE WHEN inc = :inc THEN MAX(COALESCE(renew_seq, 0), :seq)
-                     ELSE :seq END,
+    renew_seq = :seq,
     inc = :inc,
     term = term + 1,
     elected_at_ms = {now},
     renewed_at_ms = {now},
-    expires_at_ms =
-        {now} + :ttl_ms,
+    expires_at_ms = {by_member},
     resign_requested = 0,
     handoff_to = NULL
 WHERE grp = :ns
   AND shard IN (SELECT value FROM json_each(:take))
+  AND EXISTS (SELECT 1 FROM {prefix}member AS mb
+              WHERE mb.grp = :ns AND mb.inc = :inc AND mb.renew_seq = :seq
+                AND mb.expires_at_ms > {now})
   AND ((leader_id IS NULL AND inc IS NULL AND handoff_to IS NULL)
-       OR (expires_at_ms <= {now}
-           AND inc = :inc
-           AND leader_id = :id)
-       OR (expires_at_ms <= {now}
-           AND inc <> :inc
+       OR (inc <> :inc
            AND EXISTS (SELECT 1 FROM json_each(:dead) AS d
                        WHERE json_extract(d.value, '$[0]') = inc
-                         AND renew_seq <= json_extract(d.value, '$[1]'))));
+                         AND CASE WHEN expires_at_ms = {by_member}
+                             THEN NOT EXISTS (
+                                 SELECT 1 FROM {prefix}member AS h
+                                 WHERE h.grp = :ns
+                                   AND h.inc = {prefix}lease.inc
+                                   AND (h.expires_at_ms > {now}
+                                        OR h.renew_seq >
+                                           json_extract(d.value, '$[1]')))
+                             ELSE expires_at_ms <= {now}
+                                  AND renew_seq <=
+                                      json_extract(d.value, '$[1]')
+                             END)));
+SELECT 'S', NULL,
+    COALESCE((SELECT renew_seq = :seq AND expires_at_ms > {now}
+              FROM {prefix}member WHERE grp = :ns AND inc = :inc), 0),
+    COALESCE((SELECT renew_seq FROM {prefix}member
+              WHERE grp = :ns AND inc = :inc), 0),
+    COALESCE((SELECT expires_at_ms FROM {prefix}member
+              WHERE grp = :ns AND inc = :inc), 0), 0,
+    {now}
+UNION ALL
 SELECT 'L', NULL, shard, term, expires_at_ms, 0,
     {now}
 FROM {prefix}lease
-WHERE grp = :ns AND inc = :inc AND leader_id = :id AND renew_seq = :seq
+WHERE grp = :ns AND inc = :inc AND leader_id = :id
 UNION ALL
 SELECT 'M', candidate_id, 0, heartbeat_at_ms, expires_at_ms, 0,
     {now}
@@ -762,11 +840,13 @@ FROM {prefix}candidate
 WHERE namespace = :ns
   AND expires_at_ms > {now}
 UNION ALL
-SELECT 'H', MAX(leader_id), inc, MAX(renew_seq), COUNT(*), 0,
+SELECT 'H', MAX(l.leader_id), l.inc,
+    COALESCE(MAX(mb.renew_seq), MAX(l.renew_seq)), COUNT(*), 0,
     {now}
-FROM {prefix}lease
-WHERE grp = :ns AND inc IS NOT NULL
-GROUP BY inc
+FROM {prefix}lease AS l
+LEFT JOIN {prefix}member AS mb ON mb.grp = :ns AND mb.inc = l.inc
+WHERE l.grp = :ns AND l.inc IS NOT NULL
+GROUP BY l.inc
 UNION ALL
 SELECT 'V', NULL, shard, term, expires_at_ms, 0,
     {now}
@@ -775,8 +855,8 @@ WHERE grp = :ns AND inc IS NULL;
 
 -- @statement group_leave
 -- A member leaving gracefully: every shard this process holds becomes
--- vacant at once (its host stopped their work first), and its candidate
--- row goes, so the others take them at their next tick.
+-- vacant at once (its host stopped their work first), its lease ends and
+-- its candidate row goes, so the others take them at their next tick.
 UPDATE {prefix}lease
 SET leader_id = NULL,
     inc = NULL,
@@ -785,15 +865,24 @@ SET leader_id = NULL,
 WHERE grp = :ns
   AND inc = :inc
   AND leader_id = :id;
+UPDATE {prefix}member
+SET expires_at_ms = {now}
+WHERE grp = :ns
+  AND inc = :inc
+  AND expires_at_ms > {now};
 DELETE FROM {prefix}candidate
 WHERE namespace = :ns
   AND candidate_id = :id;
 
 -- @statement group_shards
--- Every shard of group :ns as the database holds it now, for status.
+-- Every shard of group :ns as the database holds it now, for status: a
+-- shard held under its member's lease expires with that lease.
 -- Result: shard, leader_id, term, expires_at_ms, now_ms.
-SELECT shard, leader_id, term, expires_at_ms,
+SELECT l.shard, l.leader_id, l.term,
+    CASE WHEN l.expires_at_ms = {by_member}
+         THEN COALESCE(mb.expires_at_ms, 0) ELSE l.expires_at_ms END,
     {now}
-FROM {prefix}lease
-WHERE grp = :ns
-ORDER BY shard;
+FROM {prefix}lease AS l
+LEFT JOIN {prefix}member AS mb ON mb.grp = l.grp AND mb.inc = l.inc
+WHERE l.grp = :ns
+ORDER BY l.shard;

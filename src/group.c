@@ -62,6 +62,7 @@ static int start_member(odbc_leader_group_t *g, char *err, size_t errlen) {
     odbc_leader__handle_candidate(&g->c, &mc.cand);
     mc.shards = (uint32_t)cfg->shards;
     mc.inc = new_incarnation();
+    mc.new_inc = new_incarnation;
     mc.connected = 1;
     if (odbc_leader__group_member_init(&g->m, &mc) < 0) {
         odbc_leader__errf(err, errlen, "out of memory");

@@ -18,6 +18,14 @@
  * holder renews all its rows in one statement that also raises the
  * counter); a shard is released only after its stop was reported to the
  * host.
+ *
+ * Under the member's lease (a dialect whose tick answers an S row;
+ * docs/protocol.md, "Shards held under the member's lease") the tick
+ * renews one lease row of this incarnation instead of every shard row,
+ * and the window of every shard held is the lease's. A lease that lapsed
+ * is never renewed: the answer says so, every shard stops here and the
+ * member goes on as a new incarnation (lapse()), which takes the old
+ * one's rows back without a watch.
  */
 #include <build_config.h>
 
@@ -40,6 +48,8 @@
 #define ORPHAN_TTLS 2
 /* release[s]: the answer just showed shard s lost (settle_lost()). */
 #define LOST 2
+/* The lapsed incarnations m remembers. */
+#define N_LAPSED(m) (sizeof((m)->lapsed) / sizeof((m)->lapsed[0]))
 
 /* Publishes a held shard: term first, then the deadline. */
 static void trust(struct odbc_leader__group_member_state *m, uint32_t s,
@@ -78,6 +88,7 @@ int odbc_leader__group_member_init(
     odbc_leader__candidate_init(&m->cand, &c->cand);
     m->shards = c->shards;
     m->inc = c->inc;
+    m->new_inc = c->new_inc;
     m->connected = c->connected;
     m->self = -1;
     m->held = calloc(n, sizeof(*m->held));
@@ -202,6 +213,16 @@ static void plan_releases(struct odbc_leader__group_member_state *m,
     }
 }
 
+/* 1 when inc is an incarnation of this member that lapsed. */
+static int was_mine(const struct odbc_leader__group_member_state *m,
+                    int64_t inc) {
+    for (size_t i = 0; i < m->n_lapsed; i++) {
+        if (m->lapsed[i].inc == inc)
+            return 1;
+    }
+    return 0;
+}
+
 /* Fills the take, release and dead lists for a tick at now. */
 static int build_lists(struct odbc_leader__group_member_state *m, int64_t now) {
     int rc = list_open(&m->take);
@@ -218,10 +239,13 @@ static int build_lists(struct odbc_leader__group_member_state *m, int64_t now) {
         else if (m->held[s] == 0 && m->answers > 0 && (mine || orphan))
             rc = add_num(&m->take, s);
     }
+    for (size_t i = 0; rc == 0 && i < m->n_lapsed; i++)
+        rc = add_pair(&m->dead, m->lapsed[i].inc, m->lapsed[i].seq);
     for (size_t i = 0; rc == 0 && i < m->n_holders; i++) {
         const struct odbc_leader__group_holder *h = &m->holders[i];
 
-        if (h->inc != m->inc && now - h->seq_seen_ns >= m->cand.ttl_ns)
+        if (h->inc != m->inc && !was_mine(m, h->inc) &&
+            now - h->seq_seen_ns >= m->cand.ttl_ns)
             rc = add_pair(&m->dead, h->inc, h->seq);
     }
     rc = rc < 0 ? rc : list_close(&m->take);
@@ -233,6 +257,9 @@ static int build_lists(struct odbc_leader__group_member_state *m, int64_t now) {
 
 struct answer {
     struct odbc_leader__group_member_state *m;
+    int lease;     /* an S row came: shards held under the member's lease */
+    int renewed;   /* S: the lease holds after the tick */
+    int64_t lseq;  /* S: its renew_seq */
     int64_t *got; /* per shard: the term held after the tick, 0 none */
     unsigned char *vacant;
     struct odbc_leader__group_member *members;
@@ -285,7 +312,11 @@ static int answer_row(void *ctx, const struct odbc_leader__group_row *r) {
         a->bad++;
         return 0;
     }
-    if (r->kind == 'L') {
+    if (r->kind == 'S') {
+        a->lease = 1;
+        a->renewed = r->a != 0;
+        a->lseq = r->b;
+    } else if (r->kind == 'L') {
         a->got[r->a] = r->b;
     } else if (r->kind == 'V') {
         a->vacant[r->a] = 1;
@@ -523,6 +554,58 @@ static void settle_lost(struct odbc_leader__group_member_state *m) {
     }
 }
 
+/*
+ * After an answer under the member's lease that found the lease lapsed
+ * (expired in database time before this tick could renew it: a pause or
+ * an outage longer than the TTL): the incarnation is over. Every shard
+ * stops here, whatever the rows still say, and the member goes on as a
+ * new incarnation, which takes its shards again in new terms. The old
+ * incarnation's rows go into every dead list from now on: nobody else
+ * trusts them and an expired lease is never renewed, so they need no
+ * watch. a's rows of the old incarnation are dropped.
+ */
+static void lapse(struct odbc_leader__group_member_state *m,
+                  struct answer *a) {
+    int64_t old = m->inc;
+
+    for (uint32_t s = 0; s < m->shards; s++) {
+        if (m->rep[s])
+            stop(m, s);
+        m->held[s] = 0;
+        m->release[s] = 0;
+        a->got[s] = 0;
+    }
+    memmove(&m->lapsed[1], &m->lapsed[0],
+            (N_LAPSED(m) - 1) * sizeof(m->lapsed[0]));
+    m->lapsed[0].inc = old;
+    m->lapsed[0].seq = a->lseq;
+    if (m->n_lapsed < N_LAPSED(m))
+        m->n_lapsed++;
+    m->inc = m->new_inc != NULL ? m->new_inc() : old + 1;
+    odbc_leader__logf(&m->cand.log, LOG_WARNING,
+                      "group member's lease lapsed before this tick could "
+                      "renew it (a pause or an outage longer than the "
+                      "TTL): every shard stopped; incarnation %lld "
+                      "follows %lld and takes its shards again",
+                      (long long)m->inc, (long long)old);
+}
+
+/* Forgets the lapsed incarnations that hold nothing any more (no holder
+ * row of the answer names them). */
+static void forget_lapsed(struct odbc_leader__group_member_state *m) {
+    size_t k = 0;
+
+    for (size_t i = 0; i < m->n_lapsed; i++) {
+        int holds = 0;
+
+        for (size_t j = 0; j < m->n_holders; j++)
+            holds |= m->holders[j].inc == m->lapsed[i].inc;
+        if (holds)
+            m->lapsed[k++] = m->lapsed[i];
+    }
+    m->n_lapsed = k;
+}
+
 /* ---- the tick ---- */
 
 /* After a failure at now: a lost connection is reopened after a backoff. */
@@ -644,8 +727,11 @@ static int run_tick(struct odbc_leader__group_member_state *m) {
     }
     m->backoff_ns = 0;
     m->next_ns = start + m->cand.renew_ns;
+    if (a.lease && !a.renewed)
+        lapse(m, &a);
     rc = take_shards(m, &a, start, hi);
     take_holders(m, &a, hi);
+    forget_lapsed(m);
     changed = take_members(m, &a, hi);
     if (changed < 0)
         rc = changed;

@@ -29,11 +29,14 @@ struct odbc_leader__group_args {
 
 /* One row of a group tick's answer (the dialect's group_tick). */
 struct odbc_leader__group_row {
-    char kind; /* 'L' held shard, 'M' member, 'H' holder, 'V' vacant */
+    char kind; /* 'S' own lease, 'L' held shard, 'M' member, 'H' holder,
+                  'V' vacant */
     char name[ODBC_LEADER__NAME_MAX + 1]; /* M: member id; H: holder id */
-    int64_t a;                            /* L, V: shard; H: incarnation */
-    int64_t b;      /* L, V: term; M: heartbeat_at_ms; H: max renew_seq */
-    int64_t c;      /* L, V: expires_at_ms; M: expires_at_ms; H: rows */
+    int64_t a; /* S: 1 when the lease holds after the tick; L, V: shard;
+                  H: incarnation */
+    int64_t b; /* S: its renew_seq; L, V: term; M: heartbeat_at_ms; H: the
+                  lease's renew_seq (a version-6 holder's highest) */
+    int64_t c; /* S, L, V, M: expires_at_ms; H: rows */
     int64_t now_ms; /* the database clock */
 };
 
@@ -81,6 +84,15 @@ struct odbc_leader__group_member_conf {
     uint32_t shards;
     int64_t inc;   /* this process's incarnation, not 0 */
     int connected; /* the port is already connected */
+    /* Draws the next incarnation after a lapse (not 0, below 2^62). */
+    int64_t (*new_inc)(void);
+};
+
+/* An earlier incarnation of this member whose lease lapsed: its rows are
+ * taken back at once (nobody else trusts them, and an expired lease is
+ * never renewed). */
+struct odbc_leader__group_lapsed {
+    int64_t inc, seq;
 };
 
 struct odbc_leader__group_member_state {
@@ -90,8 +102,11 @@ struct odbc_leader__group_member_state {
     struct odbc_leader__candidate cand;
     uint32_t shards;
     int64_t inc;
+    int64_t (*new_inc)(void);
 
     /* tick thread */
+    struct odbc_leader__group_lapsed lapsed[4]; /* the latest first */
+    size_t n_lapsed;
     int connected;
     int64_t seq;        /* the tick number written into renewed rows */
     int64_t answers;    /* ticks answered since create */

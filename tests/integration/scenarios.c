@@ -90,6 +90,8 @@ int main(void) {
         cmocka_unit_test(group_of_many_shards_is_made_whole),
         cmocka_unit_test(group_first_members_race),
         cmocka_unit_test(group_late_ticks_are_fenced),
+        cmocka_unit_test(group_shards_hold_under_the_members_lease),
+        cmocka_unit_test(group_upgrade_leaves_old_members_safe),
     };
 
     if (getenv("OL_CONNECT") == NULL) {

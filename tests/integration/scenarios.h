@@ -23,6 +23,7 @@ struct odbc_leader__db;     /* db.h */
 
 /* 1 when OL_KIND is kind ("sqlite", "postgresql", "mariadb"). */
 int is_kind(const char *kind);
+int group_by_lease(void);
 /* Milliseconds on the monotonic clock. */
 int64_t mono_ms(void);
 void sleep_ms(int64_t ms);
@@ -157,5 +158,7 @@ void group_bad_settings_are_refused(void **state);
 void group_of_many_shards_is_made_whole(void **state);
 void group_first_members_race(void **state);
 void group_late_ticks_are_fenced(void **state);
+void group_shards_hold_under_the_members_lease(void **state);
+void group_upgrade_leaves_old_members_safe(void **state);
 
 #endif

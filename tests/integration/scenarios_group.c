@@ -19,6 +19,7 @@
 #include <sql.h>
 #include <sqlext.h>
 #include <stdatomic.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -26,6 +27,7 @@
 #include "config.h"
 #include "db.h"
 #include "db_group.h"
+#include "db_ledger.h"
 #include "dialect.h"
 #include "member.h"
 #include "scenarios.h"
@@ -437,6 +439,24 @@ static int shard0_row(void *ctx, void *stmt) {
     return odbc_leader__db_col_int(stmt, 3, &r->term);
 }
 
+/* Runs one group_tick of incarnation inc with the given lists (dead may
+ * be NULL), rows to fn; fails the test on an error. */
+static void run_tick(struct odbc_leader__db *db, int64_t inc, int64_t seq,
+                     const char *take, const char *release, const char *dead,
+                     odbc_leader__db_row_fn fn, void *ctx) {
+    struct odbc_leader__group_args a;
+
+    memset(&a, 0, sizeof(a));
+    a.inc = inc;
+    a.seq = seq;
+    a.shards = 2;
+    a.take = take;
+    a.release = release;
+    a.dead = dead;
+    assert_true(odbc_leader__db_group_run(db, ODBC_LEADER__OP_GROUP_TICK, &a,
+                                          fn, ctx) >= 0);
+}
+
 /* Runs one group_tick of incarnation 7 with the given lists and reads
  * shard 0 back; fails the test on an error. */
 static struct shard0 group_tick0(struct odbc_leader__db *db, int64_t seq,
@@ -446,16 +466,29 @@ static struct shard0 group_tick0(struct odbc_leader__db *db, int64_t seq,
 
     memset(&a, 0, sizeof(a));
     memset(&r, 0, sizeof(r));
-    a.inc = 7;
-    a.seq = seq;
-    a.shards = 2;
-    a.take = take;
-    a.release = release;
-    assert_true(odbc_leader__db_group_run(db, ODBC_LEADER__OP_GROUP_TICK, &a,
-                                          NULL, NULL) >= 0);
+    run_tick(db, 7, seq, take, release, NULL, NULL, NULL);
     assert_true(odbc_leader__db_group_run(db, ODBC_LEADER__OP_GROUP_SHARDS, &a,
                                           shard0_row, &r) >= 0);
     return r;
+}
+
+/* Opens member-a's port on a new group of 2 shards named after what
+ * (into grp, of size len), makes its rows and opens raw; returns the
+ * port, closed with port_close(db, cfg). */
+static struct odbc_leader__db *group2_open(struct odbc_leader__config *cfg,
+                                           char *grp, size_t len,
+                                           const char *what, struct raw *raw) {
+    struct odbc_leader__group_args a;
+    struct odbc_leader__db *db;
+
+    ns_name(grp, len, what);
+    raw_open(raw);
+    db = port_open(cfg, grp, "member-a", "LeaderShards=2");
+    memset(&a, 0, sizeof(a));
+    a.shards = 2;
+    assert_true(odbc_leader__db_group_run(db, ODBC_LEADER__OP_GROUP_INIT, &a,
+                                          NULL, NULL) >= 0);
+    return db;
 }
 
 /*
@@ -471,20 +504,13 @@ static struct shard0 group_tick0(struct odbc_leader__db *db, int64_t seq,
 void group_late_ticks_are_fenced(void **state) {
     struct odbc_leader__config cfg;
     struct odbc_leader__db *db;
-    struct odbc_leader__group_args a;
     struct shard0 r;
     struct raw raw;
     char grp[64], rel[96], sql[256];
     int64_t t1, seq = 0;
 
     (void)state;
-    ns_name(grp, sizeof(grp), "grpfence");
-    raw_open(&raw);
-    db = port_open(&cfg, grp, "member-a", "LeaderShards=2");
-    memset(&a, 0, sizeof(a));
-    a.shards = 2;
-    assert_true(odbc_leader__db_group_run(db, ODBC_LEADER__OP_GROUP_INIT, &a,
-                                          NULL, NULL) >= 0);
+    db = group2_open(&cfg, grp, sizeof(grp), "grpfence", &raw);
     r = group_tick0(db, 1, "[0]", "[]");
     assert_string_equal(r.leader, "member-a");
     t1 = r.term;
@@ -498,10 +524,15 @@ void group_late_ticks_are_fenced(void **state) {
     assert_string_equal(r.leader, "member-a");
     assert_int_equal(r.term, t1 + 1);
     r = group_tick0(db, 5, "[]", "[]"); /* renews: renew_seq 5 */
-    snprintf(sql, sizeof(sql),
-             "SELECT renew_seq FROM odbc_leader_lease WHERE grp = '%s' "
-             "AND shard = 0",
-             grp);
+    if (group_by_lease()) /* the member's lease */
+        snprintf(sql, sizeof(sql),
+                 "SELECT renew_seq FROM odbc_leader_member WHERE grp = '%s'",
+                 grp);
+    else
+        snprintf(sql, sizeof(sql),
+                 "SELECT renew_seq FROM odbc_leader_lease WHERE grp = '%s' "
+                 "AND shard = 0",
+                 grp);
     assert_true(raw_exec(&raw, sql, &seq));
     assert_int_equal(seq, 5);
     r = group_tick0(db, 2, "[]", "[]"); /* a late tick numbered 2 renews */
@@ -512,6 +543,173 @@ void group_late_ticks_are_fenced(void **state) {
     r = group_tick0(db, 6, "[]", rel);
     assert_string_equal(r.leader, "");
     assert_int_equal(r.term, t1 + 1);
+    raw_close(&raw);
+    port_close(db, &cfg);
+}
+
+/* The S row of a group_tick: whether the incarnation's lease holds. */
+static int lease_row(void *ctx, void *stmt) {
+    int64_t *renewed = ctx;
+    char kind[4] = "";
+
+    if (odbc_leader__db_col_text(stmt, 1, kind, sizeof(kind)) < 0)
+        return ODBC_LEADER_EDB;
+    return kind[0] == 'S' ? odbc_leader__db_col_int(stmt, 3, renewed) : 0;
+}
+
+/* One group_tick of incarnation inc; returns the S row's "lease holds". */
+static int64_t lease_tick(struct odbc_leader__db *db, int64_t inc,
+                          int64_t seq, const char *take, const char *dead) {
+    int64_t renewed = -1;
+
+    run_tick(db, inc, seq, take, NULL, dead, lease_row, &renewed);
+    assert_true(renewed == 0 || renewed == 1);
+    return renewed;
+}
+
+/* Claims the fire now + fire_ms of job j on shard 0 of grp in term. */
+static int claim0(struct odbc_leader__db *db, const char *grp, int64_t term,
+                  int64_t fire_ms) {
+    char ns[96];
+    int rc;
+
+    snprintf(ns, sizeof(ns), "%s/0", grp);
+    odbc_leader__db_set_ns(db, ns);
+    /* a fire of now (not older than the retention) + fire_ms */
+    rc = odbc_leader__db_claim(db, term, "j", (int64_t)time(NULL) * 1000 +
+                               fire_ms, 1, 0, NULL);
+    odbc_leader__db_set_ns(db, grp);
+    return rc;
+}
+
+/*
+ * Shards held under their member's lease (issue 42; docs/protocol.md):
+ * a steady tick renews the member's lease and writes no shard row; a
+ * claim in a shard's term holds only while its holder's lease does, even
+ * though the row still names it; a lapsed lease is never renewed again;
+ * another incarnation takes the shard only once that lease expired and
+ * its counter was watched no higher than the lease's.
+ */
+void group_shards_hold_under_the_members_lease(void **state) {
+    struct odbc_leader__config cfg;
+    struct odbc_leader__db *db;
+    struct shard0 r;
+    struct raw raw;
+    char grp[64], sql[256], renewed[256], dead[64];
+    int64_t t1, before = 0, after = 0, seq = 0;
+
+    (void)state;
+    if (!group_by_lease())
+        skip(); /* a dialect that renews every row */
+    db = group2_open(&cfg, grp, sizeof(grp), "grplease", &raw);
+    assert_int_equal(lease_tick(db, 7, 1, "[0]", "[]"), 1);
+    r = group_tick0(db, 2, "[]", "[]");
+    assert_string_equal(r.leader, "member-a");
+    t1 = r.term;
+    snprintf(renewed, sizeof(renewed),
+             "SELECT renewed_at_ms + renew_seq FROM odbc_leader_lease "
+             "WHERE grp = '%s' AND shard = 0",
+             grp);
+    assert_true(raw_exec(&raw, renewed, &before));
+    usleep(20000);
+    assert_int_equal(lease_tick(db, 7, 3, "[]", "[]"), 1);
+    assert_true(raw_exec(&raw, renewed, &after));
+    assert_int_equal(after, before); /* the steady tick left the row */
+    snprintf(sql, sizeof(sql),
+             "SELECT renew_seq FROM odbc_leader_member WHERE grp = '%s' AND "
+             "inc = 7",
+             grp);
+    assert_true(raw_exec(&raw, sql, &seq));
+    assert_int_equal(seq, 3); /* the lease was renewed instead */
+    assert_int_equal(claim0(db, grp, t1, 1000), ODBC_LEADER_CLAIM_RUN);
+
+    /* the lease ends in database time; the row still names member-a */
+    snprintf(sql, sizeof(sql),
+             "UPDATE odbc_leader_member SET expires_at_ms = 0 WHERE grp = "
+             "'%s' AND inc = 7",
+             grp);
+    assert_true(raw_exec(&raw, sql, NULL));
+    assert_int_equal(claim0(db, grp, t1, 2000), ODBC_LEADER_ENOTLEADER);
+    assert_int_equal(lease_tick(db, 7, 4, "[0]", "[]"), 0); /* never again */
+    r = group_tick0(db, 5, "[]", "[]");
+    assert_string_equal(r.leader, "member-a");
+    assert_int_equal(r.term, t1);
+
+    /* another incarnation: not with a sighting older than the lease's
+     * counter (3), then with one as high */
+    snprintf(dead, sizeof(dead), "[[7,2]]");
+    assert_int_equal(lease_tick(db, 8, 1, "[0]", dead), 1);
+    r = group_tick0(db, 5, "[]", "[]");
+    assert_int_equal(r.term, t1);
+    snprintf(dead, sizeof(dead), "[[7,3]]");
+    assert_int_equal(lease_tick(db, 8, 2, "[0]", dead), 1);
+    r = group_tick0(db, 6, "[]", "[]");
+    assert_int_equal(r.term, t1 + 1);
+    assert_int_equal(claim0(db, grp, t1, 3000), ODBC_LEADER_ENOTLEADER);
+    raw_close(&raw);
+    port_close(db, &cfg);
+}
+
+/*
+ * A rolling upgrade (docs/protocol.md, "A rolling upgrade"): a member of
+ * the old build, still connected, runs the old rule's take. Emulated
+ * here with that take's SQL (version 6/8: a row that is vacant, or
+ * expired and held by a watched-dead holder) at a clock an hour ahead, a
+ * holder it has watched forever: it takes the vacant shard but never one
+ * held under a member's lease. And the new member takes the old member's
+ * row only once it expired and its renew_seq was watched.
+ */
+void group_upgrade_leaves_old_members_safe(void **state) {
+    struct odbc_leader__config cfg;
+    struct odbc_leader__db *db;
+    struct shard0 r;
+    struct raw raw;
+    char grp[64], sql[640];
+    int64_t later = ((int64_t)time(NULL) + 3600) * 1000, n = 0;
+
+    (void)state;
+    if (!group_by_lease())
+        skip();
+    db = group2_open(&cfg, grp, sizeof(grp), "grpupgrade", &raw);
+    assert_int_equal(lease_tick(db, 7, 1, "[0]", "[]"), 1);
+    /* the old build's take of both shards, incarnation 7 watched dead */
+    snprintf(sql, sizeof(sql),
+             "UPDATE odbc_leader_lease SET leader_id = 'old', inc = 99, "
+             "renew_seq = 1, term = term + 1, expires_at_ms = %lld "
+             "WHERE grp = '%s' AND shard IN (0, 1) "
+             "AND ((leader_id IS NULL AND inc IS NULL AND handoff_to IS NULL) "
+             "OR (expires_at_ms <= %lld AND inc <> 99 AND inc = 7 "
+             "AND renew_seq <= 1000000))",
+             (long long)(later + 60000), grp, (long long)later);
+    assert_true(raw_exec(&raw, sql, NULL));
+    r = group_tick0(db, 2, "[]", "[]");
+    assert_string_equal(r.leader, "member-a"); /* shard 0 stayed */
+    snprintf(sql, sizeof(sql),
+             "SELECT COUNT(*) FROM odbc_leader_lease WHERE grp = '%s' "
+             "AND leader_id = 'old'",
+             grp);
+    assert_true(raw_exec(&raw, sql, &n));
+    assert_int_equal(n, 1); /* the vacant shard 1 went to the old one */
+    /* the new member: not while the old row is unexpired, then once it
+     * expired and its renew_seq (1) was watched */
+    assert_int_equal(lease_tick(db, 7, 3, "[1]", "[[99,1]]"), 1);
+    assert_true(raw_exec(&raw, sql, &n));
+    assert_int_equal(n, 1);
+    snprintf(sql, sizeof(sql),
+             "UPDATE odbc_leader_lease SET expires_at_ms = 1 WHERE grp = "
+             "'%s' AND leader_id = 'old'",
+             grp);
+    assert_true(raw_exec(&raw, sql, NULL));
+    assert_int_equal(lease_tick(db, 7, 4, "[1]", "[[99,0]]"), 1);
+    snprintf(sql, sizeof(sql),
+             "SELECT COUNT(*) FROM odbc_leader_lease WHERE grp = '%s' "
+             "AND leader_id = 'old'",
+             grp);
+    assert_true(raw_exec(&raw, sql, &n));
+    assert_int_equal(n, 1); /* renewed since the sighting (1 > 0) */
+    assert_int_equal(lease_tick(db, 7, 5, "[1]", "[[99,1]]"), 1);
+    assert_true(raw_exec(&raw, sql, &n));
+    assert_int_equal(n, 0);
     raw_close(&raw);
     port_close(db, &cfg);
 }

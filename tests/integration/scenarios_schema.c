@@ -42,16 +42,19 @@ static enum old_dialect dialect_under_test(void) {
     return is_kind("mariadb") ? OLD_MARIADB : OLD_SQLITE;
 }
 
-/* The schema version of the dialect under test: 6 (epochs, groups, then
- * the election log) on PostgreSQL and MariaDB, 4 (groups and the election
- * log, no epochs) on SQLite and with the generic dialect. */
+/* The schema version of the dialect under test: 9 on PostgreSQL and
+ * MariaDB (shards under their member's lease), 7 on SQLite and with the
+ * generic dialect (no epochs; the same). */
 static int64_t current_schema_version(void) {
     const char *extra = getenv("OL_LEADER_EXTRA");
 
     if (extra != NULL && strstr(extra, "generic"))
-        return 6;
-    return is_kind("sqlite") ? 6 : 8;
+        return 7;
+    if (is_kind("sqlite"))
+        return 7;
+    return 9;
 }
+
 
 /*
  * The tables of every earlier schema version, from the history of
@@ -140,6 +143,21 @@ static const struct {
     {{5, 7, 7, 5},
      "INSERT INTO {prefix}job (namespace, job, paused, changed_at_ms, "
      "changed_by) VALUES ('{ns}', 'j', 0, 1, 'old-host')"},
+    /* schedule identities: SQLite and generic 6, PostgreSQL and MariaDB 8 */
+    {{6, 8, 8, 6},
+     "ALTER TABLE {prefix}job ADD COLUMN schedule VARCHAR(512) NULL"},
+    {{6, 8, 8, 6},
+     "ALTER TABLE {prefix}job ADD COLUMN schedule_at_ms BIGINT NULL"},
+    {{6, 8, 8, 6},
+     "ALTER TABLE {prefix}job ADD COLUMN schedule_by VARCHAR(128) NULL"},
+    {{6, 8, 8, 6},
+     "ALTER TABLE {prefix}job ADD COLUMN refusals BIGINT NOT NULL DEFAULT 0"},
+    {{6, 8, 8, 6},
+     "ALTER TABLE {prefix}job ADD COLUMN refused VARCHAR(512) NULL"},
+    {{6, 8, 8, 6},
+     "ALTER TABLE {prefix}job ADD COLUMN refused_at_ms BIGINT NULL"},
+    {{6, 8, 8, 6},
+     "ALTER TABLE {prefix}job ADD COLUMN refused_by VARCHAR(128) NULL"},
 };
 
 /* Writes old_schema's sql into out (of size cap) with its {names}
@@ -231,7 +249,11 @@ void earlier_schema_versions_are_upgraded(void **state) {
         ns_name(ns, sizeof(ns), what);
         create_old_tables(prefix, ns, v);
         /* the newest column (and table) */
-        snprintf(table, sizeof(table), "%sjob WHERE refusals >= 0", prefix);
+        if (group_by_lease())
+            snprintf(table, sizeof(table), "%smember", prefix);
+        else
+            snprintf(table, sizeof(table), "%sjob WHERE refusals >= 0",
+                     prefix);
         snprintf(sql, sizeof(sql), "SELECT MAX(version) FROM %sschema", prefix);
 
         h = NULL;

@@ -151,11 +151,17 @@ struct fake {
     int reported[SHARDS];       /* last report per shard: 1 led, 0 not */
     int fail_next;
     int64_t answer_cost_ns;
+    /* shards held under the member's lease (sqlite.sql version 7) */
+    int by_lease;
+    int64_t lease_inc, lease_seq, lease_expires_ms;
+    int64_t db_ahead_ms; /* the database clock ahead of the member's */
 };
 
 static int64_t fake_now(void *ctx) { return ((struct fake *)ctx)->now_ns; }
 
-static int64_t db_ms(const struct fake *f) { return f->now_ns / MS; }
+static int64_t db_ms(const struct fake *f) {
+    return f->now_ns / MS + f->db_ahead_ms;
+}
 
 static int fake_connect(void *port, char *err, size_t errlen) {
     (void)port;
@@ -191,6 +197,114 @@ static int in_pairs(const char *text, int s, int64_t term) {
     return strstr(text, want) != NULL;
 }
 
+/* Answers an L row per shard "a" holds (by_lease: every row of its
+ * incarnation; else the rows this tick renewed or took) and a V row per
+ * vacant shard. */
+static void shard_rows(const struct fake *f,
+                       const struct odbc_leader__group_args *a, int by_lease,
+                       int64_t now, odbc_leader__group_row_fn fn, void *ctx) {
+    struct odbc_leader__group_row r;
+
+    for (int s = 0; s < SHARDS; s++) {
+        const struct row *w = &f->rows[s];
+        int mine = strcmp(w->holder, "a") == 0 &&
+                   (by_lease ? w->inc == a->inc : w->seq == a->seq);
+
+        memset(&r, 0, sizeof(r));
+        r.a = s;
+        r.b = w->term;
+        r.c = w->expires_ms;
+        r.now_ms = now;
+        if (mine)
+            r.kind = 'L';
+        else if (w->holder[0] == '\0')
+            r.kind = 'V';
+        else
+            continue;
+        assert_int_equal(fn(ctx, &r), 0);
+    }
+}
+
+/* 1 when the JSON list of pairs text names incarnation inc with a
+ * renew_seq of at least seq. */
+static int dead_at(const char *text, int64_t inc, int64_t seq) {
+    char want[48];
+    const char *p;
+
+    snprintf(want, sizeof(want), "[%lld,", (long long)inc);
+    p = strstr(text, want);
+    return p != NULL && strtoll(p + strlen(want), NULL, 10) >= seq;
+}
+
+/* The fake tick under the member's lease (one lease, member "a"): the
+ * lease is made for a new incarnation and renewed while unexpired, never
+ * after; shard rows are written only by a take or a release; a take
+ * needs the lease renewed and takes a vacant row, or one of an earlier
+ * incarnation of "a" named in :dead with the counter its lease ended
+ * with. Answers S first, then L (every row held), V and M. */
+static int lease_tick(struct fake *f, const struct odbc_leader__group_args *a,
+                      odbc_leader__group_row_fn fn, void *ctx) {
+    int64_t now = db_ms(f), old_inc = f->lease_inc, old_seq = f->lease_seq;
+    struct odbc_leader__group_row r;
+    int renewed = 0;
+
+    if (f->lease_inc != a->inc) { /* a new incarnation: its lease */
+        f->lease_inc = a->inc;
+        f->lease_seq = a->seq;
+        f->lease_expires_ms = now + 1000;
+        renewed = 1;
+    } else if (f->lease_expires_ms > now && f->lease_seq < a->seq) {
+        f->lease_seq = a->seq;
+        f->lease_expires_ms = now + 1000;
+        renewed = 1;
+    }
+    for (int s = 0; s < SHARDS; s++) {
+        struct row *w = &f->rows[s];
+        int mine = strcmp(w->holder, "a") == 0 && w->inc == a->inc;
+        int lapsed = strcmp(w->holder, "a") == 0 && w->inc == old_inc &&
+                     old_inc != a->inc && dead_at(a->dead, old_inc, old_seq);
+
+        if (mine && in_pairs(a->release, s, w->term)) {
+            memset(w, 0, sizeof(*w));
+            w->expires_ms = now;
+        } else if (renewed && in_list(a->take, s) &&
+                   (w->holder[0] == '\0' || lapsed)) {
+            snprintf(w->holder, sizeof(w->holder), "a");
+            w->inc = a->inc;
+            w->seq = a->seq;
+            w->term++;
+            w->expires_ms = INT64_MAX;
+        }
+    }
+    f->now_ns += f->answer_cost_ns;
+    memset(&r, 0, sizeof(r));
+    r.kind = 'S';
+    r.a = renewed;
+    r.b = f->lease_seq;
+    r.c = f->lease_expires_ms;
+    assert_int_equal(fn(ctx, &r), 0);
+    shard_rows(f, a, 1, now, fn, ctx);
+    for (int s = 0; s < SHARDS; s++) { /* the holders */
+        const struct row *w = &f->rows[s];
+
+        if (w->holder[0] == '\0')
+            continue;
+        memset(&r, 0, sizeof(r));
+        r.kind = 'H';
+        snprintf(r.name, sizeof(r.name), "a");
+        r.a = w->inc;
+        r.b = w->inc == f->lease_inc ? f->lease_seq : old_seq;
+        r.c = 1;
+        assert_int_equal(fn(ctx, &r), 0);
+        break;
+    }
+    memset(&r, 0, sizeof(r));
+    r.kind = 'M';
+    snprintf(r.name, sizeof(r.name), "a");
+    r.b = now;
+    return fn(ctx, &r);
+}
+
 /* The fake tick: this member is "a"; rows follow the dialect's rules. */
 static int fake_tick(void *port, const struct odbc_leader__group_args *a,
                      odbc_leader__group_row_fn fn, void *ctx) {
@@ -206,6 +320,8 @@ static int fake_tick(void *port, const struct odbc_leader__group_args *a,
         f->fail_next = 0;
         return ODBC_LEADER_ECONNLOST;
     }
+    if (f->by_lease)
+        return lease_tick(f, a, fn, ctx);
     for (int s = 0; s < SHARDS; s++) {
         struct row *w = &f->rows[s];
         int mine = strcmp(w->holder, "a") == 0 && w->inc == a->inc;
@@ -234,22 +350,7 @@ static int fake_tick(void *port, const struct odbc_leader__group_args *a,
         }
     }
     f->now_ns += f->answer_cost_ns;
-    for (int s = 0; s < SHARDS; s++) {
-        const struct row *w = &f->rows[s];
-
-        memset(&r, 0, sizeof(r));
-        r.a = s;
-        r.b = w->term;
-        r.c = w->expires_ms;
-        r.now_ms = now;
-        if (strcmp(w->holder, "a") == 0 && w->seq == a->seq)
-            r.kind = 'L';
-        else if (w->holder[0] == '\0')
-            r.kind = 'V';
-        else
-            continue;
-        assert_int_equal(fn(ctx, &r), 0);
-    }
+    shard_rows(f, a, 0, now, fn, ctx);
     memset(&r, 0, sizeof(r));
     r.kind = 'M';
     snprintf(r.name, sizeof(r.name), "a");
@@ -275,6 +376,8 @@ static int fake_leave(void *port, int64_t inc) {
     (void)inc;
     return 0;
 }
+
+static int64_t next_inc(void) { return 43; }
 
 static const struct odbc_leader__group_port_ops fake_ops = {
     fake_connect, fake_disconnect, fake_tick, fake_leave};
@@ -308,6 +411,7 @@ static void start(struct odbc_leader__group_member_state *m, struct fake *f) {
     c.cand.id = "a";
     c.shards = SHARDS;
     c.inc = 42;
+    c.new_inc = next_inc;
     c.cand.ttl_ms = 1000;
     c.cand.renew_ms = 300;
     c.cand.margin_ms = 200;
@@ -539,6 +643,39 @@ static void test_own_expired_rows_taken_back(void **state) {
     odbc_leader__group_member_free(&m);
 }
 
+/* Under the member's lease: a steady tick leaves the shard rows alone;
+ * when the database clock steps past the lease (the member's own windows
+ * still open), the answer that says the lease lapsed stops every shard at
+ * once, and the member goes on as a new incarnation that takes its rows
+ * back, in new terms, at its next tick. */
+static void test_lapsed_lease_stops_every_shard(void **state) {
+    struct odbc_leader__group_member_state m;
+    struct fake f;
+
+    (void)state;
+    start(&m, &f);
+    f.by_lease = 1;
+    odbc_leader__group_member_tick(&m, NULL);
+    f.now_ns += 300 * MS;
+    assert_int_equal(odbc_leader__group_member_tick(&m, NULL), SHARDS);
+    assert_int_equal(f.rows[0].seq, 2);
+    f.now_ns += 300 * MS;
+    assert_int_equal(odbc_leader__group_member_tick(&m, NULL), SHARDS);
+    assert_int_equal(f.rows[0].seq, 2);   /* no shard row written */
+    assert_int_equal(f.lease_seq, 3);     /* the lease renewed instead */
+    f.db_ahead_ms = 5000;                 /* a step of the database clock */
+    assert_int_equal(led(&m), SHARDS);    /* the windows are still open */
+    assert_int_equal(odbc_leader__group_member_tick(&m, NULL), 0);
+    assert_int_equal(led(&m), 0);         /* lapsed: nothing trusted */
+    assert_int_equal(f.reported[0], 0);
+    assert_int_equal(m.inc, 43);
+    f.now_ns += 300 * MS;
+    assert_int_equal(odbc_leader__group_member_tick(&m, NULL), SHARDS);
+    assert_string_equal(f.last_dead, "[[42,3]]");
+    assert_true(odbc_leader__group_member_leadership(&m, 0, NULL) == 2);
+    odbc_leader__group_member_free(&m);
+}
+
 /* Leads all; its ticks stop for longer than the TTL, and the answer that
  * shows every row lost also shows a second member back, to whom the
  * assignment now gives some. Those rows are still this member's, expired,
@@ -619,6 +756,7 @@ int main(void) {
         cmocka_unit_test(test_error_keeps_windows),
         cmocka_unit_test(test_own_expired_rows_taken_back),
         cmocka_unit_test(test_lost_rows_of_another_are_released),
+        cmocka_unit_test(test_lapsed_lease_stops_every_shard),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
