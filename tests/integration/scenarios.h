@@ -23,7 +23,6 @@ struct odbc_leader__db;     /* db.h */
 
 /* 1 when OL_KIND is kind ("sqlite", "postgresql", "mariadb"). */
 int is_kind(const char *kind);
-int group_by_lease(void);
 /* Milliseconds on the monotonic clock. */
 int64_t mono_ms(void);
 void sleep_ms(int64_t ms);

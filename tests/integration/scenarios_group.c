@@ -524,15 +524,8 @@ void group_late_ticks_are_fenced(void **state) {
     assert_string_equal(r.leader, "member-a");
     assert_int_equal(r.term, t1 + 1);
     r = group_tick0(db, 5, "[]", "[]"); /* renews: renew_seq 5 */
-    if (group_by_lease()) /* the member's lease */
-        snprintf(sql, sizeof(sql),
-                 "SELECT renew_seq FROM odbc_leader_member WHERE grp = '%s'",
-                 grp);
-    else
-        snprintf(sql, sizeof(sql),
-                 "SELECT renew_seq FROM odbc_leader_lease WHERE grp = '%s' "
-                 "AND shard = 0",
-                 grp);
+    snprintf(sql, sizeof(sql), /* the member's lease */
+             "SELECT renew_seq FROM odbc_leader_member WHERE grp = '%s'", grp);
     assert_true(raw_exec(&raw, sql, &seq));
     assert_int_equal(seq, 5);
     r = group_tick0(db, 2, "[]", "[]"); /* a late tick numbered 2 renews */
@@ -599,8 +592,6 @@ void group_shards_hold_under_the_members_lease(void **state) {
     int64_t t1, before = 0, after = 0, seq = 0;
 
     (void)state;
-    if (!group_by_lease())
-        skip(); /* a dialect that renews every row */
     db = group2_open(&cfg, grp, sizeof(grp), "grplease", &raw);
     assert_int_equal(lease_tick(db, 7, 1, "[0]", "[]"), 1);
     r = group_tick0(db, 2, "[]", "[]");
@@ -668,8 +659,6 @@ void group_upgrade_leaves_old_members_safe(void **state) {
     int64_t later = ((int64_t)time(NULL) + 3600) * 1000, n = 0;
 
     (void)state;
-    if (!group_by_lease())
-        skip();
     db = group2_open(&cfg, grp, sizeof(grp), "grpupgrade", &raw);
     assert_int_equal(lease_tick(db, 7, 1, "[0]", "[]"), 1);
     /* the old build's take of both shards, incarnation 7 watched dead */

@@ -248,12 +248,8 @@ void earlier_schema_versions_are_upgraded(void **state) {
         snprintf(what, sizeof(what), "upgrade-v%d", v);
         ns_name(ns, sizeof(ns), what);
         create_old_tables(prefix, ns, v);
-        /* the newest column (and table) */
-        if (group_by_lease())
-            snprintf(table, sizeof(table), "%smember", prefix);
-        else
-            snprintf(table, sizeof(table), "%sjob WHERE refusals >= 0",
-                     prefix);
+        /* the newest table */
+        snprintf(table, sizeof(table), "%smember", prefix);
         snprintf(sql, sizeof(sql), "SELECT MAX(version) FROM %sschema", prefix);
 
         h = NULL;

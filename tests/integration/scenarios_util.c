@@ -41,13 +41,6 @@ int is_kind(const char *kind) {
     return k != NULL && strcmp(k, kind) == 0;
 }
 
-/* 1 when the dialect under test holds a group's shards under their
- * member's lease (issue 42): every shipped dialect since sqlite.sql and
- * generic.sql version 7, postgresql.sql and mariadb.sql version 9. */
-int group_by_lease(void) {
-    return is_kind("sqlite") || is_kind("postgresql") || is_kind("mariadb");
-}
-
 /* Milliseconds on the monotonic clock. */
 int64_t mono_ms(void) {
     struct timespec ts;
