@@ -976,6 +976,9 @@ WHERE grp = :ns
 -- members), H holder_id inc renew_seq count (holders: the lease's
 -- counter, or a version-6 holder's highest renew_seq), V shard term
 -- expires_at_ms (vacant); now_ms last.
+-- L, H and V only when :full = 1; when :full = 0 (a steady tick, which
+-- reads no shard row), K member_id inc renew_seq expires_at_ms (every
+-- member lease of the group) instead.
 SELECT 'S', NULL,
     COUNT(CASE WHEN renew_seq = :seq AND expires_at_ms > {now}
                THEN 1 END),
@@ -985,7 +988,7 @@ WHERE grp = :ns AND inc = :inc
 UNION ALL
 SELECT 'L', NULL, shard, term, expires_at_ms, 0, {now}
 FROM {prefix}lease
-WHERE grp = :ns AND inc = :inc AND leader_id = :id
+WHERE grp = :ns AND inc = :inc AND leader_id = :id AND :full = 1
 UNION ALL
 SELECT 'M', candidate_id, 0, heartbeat_at_ms, expires_at_ms, 0, {now}
 FROM {prefix}candidate
@@ -999,12 +1002,16 @@ SELECT 'H', MAX(leader_id), inc,
              MAX(renew_seq)),
     COUNT(*), 0, {now}
 FROM {prefix}lease
-WHERE grp = :ns AND inc IS NOT NULL
+WHERE grp = :ns AND inc IS NOT NULL AND :full = 1
 GROUP BY inc
 UNION ALL
 SELECT 'V', NULL, shard, term, expires_at_ms, 0, {now}
 FROM {prefix}lease
-WHERE grp = :ns AND inc IS NULL;
+WHERE grp = :ns AND inc IS NULL AND :full = 1
+UNION ALL
+SELECT 'K', member_id, inc, renew_seq, expires_at_ms, 0, {now}
+FROM {prefix}member
+WHERE grp = :ns AND :full = 0;
 
 -- @statement group_leave
 -- A member leaving gracefully: its candidate row goes, its lease ends and

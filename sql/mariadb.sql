@@ -946,6 +946,9 @@ BEGIN NOT ATOMIC
 -- (live members), H holder_id inc renew_seq count (holders: the lease's
 -- counter, or a version-8 holder's highest renew_seq), V shard term
 -- expires_at_ms (vacant); now_ms last.
+-- L, H and V only when :full = 1; when :full = 0 (a steady tick, which
+-- reads no shard row), K member_id inc renew_seq expires_at_ms (every
+-- member lease of the group) instead.
 BEGIN NOT ATOMIC
     DECLARE v_now BIGINT DEFAULT {now}
     ; DECLARE v_epoch VARCHAR(64) DEFAULT {epoch}
@@ -982,8 +985,10 @@ BEGIN NOT ATOMIC
     ; SELECT COUNT(*) INTO v_lease FROM {prefix}member
       WHERE grp = :ns AND inc = :inc AND renew_seq = :seq
         AND expires_at_ms > v_now
-    ; SELECT COUNT(*) INTO v_old FROM {prefix}member
-      WHERE grp = :ns AND expires_at_ms < v_now - 86400000
+    ; IF :full = 1 THEN
+          SELECT COUNT(*) INTO v_old FROM {prefix}member
+          WHERE grp = :ns AND expires_at_ms < v_now - 86400000
+    ; END IF
     ; IF v_old > 0 THEN
           DELETE FROM {prefix}member
           WHERE grp = :ns AND inc <> :inc
@@ -1001,8 +1006,10 @@ BEGIN NOT ATOMIC
           WHERE l.inc = :inc AND l.leader_id = :id
             AND (l.epoch IS NULL OR l.epoch = v_epoch)
     ; END IF
-    ; SELECT COUNT(*) INTO v_stale FROM {prefix}lease
-      WHERE grp = :ns AND epoch IS NOT NULL AND epoch <> v_epoch
+    ; IF :full = 1 THEN
+          SELECT COUNT(*) INTO v_stale FROM {prefix}lease
+          WHERE grp = :ns AND epoch IS NOT NULL AND epoch <> v_epoch
+    ; END IF
     ; IF v_stale > 0 THEN
           UPDATE {prefix}lease
           SET leader_id = NULL, inc = 0, renew_seq = 0,
@@ -1071,7 +1078,7 @@ BEGIN NOT ATOMIC
       UNION ALL
       SELECT 'L', NULL, CAST(shard AS SIGNED), term, expires_at_ms, 0, v_now
       FROM {prefix}lease
-      WHERE grp = :ns AND inc = :inc AND leader_id = :id
+      WHERE grp = :ns AND inc = :inc AND leader_id = :id AND :full = 1
       UNION ALL
       SELECT 'M', candidate_id, 0, heartbeat_at_ms, expires_at_ms, 0, v_now
       FROM {prefix}candidate
@@ -1081,12 +1088,16 @@ BEGIN NOT ATOMIC
           COALESCE(MAX(mb.renew_seq), MAX(l.renew_seq)), COUNT(*), 0, v_now
       FROM {prefix}lease AS l
       LEFT JOIN {prefix}member AS mb ON mb.grp = l.grp AND mb.inc = l.inc
-      WHERE l.grp = :ns AND l.inc IS NOT NULL
+      WHERE l.grp = :ns AND l.inc IS NOT NULL AND :full = 1
       GROUP BY l.inc
       UNION ALL
       SELECT 'V', NULL, shard, term, expires_at_ms, 0, v_now
       FROM {prefix}lease
-      WHERE grp = :ns AND inc IS NULL
+      WHERE grp = :ns AND inc IS NULL AND :full = 1
+      UNION ALL
+      SELECT 'K', member_id, inc, renew_seq, expires_at_ms, 0, v_now
+      FROM {prefix}member
+      WHERE grp = :ns AND :full = 0
     ; COMMIT
 ; END;
 

@@ -1057,6 +1057,9 @@ SELECT (SELECT COUNT(*) FROM {prefix}lease
 -- count (holders, as before this statement: the lease's counter, or a
 -- version-8 holder's highest renew_seq), V shard term expires_at_ms
 -- (vacant shards, as before); now_ms last.
+-- L, H and V only when :full = 1; when :full = 0 (a steady tick, which
+-- reads no shard row), K member_id inc renew_seq expires_at_ms (every
+-- member lease of the group) instead.
 WITH clock AS (
     SELECT {now}
         AS now_ms
@@ -1101,6 +1104,7 @@ lease AS (
 lease_gc AS (
     DELETE FROM {prefix}member AS mb
     WHERE mb.grp = CAST(:ns AS VARCHAR(128))
+      AND CAST(:full AS BIGINT) = 1
       AND mb.inc <> CAST(:inc AS BIGINT)
       AND mb.expires_at_ms < (SELECT now_ms FROM clock) - 86400000
       AND NOT EXISTS (SELECT 1 FROM {prefix}lease AS l
@@ -1195,6 +1199,7 @@ quar AS (
         epoch = {epoch}
     FROM clock
     WHERE l.grp = CAST(:ns AS VARCHAR(128))
+      AND CAST(:full AS BIGINT) = 1
       AND l.epoch IS NOT NULL
       AND l.epoch <> {epoch}
     RETURNING l.shard
@@ -1214,6 +1219,7 @@ SELECT 'L', NULL, CAST(l.shard AS BIGINT), l.term, l.expires_at_ms, 0,
     clock.now_ms
 FROM {prefix}lease AS l, clock
 WHERE l.grp = CAST(:ns AS VARCHAR(128))
+  AND CAST(:full AS BIGINT) = 1
   AND l.inc = CAST(:inc AS BIGINT)
   AND l.leader_id = CAST(:id AS VARCHAR(128))
   AND (l.epoch IS NULL OR l.epoch = {epoch})
@@ -1235,13 +1241,21 @@ SELECT 'H', MAX(l.leader_id), l.inc,
 FROM clock, {prefix}lease AS l
 LEFT JOIN {prefix}member AS mb ON mb.grp = l.grp AND mb.inc = l.inc
 WHERE l.grp = CAST(:ns AS VARCHAR(128))
+  AND CAST(:full AS BIGINT) = 1
   AND l.inc IS NOT NULL
 GROUP BY l.inc
 UNION ALL
 SELECT 'V', NULL, l.shard, l.term, l.expires_at_ms, 0, clock.now_ms
 FROM {prefix}lease AS l, clock
 WHERE l.grp = CAST(:ns AS VARCHAR(128))
-  AND l.inc IS NULL;
+  AND CAST(:full AS BIGINT) = 1
+  AND l.inc IS NULL
+UNION ALL
+SELECT 'K', mb.member_id, mb.inc, mb.renew_seq, mb.expires_at_ms, 0,
+    clock.now_ms
+FROM {prefix}member AS mb, clock
+WHERE mb.grp = CAST(:ns AS VARCHAR(128))
+  AND CAST(:full AS BIGINT) = 0;
 
 -- @statement group_leave
 -- A member leaving gracefully: every shard this process holds becomes

@@ -746,6 +746,9 @@ SELECT (SELECT COUNT(*) FROM {prefix}lease WHERE grp = :ns),
 -- members), H holder_id inc renew_seq count (holders: the lease's
 -- counter, or a version-6 holder's highest renew_seq), V shard term
 -- expires_at_ms (vacant); now_ms last.
+-- L, H and V only when :full = 1; when :full = 0 (a steady tick, which
+-- reads no shard row), K member_id inc renew_seq expires_at_ms (every
+-- member lease of the group) instead.
 INSERT INTO {prefix}candidate (namespace, candidate_id, registered_at_ms,
     heartbeat_at_ms, expires_at_ms)
 VALUES (:ns, :id,
@@ -775,6 +778,7 @@ WHERE grp = :ns
   AND expires_at_ms > {now};
 DELETE FROM {prefix}member
 WHERE grp = :ns
+  AND :full = 1
   AND expires_at_ms < {now} - 86400000
   AND inc NOT IN (SELECT inc FROM {prefix}lease
                   WHERE grp = :ns AND inc IS NOT NULL);
@@ -784,6 +788,7 @@ SET leader_id = NULL,
     resign_requested = 0,
     expires_at_ms = {now}
 WHERE grp = :ns
+  AND json_array_length(:release) > 0
   AND inc = :inc
   AND leader_id = :id
   AND (shard, term) IN (SELECT json_extract(r.value, '$[0]'),
@@ -832,7 +837,7 @@ UNION ALL
 SELECT 'L', NULL, shard, term, expires_at_ms, 0,
     {now}
 FROM {prefix}lease
-WHERE grp = :ns AND inc = :inc AND leader_id = :id
+WHERE grp = :ns AND inc = :inc AND leader_id = :id AND :full = 1
 UNION ALL
 SELECT 'M', candidate_id, 0, heartbeat_at_ms, expires_at_ms, 0,
     {now}
@@ -845,13 +850,18 @@ SELECT 'H', MAX(l.leader_id), l.inc,
     {now}
 FROM {prefix}lease AS l
 LEFT JOIN {prefix}member AS mb ON mb.grp = :ns AND mb.inc = l.inc
-WHERE l.grp = :ns AND l.inc IS NOT NULL
+WHERE l.grp = :ns AND l.inc IS NOT NULL AND :full = 1
 GROUP BY l.inc
 UNION ALL
 SELECT 'V', NULL, shard, term, expires_at_ms, 0,
     {now}
 FROM {prefix}lease
-WHERE grp = :ns AND inc IS NULL;
+WHERE grp = :ns AND inc IS NULL AND :full = 1
+UNION ALL
+SELECT 'K', member_id, inc, renew_seq, expires_at_ms, 0,
+    {now}
+FROM {prefix}member
+WHERE grp = :ns AND :full = 0;
 
 -- @statement group_leave
 -- A member leaving gracefully: every shard this process holds becomes

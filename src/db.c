@@ -429,6 +429,9 @@ static void param_slot(struct odbc_leader__db *db, int p, SQLPOINTER *ptr,
     case ODBC_LEADER__P_DEAD_SEQ:
         *ptr = &db->p_dead_seq;
         return;
+    case ODBC_LEADER__P_FULL:
+        *ptr = &db->p_full;
+        return;
     case ODBC_LEADER__P_SCHEDULE:
         *ptr = db->p_schedule;
         *ctype = SQL_C_CHAR;

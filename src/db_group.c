@@ -47,6 +47,7 @@ int odbc_leader__db_group_op(struct odbc_leader__db *db, int op,
     db->p_mask[1] = a->release_mask;
     db->p_dead_inc = a->dead_inc;
     db->p_dead_seq = a->dead_seq;
+    db->p_full = a->full;
     rc = odbc_leader__db_run_op(db, op, fn, ctx, &cls);
     db->p_list[0] = db->p_list[1] = db->p_list[2] = NULL;
     db->p_mask[0] = db->p_mask[1] = NULL;

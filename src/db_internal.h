@@ -84,7 +84,7 @@ struct odbc_leader__db {
     SQLLEN p_list_len[3];
     const char *p_mask[2]; /* borrowed per call: :take_mask, :release_mask */
     SQLLEN p_mask_len[2];
-    SQLBIGINT p_dead_inc, p_dead_seq;
+    SQLBIGINT p_dead_inc, p_dead_seq, p_full;
     SQLBIGINT p_max_attempts, p_paused;                /* the fire lifecycle */
     SQLCHAR p_schedule[ODBC_LEADER__SCHEDULE_MAX + 1]; /* an identity */
     SQLLEN p_schedule_ind; /* SQL_NTS, or SQL_NULL_DATA for none */

@@ -129,6 +129,7 @@ static const char *const param_names[ODBC_LEADER__P_COUNT] = {
     "max_attempts",
     "paused",
     "schedule",
+    "full",
 };
 
 /* Returns the name of param as a dialect file spells it (after the ':');

@@ -147,10 +147,13 @@ enum odbc_leader__param {
     ODBC_LEADER__P_PAUSED,       /* :paused 1 pause, 0 resume, BIGINT */
     ODBC_LEADER__P_SCHEDULE,     /* :schedule a schedule identity, VARCHAR
                                     (512) or NULL */
+    ODBC_LEADER__P_FULL,         /* :full group_tick: 1 to answer the shard
+                                    rows (L, H, V), 0 for a steady tick
+                                    (the lease counters, K), BIGINT */
     ODBC_LEADER__P_COUNT
 };
 
-#define ODBC_LEADER__MAX_PARAMS 64 /* per statement */
+#define ODBC_LEADER__MAX_PARAMS 96 /* per statement */
 #define ODBC_LEADER__MAX_STMTS 32  /* per operation */
 
 struct odbc_leader__stmt {

@@ -26,6 +26,15 @@
  * is never renewed: the answer says so, every shard stops here and the
  * member goes on as a new incarnation (lapse()), which takes the old
  * one's rows back without a watch.
+ *
+ * A steady tick (nothing to take, release or offer as dead) reads no
+ * shard row either (:full 0; docs/protocol.md, "A steady tick"): while
+ * the lease holds, nobody else can take a shard from this member, so the
+ * shards held are the ones held before; the holders' watches go on from
+ * their leases' counters (K rows). The rows are read in full at the first
+ * tick of a connection, at every tick that takes, releases or offers a
+ * dead holder, and at least every FULL_TTLS TTLs (vacant shards nobody
+ * takes, holders of version 6 that have no lease row).
  */
 #include <build_config.h>
 
@@ -48,6 +57,9 @@
 #define ORPHAN_TTLS 2
 /* release[s]: the answer just showed shard s lost (settle_lost()). */
 #define LOST 2
+/* A steady tick (nothing to take, release or offer as dead) asks for the
+ * shard rows only when the last full answer is this many TTLs old. */
+#define FULL_TTLS 2
 /* The lapsed incarnations m remembers. */
 #define N_LAPSED(m) (sizeof((m)->lapsed) / sizeof((m)->lapsed[0]))
 
@@ -266,7 +278,10 @@ struct answer {
     size_t n_members, cap_members;
     struct odbc_leader__group_holder *holders;
     size_t n_holders, cap_holders;
-    int bad; /* rows out of range, logged once */
+    struct odbc_leader__group_holder *keys; /* K: lease counters */
+    size_t n_keys, cap_keys;
+    int full; /* H or V rows came: the shard rows were read */
+    int bad;  /* rows out of range, logged once */
 };
 
 /* Appends one zeroed element of size sz to the array *v (*n elements,
@@ -338,7 +353,16 @@ static int answer_row(void *ctx, const struct odbc_leader__group_row *r) {
         x->inc = r->a;
         x->seq = r->b;
         x->rows = r->c;
+    } else if (r->kind == 'K') {
+        struct odbc_leader__group_holder *x =
+            append((void **)&a->keys, &a->cap_keys, &a->n_keys, sizeof(*x));
+
+        if (x == NULL)
+            return ODBC_LEADER_ENOMEM;
+        x->inc = r->a;
+        x->seq = r->b;
     }
+    a->full |= r->kind == 'H' || r->kind == 'V';
     return 0;
 }
 
@@ -478,6 +502,35 @@ static void take_holders(struct odbc_leader__group_member_state *m,
             a->cap_holders, a->n_holders);
 }
 
+/* After a steady answer (no shard rows read): the known holders' watches
+ * go on from the lease counters of a, a holder whose counter grew seen
+ * moving at hi. A version-6 holder has no lease row and keeps its last
+ * counter until the next full answer. */
+static void count_holders(struct odbc_leader__group_member_state *m,
+                          const struct answer *a, int64_t hi) {
+    for (size_t i = 0; i < a->n_keys; i++) {
+        for (size_t j = 0; j < m->n_holders; j++) {
+            struct odbc_leader__group_holder *h = &m->holders[j];
+
+            if (h->inc == a->keys[i].inc && a->keys[i].seq > h->seq) {
+                h->seq = a->keys[i].seq;
+                h->seq_seen_ns = hi;
+            }
+        }
+    }
+}
+
+/* After a steady answer: the shards held and the vacant ones are the ones
+ * known. Nobody takes a shard from a live lease, a steady tick neither
+ * takes nor releases, and a lapse has emptied held[] already. */
+static void keep_rows(const struct odbc_leader__group_member_state *m,
+                      struct answer *a) {
+    for (uint32_t s = 0; s < m->shards; s++) {
+        a->got[s] = m->held[s];
+        a->vacant[s] = m->vacant_ns[s] != 0;
+    }
+}
+
 /* Applies the shards held after a tick that started at start and was
  * answered at hi. Returns the number of shards led. */
 static int take_shards(struct odbc_leader__group_member_state *m,
@@ -615,6 +668,7 @@ static int failed(struct odbc_leader__group_member_state *m, int rc,
         if (m->connected)
             m->ops->disconnect(m->port);
         m->connected = 0;
+        m->full_ns = 0;
         m->backoff_ns = m->backoff_ns == 0 ? BACKOFF_MIN_NS : 2 * m->backoff_ns;
         if (m->backoff_ns > m->cand.renew_ns)
             m->backoff_ns = m->cand.renew_ns;
@@ -685,6 +739,15 @@ static int64_t next_useful(const struct odbc_leader__group_member_state *m,
     return next;
 }
 
+/* 1 when the tick at now must read the shard rows: the first of a
+ * connection, one that takes, releases or offers a dead holder (each list
+ * is "[]" when empty), or FULL_TTLS TTLs after the last full answer. */
+static int wants_full(const struct odbc_leader__group_member_state *m,
+                      int64_t now) {
+    return m->full_ns == 0 || m->take.len > 2 || m->rel.len > 2 ||
+           m->dead.len > 2 || now - m->full_ns >= FULL_TTLS * m->cand.ttl_ns;
+}
+
 /* Runs one tick statement and applies its answer. Returns the shards led
  * or a negative error. */
 static int run_tick(struct odbc_leader__group_member_state *m) {
@@ -710,6 +773,7 @@ static int run_tick(struct odbc_leader__group_member_state *m) {
     args.take = m->take.p;
     args.release = m->rel.p;
     args.dead = m->dead.p;
+    args.full = wants_full(m, start);
     rc = m->ops->tick(m->port, &args, answer_row, &a);
     hi = m->cand.now_ns(m->cand.clock_ctx);
     if (rc < 0) {
@@ -729,8 +793,16 @@ static int run_tick(struct odbc_leader__group_member_state *m) {
     m->next_ns = start + m->cand.renew_ns;
     if (a.lease && !a.renewed)
         lapse(m, &a);
+    a.full |= args.full != 0 || !a.lease;
+    if (a.full)
+        m->full_ns = start;
+    else
+        keep_rows(m, &a); /* after a lapse, nothing is held */
     rc = take_shards(m, &a, start, hi);
-    take_holders(m, &a, hi);
+    if (a.full)
+        take_holders(m, &a, hi);
+    else
+        count_holders(m, &a, hi);
     forget_lapsed(m);
     changed = take_members(m, &a, hi);
     if (changed < 0)
@@ -750,6 +822,7 @@ done:
     free(a.vacant);
     free(a.members);
     free(a.holders);
+    free(a.keys);
     return rc;
 }
 

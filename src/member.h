@@ -25,18 +25,23 @@ struct odbc_leader__group_args {
     /* the same for a dialect without JSON (db_group.c fills them): */
     const char *take_mask, *release_mask; /* NULL when unused */
     int64_t dead_inc, dead_seq;
+    /* 1: answer every row the member holds, the holders and the vacant
+     * shards (L, H, V); 0: a steady tick, which answers the lease
+     * counters instead (K). A dialect that ignores it answers in full. */
+    int64_t full;
 };
 
 /* One row of a group tick's answer (the dialect's group_tick). */
 struct odbc_leader__group_row {
     char kind; /* 'S' own lease, 'L' held shard, 'M' member, 'H' holder,
-                  'V' vacant */
+                  'V' vacant, 'K' a member lease's counter (steady tick) */
     char name[ODBC_LEADER__NAME_MAX + 1]; /* M: member id; H: holder id */
-    int64_t a; /* S: 1 when the lease holds after the tick; L, V: shard;
-                  H: incarnation */
-    int64_t b; /* S: its renew_seq; L, V: term; M: heartbeat_at_ms; H: the
-                  lease's renew_seq (a version-6 holder's highest) */
-    int64_t c; /* S, L, V, M: expires_at_ms; H: rows */
+    int64_t a;      /* S: 1 when the lease holds after the tick; L, V: shard;
+                       H, K: incarnation */
+    int64_t b;      /* S: its renew_seq; L, V: term; M: heartbeat_at_ms; H: the
+                       lease's renew_seq (a version-6 holder's highest); K: the
+                       lease's renew_seq */
+    int64_t c;      /* S, L, V, M: expires_at_ms; H: rows */
     int64_t now_ms; /* the database clock */
 };
 
@@ -110,6 +115,9 @@ struct odbc_leader__group_member_state {
     int connected;
     int64_t seq;        /* the tick number written into renewed rows */
     int64_t answers;    /* ticks answered since create */
+    int64_t full_ns;    /* start of the last tick answered in full (every
+                           row held, the holders, the vacant shards), 0
+                           none on this connection */
     int64_t backoff_ns; /* reconnect delay, 0 after a success */
     int64_t reconnect_at_ns;
     int64_t next_ns;        /* next useful tick */

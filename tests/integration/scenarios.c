@@ -91,6 +91,7 @@ int main(void) {
         cmocka_unit_test(group_first_members_race),
         cmocka_unit_test(group_late_ticks_are_fenced),
         cmocka_unit_test(group_shards_hold_under_the_members_lease),
+        cmocka_unit_test(group_steady_tick_reads_no_shard_row),
         cmocka_unit_test(group_upgrade_leaves_old_members_safe),
     };
 

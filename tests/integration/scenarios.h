@@ -158,6 +158,7 @@ void group_of_many_shards_is_made_whole(void **state);
 void group_first_members_race(void **state);
 void group_late_ticks_are_fenced(void **state);
 void group_shards_hold_under_the_members_lease(void **state);
+void group_steady_tick_reads_no_shard_row(void **state);
 void group_upgrade_leaves_old_members_safe(void **state);
 
 #endif

@@ -641,6 +641,84 @@ void group_shards_hold_under_the_members_lease(void **state) {
     port_close(db, &cfg);
 }
 
+/* The rows of a group_tick by kind, and the last K row's numbers. */
+struct kinds {
+    int n[128];
+    int64_t k_inc, k_seq;
+};
+
+static int kind_row(void *ctx, void *stmt) {
+    struct kinds *k = ctx;
+    char kind[4] = "";
+
+    if (odbc_leader__db_col_text(stmt, 1, kind, sizeof(kind)) < 0)
+        return ODBC_LEADER_EDB;
+    k->n[kind[0] & 127]++;
+    if (kind[0] == 'K' && (odbc_leader__db_col_int(stmt, 3, &k->k_inc) < 0 ||
+                           odbc_leader__db_col_int(stmt, 4, &k->k_seq) < 0))
+        return ODBC_LEADER_EDB;
+    return 0;
+}
+
+/* One group_tick of incarnation 7, full or steady; returns its rows. */
+static struct kinds kinds_tick(struct odbc_leader__db *db, int64_t seq,
+                               const char *take, int64_t full) {
+    struct odbc_leader__group_args a;
+    struct kinds k;
+
+    memset(&a, 0, sizeof(a));
+    memset(&k, 0, sizeof(k));
+    a.inc = 7;
+    a.seq = seq;
+    a.shards = 2;
+    a.take = take;
+    a.full = full;
+    assert_true(odbc_leader__db_group_run(db, ODBC_LEADER__OP_GROUP_TICK, &a,
+                                          kind_row, &k) >= 0);
+    return k;
+}
+
+/*
+ * A steady tick reads no shard row (issue 42; docs/protocol.md, "A
+ * steady tick"): asked in full, the tick answers the shard held (L), its
+ * holder (H) and the vacant shard (V); asked with :full 0 it answers the
+ * lease (S), the members (M) and the leases' counters (K) instead, so
+ * its cost does not grow with the group. The shard stays held.
+ */
+void group_steady_tick_reads_no_shard_row(void **state) {
+    struct odbc_leader__config cfg;
+    struct odbc_leader__db *db;
+    struct kinds k;
+    struct raw raw;
+    char grp[64];
+
+    (void)state;
+    db = group2_open(&cfg, grp, sizeof(grp), "grpsteady", &raw);
+    kinds_tick(db, 1, "[0]", 1);
+    /* PostgreSQL answers H and V as before its statement: read again */
+    k = kinds_tick(db, 2, "[]", 1);
+    assert_int_equal(k.n['S'], 1);
+    assert_int_equal(k.n['L'], 1);
+    assert_int_equal(k.n['H'], 1);
+    assert_int_equal(k.n['V'], 1);
+    assert_int_equal(k.n['M'], 1);
+    assert_int_equal(k.n['K'], 0);
+    k = kinds_tick(db, 3, "[]", 0);
+    assert_int_equal(k.n['S'], 1);
+    assert_int_equal(k.n['M'], 1);
+    assert_int_equal(k.n['L'] + k.n['H'] + k.n['V'], 0);
+    assert_int_equal(k.n['K'], 1);
+    assert_int_equal(k.k_inc, 7);
+    /* the counter a watcher follows, as of this statement or (PostgreSQL,
+     * as its H rows) as before it */
+    assert_true(k.k_seq == 3 || k.k_seq == 2);
+    k = kinds_tick(db, 4, "[]", 1);
+    assert_int_equal(k.n['L'], 1); /* still held */
+    assert_int_equal(k.n['V'], 1);
+    raw_close(&raw);
+    port_close(db, &cfg);
+}
+
 /*
  * A rolling upgrade (docs/protocol.md, "A rolling upgrade"): a member of
  * the old build, still connected, runs the old rule's take. Emulated

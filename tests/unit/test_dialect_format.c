@@ -448,8 +448,8 @@ void test_err_lists_are_complete(void **state) {
                  ":fire_ms, :status, :retention_ms, :seen_term, "
                  ":seen_expires_ms, :inc, :seq, :shards, :take, :release, "
                  ":dead, :take_mask, :release_mask, :dead_inc, :dead_seq, "
-                 ":election_retention_ms, :max_attempts, :paused or "
-                 ":schedule");
+                 ":election_retention_ms, :max_attempts, :paused, "
+                 ":schedule or :full");
     expect_error(HEADER REQUIRED_OPS LEDGER_OPS, 21,
                  "@statement claim needs @schema-version 2 or later (the "
                  "fire ledger's table); a file of @schema-version 1 has no "
@@ -575,7 +575,7 @@ void test_err_too_many_params(void **state) {
     for (i = 0; i <= ODBC_LEADER__MAX_PARAMS; i++)
         n += snprintf(text + n, sizeof text - (size_t)n, " :ns,");
     snprintf(text + n, sizeof text - (size_t)n, " 1;\n" REQUIRED_OPS);
-    expect_error(text, 4, "more than 64 parameters");
+    expect_error(text, 4, "more than 96 parameters");
 }
 
 void test_err_unknown_placeholder(void **state) {

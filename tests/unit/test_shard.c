@@ -155,6 +155,9 @@ struct fake {
     int by_lease;
     int64_t lease_inc, lease_seq, lease_expires_ms;
     int64_t db_ahead_ms; /* the database clock ahead of the member's */
+    int honour_full;     /* answer :full 0 with K rows only, as the
+                            shipped dialects do */
+    int full_ticks;      /* ticks that asked for the shard rows */
 };
 
 static int64_t fake_now(void *ctx) { return ((struct fake *)ctx)->now_ns; }
@@ -277,12 +280,22 @@ static int lease_tick(struct fake *f, const struct odbc_leader__group_args *a,
         }
     }
     f->now_ns += f->answer_cost_ns;
+    f->full_ticks += a->full != 0;
     memset(&r, 0, sizeof(r));
     r.kind = 'S';
     r.a = renewed;
     r.b = f->lease_seq;
     r.c = f->lease_expires_ms;
     assert_int_equal(fn(ctx, &r), 0);
+    if (f->honour_full && !a->full) { /* a steady tick: the counters */
+        memset(&r, 0, sizeof(r));
+        r.kind = 'K';
+        snprintf(r.name, sizeof(r.name), "a");
+        r.a = f->lease_inc;
+        r.b = f->lease_seq;
+        assert_int_equal(fn(ctx, &r), 0);
+        goto members;
+    }
     shard_rows(f, a, 1, now, fn, ctx);
     for (int s = 0; s < SHARDS; s++) { /* the holders */
         const struct row *w = &f->rows[s];
@@ -298,6 +311,7 @@ static int lease_tick(struct fake *f, const struct odbc_leader__group_args *a,
         assert_int_equal(fn(ctx, &r), 0);
         break;
     }
+members:
     memset(&r, 0, sizeof(r));
     r.kind = 'M';
     snprintf(r.name, sizeof(r.name), "a");
@@ -676,6 +690,49 @@ static void test_lapsed_lease_stops_every_shard(void **state) {
     odbc_leader__group_member_free(&m);
 }
 
+/* Under the member's lease, with a dialect that answers a steady tick
+ * (:full 0) with the lease counters only: the shards stay held and
+ * trusted through steady ticks, which read no shard row; the rows are
+ * read again at least every two TTLs; a lapse found by a steady tick
+ * still stops every shard, and the new incarnation takes them back. */
+static void test_steady_ticks_keep_shards_without_reading_them(void **state) {
+    struct odbc_leader__group_member_state m;
+    struct fake f;
+    int full_before;
+
+    (void)state;
+    start(&m, &f);
+    f.by_lease = 1;
+    f.honour_full = 1;
+    odbc_leader__group_member_tick(&m, NULL);
+    f.now_ns += 300 * MS;
+    assert_int_equal(odbc_leader__group_member_tick(&m, NULL), SHARDS);
+    full_before = f.full_ticks; /* the first answer and the take */
+    assert_int_equal(full_before, 2);
+    for (int i = 0; i < 6; i++) { /* 1.8 s: below two TTLs of the last */
+        f.now_ns += 300 * MS;
+        assert_int_equal(odbc_leader__group_member_tick(&m, NULL), SHARDS);
+        assert_int_equal(led(&m), SHARDS);
+        assert_string_equal(f.last_take, "[]");
+    }
+    assert_int_equal(f.full_ticks, full_before); /* all six steady */
+    for (int i = 0; i < 2; i++) {
+        f.now_ns += 300 * MS;
+        assert_int_equal(odbc_leader__group_member_tick(&m, NULL), SHARDS);
+    }
+    assert_int_equal(f.full_ticks, full_before + 1); /* two TTLs on */
+    assert_true(odbc_leader__group_member_leadership(&m, 0, NULL) == 1);
+    f.db_ahead_ms = 5000; /* the lease lapses under a steady tick */
+    f.now_ns += 300 * MS;
+    assert_int_equal(odbc_leader__group_member_tick(&m, NULL), 0);
+    assert_int_equal(led(&m), 0);
+    f.now_ns += 300 * MS;
+    assert_int_equal(odbc_leader__group_member_tick(&m, NULL), SHARDS);
+    assert_string_equal(f.last_dead, "[[42,10]]");
+    assert_true(odbc_leader__group_member_leadership(&m, 0, NULL) == 2);
+    odbc_leader__group_member_free(&m);
+}
+
 /* Leads all; its ticks stop for longer than the TTL, and the answer that
  * shows every row lost also shows a second member back, to whom the
  * assignment now gives some. Those rows are still this member's, expired,
@@ -757,6 +814,7 @@ int main(void) {
         cmocka_unit_test(test_own_expired_rows_taken_back),
         cmocka_unit_test(test_lost_rows_of_another_are_released),
         cmocka_unit_test(test_lapsed_lease_stops_every_shard),
+        cmocka_unit_test(test_steady_ticks_keep_shards_without_reading_them),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
