@@ -977,8 +977,8 @@ WHERE grp = :ns
 -- counter, or a version-6 holder's highest renew_seq), V shard term
 -- expires_at_ms (vacant); now_ms last.
 -- L, H and V only when :full = 1; when :full = 0 (a steady tick, which
--- reads no shard row), K member_id inc renew_seq expires_at_ms (every
--- member lease of the group) instead.
+-- reads no shard row), K member_id inc renew_seq expires_at_ms (the
+-- member leases that hold a shard: an index probe each) instead.
 SELECT 'S', NULL,
     COUNT(CASE WHEN renew_seq = :seq AND expires_at_ms > {now}
                THEN 1 END),
@@ -1011,7 +1011,10 @@ WHERE grp = :ns AND inc IS NULL AND :full = 1
 UNION ALL
 SELECT 'K', member_id, inc, renew_seq, expires_at_ms, 0, {now}
 FROM {prefix}member
-WHERE grp = :ns AND :full = 0;
+WHERE grp = :ns AND :full = 0
+  AND EXISTS (SELECT 1 FROM {prefix}lease
+              WHERE {prefix}lease.grp = :ns
+                AND {prefix}lease.inc = {prefix}member.inc);
 
 -- @statement group_leave
 -- A member leaving gracefully: its candidate row goes, its lease ends and

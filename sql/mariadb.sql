@@ -947,8 +947,8 @@ BEGIN NOT ATOMIC
 -- counter, or a version-8 holder's highest renew_seq), V shard term
 -- expires_at_ms (vacant); now_ms last.
 -- L, H and V only when :full = 1; when :full = 0 (a steady tick, which
--- reads no shard row), K member_id inc renew_seq expires_at_ms (every
--- member lease of the group) instead.
+-- reads no shard row), K member_id inc renew_seq expires_at_ms (the
+-- member leases that hold a shard: an index probe each) instead.
 BEGIN NOT ATOMIC
     DECLARE v_now BIGINT DEFAULT {now}
     ; DECLARE v_epoch VARCHAR(64) DEFAULT {epoch}
@@ -1095,9 +1095,12 @@ BEGIN NOT ATOMIC
       FROM {prefix}lease
       WHERE grp = :ns AND inc IS NULL AND :full = 1
       UNION ALL
-      SELECT 'K', member_id, inc, renew_seq, expires_at_ms, 0, v_now
-      FROM {prefix}member
-      WHERE grp = :ns AND :full = 0
+      SELECT 'K', mb.member_id, mb.inc, mb.renew_seq, mb.expires_at_ms, 0,
+          v_now
+      FROM {prefix}member AS mb
+      WHERE mb.grp = :ns AND :full = 0
+        AND EXISTS (SELECT 1 FROM {prefix}lease AS l
+                    WHERE l.grp = mb.grp AND l.inc = mb.inc)
     ; COMMIT
 ; END;
 

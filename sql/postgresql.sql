@@ -1058,8 +1058,8 @@ SELECT (SELECT COUNT(*) FROM {prefix}lease
 -- version-8 holder's highest renew_seq), V shard term expires_at_ms
 -- (vacant shards, as before); now_ms last.
 -- L, H and V only when :full = 1; when :full = 0 (a steady tick, which
--- reads no shard row), K member_id inc renew_seq expires_at_ms (every
--- member lease of the group) instead.
+-- reads no shard row), K member_id inc renew_seq expires_at_ms (the
+-- member leases that hold a shard: an index probe each) instead.
 WITH clock AS (
     SELECT {now}
         AS now_ms
@@ -1255,7 +1255,9 @@ SELECT 'K', mb.member_id, mb.inc, mb.renew_seq, mb.expires_at_ms, 0,
     clock.now_ms
 FROM {prefix}member AS mb, clock
 WHERE mb.grp = CAST(:ns AS VARCHAR(128))
-  AND CAST(:full AS BIGINT) = 0;
+  AND CAST(:full AS BIGINT) = 0
+  AND EXISTS (SELECT 1 FROM {prefix}lease AS l
+              WHERE l.grp = mb.grp AND l.inc = mb.inc);
 
 -- @statement group_leave
 -- A member leaving gracefully: every shard this process holds becomes

@@ -747,8 +747,8 @@ SELECT (SELECT COUNT(*) FROM {prefix}lease WHERE grp = :ns),
 -- counter, or a version-6 holder's highest renew_seq), V shard term
 -- expires_at_ms (vacant); now_ms last.
 -- L, H and V only when :full = 1; when :full = 0 (a steady tick, which
--- reads no shard row), K member_id inc renew_seq expires_at_ms (every
--- member lease of the group) instead.
+-- reads no shard row), K member_id inc renew_seq expires_at_ms (the
+-- member leases that hold a shard: an index probe each) instead.
 INSERT INTO {prefix}candidate (namespace, candidate_id, registered_at_ms,
     heartbeat_at_ms, expires_at_ms)
 VALUES (:ns, :id,
@@ -861,7 +861,9 @@ UNION ALL
 SELECT 'K', member_id, inc, renew_seq, expires_at_ms, 0,
     {now}
 FROM {prefix}member
-WHERE grp = :ns AND :full = 0;
+WHERE grp = :ns AND :full = 0
+  AND EXISTS (SELECT 1 FROM {prefix}lease AS l
+              WHERE l.grp = :ns AND l.inc = {prefix}member.inc);
 
 -- @statement group_leave
 -- A member leaving gracefully: every shard this process holds becomes

@@ -359,6 +359,7 @@ static int answer_row(void *ctx, const struct odbc_leader__group_row *r) {
 
         if (x == NULL)
             return ODBC_LEADER_ENOMEM;
+        memcpy(x->id, r->name, sizeof(x->id));
         x->inc = r->a;
         x->seq = r->b;
     }
@@ -502,22 +503,35 @@ static void take_holders(struct odbc_leader__group_member_state *m,
             a->cap_holders, a->n_holders);
 }
 
-/* After a steady answer (no shard rows read): the known holders' watches
- * go on from the lease counters of a, a holder whose counter grew seen
- * moving at hi. A version-6 holder has no lease row and keeps its last
- * counter until the next full answer. */
-static void count_holders(struct odbc_leader__group_member_state *m,
-                          const struct answer *a, int64_t hi) {
+/* After a steady answer (no shard rows read): the holders' watches go on
+ * from the lease counters of a (K: the leases that hold a shard), a
+ * holder whose counter grew seen moving at hi; a lease that holds a
+ * shard and is not yet a known holder (it took since the last full
+ * answer) is watched from hi on. A version-6 holder has no lease row and
+ * keeps its last counter until the next full answer, which also drops
+ * the holders that hold nothing any more. Returns 0 or
+ * ODBC_LEADER_ENOMEM. */
+static int count_holders(struct odbc_leader__group_member_state *m,
+                         const struct answer *a, int64_t hi) {
     for (size_t i = 0; i < a->n_keys; i++) {
-        for (size_t j = 0; j < m->n_holders; j++) {
-            struct odbc_leader__group_holder *h = &m->holders[j];
+        const struct odbc_leader__group_holder *k = &a->keys[i];
+        struct odbc_leader__group_holder *h = NULL;
 
-            if (h->inc == a->keys[i].inc && a->keys[i].seq > h->seq) {
-                h->seq = a->keys[i].seq;
-                h->seq_seen_ns = hi;
-            }
+        for (size_t j = 0; j < m->n_holders && h == NULL; j++)
+            h = m->holders[j].inc == k->inc ? &m->holders[j] : NULL;
+        if (h == NULL) {
+            h = append((void **)&m->holders, &m->cap_holders, &m->n_holders,
+                       sizeof(*h));
+            if (h == NULL)
+                return ODBC_LEADER_ENOMEM;
+            *h = *k;
+            h->seq_seen_ns = hi;
+        } else if (k->seq > h->seq) {
+            h->seq = k->seq;
+            h->seq_seen_ns = hi;
         }
     }
+    return 0;
 }
 
 /* After a steady answer: the shards held and the vacant ones are the ones
@@ -801,8 +815,8 @@ static int run_tick(struct odbc_leader__group_member_state *m) {
     rc = take_shards(m, &a, start, hi);
     if (a.full)
         take_holders(m, &a, hi);
-    else
-        count_holders(m, &a, hi);
+    else if (count_holders(m, &a, hi) < 0)
+        rc = ODBC_LEADER_ENOMEM;
     forget_lapsed(m);
     changed = take_members(m, &a, hi);
     if (changed < 0)

@@ -158,6 +158,8 @@ struct fake {
     int honour_full;     /* answer :full 0 with K rows only, as the
                             shipped dialects do */
     int full_ticks;      /* ticks that asked for the shard rows */
+    int64_t b_seq;       /* by_lease: the lease counter of a holder "b"
+                            (incarnation 77) that is no member, 0 none */
 };
 
 static int64_t fake_now(void *ctx) { return ((struct fake *)ctx)->now_ns; }
@@ -294,7 +296,21 @@ static int lease_tick(struct fake *f, const struct odbc_leader__group_args *a,
         r.a = f->lease_inc;
         r.b = f->lease_seq;
         assert_int_equal(fn(ctx, &r), 0);
+        if (f->b_seq != 0) {
+            r.a = 77;
+            r.b = f->b_seq;
+            assert_int_equal(fn(ctx, &r), 0);
+        }
         goto members;
+    }
+    if (f->b_seq != 0) {
+        memset(&r, 0, sizeof(r));
+        r.kind = 'H';
+        snprintf(r.name, sizeof(r.name), "b");
+        r.a = 77;
+        r.b = f->b_seq;
+        r.c = 1;
+        assert_int_equal(fn(ctx, &r), 0);
     }
     shard_rows(f, a, 1, now, fn, ctx);
     for (int s = 0; s < SHARDS; s++) { /* the holders */
@@ -733,6 +749,43 @@ static void test_steady_ticks_keep_shards_without_reading_them(void **state) {
     odbc_leader__group_member_free(&m);
 }
 
+/* The watch of a holder goes on through steady ticks: holder b takes a
+ * shard after this member's last full answer (so it is first seen in the
+ * K rows), its counter grows there, then stands still; the full answer
+ * read in between (two TTLs after the last) shows the same counter and
+ * keeps the watch, so b is offered as dead one TTL after its counter was
+ * last seen moving, not one TTL after that full answer. */
+static void test_watch_goes_on_through_steady_ticks(void **state) {
+    struct odbc_leader__group_member_state m;
+    struct fake f;
+
+    (void)state;
+    start(&m, &f);
+    f.by_lease = 1;
+    f.honour_full = 1;
+    odbc_leader__group_member_tick(&m, NULL);
+    f.now_ns += 300 * MS;
+    assert_int_equal(odbc_leader__group_member_tick(&m, NULL), SHARDS);
+    for (int i = 0; i < 5; i++) { /* b renews: its counter moves */
+        f.now_ns += 300 * MS;
+        f.b_seq++;
+        odbc_leader__group_member_tick(&m, NULL);
+        assert_string_equal(f.last_dead, "[]");
+    }
+    f.now_ns += 300 * MS; /* b stopped: 300 ms */
+    odbc_leader__group_member_tick(&m, NULL);
+    f.now_ns += 300 * MS; /* 600 ms: the periodic full answer */
+    odbc_leader__group_member_tick(&m, NULL);
+    assert_int_equal(f.full_ticks, 3);
+    f.now_ns += 300 * MS; /* 900 ms */
+    odbc_leader__group_member_tick(&m, NULL);
+    assert_string_equal(f.last_dead, "[]");
+    f.now_ns += 300 * MS; /* 1,200 ms: past the TTL */
+    odbc_leader__group_member_tick(&m, NULL);
+    assert_string_equal(f.last_dead, "[[77,5]]");
+    odbc_leader__group_member_free(&m);
+}
+
 /* Leads all; its ticks stop for longer than the TTL, and the answer that
  * shows every row lost also shows a second member back, to whom the
  * assignment now gives some. Those rows are still this member's, expired,
@@ -815,6 +868,7 @@ int main(void) {
         cmocka_unit_test(test_lost_rows_of_another_are_released),
         cmocka_unit_test(test_lapsed_lease_stops_every_shard),
         cmocka_unit_test(test_steady_ticks_keep_shards_without_reading_them),
+        cmocka_unit_test(test_watch_goes_on_through_steady_ticks),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
