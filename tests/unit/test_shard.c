@@ -673,6 +673,18 @@ static void test_own_expired_rows_taken_back(void **state) {
     odbc_leader__group_member_free(&m);
 }
 
+/* Starts member "a" under the member's lease (the fake answering :full 0
+ * with K rows when honour_full) and ticks until it leads every shard. */
+static void start_leading(struct odbc_leader__group_member_state *m,
+                          struct fake *f, int honour_full) {
+    start(m, f);
+    f->by_lease = 1;
+    f->honour_full = honour_full;
+    odbc_leader__group_member_tick(m, NULL);
+    f->now_ns += 300 * MS;
+    assert_int_equal(odbc_leader__group_member_tick(m, NULL), SHARDS);
+}
+
 /* Under the member's lease: a steady tick leaves the shard rows alone;
  * when the database clock steps past the lease (the member's own windows
  * still open), the answer that says the lease lapsed stops every shard at
@@ -683,11 +695,7 @@ static void test_lapsed_lease_stops_every_shard(void **state) {
     struct fake f;
 
     (void)state;
-    start(&m, &f);
-    f.by_lease = 1;
-    odbc_leader__group_member_tick(&m, NULL);
-    f.now_ns += 300 * MS;
-    assert_int_equal(odbc_leader__group_member_tick(&m, NULL), SHARDS);
+    start_leading(&m, &f, 0);
     assert_int_equal(f.rows[0].seq, 2);
     f.now_ns += 300 * MS;
     assert_int_equal(odbc_leader__group_member_tick(&m, NULL), SHARDS);
@@ -717,12 +725,7 @@ static void test_steady_ticks_keep_shards_without_reading_them(void **state) {
     int full_before;
 
     (void)state;
-    start(&m, &f);
-    f.by_lease = 1;
-    f.honour_full = 1;
-    odbc_leader__group_member_tick(&m, NULL);
-    f.now_ns += 300 * MS;
-    assert_int_equal(odbc_leader__group_member_tick(&m, NULL), SHARDS);
+    start_leading(&m, &f, 1);
     full_before = f.full_ticks; /* the first answer and the take */
     assert_int_equal(full_before, 2);
     for (int i = 0; i < 6; i++) { /* 1.8 s: below two TTLs of the last */
@@ -760,12 +763,7 @@ static void test_watch_goes_on_through_steady_ticks(void **state) {
     struct fake f;
 
     (void)state;
-    start(&m, &f);
-    f.by_lease = 1;
-    f.honour_full = 1;
-    odbc_leader__group_member_tick(&m, NULL);
-    f.now_ns += 300 * MS;
-    assert_int_equal(odbc_leader__group_member_tick(&m, NULL), SHARDS);
+    start_leading(&m, &f, 1);
     for (int i = 0; i < 5; i++) { /* b renews: its counter moves */
         f.now_ns += 300 * MS;
         f.b_seq++;
