@@ -341,7 +341,7 @@ def step_round(ctx, clock, ph, i, live, done, opts):
     fresh = Election(ctx, name, opts["conn"], opts["conn"],
                      opts.get("extra_ms", 0), timing, opts.get("keys", ""),
                      opts.get("env"), CLOCK_SPIN_US)
-    fresh.busy_init_restart = bool(ctx.sqlite_file)
+    fresh.init_restart = True
     done.append((fresh, ph))
     at_commit = clock.kind == "sql" and ctx.step_at == "commit"
     if at_commit:

@@ -126,9 +126,13 @@ class Election(harness.RunService):
             self.conn += ";" + keys
         self.env = env
         self.spin_us = spin_us
-        # SQLite: a fault-host whose init found the file locked (its
-        # schema check waited out the busy timeout) is started again
-        self.busy_init_restart = False
+        # a fault-host whose init failed for a cause a service manager's
+        # restart cures is started again: the SQLite file locked (its
+        # schema check waited out the busy timeout), or a connect that
+        # timed out (the login timeout is the statement timeout, the
+        # renew interval's length here: a host of a loaded machine whose
+        # clock a step round moved may not log in within it)
+        self.init_restart = False
         self.replaced = set()  # pids of such hosts
         self.notes = []
         self.op_conn = direct + self.conn[len(conn):]
@@ -178,21 +182,22 @@ class Election(harness.RunService):
 
     def check_fatal(self):
         """Raises RuntimeError when a run refused its configuration or a
-        fault-host exited by itself (SQLite: one whose init found the file
-        locked is started again, as a service manager would)."""
+        fault-host exited by itself (one whose init found the SQLite file
+        locked or could not connect in time is started again, as a
+        service manager would)."""
         harness.RunService.check_fatal(self)
         for pid, p in list(self.hosts.items()):
             if p.poll() is not None and p.returncode != -signal.SIGKILL and \
                     not self.stopping and pid not in self.replaced:
-                if self.busy_init_restart and p.returncode == 1 and \
-                        self._init_busy(self.host_name[pid]):
+                why = self._init_transient(self.host_name[pid]) \
+                    if self.init_restart and p.returncode == 1 else None
+                if why is not None:
                     # a service manager would start it again
                     self.replaced.add(pid)
                     new = self.spawn_host()
                     self.notes.append(
-                        "%s: init failed on the locked SQLite file "
-                        "(\"database is locked\"); %s started in its "
-                        "place" % (self.host_name[pid], self.host_name[new]))
+                        "%s: init failed (%s); %s started in its place" % (
+                            self.host_name[pid], why, self.host_name[new]))
                     continue
                 name = self.host_name[pid]
                 harness.wait_for(lambda: self.logs.lines(name), 1, 0.02)
@@ -201,12 +206,25 @@ class Election(harness.RunService):
                                    "lines: %s" % (name, p.returncode,
                                                   self.dir, last))
 
-    def _init_busy(self, name):
-        """True when fault-host name's init failed on SQLITE_BUSY (its
-        log line may still be on its way: waits up to 1 s)."""
-        return bool(harness.wait_for(lambda: any(
-            "init failed" in line and "database is locked" in line
-            for _, line in self.logs.lines(name)), 1, 0.02))
+    # what a fault-host's "init failed" line says when a restart cures it
+    INIT_TRANSIENT = (("database is locked", "the SQLite file locked"),
+                      ("timeout expired", "its connect timed out"))
+
+    def _init_transient(self, name):
+        """Why fault-host name's init failed, when a restart cures it
+        (INIT_TRANSIENT), else None (its log line may still be on its
+        way: waits up to 1 s for it)."""
+        def why():
+            for _, line in self.logs.lines(name):
+                if "init failed" not in line:
+                    continue
+                for text, cause in self.INIT_TRANSIENT:
+                    if text in line:
+                        return cause
+                return "another"
+            return None
+        cause = harness.wait_for(why, 1, 0.02)
+        return None if cause in (None, "another") else cause
 
     # -- what the records say --
 

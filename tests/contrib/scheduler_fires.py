@@ -51,6 +51,7 @@ at least two processes ran (celery: sent) fires.
 """
 
 import argparse
+import collections
 import json
 import os
 import re
@@ -70,10 +71,13 @@ TTL_MS = 2000
 EVERY_S = 1
 NAMESPACE = "sched"
 LIVENESS_S = 30
+ERR_TAIL = 20  # the stderr lines a finding on a bad exit shows
 TIMING = "LeaderRenewInterval=250;LeaderSafetyMargin=150"
 FAKE_AHEAD = "+0.7"  # libfaketime: the fourth process's clock, 700 ms ahead
 SHORT_STOP_S = 1.2  # --short-stop: less than the trust window's 1.6 s
 SENT = re.compile(r"sent (\S+) fire (\d+) term (\d+)")
+# a start that timed out (the examples print why their start failed)
+START_TIMEOUT = re.compile(r"timeout|timed out", re.I)
 INCOMPLETE = re.compile(r"(\d+) claimed but not run")
 
 
@@ -94,6 +98,9 @@ class Procs:
         self.started_ms = 0
         self.runs = {}  # job -> its runs file
         self.err = open(os.path.join(args.work, "stderr.log"), "ab")
+        self.err_tail = {}  # pid -> its last stderr lines
+        self.registered = set()  # the pids seen as candidates
+        self.err_threads = {}  # pid -> the thread copying its stderr
         self.first_slot = {}  # job -> the slot of its first run
         self.fired_by = []  # (arrival ms, pid) of every run
         self.env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1",
@@ -136,8 +143,9 @@ class Procs:
                 env.update(NODE_OPTIONS="--require %s" % a.broken_module,
                            ODBC_LEADER_BROKEN=a.broken)
             p = subprocess.Popen(argv, stdout=subprocess.PIPE,
-                                 stderr=self.err, env=env, text=True)
+                                 stderr=subprocess.PIPE, env=env, text=True)
             stream = p.stdout
+            self._tee_stderr(p)
         elif a.kind == "apscheduler":
             cmd = ('exec "$0" -m odbc_leader.examples.apscheduler --plugin '
                    '"$1" --connect "$2;LeaderId=mc-$$;%s" --namespace "$3" '
@@ -147,8 +155,10 @@ class Procs:
             if a.shards:
                 argv += ["--jobs", str(a.jobs), "--shards", str(a.shards)]
             p = subprocess.Popen(argv, stdout=subprocess.PIPE,
-                                 stderr=self.err, env=self.env, text=True)
+                                 stderr=subprocess.PIPE, env=self.env,
+                                 text=True)
             stream = p.stdout
+            self._tee_stderr(p)
         else:
             cmd = ('ODBC_LEADER_CONNECT="$1;LeaderId=mc-$$;%s" exec "$0" -m '
                    'celery -A odbc_leader.examples.celery beat -S '
@@ -167,6 +177,47 @@ class Procs:
         threading.Thread(target=self._read, args=(p, stream),
                          daemon=True).start()
         return p.pid
+
+    def _tee_stderr(self, p):
+        """Copies p's stderr to stderr.log, each line under p's pid, and
+        keeps its last lines for a finding on how p exited."""
+        tail = self.err_tail[p.pid] = collections.deque(maxlen=ERR_TAIL)
+
+        def copy():
+            for line in p.stderr:
+                tail.append(line.rstrip("\n"))
+                with self.lock:
+                    self.err.write(("%d: %s" % (p.pid, line)).encode())
+                    self.err.flush()
+
+        t = threading.Thread(target=copy, daemon=True)
+        t.start()
+        self.err_threads[p.pid] = t
+
+    def _failed_start(self, pid, rc):
+        """True (and says so on stdout) when pid exited 1 before it ever
+        registered as a candidate, its stderr naming a timeout: its
+        Leader's start (the first connect and its statements, bounded by
+        the statement timeout) timed out on a loaded machine, which init
+        reports as documented (docs/abi.md) and a service manager cures
+        by starting it again; the others carried the schedule."""
+        if rc != 1 or pid in self.registered:
+            return False
+        err = self.err_of(pid)
+        if not START_TIMEOUT.search(err):
+            return False
+        print("%d exited 1 at its start (a timeout), never a candidate; "
+              "its stderr ended:%s" % (pid, err), flush=True)
+        return True
+
+    def err_of(self, pid):
+        """The last lines p wrote to its stderr, as a finding's tail
+        (empty for a process whose stderr is read elsewhere)."""
+        t = self.err_threads.get(pid)
+        if t is not None:
+            t.join(5)  # the process has exited: its stderr ends soon
+        lines = list(self.err_tail.get(pid, ()))
+        return "".join("\n    %d: %s" % (pid, l) for l in lines)
 
     def start_worker(self):
         a = self.args
@@ -209,6 +260,7 @@ class Procs:
     def _ran(self, job, fire_ms, pid, term, t):
         slot_s = fire_ms // 1000
         with self.lock:
+            self.registered.add(pid)  # it started: it fired
             if fire_ms % (EVERY_S * 1000):
                 # its claim key is not the slot's: another host's catch-up
                 # would run the slot again
@@ -254,7 +306,8 @@ class Procs:
         fault already stopped: a Python process still finishing its exit
         has the default handler back, and a second SIGTERM kills it with
         -15); returns the findings: a process that did not stop, or
-        exited with neither 0 nor SIGKILL."""
+        exited with neither 0 nor SIGKILL (but for a start that timed out,
+        _failed_start)."""
         for pid, p in self.procs.items():
             if p.poll() is None and pid not in self.termed:
                 p.send_signal(signal.SIGTERM)
@@ -271,10 +324,12 @@ class Procs:
                 rc = p.wait()
                 bad.append("%d did not stop on SIGTERM (its threads' stacks "
                            "are in stderr.log)" % pid)
-            if pid not in self.killed and rc not in (0, -signal.SIGKILL):
-                bad.append("%d exited %d%s" % (pid, rc, "" if pid not in
-                    self.termed else " (a fault's SIGTERM at %d)" %
-                    self.termed[pid]))
+            if pid not in self.killed and rc not in (0, -signal.SIGKILL) \
+                    and not self._failed_start(pid, rc):
+                bad.append("%d exited %d%s; its stderr ended:%s" % (
+                    pid, rc, "" if pid not in self.termed else
+                    " (a fault's SIGTERM at %d)" % self.termed[pid],
+                    self.err_of(pid)))
         return bad
 
     def task_runs(self, ledger_rows):
@@ -503,6 +558,7 @@ def wait_registered(ps):
         ids = set()
         if out.returncode == 0:
             ids = {c.get("id") for c in json.loads(out.stdout)["candidates"]}
+        ps.registered |= {pid for pid in live if "mc-%d" % pid in ids}
         missing = sorted(pid for pid in live if "mc-%d" % pid not in ids)
         if not missing:
             time.sleep(1)
