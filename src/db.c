@@ -449,6 +449,20 @@ static void param_slot(struct odbc_leader__db *db, int p, SQLPOINTER *ptr,
     *ptr = &db->p_version;
 }
 
+/* Binds parameter p as the (0-based) i-th marker of h, to its slot in db
+ * (param_slot). Returns what SQLBindParameter returns. */
+static SQLRETURN bind_param(struct odbc_leader__db *db, SQLHSTMT h, int i,
+                            int p) {
+    SQLPOINTER ptr;
+    SQLSMALLINT ctype, sqltype;
+    SQLULEN size;
+    SQLLEN buflen, *ind;
+
+    param_slot(db, p, &ptr, &ctype, &sqltype, &size, &buflen, &ind);
+    return SQLBindParameter(h, (SQLUSMALLINT)(i + 1), SQL_PARAM_INPUT, ctype,
+                            sqltype, size, 0, ptr, buflen, ind);
+}
+
 /*
  * Allocates a statement handle, sets the query timeout, prepares s (unless
  * direct: the caller will SQLExecDirect it once) and binds its parameters
@@ -473,17 +487,8 @@ static int prepare(struct odbc_leader__db *db, int op,
     }
     set_query_timeout(db, h);
     r = direct ? SQL_SUCCESS : SQLPrepare(h, (SQLCHAR *)s->sql, SQL_NTS);
-    for (int i = 0; SQL_SUCCEEDED(r) && i < s->nparams; i++) {
-        SQLPOINTER ptr;
-        SQLSMALLINT ctype, sqltype;
-        SQLULEN size;
-        SQLLEN buflen, *ind;
-
-        param_slot(db, s->params[i], &ptr, &ctype, &sqltype, &size, &buflen,
-                   &ind);
-        r = SQLBindParameter(h, (SQLUSMALLINT)(i + 1), SQL_PARAM_INPUT, ctype,
-                             sqltype, size, 0, ptr, buflen, ind);
-    }
+    for (int i = 0; SQL_SUCCEEDED(r) && i < s->nparams; i++)
+        r = bind_param(db, h, i, s->params[i]);
     if (!SQL_SUCCEEDED(r)) {
         *cls = diagnose(db, SQL_HANDLE_STMT, h, what);
         SQLFreeHandle(SQL_HANDLE_STMT, h);
@@ -561,29 +566,75 @@ static int fetch_results(struct odbc_leader__db *db, SQLHSTMT h,
 }
 
 /*
- * Executes statement i of op: prepared at connect, or else (statements
- * run once per connection: on_connect, ddl, schema_version) with
- * SQLExecDirect, which is one round trip and avoids a psqlODBC leak of
- * prepared plans whose table is missing. The last statement's rows go to
- * fn. Returns the rows fetched, or the rows affected when there is no
- * result set, or a negative error with *cls set.
+ * Binds again, on the prepared h of s, the parameters whose buffer and
+ * length change from one execution to the next (the JSON lists and
+ * masks of a group's tick). Returns SQL_SUCCESS or the failed bind's
+ * return.
+ */
+static SQLRETURN bind_lists(struct odbc_leader__db *db,
+                            const struct odbc_leader__stmt *s, SQLHSTMT h) {
+    SQLRETURN r = SQL_SUCCESS;
+
+    for (int i = 0; SQL_SUCCEEDED(r) && i < s->nparams; i++) {
+        int p = s->params[i];
+
+        if ((p >= ODBC_LEADER__P_TAKE && p <= ODBC_LEADER__P_DEAD) ||
+            p == ODBC_LEADER__P_TAKE_MASK || p == ODBC_LEADER__P_RELEASE_MASK)
+            r = bind_param(db, h, i, p);
+    }
+    return r;
+}
+
+/*
+ * The handle statement i of op runs on: prepared at connect (the lease's
+ * and the ledger's operations), prepared at its first run and kept for
+ * the connection (a group's tick, every renew interval: its plan is not
+ * parsed again each time), or else NULL in *h with *direct set: a
+ * statement run with SQLExecDirect (once per connection, as on_connect,
+ * ddl and schema_version, or seldom), one round trip, which also avoids
+ * a psqlODBC leak of prepared plans whose table is missing. Returns 0 or
+ * a negative error with *cls set.
+ */
+static int stmt_of(struct odbc_leader__db *db, int op, size_t i, SQLHSTMT *h,
+                   int *direct, int *cls) {
+    const struct odbc_leader__stmt *s = &db->dialect->ops[op].v[i];
+    int rc = 0;
+
+    *h = db->stmts[op][i];
+    *direct = 0;
+    if (*h == SQL_NULL_HSTMT && op == ODBC_LEADER__OP_GROUP_TICK) {
+        rc = prepare(db, op, s, 0, &db->stmts[op][i], cls);
+        *h = db->stmts[op][i];
+    } else if (*h == SQL_NULL_HSTMT) {
+        *direct = 1;
+        return prepare(db, op, s, 1, h, cls);
+    }
+    if (rc == 0 && !SQL_SUCCEEDED(bind_lists(db, s, *h))) {
+        *cls = diagnose(db, SQL_HANDLE_STMT, *h, "bind");
+        rc = class_to_rc(db, *cls);
+    }
+    return rc;
+}
+
+/*
+ * Executes statement i of op on the handle stmt_of() gives. The last
+ * statement's rows go to fn. Returns the rows fetched, or the rows
+ * affected when there is no result set, or a negative error with *cls
+ * set.
  */
 static int exec_stmt(struct odbc_leader__db *db, int op, size_t i, int last,
                      odbc_leader__db_row_fn fn, void *ctx, const char *what,
                      int *cls) {
     const struct odbc_leader__stmt *s = &db->dialect->ops[op].v[i];
-    SQLHSTMT h = db->stmts[op][i];
-    int direct = h == SQL_NULL_HSTMT;
+    SQLHSTMT h;
+    int direct;
     int failed = 0;
-    int rc = 0;
+    int rc = stmt_of(db, op, i, &h, &direct, cls);
     SQLLEN count = 0;
     SQLRETURN r;
 
-    if (direct) {
-        rc = prepare(db, op, s, 1, &h, cls);
-        if (rc < 0)
-            return rc;
-    }
+    if (rc < 0)
+        return rc;
     r = direct ? SQLExecDirect(h, (SQLCHAR *)s->sql, SQL_NTS) : SQLExecute(h);
     if (r != SQL_NO_DATA && !SQL_SUCCEEDED(r)) {
         *cls = diagnose(db, SQL_HANDLE_STMT, h, what);
