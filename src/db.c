@@ -320,11 +320,13 @@ static int tx_end(struct odbc_leader__db *db, int commit, int *cls) {
 
 /* ---- binding ---- */
 
-/* Returns the buffer address, C type, SQL type and indicator of a named
- * parameter. */
-static void param_slot(struct odbc_leader__db *db, int p, SQLPOINTER *ptr,
-                       SQLSMALLINT *ctype, SQLSMALLINT *sqltype, SQLULEN *size,
-                       SQLLEN *buflen, SQLLEN **ind) {
+/* Sets the buffer address, C type, SQL type and indicator of a named
+ * parameter. Returns 1 when its buffer or length changes from one
+ * execution to the next (the JSON lists and masks of a group's tick: they
+ * are bound again before each run), else 0. */
+static int param_slot(struct odbc_leader__db *db, int p, SQLPOINTER *ptr,
+                      SQLSMALLINT *ctype, SQLSMALLINT *sqltype, SQLULEN *size,
+                      SQLLEN *buflen, SQLLEN **ind) {
     *ctype = SQL_C_SBIGINT;
     *sqltype = SQL_BIGINT;
     *size = 0;
@@ -342,7 +344,7 @@ static void param_slot(struct odbc_leader__db *db, int p, SQLPOINTER *ptr,
         *size = ODBC_LEADER__NAME_MAX;
         *buflen = ODBC_LEADER__NAME_MAX + 1;
         *ind = &db->nts;
-        return;
+        return 0;
     case ODBC_LEADER__P_TO:
         *ptr = db->p_to;
         *ctype = SQL_C_CHAR;
@@ -350,46 +352,46 @@ static void param_slot(struct odbc_leader__db *db, int p, SQLPOINTER *ptr,
         *size = ODBC_LEADER__NAME_MAX;
         *buflen = ODBC_LEADER__NAME_MAX + 1;
         *ind = &db->p_to_ind;
-        return;
+        return 0;
     case ODBC_LEADER__P_TERM:
         *ptr = &db->p_term;
-        return;
+        return 0;
     case ODBC_LEADER__P_TTL_MS:
         *ptr = &db->p_ttl_ms;
-        return;
+        return 0;
     case ODBC_LEADER__P_CAND_TTL_MS:
         *ptr = &db->p_cand_ttl_ms;
-        return;
+        return 0;
     case ODBC_LEADER__P_VERSION:
         *ptr = &db->p_version;
-        return;
+        return 0;
     case ODBC_LEADER__P_WAIT_MS:
         *ptr = &db->p_wait_ms;
-        return;
+        return 0;
     case ODBC_LEADER__P_FIRE_MS:
         *ptr = &db->p_fire_ms;
-        return;
+        return 0;
     case ODBC_LEADER__P_STATUS:
         *ptr = &db->p_status;
-        return;
+        return 0;
     case ODBC_LEADER__P_RETENTION_MS:
         *ptr = &db->p_retention_ms;
-        return;
+        return 0;
     case ODBC_LEADER__P_SEEN_TERM:
         *ptr = &db->p_seen_term;
-        return;
+        return 0;
     case ODBC_LEADER__P_SEEN_EXPIRES_MS:
         *ptr = &db->p_seen_expires_ms;
-        return;
+        return 0;
     case ODBC_LEADER__P_INC:
         *ptr = &db->p_inc;
-        return;
+        return 0;
     case ODBC_LEADER__P_SEQ:
         *ptr = &db->p_seq;
-        return;
+        return 0;
     case ODBC_LEADER__P_SHARDS:
         *ptr = &db->p_shards;
-        return;
+        return 0;
     case ODBC_LEADER__P_TAKE:
     case ODBC_LEADER__P_RELEASE:
     case ODBC_LEADER__P_DEAD: {
@@ -402,7 +404,7 @@ static void param_slot(struct odbc_leader__db *db, int p, SQLPOINTER *ptr,
         *size = (SQLULEN)db->p_list_len[k] + 1;
         *buflen = db->p_list_len[k] + 1;
         *ind = &db->p_list_len[k];
-        return;
+        return 1;
     }
     case ODBC_LEADER__P_TAKE_MASK:
     case ODBC_LEADER__P_RELEASE_MASK: {
@@ -415,23 +417,23 @@ static void param_slot(struct odbc_leader__db *db, int p, SQLPOINTER *ptr,
         *size = (SQLULEN)db->p_mask_len[k] + 1;
         *buflen = db->p_mask_len[k] + 1;
         *ind = &db->p_mask_len[k];
-        return;
+        return 1;
     }
     case ODBC_LEADER__P_DEAD_INC:
         *ptr = &db->p_dead_inc;
-        return;
+        return 0;
     case ODBC_LEADER__P_MAX_ATTEMPTS:
         *ptr = &db->p_max_attempts;
-        return;
+        return 0;
     case ODBC_LEADER__P_PAUSED:
         *ptr = &db->p_paused;
-        return;
+        return 0;
     case ODBC_LEADER__P_DEAD_SEQ:
         *ptr = &db->p_dead_seq;
-        return;
+        return 0;
     case ODBC_LEADER__P_FULL:
         *ptr = &db->p_full;
-        return;
+        return 0;
     case ODBC_LEADER__P_SCHEDULE:
         *ptr = db->p_schedule;
         *ctype = SQL_C_CHAR;
@@ -439,26 +441,32 @@ static void param_slot(struct odbc_leader__db *db, int p, SQLPOINTER *ptr,
         *size = ODBC_LEADER__SCHEDULE_MAX;
         *buflen = ODBC_LEADER__SCHEDULE_MAX + 1;
         *ind = &db->p_schedule_ind;
-        return;
+        return 0;
     case ODBC_LEADER__P_ELECTION_RETENTION_MS:
         *ptr = &db->p_election_retention_ms;
-        return;
+        return 0;
     case ODBC_LEADER__P_COUNT:
         break;
     }
     *ptr = &db->p_version;
+    return 0;
 }
 
 /* Binds parameter p as the (0-based) i-th marker of h, to its slot in db
- * (param_slot). Returns what SQLBindParameter returns. */
+ * (param_slot); with only_varying, only a slot that changes between
+ * executions. Returns what SQLBindParameter returns, or SQL_SUCCESS when
+ * there was nothing to bind. */
 static SQLRETURN bind_param(struct odbc_leader__db *db, SQLHSTMT h, int i,
-                            int p) {
+                            int p, int only_varying) {
     SQLPOINTER ptr;
     SQLSMALLINT ctype, sqltype;
     SQLULEN size;
     SQLLEN buflen, *ind;
+    int varies =
+        param_slot(db, p, &ptr, &ctype, &sqltype, &size, &buflen, &ind);
 
-    param_slot(db, p, &ptr, &ctype, &sqltype, &size, &buflen, &ind);
+    if (only_varying && !varies)
+        return SQL_SUCCESS;
     return SQLBindParameter(h, (SQLUSMALLINT)(i + 1), SQL_PARAM_INPUT, ctype,
                             sqltype, size, 0, ptr, buflen, ind);
 }
@@ -488,7 +496,7 @@ static int prepare(struct odbc_leader__db *db, int op,
     set_query_timeout(db, h);
     r = direct ? SQL_SUCCESS : SQLPrepare(h, (SQLCHAR *)s->sql, SQL_NTS);
     for (int i = 0; SQL_SUCCEEDED(r) && i < s->nparams; i++)
-        r = bind_param(db, h, i, s->params[i]);
+        r = bind_param(db, h, i, s->params[i], 0);
     if (!SQL_SUCCEEDED(r)) {
         *cls = diagnose(db, SQL_HANDLE_STMT, h, what);
         SQLFreeHandle(SQL_HANDLE_STMT, h);
@@ -566,22 +574,16 @@ static int fetch_results(struct odbc_leader__db *db, SQLHSTMT h,
 }
 
 /*
- * Binds again, on the prepared h of s, the parameters whose buffer and
- * length change from one execution to the next (the JSON lists and
- * masks of a group's tick). Returns SQL_SUCCESS or the failed bind's
- * return.
+ * Binds again, on the prepared h of s, the parameters whose buffer or
+ * length changes from one execution to the next (param_slot). Returns
+ * SQL_SUCCESS or the failed bind's return.
  */
 static SQLRETURN bind_lists(struct odbc_leader__db *db,
                             const struct odbc_leader__stmt *s, SQLHSTMT h) {
     SQLRETURN r = SQL_SUCCESS;
 
-    for (int i = 0; SQL_SUCCEEDED(r) && i < s->nparams; i++) {
-        int p = s->params[i];
-
-        if ((p >= ODBC_LEADER__P_TAKE && p <= ODBC_LEADER__P_DEAD) ||
-            p == ODBC_LEADER__P_TAKE_MASK || p == ODBC_LEADER__P_RELEASE_MASK)
-            r = bind_param(db, h, i, p);
-    }
+    for (int i = 0; SQL_SUCCEEDED(r) && i < s->nparams; i++)
+        r = bind_param(db, h, i, s->params[i], 1);
     return r;
 }
 

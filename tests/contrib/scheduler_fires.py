@@ -145,7 +145,6 @@ class Procs:
             p = subprocess.Popen(argv, stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, env=env, text=True)
             stream = p.stdout
-            self._tee_stderr(p)
         elif a.kind == "apscheduler":
             cmd = ('exec "$0" -m odbc_leader.examples.apscheduler --plugin '
                    '"$1" --connect "$2;LeaderId=mc-$$;%s" --namespace "$3" '
@@ -158,7 +157,6 @@ class Procs:
                                  stderr=subprocess.PIPE, env=self.env,
                                  text=True)
             stream = p.stdout
-            self._tee_stderr(p)
         else:
             cmd = ('ODBC_LEADER_CONNECT="$1;LeaderId=mc-$$;%s" exec "$0" -m '
                    'celery -A odbc_leader.examples.celery beat -S '
@@ -170,6 +168,8 @@ class Procs:
                                  stderr=subprocess.PIPE, env=self.env,
                                  text=True, cwd=a.work)
             stream = p.stderr
+        if stream is p.stdout:  # celery's stderr is its stream
+            self._tee_stderr(p)
         with self.lock:
             self.procs[p.pid] = p
             if fake:
@@ -186,13 +186,17 @@ class Procs:
         def copy():
             for line in p.stderr:
                 tail.append(line.rstrip("\n"))
-                with self.lock:
-                    self.err.write(("%d: %s" % (p.pid, line)).encode())
-                    self.err.flush()
+                self._err_line(p.pid, line)
 
         t = threading.Thread(target=copy, daemon=True)
         t.start()
         self.err_threads[p.pid] = t
+
+    def _err_line(self, pid, line):
+        """Writes a stderr line of pid to stderr.log, under its pid."""
+        with self.lock:
+            self.err.write(("%d: %s" % (pid, line)).encode())
+            self.err.flush()
 
     def _failed_start(self, pid, rc):
         """True (and says so on stdout) when pid exited 1 before it ever
@@ -251,7 +255,7 @@ class Procs:
                     continue
                 self._ran(f[1], int(f[2]), p.pid, int(f[3]), t)
             else:
-                self.err.write(("%d: %s" % (p.pid, line)).encode())
+                self._err_line(p.pid, line)
                 if SENT.search(line):
                     with self.lock:
                         self.last_fire[p.pid] = t
