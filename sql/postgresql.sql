@@ -1256,8 +1256,81 @@ SELECT 'K', mb.member_id, mb.inc, mb.renew_seq, mb.expires_at_ms, 0,
 FROM {prefix}member AS mb, clock
 WHERE mb.grp = CAST(:ns AS VARCHAR(128))
   AND CAST(:full AS BIGINT) = 0
-  AND EXISTS (SELECT 1 FROM {prefix}lease AS l
-              WHERE l.grp = mb.grp AND l.inc = mb.inc);
+  AND (SELECT 1 FROM {prefix}lease AS l
+       WHERE l.grp = mb.grp AND l.inc = mb.inc LIMIT 1) = 1;
+
+-- @statement group_steady
+-- A steady tick (docs/protocol.md, "A steady tick"): what group_tick does
+-- and answers with :full = 0 and nothing to take, release or offer, as a
+-- statement of its own: heartbeat, renew the lease (the same upsert),
+-- then S, M and K rows. PostgreSQL keeps one plan for it; group_tick's
+-- plan, which covers every shard row, was made again at every run once
+-- a group had 10,000 shards (its custom plans, which drop the branches a
+-- steady tick does not run, were always estimated cheaper).
+WITH clock AS (
+    SELECT {now}
+        AS now_ms
+),
+heartbeat AS (
+    INSERT INTO {prefix}candidate AS c (namespace, candidate_id,
+        registered_at_ms, heartbeat_at_ms, expires_at_ms)
+    SELECT CAST(:ns AS VARCHAR(128)), CAST(:id AS VARCHAR(128)),
+        clock.now_ms, clock.now_ms,
+        clock.now_ms + CAST(:cand_ttl_ms AS BIGINT)
+    FROM clock
+    ON CONFLICT (namespace, candidate_id) DO UPDATE
+    SET heartbeat_at_ms = EXCLUDED.heartbeat_at_ms,
+        expires_at_ms = EXCLUDED.expires_at_ms
+    RETURNING c.candidate_id
+),
+gc AS (
+    DELETE FROM {prefix}candidate
+    WHERE namespace = CAST(:ns AS VARCHAR(128))
+      AND candidate_id <> CAST(:id AS VARCHAR(128))
+      AND expires_at_ms < (SELECT now_ms FROM clock)
+                          - CAST(:cand_ttl_ms AS BIGINT)
+),
+lease AS (
+    INSERT INTO {prefix}member AS mb (grp, inc, member_id, started_at_ms,
+        renewed_at_ms, expires_at_ms, renew_seq, epoch)
+    SELECT CAST(:ns AS VARCHAR(128)), CAST(:inc AS BIGINT),
+        CAST(:id AS VARCHAR(128)), clock.now_ms, clock.now_ms,
+        clock.now_ms + CAST(:ttl_ms AS BIGINT), CAST(:seq AS BIGINT),
+        {epoch}
+    FROM clock
+    ON CONFLICT (grp, inc) DO UPDATE
+    SET renewed_at_ms = EXCLUDED.renewed_at_ms,
+        expires_at_ms = EXCLUDED.expires_at_ms,
+        renew_seq = EXCLUDED.renew_seq
+    WHERE mb.member_id = EXCLUDED.member_id
+      AND mb.renew_seq < EXCLUDED.renew_seq
+      AND mb.expires_at_ms > {now}
+      AND (mb.epoch IS NULL OR mb.epoch = EXCLUDED.epoch)
+    RETURNING mb.renew_seq, mb.expires_at_ms
+)
+SELECT 'S' AS kind, CAST(NULL AS VARCHAR(128)) AS name,
+    CAST(CASE WHEN EXISTS (SELECT 1 FROM lease) THEN 1 ELSE 0 END
+         AS BIGINT) AS a,
+    COALESCE((SELECT renew_seq FROM lease),
+             (SELECT renew_seq FROM {prefix}member
+              WHERE grp = CAST(:ns AS VARCHAR(128))
+                AND inc = CAST(:inc AS BIGINT)), 0) AS b,
+    COALESCE((SELECT expires_at_ms FROM lease), 0) AS c, 0 AS won,
+    clock.now_ms
+FROM clock
+UNION ALL
+SELECT 'M', c.candidate_id, 0, c.heartbeat_at_ms, c.expires_at_ms, 0,
+    clock.now_ms
+FROM {prefix}candidate AS c, clock
+WHERE c.namespace = CAST(:ns AS VARCHAR(128))
+  AND c.expires_at_ms > clock.now_ms
+UNION ALL
+SELECT 'K', mb.member_id, mb.inc, mb.renew_seq, mb.expires_at_ms, 0,
+    clock.now_ms
+FROM {prefix}member AS mb, clock
+WHERE mb.grp = CAST(:ns AS VARCHAR(128))
+  AND (SELECT 1 FROM {prefix}lease AS l
+       WHERE l.grp = mb.grp AND l.inc = mb.inc LIMIT 1) = 1;
 
 -- @statement group_leave
 -- A member leaving gracefully: every shard this process holds becomes

@@ -590,8 +590,8 @@ static SQLRETURN bind_lists(struct odbc_leader__db *db,
 /*
  * The handle statement i of op runs on: prepared at connect (the lease's
  * and the ledger's operations), prepared at its first run and kept for
- * the connection (a group's tick, every renew interval: its plan is not
- * parsed again each time), or else NULL in *h with *direct set: a
+ * the connection (a group's ticks, every renew interval: their plans are
+ * not parsed again each time), or else NULL in *h with *direct set: a
  * statement run with SQLExecDirect (once per connection, as on_connect,
  * ddl and schema_version, or seldom), one round trip, which also avoids
  * a psqlODBC leak of prepared plans whose table is missing. Returns 0 or
@@ -604,7 +604,8 @@ static int stmt_of(struct odbc_leader__db *db, int op, size_t i, SQLHSTMT *h,
 
     *h = db->stmts[op][i];
     *direct = 0;
-    if (*h == SQL_NULL_HSTMT && op == ODBC_LEADER__OP_GROUP_TICK) {
+    if (*h == SQL_NULL_HSTMT && (op == ODBC_LEADER__OP_GROUP_TICK ||
+                                 op == ODBC_LEADER__OP_GROUP_STEADY)) {
         rc = prepare(db, op, s, 0, &db->stmts[op][i], cls);
         *h = db->stmts[op][i];
     } else if (*h == SQL_NULL_HSTMT) {

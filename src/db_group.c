@@ -340,12 +340,19 @@ static int port_connect(void *port, char *err, size_t errlen) {
 
 static void port_disconnect(void *port) { odbc_leader__db_disconnect(port); }
 
+/* Runs one tick: group_steady for a steady one (:full 0; member.c asks
+ * so only with nothing to take, release or offer) when the dialect has
+ * it, else group_tick. Returns what odbc_leader__db_group_run() does. */
 static int port_tick(void *port, const struct odbc_leader__group_args *a,
                      odbc_leader__group_row_fn fn, void *ctx) {
+    const struct odbc_leader__db *db = port;
     struct tick_ctx t = {fn, ctx};
+    int op = ODBC_LEADER__OP_GROUP_TICK;
 
-    return odbc_leader__db_group_run(port, ODBC_LEADER__OP_GROUP_TICK, a,
-                                     tick_row, &t);
+    if (a->full == 0 && db->dialect != NULL &&
+        db->dialect->ops[ODBC_LEADER__OP_GROUP_STEADY].n > 0)
+        op = ODBC_LEADER__OP_GROUP_STEADY;
+    return odbc_leader__db_group_run(port, op, a, tick_row, &t);
 }
 
 static int port_leave(void *port, int64_t inc) {

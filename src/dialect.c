@@ -21,7 +21,7 @@
 #include "dialect_parser.h"
 #include "log.h"
 
-#define REASON_MAX 640 /* the longest message lists every operation */
+#define REASON_MAX 768 /* the longest message lists every operation */
 
 /* What the parser asks of an operation (struct op_info's flags):
  * OPTIONAL, it may be left out; V2, only from @schema-version 2 on (the
@@ -93,6 +93,7 @@ static const struct op_info op_names[ODBC_LEADER__OP_COUNT] = {
                                    OPF_OPTIONAL | OPF_V2 | OPF_SCHEDULE},
     [ODBC_LEADER__OP_LAST_FIRE] = {"last_fire", OPF_OPTIONAL | OPF_V2},
     [ODBC_LEADER__OP_SCHEDULE_READ] = {"schedule_read", OPF_OPTIONAL | OPF_V2},
+    [ODBC_LEADER__OP_GROUP_STEADY] = {"group_steady", OPF_OPTIONAL},
 };
 
 /* Returns the name of op as a dialect file spells it; static. */
@@ -198,7 +199,7 @@ size_t odbc_leader__dialect_trim(const char *s, size_t n, const char **start) {
 
 /* ---- lists in messages ---- */
 
-#define LIST_MAX 384 /* bytes of one list of names in a message */
+#define LIST_MAX 448 /* bytes of one list of names in a message */
 
 /* Appends item i of count to the list in buf (n bytes, NUL-terminated):
  * ", " before it, or " CONJ " before the last, then pre and name. */
@@ -819,11 +820,22 @@ static int check_session_id(struct odbc_leader__parser *p) {
     return 0;
 }
 
-/* Checks the statements of sharded groups: all of them or none. */
+/* Checks the statements of sharded groups: all of them or none, and
+ * group_steady only with them. Returns 0 or an error code with the
+ * message set. */
 static int check_groups(struct odbc_leader__parser *p) {
-    return check_together(p, OPF_GROUP, "sharded groups",
-                          "group_init, group_tick, group_leave and "
-                          "group_shards");
+    int steady = p->op_line[ODBC_LEADER__OP_GROUP_STEADY];
+    int rc = check_together(p, OPF_GROUP, "sharded groups",
+                            "group_init, group_tick, group_leave and "
+                            "group_shards");
+
+    if (rc == 0 && steady && !p->op_line[ODBC_LEADER__OP_GROUP_TICK])
+        rc = odbc_leader__dialect_fail(
+            p, steady,
+            "@statement group_steady without group_tick; a steady tick "
+            "is one kind of group tick: sharded groups need group_init, "
+            "group_tick, group_leave and group_shards");
+    return rc;
 }
 
 /* Checks the statements of the election log: both or none. */

@@ -103,6 +103,13 @@ enum odbc_leader__op {
      * check runs the schedule statement. */
     ODBC_LEADER__OP_SCHEDULE_READ, /* -> schedule, since_ms, since_by of :job
                                       (no row: none recorded) */
+    /* Optional, with the group statements: a steady tick (member.c sends
+     * :full 0 and nothing to take, release or offer) as a statement of
+     * its own, which answers what group_tick answers then (S, M and K
+     * rows). Without it group_tick serves. A small statement keeps a
+     * server's cached plan: PostgreSQL planned the whole group_tick
+     * again at every run once a group had 10,000 shards. */
+    ODBC_LEADER__OP_GROUP_STEADY,
     ODBC_LEADER__OP_COUNT
 };
 

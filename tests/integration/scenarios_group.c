@@ -524,7 +524,7 @@ void group_late_ticks_are_fenced(void **state) {
     assert_string_equal(r.leader, "member-a");
     assert_int_equal(r.term, t1 + 1);
     r = group_tick0(db, 5, "[]", "[]"); /* renews: renew_seq 5 */
-    snprintf(sql, sizeof(sql), /* the member's lease */
+    snprintf(sql, sizeof(sql),          /* the member's lease */
              "SELECT renew_seq FROM odbc_leader_member WHERE grp = '%s'", grp);
     assert_true(raw_exec(&raw, sql, &seq));
     assert_int_equal(seq, 5);
@@ -551,8 +551,8 @@ static int lease_row(void *ctx, void *stmt) {
 }
 
 /* One group_tick of incarnation inc; returns the S row's "lease holds". */
-static int64_t lease_tick(struct odbc_leader__db *db, int64_t inc,
-                          int64_t seq, const char *take, const char *dead) {
+static int64_t lease_tick(struct odbc_leader__db *db, int64_t inc, int64_t seq,
+                          const char *take, const char *dead) {
     int64_t renewed = -1;
 
     run_tick(db, inc, seq, take, NULL, dead, lease_row, &renewed);
@@ -569,8 +569,8 @@ static int claim0(struct odbc_leader__db *db, const char *grp, int64_t term,
     snprintf(ns, sizeof(ns), "%s/0", grp);
     odbc_leader__db_set_ns(db, ns);
     /* a fire of now (not older than the retention) + fire_ms */
-    rc = odbc_leader__db_claim(db, term, "j", (int64_t)time(NULL) * 1000 +
-                               fire_ms, 1, 0, NULL);
+    rc = odbc_leader__db_claim(
+        db, term, "j", (int64_t)time(NULL) * 1000 + fire_ms, 1, 0, NULL);
     odbc_leader__db_set_ns(db, grp);
     return rc;
 }
@@ -678,19 +678,58 @@ static struct kinds kinds_tick(struct odbc_leader__db *db, int64_t seq,
     return k;
 }
 
+/* The rows of a tick through the port, by kind, and the S row. */
+struct port_kinds {
+    int n[128];
+    int64_t s_renewed, s_seq;
+};
+
+static int port_kind_row(void *ctx, const struct odbc_leader__group_row *r) {
+    struct port_kinds *k = ctx;
+
+    k->n[r->kind & 127]++;
+    if (r->kind == 'S') {
+        k->s_renewed = r->a;
+        k->s_seq = r->b;
+    }
+    return 0;
+}
+
+/* One steady tick of incarnation 7 as a member runs it: through the port
+ * (odbc_leader__db_group_ops), which picks the dialect's group_steady
+ * when it has one. Returns its rows. */
+static struct port_kinds port_steady(struct odbc_leader__db *db, int64_t seq) {
+    struct odbc_leader__group_args a;
+    struct port_kinds k;
+
+    memset(&a, 0, sizeof(a));
+    memset(&k, 0, sizeof(k));
+    a.inc = 7;
+    a.seq = seq;
+    a.shards = 2;
+    a.take = a.release = a.dead = "[]";
+    assert_true(odbc_leader__db_group_ops.tick(db, &a, port_kind_row, &k) >= 0);
+    return k;
+}
+
 /*
  * A steady tick reads no shard row (issue 42; docs/protocol.md, "A
  * steady tick"): asked in full, the tick answers the shard held (L), its
  * holder (H) and the vacant shard (V); asked with :full 0 it answers the
  * lease (S), the members (M) and the leases' counters (K) instead, so
- * its cost does not grow with the group. The shard stays held.
+ * its cost does not grow with the group. The shard stays held. A steady
+ * tick as the member runs it (group_steady where the dialect has it)
+ * answers the same, renews the lease, and never renews one that expired
+ * in database time.
  */
 void group_steady_tick_reads_no_shard_row(void **state) {
     struct odbc_leader__config cfg;
     struct odbc_leader__db *db;
+    struct port_kinds p;
     struct kinds k;
     struct raw raw;
-    char grp[64];
+    char grp[64], sql[256];
+    int64_t seq = 0;
 
     (void)state;
     db = group2_open(&cfg, grp, sizeof(grp), "grpsteady", &raw);
@@ -715,6 +754,37 @@ void group_steady_tick_reads_no_shard_row(void **state) {
     k = kinds_tick(db, 4, "[]", 1);
     assert_int_equal(k.n['L'], 1); /* still held */
     assert_int_equal(k.n['V'], 1);
+
+    /* as the member runs it */
+    p = port_steady(db, 5);
+    assert_int_equal(p.n['S'], 1);
+    assert_int_equal(p.n['M'], 1);
+    assert_int_equal(p.n['K'], 1);
+    assert_int_equal(p.n['L'] + p.n['H'] + p.n['V'], 0);
+    assert_int_equal(p.s_renewed, 1);
+    assert_int_equal(p.s_seq, 5);
+    snprintf(sql, sizeof(sql),
+             "SELECT renew_seq FROM odbc_leader_member WHERE grp = '%s' AND "
+             "inc = 7",
+             grp);
+    assert_true(raw_exec(&raw, sql, &seq));
+    assert_int_equal(seq, 5);
+    k = kinds_tick(db, 6, "[]", 1);
+    assert_int_equal(k.n['L'], 1); /* still held */
+    /* a lease that expired in database time is not renewed */
+    snprintf(sql, sizeof(sql),
+             "UPDATE odbc_leader_member SET expires_at_ms = 0 WHERE grp = "
+             "'%s' AND inc = 7",
+             grp);
+    assert_true(raw_exec(&raw, sql, NULL));
+    p = port_steady(db, 7);
+    assert_int_equal(p.s_renewed, 0);
+    snprintf(sql, sizeof(sql),
+             "SELECT renew_seq FROM odbc_leader_member WHERE grp = '%s' AND "
+             "inc = 7",
+             grp);
+    assert_true(raw_exec(&raw, sql, &seq));
+    assert_int_equal(seq, 6);
     raw_close(&raw);
     port_close(db, &cfg);
 }

@@ -44,8 +44,13 @@ static void expect_clean_sql(const struct odbc_leader__dialect *d) {
         if (i != ODBC_LEADER__OP_RELEASE && i != ODBC_LEADER__OP_WAIT &&
             i != ODBC_LEADER__OP_HOLD && i != ODBC_LEADER__OP_SESSION_ID &&
             i != ODBC_LEADER__OP_GROUP_INIT &&
-            i != ODBC_LEADER__OP_GROUP_TICK && i != ODBC_LEADER__OP_GROUP_LEAVE)
+            i != ODBC_LEADER__OP_GROUP_TICK &&
+            i != ODBC_LEADER__OP_GROUP_LEAVE &&
+            i != ODBC_LEADER__OP_GROUP_STEADY)
             assert_true(d->ops[i].n > 0);
+    /* a steady tick of its own: only with the group statements */
+    if (d->ops[ODBC_LEADER__OP_GROUP_STEADY].n > 0)
+        assert_true(d->ops[ODBC_LEADER__OP_GROUP_TICK].n > 0);
     /* the election log: both statements, in every built-in */
     assert_true(d->ops[ODBC_LEADER__OP_ELECTIONS].n > 0);
     assert_true(d->ops[ODBC_LEADER__OP_ELECTION_GC].n > 0);
@@ -273,8 +278,12 @@ void test_builtin_postgresql(void **state) {
     assert_string_equal(d->name, "postgresql");
     assert_string_equal(d->dbms, "PostgreSQL");
     assert_int_equal(d->schema_version, 9);
-    /* a group's tick is one statement: one round trip */
+    /* a group's tick is one statement: one round trip; so is a steady
+     * tick, which reads no shard row */
     assert_int_equal(d->ops[ODBC_LEADER__OP_GROUP_TICK].n, 1);
+    assert_int_equal(d->ops[ODBC_LEADER__OP_GROUP_STEADY].n, 1);
+    assert_null(strstr(d->ops[ODBC_LEADER__OP_GROUP_STEADY].v[0].sql,
+                       "UPDATE pfx_lease"));
     assert_null(d->begin);
     assert_null(d->commit);
     assert_null(d->rollback);

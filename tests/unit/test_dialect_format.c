@@ -274,6 +274,12 @@ void test_err_group_ops_together(void **state) {
                  "missing @statement group_init; sharded groups (@statement "
                  "group_tick here) need group_init, group_tick, group_leave "
                  "and group_shards");
+    /* a steady tick is one kind of group tick: not without the others */
+    expect_error(HEADER REQUIRED_OPS "-- @statement group_steady\nSELECT 1;\n",
+                 21,
+                 "@statement group_steady without group_tick; a steady tick "
+                 "is one kind of group tick: sharded groups need group_init, "
+                 "group_tick, group_leave and group_shards");
 }
 
 /* The election log: elections and election_gc come together. */
@@ -321,7 +327,8 @@ void test_err_missing_op(void **state) {
                  "renew, resign, unregister, leader, candidates and "
                  "request_resign, and may also have on_connect, release, "
                  "wait, hold, session_id, group_init, group_tick, "
-                 "group_leave, group_shards, elections and election_gc");
+                 "group_leave, group_shards, elections, election_gc and "
+                 "group_steady");
     expect_error(HEADER, 2, "missing @statement ddl");
     expect_error("", 1, "missing @dialect");
     expect_error("-- @dialect t\n-- @schema-version 2\n" REQUIRED_OPS, 20,
@@ -333,7 +340,7 @@ void test_err_missing_op(void **state) {
                  "upgrade, session_id, group_init, group_tick, group_leave, "
                  "group_shards, elections, election_gc, take, skip, sweep, "
                  "offers, pause, trigger, jobs, schedule, reschedule, "
-                 "schedules, last_fire and schedule_read");
+                 "schedules, last_fire, schedule_read and group_steady");
 }
 
 /* The operations a file of @schema-version 2 must have, written out here
@@ -434,7 +441,7 @@ void test_err_lists_are_complete(void **state) {
                  "fence, session_id, group_init, group_tick, group_leave, "
                  "group_shards, elections, election_gc, take, skip, sweep, "
                  "offers, pause, trigger, jobs, schedule, reschedule, "
-                 "schedules, last_fire or schedule_read");
+                 "schedules, last_fire, schedule_read or group_steady");
     expect_error(HEADER "-- @frobnicate yes\n" REQUIRED_OPS, 3,
                  "unknown directive @frobnicate; expected @statement or a "
                  "header directive: @dialect, @dbms, @schema-version, "
