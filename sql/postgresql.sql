@@ -1059,7 +1059,10 @@ SELECT (SELECT COUNT(*) FROM {prefix}lease
 -- (vacant shards, as before); now_ms last.
 -- L, H and V only when :full = 1; when :full = 0 (a steady tick, which
 -- reads no shard row), K member_id inc renew_seq expires_at_ms (the
--- member leases that hold a shard: an index probe each) instead.
+-- member leases that hold a shard: an index probe each) instead, as a
+-- scalar subquery with LIMIT 1 on both columns of the (grp, inc) index:
+-- as an EXISTS, the planner could make it a semi-join that read every
+-- shard key of the group for each member.
 WITH clock AS (
     SELECT {now}
         AS now_ms

@@ -235,6 +235,54 @@ static int was_mine(const struct odbc_leader__group_member_state *m,
     return 0;
 }
 
+/* One pair of the dead list: an incarnation and its renew_seq seen. */
+struct dead_pair {
+    int64_t inc, seq;
+};
+
+static int by_inc(const void *a, const void *b) {
+    const struct dead_pair *x = a, *y = b;
+
+    return (x->inc > y->inc) - (x->inc < y->inc);
+}
+
+/* Appends to m->dead (open) this member's lapsed incarnations and the
+ * holders watched standing still for one TTL at now, in ascending
+ * incarnation: every member then locks the leases a take reads FOR
+ * UPDATE in the same order (MariaDB's take locks them in the list's;
+ * two members that listed two dead holders in opposite orders
+ * deadlocked, and their takes waited a renew interval). Returns 0 or
+ * ODBC_LEADER_ENOMEM. */
+static int add_dead(struct odbc_leader__group_member_state *m, int64_t now) {
+    size_t n = 0, cap = m->n_lapsed + m->n_holders;
+    struct dead_pair *v;
+    int rc = 0;
+
+    if (cap == 0)
+        return 0;
+    v = malloc(cap * sizeof(*v));
+    if (v == NULL)
+        return ODBC_LEADER_ENOMEM;
+    for (size_t i = 0; i < m->n_lapsed; i++) {
+        v[n].inc = m->lapsed[i].inc;
+        v[n++].seq = m->lapsed[i].seq;
+    }
+    for (size_t i = 0; i < m->n_holders; i++) {
+        const struct odbc_leader__group_holder *h = &m->holders[i];
+
+        if (h->inc != m->inc && !was_mine(m, h->inc) &&
+            now - h->seq_seen_ns >= m->cand.ttl_ns) {
+            v[n].inc = h->inc;
+            v[n++].seq = h->seq;
+        }
+    }
+    qsort(v, n, sizeof(*v), by_inc);
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = add_pair(&m->dead, v[i].inc, v[i].seq);
+    free(v);
+    return rc;
+}
+
 /* Fills the take, release and dead lists for a tick at now. */
 static int build_lists(struct odbc_leader__group_member_state *m, int64_t now) {
     int rc = list_open(&m->take);
@@ -251,15 +299,7 @@ static int build_lists(struct odbc_leader__group_member_state *m, int64_t now) {
         else if (m->held[s] == 0 && m->answers > 0 && (mine || orphan))
             rc = add_num(&m->take, s);
     }
-    for (size_t i = 0; rc == 0 && i < m->n_lapsed; i++)
-        rc = add_pair(&m->dead, m->lapsed[i].inc, m->lapsed[i].seq);
-    for (size_t i = 0; rc == 0 && i < m->n_holders; i++) {
-        const struct odbc_leader__group_holder *h = &m->holders[i];
-
-        if (h->inc != m->inc && !was_mine(m, h->inc) &&
-            now - h->seq_seen_ns >= m->cand.ttl_ns)
-            rc = add_pair(&m->dead, h->inc, h->seq);
-    }
+    rc = rc < 0 ? rc : add_dead(m, now);
     rc = rc < 0 ? rc : list_close(&m->take);
     rc = rc < 0 ? rc : list_close(&m->rel);
     return rc < 0 ? rc : list_close(&m->dead);
@@ -269,9 +309,9 @@ static int build_lists(struct odbc_leader__group_member_state *m, int64_t now) {
 
 struct answer {
     struct odbc_leader__group_member_state *m;
-    int lease;     /* an S row came: shards held under the member's lease */
-    int renewed;   /* S: the lease holds after the tick */
-    int64_t lseq;  /* S: its renew_seq */
+    int lease;    /* an S row came: shards held under the member's lease */
+    int renewed;  /* S: the lease holds after the tick */
+    int64_t lseq; /* S: its renew_seq */
     int64_t *got; /* per shard: the term held after the tick, 0 none */
     unsigned char *vacant;
     struct odbc_leader__group_member *members;
@@ -631,8 +671,7 @@ static void settle_lost(struct odbc_leader__group_member_state *m) {
  * trusts them and an expired lease is never renewed, so they need no
  * watch. a's rows of the old incarnation are dropped.
  */
-static void lapse(struct odbc_leader__group_member_state *m,
-                  struct answer *a) {
+static void lapse(struct odbc_leader__group_member_state *m, struct answer *a) {
     int64_t old = m->inc;
 
     for (uint32_t s = 0; s < m->shards; s++) {

@@ -160,6 +160,8 @@ struct fake {
     int full_ticks;      /* ticks that asked for the shard rows */
     int64_t b_seq;       /* by_lease: the lease counter of a holder "b"
                             (incarnation 77) that is no member, 0 none */
+    int64_t c_inc;       /* a holder "c" named before b (renew_seq 6,
+                            never growing), 0 none */
 };
 
 static int64_t fake_now(void *ctx) { return ((struct fake *)ctx)->now_ns; }
@@ -392,6 +394,13 @@ static int fake_tick(void *port, const struct odbc_leader__group_args *a,
         assert_int_equal(fn(ctx, &r), 0);
         memset(&r, 0, sizeof(r));
         r.kind = 'H';
+        if (f->c_inc != 0) {
+            snprintf(r.name, sizeof(r.name), "c");
+            r.a = f->c_inc;
+            r.b = 6;
+            r.c = 1;
+            assert_int_equal(fn(ctx, &r), 0);
+        }
         snprintf(r.name, sizeof(r.name), "b");
         r.a = 77;
         r.b = 5; /* b's renew_seq never grows in these tests */
@@ -580,6 +589,32 @@ static void test_failed_release_is_resent(void **state) {
     odbc_leader__group_member_free(&m);
 }
 
+/* Dead holders are offered in ascending incarnation, whatever order the
+ * answer named them in: every member's take then locks their leases in
+ * the same order (MariaDB's take locks them in the list's order, and two
+ * members that listed two dead holders in opposite orders deadlocked). */
+static void test_dead_holders_in_ascending_order(void **state) {
+    struct odbc_leader__group_member_state m;
+    struct fake f;
+
+    (void)state;
+    start(&m, &f);
+    f.other_beat_ms = 1; /* b's heartbeat never moves */
+    f.c_inc = 90;        /* named first */
+    strcpy(f.rows[0].holder, "b");
+    f.rows[0].inc = 77;
+    f.rows[0].seq = 5;
+    f.rows[0].term = 9;
+    f.rows[0].expires_ms = db_ms(&f) + 1000;
+    odbc_leader__group_member_tick(&m, NULL);
+    for (int i = 0; i < 4; i++) {
+        f.now_ns += 300 * MS;
+        odbc_leader__group_member_tick(&m, NULL);
+    }
+    assert_string_equal(f.last_dead, "[[77,5],[90,6]]");
+    odbc_leader__group_member_free(&m);
+}
+
 /* A holder whose renew_seq stays the same is offered as dead only after
  * one TTL on this member's clock. */
 static void test_watch_of_a_holder(void **state) {
@@ -699,12 +734,12 @@ static void test_lapsed_lease_stops_every_shard(void **state) {
     assert_int_equal(f.rows[0].seq, 2);
     f.now_ns += 300 * MS;
     assert_int_equal(odbc_leader__group_member_tick(&m, NULL), SHARDS);
-    assert_int_equal(f.rows[0].seq, 2);   /* no shard row written */
-    assert_int_equal(f.lease_seq, 3);     /* the lease renewed instead */
-    f.db_ahead_ms = 5000;                 /* a step of the database clock */
-    assert_int_equal(led(&m), SHARDS);    /* the windows are still open */
+    assert_int_equal(f.rows[0].seq, 2); /* no shard row written */
+    assert_int_equal(f.lease_seq, 3);   /* the lease renewed instead */
+    f.db_ahead_ms = 5000;               /* a step of the database clock */
+    assert_int_equal(led(&m), SHARDS);  /* the windows are still open */
     assert_int_equal(odbc_leader__group_member_tick(&m, NULL), 0);
-    assert_int_equal(led(&m), 0);         /* lapsed: nothing trusted */
+    assert_int_equal(led(&m), 0); /* lapsed: nothing trusted */
     assert_int_equal(f.reported[0], 0);
     assert_int_equal(m.inc, 43);
     f.now_ns += 300 * MS;
@@ -860,6 +895,7 @@ int main(void) {
         cmocka_unit_test(test_stop_then_release),
         cmocka_unit_test(test_failed_release_is_resent),
         cmocka_unit_test(test_watch_of_a_holder),
+        cmocka_unit_test(test_dead_holders_in_ascending_order),
         cmocka_unit_test(test_wakes_at_watch_then_takes_at_once),
         cmocka_unit_test(test_error_keeps_windows),
         cmocka_unit_test(test_own_expired_rows_taken_back),
