@@ -240,6 +240,7 @@ struct dead_pair {
     int64_t inc, seq;
 };
 
+/* qsort's order of struct dead_pair: ascending incarnation. */
 static int by_inc(const void *a, const void *b) {
     const struct dead_pair *x = a, *y = b;
 
