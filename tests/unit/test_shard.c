@@ -589,6 +589,18 @@ static void test_failed_release_is_resent(void **state) {
     odbc_leader__group_member_free(&m);
 }
 
+/* Shard 0 held by "b" (incarnation 77, renew_seq 5, term 9), whose
+ * heartbeat and counter never move, until expires_in_ms from now in
+ * database time. */
+static void held_by_stalled_b(struct fake *f, int64_t expires_in_ms) {
+    f->other_beat_ms = 1;
+    strcpy(f->rows[0].holder, "b");
+    f->rows[0].inc = 77;
+    f->rows[0].seq = 5;
+    f->rows[0].term = 9;
+    f->rows[0].expires_ms = db_ms(f) + expires_in_ms;
+}
+
 /* Dead holders are offered in ascending incarnation, whatever order the
  * answer named them in: every member's take then locks their leases in
  * the same order (MariaDB's take locks them in the list's order, and two
@@ -599,13 +611,8 @@ static void test_dead_holders_in_ascending_order(void **state) {
 
     (void)state;
     start(&m, &f);
-    f.other_beat_ms = 1; /* b's heartbeat never moves */
-    f.c_inc = 90;        /* named first */
-    strcpy(f.rows[0].holder, "b");
-    f.rows[0].inc = 77;
-    f.rows[0].seq = 5;
-    f.rows[0].term = 9;
-    f.rows[0].expires_ms = db_ms(&f) + 1000;
+    held_by_stalled_b(&f, 1000);
+    f.c_inc = 90; /* named first */
     odbc_leader__group_member_tick(&m, NULL);
     for (int i = 0; i < 4; i++) {
         f.now_ns += 300 * MS;
@@ -623,12 +630,7 @@ static void test_watch_of_a_holder(void **state) {
 
     (void)state;
     start(&m, &f);
-    f.other_beat_ms = 1; /* b's heartbeat never moves */
-    strcpy(f.rows[0].holder, "b");
-    f.rows[0].inc = 77;
-    f.rows[0].seq = 5;
-    f.rows[0].term = 9;
-    f.rows[0].expires_ms = db_ms(&f) + 1000;
+    held_by_stalled_b(&f, 1000);
     odbc_leader__group_member_tick(&m, NULL);
     assert_string_equal(f.last_dead, "[]");
     for (int i = 0; i < 3; i++) {
@@ -655,12 +657,7 @@ static void test_wakes_at_watch_then_takes_at_once(void **state) {
 
     (void)state;
     start(&m, &f);
-    f.other_beat_ms = 1; /* b's heartbeat never moves: seen at 1000 ms */
-    strcpy(f.rows[0].holder, "b");
-    f.rows[0].inc = 77;
-    f.rows[0].seq = 5;
-    f.rows[0].term = 9;
-    f.rows[0].expires_ms = db_ms(&f) + 500;
+    held_by_stalled_b(&f, 500); /* b's heartbeat seen at 1000 ms */
     odbc_leader__group_member_tick(&m, &next);
     assert_int_equal(next, 0); /* first assignment: shards to take */
     f.now_ns += 1 * MS;
