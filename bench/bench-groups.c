@@ -11,7 +11,9 @@
  *    creation until it leads every shard;
  * 2. steady state: WARMUP untimed ticks, "HOOK before-group" through
  *    system(), TICKS ticks of a timed one by one (CLOCK_MONOTONIC; -p
- *    pauses USEC after each, outside the timing), "HOOK after-group";
+ *    pauses USEC after each, outside the timing, 2,000 by default), with
+ *    the CPU time this process spent in them (CLOCK_PROCESS_CPUTIME_ID:
+ *    the library's and the driver's), "HOOK after-group";
  * 3. join: member b is created, both tick every renew interval until
  *    each leads some shards and together all of them;
  * 4. graceful leave: b is destroyed (it stops its shards and releases
@@ -21,8 +23,9 @@
  * waiting.
  *
  * Output on stdout, one line:
- *   shards=S cold_ms=C ticks=N median_us=M p99_us=P join_ms=J
+ *   shards=S cold_ms=C ticks=N median_us=M p99_us=P cpu_us=U join_ms=J
  *   moved=K max_share=X leave_ms=L errors=E
+ * cpu_us: the mean CPU time of a timed tick in this process;
  * moved: the shards b took at the join; max_share: the larger member's
  * shards over the mean, after the join. Exits 1 when a member cannot be
  * created, a step does not complete within 60 s or a timed tick fails.
@@ -31,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "odbc_leader.h"
@@ -117,15 +121,24 @@ static long step(odbc_leader_group_t **m, int n,
     return -1;
 }
 
-/* Runs "HOOK EVENT-group" when a hook is set. Returns 0 or -1. */
+/* The CPU time this process has used, in ns. */
+static int64_t cpu_ns(void) {
+    struct timespec ts;
+
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 /* The steady state of member g, alone: warm-up, hook, timed ticks, hook.
- * Sets the median and p99 (us). Returns the number of ticks that failed
- * or did not lead every shard, or -1 when a hook failed or memory ran out. */
+ * Sets the median and p99 (us) and the mean CPU time per tick (us).
+ * Returns the number of ticks that failed or did not lead every shard, or
+ * -1 when a hook failed or memory ran out. */
 static long timed_ticks(const struct options *o, odbc_leader_group_t *g,
-                        double *median, double *p99) {
+                        double *median, double *p99, double *cpu) {
     int64_t *t = calloc((size_t)o->ticks, sizeof(*t));
     uint32_t all = odbc_leader_group_shards(g);
     long errors = 0;
+    int64_t used = 0;
 
     if (t == NULL)
         return -1;
@@ -136,10 +149,11 @@ static long timed_ticks(const struct options *o, odbc_leader_group_t *g,
         return -1;
     }
     for (long i = 0; i < o->ticks; i++) {
-        int64_t start = tickstats_mono_ns();
+        int64_t c0 = cpu_ns(), start = tickstats_mono_ns();
         int r = odbc_leader_group_tick(g, NULL);
 
         t[i] = tickstats_mono_ns() - start;
+        used += cpu_ns() - c0;
         errors += r != (int)all;
         if (o->pause_us > 0)
             usleep((useconds_t)o->pause_us);
@@ -147,6 +161,7 @@ static long timed_ticks(const struct options *o, odbc_leader_group_t *g,
     if (tickstats_hook("bench-groups", o->hook, "after", "group") < 0)
         errors = -1;
     tickstats_summary(t, o->ticks, median, p99);
+    *cpu = (double)used / 1000.0 / (double)o->ticks;
     free(t);
     return errors;
 }
@@ -191,7 +206,7 @@ usage:
 int main(int argc, char **argv) {
     struct options o;
     odbc_leader_group_t *m[2] = {NULL, NULL};
-    double median = 0, p99 = 0, max_share;
+    double median = 0, p99 = 0, cpu = 0, max_share;
     long cold, join, leave, errors;
     uint32_t shards, moved;
     int rc = 1;
@@ -206,7 +221,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench-groups: LeaderShards must be at least 2\n");
         goto out;
     }
-    errors = timed_ticks(&o, m[0], &median, &p99);
+    errors = timed_ticks(&o, m[0], &median, &p99, &cpu);
     if (errors < 0)
         goto out;
     m[1] = make_member(o.config, "bench-member-b");
@@ -220,9 +235,10 @@ int main(int argc, char **argv) {
     if ((leave = step(m, 1, a_leads_all)) < 0)
         goto out;
     printf("shards=%u cold_ms=%ld ticks=%ld median_us=%.1f p99_us=%.1f "
-           "join_ms=%ld moved=%u max_share=%.3f leave_ms=%ld errors=%ld\n",
-           shards, cold, o.ticks, median, p99, join, moved, max_share, leave,
-           errors);
+           "cpu_us=%.1f join_ms=%ld moved=%u max_share=%.3f leave_ms=%ld "
+           "errors=%ld\n",
+           shards, cold, o.ticks, median, p99, cpu, join, moved, max_share,
+           leave, errors);
     rc = errors == 0 ? 0 : 1;
 out:
     odbc_leader_group_destroy(m[1]);

@@ -35,6 +35,14 @@
  * tick of a connection, at every tick that takes, releases or offers a
  * dead holder, and at least every FULL_TTLS TTLs (vacant shards nobody
  * takes, holders of version 6 that have no lease row).
+ *
+ * Neither does a steady tick of a quiet member do anything shard by shard
+ * here (find_quiet()): when every shard the assignment gives it is held
+ * and led under the lease, and nothing else is held, being released or
+ * vacant, the shards' windows are one value (lease_until, each led
+ * shard's until[] saying ODBC_LEADER__UNDER_LEASE), and the renewal
+ * extends them all with one store. So the cost of a steady tick does not
+ * grow with the shards, in the database or here.
  */
 #include <build_config.h>
 
@@ -87,6 +95,17 @@ static void stop(struct odbc_leader__group_member_state *m, uint32_t s) {
     atomic_store_explicit(&m->until[s], 0, memory_order_release);
     atomic_store_explicit(&m->term[s], 0, memory_order_relaxed);
     report(m, s, 0, term);
+}
+
+/* Shard s's window: until[s], or the lease's for a shard led under the
+ * member's lease. */
+static int64_t window(const struct odbc_leader__group_member_state *m,
+                      uint32_t s) {
+    int64_t until = atomic_load_explicit(&m->until[s], memory_order_acquire);
+
+    return until == ODBC_LEADER__UNDER_LEASE
+               ? atomic_load_explicit(&m->lease_until, memory_order_acquire)
+               : until;
 }
 
 int odbc_leader__group_member_init(
@@ -144,7 +163,7 @@ int64_t odbc_leader__group_member_leadership(
         *valid_for_ms = 0;
     if (s >= m->shards)
         return 0;
-    until = atomic_load_explicit(&m->until[s], memory_order_acquire);
+    until = window(m, s);
     term = atomic_load_explicit(&m->term[s], memory_order_relaxed);
     if (until == 0 || term == 0)
         return 0;
@@ -211,9 +230,12 @@ static int assigned_here(const struct odbc_leader__group_member_state *m,
  * shards whose windows ran out without a renewal. */
 static void plan_releases(struct odbc_leader__group_member_state *m,
                           int64_t now) {
+    if (m->quiet &&
+        now < atomic_load_explicit(&m->lease_until, memory_order_relaxed))
+        return; /* every shard led is in the lease's window, none moves */
+    m->quiet = 0;
     for (uint32_t s = 0; s < m->shards; s++) {
-        int64_t until =
-            atomic_load_explicit(&m->until[s], memory_order_relaxed);
+        int64_t until = window(m, s);
 
         if (m->rep[s] && until != 0 && now >= until)
             stop(m, s);
@@ -290,7 +312,8 @@ static int build_lists(struct odbc_leader__group_member_state *m, int64_t now) {
 
     rc = rc < 0 ? rc : list_open(&m->rel);
     rc = rc < 0 ? rc : list_open(&m->dead);
-    for (uint32_t s = 0; rc == 0 && s < m->shards; s++) {
+    /* quiet: nothing to release, vacant or assigned here and not held */
+    for (uint32_t s = 0; rc == 0 && !m->quiet && s < m->shards; s++) {
         int mine = assigned_here(m, s);
         int orphan = m->vacant_ns[s] != 0 &&
                      now - m->vacant_ns[s] >= ORPHAN_TTLS * m->cand.ttl_ns;
@@ -359,6 +382,16 @@ static void *append(void **v, size_t *cap, size_t *n, size_t sz) {
         (acap) = old_cap_;                                                     \
     } while (0)
 
+/* Allocates a's per-shard arrays unless it has them (a steady answer
+ * needs none). Returns 0 or ODBC_LEADER_ENOMEM. */
+static int shard_rows(struct answer *a) {
+    if (a->got == NULL)
+        a->got = calloc(a->m->shards, sizeof(*a->got));
+    if (a->vacant == NULL)
+        a->vacant = calloc(a->m->shards, 1);
+    return a->got == NULL || a->vacant == NULL ? ODBC_LEADER_ENOMEM : 0;
+}
+
 static int answer_row(void *ctx, const struct odbc_leader__group_row *r) {
     struct answer *a = ctx;
     uint32_t shards = a->m->shards;
@@ -368,6 +401,8 @@ static int answer_row(void *ctx, const struct odbc_leader__group_row *r) {
         a->bad++;
         return 0;
     }
+    if ((r->kind == 'L' || r->kind == 'V') && shard_rows(a) < 0)
+        return ODBC_LEADER_ENOMEM;
     if (r->kind == 'S') {
         a->lease = 1;
         a->renewed = r->a != 0;
@@ -586,12 +621,22 @@ static void keep_rows(const struct odbc_leader__group_member_state *m,
     }
 }
 
+/* The end of the window of what a tick that started at start renewed or
+ * took. */
+static int64_t window_end(const struct odbc_leader__group_member_state *m,
+                          int64_t start) {
+    return start + m->cand.ttl_ns - m->cand.margin_ns + m->cand.trust_extra_ns;
+}
+
 /* Applies the shards held after a tick that started at start and was
- * answered at hi. Returns the number of shards led. */
+ * answered at hi. Under the member's lease (a->lease), a shard led is led
+ * until lease_until, which moves only after every shard the answer shows
+ * lost has stopped; until then a shard just taken has the lease's previous
+ * window, which ends no later. Returns the number of shards led. */
 static int take_shards(struct odbc_leader__group_member_state *m,
                        const struct answer *a, int64_t start, int64_t hi) {
-    int64_t until =
-        start + m->cand.ttl_ns - m->cand.margin_ns + m->cand.trust_extra_ns;
+    int64_t until = window_end(m, start);
+    int64_t mark = a->lease ? ODBC_LEADER__UNDER_LEASE : until;
     int led = 0, won = 0, lost = 0, released = 0;
 
     for (uint32_t s = 0; s < m->shards; s++) {
@@ -625,10 +670,12 @@ static int take_shards(struct odbc_leader__group_member_state *m,
             stop(m, s); /* a late answer: held, not trusted; renewed next */
             continue;
         }
-        trust(m, s, t, until);
+        trust(m, s, t, mark);
         report(m, s, 1, t);
         led++;
     }
+    if (a->lease && a->renewed && until > hi)
+        atomic_store_explicit(&m->lease_until, until, memory_order_release);
     if (won || lost || released)
         odbc_leader__logf(&m->cand.log, LOG_NOTICE,
                           "leading %d of %u shards: took %d, released %d, "
@@ -675,12 +722,15 @@ static void settle_lost(struct odbc_leader__group_member_state *m) {
 static void lapse(struct odbc_leader__group_member_state *m, struct answer *a) {
     int64_t old = m->inc;
 
+    atomic_store_explicit(&m->lease_until, 0, memory_order_release);
+    m->quiet = 0;
     for (uint32_t s = 0; s < m->shards; s++) {
         if (m->rep[s])
             stop(m, s);
         m->held[s] = 0;
         m->release[s] = 0;
-        a->got[s] = 0;
+        if (a->got != NULL)
+            a->got[s] = 0;
     }
     memmove(&m->lapsed[1], &m->lapsed[0],
             (N_LAPSED(m) - 1) * sizeof(m->lapsed[0]));
@@ -713,6 +763,42 @@ static void forget_lapsed(struct odbc_leader__group_member_state *m) {
     m->n_lapsed = k;
 }
 
+/* 1 when shard s is reported led here under the member's lease. */
+static int led_under_lease(const struct odbc_leader__group_member_state *m,
+                           uint32_t s) {
+    return m->rep[s] &&
+           atomic_load_explicit(&m->until[s], memory_order_relaxed) ==
+               ODBC_LEADER__UNDER_LEASE;
+}
+
+/* Sets m->quiet after an answer (lease: under the member's lease) and
+ * what it led to: 1 when a steady tick has nothing to do shard by shard
+ * as long as the lease is renewed in time. Every shard the assignment
+ * gives this member is held and led under the lease (nothing to take),
+ * no other shard is held (nothing to hand over), none is being released
+ * and none of the others is vacant (no orphan to take; a shard this tick
+ * took may still be marked vacant from a snapshot before the take). Then
+ * only a change of the live members (a new assignment), a full answer, a
+ * lapse or the lease's window running out here changes a shard, and each
+ * of those goes shard by shard again. */
+static void find_quiet(struct odbc_leader__group_member_state *m, int lease) {
+    uint32_t led = 0;
+    int quiet = lease && m->assigned && m->self >= 0;
+
+    for (uint32_t s = 0; quiet && s < m->shards; s++) {
+        int mine = m->owner[s] == (uint32_t)m->self;
+        int held = m->held[s] != 0;
+
+        if (held)
+            quiet = mine && !m->release[s] && led_under_lease(m, s);
+        else
+            quiet = !mine && !m->release[s] && m->vacant_ns[s] == 0;
+        led += (uint32_t)held;
+    }
+    m->quiet = quiet;
+    m->n_led = quiet ? led : 0;
+}
+
 /* ---- the tick ---- */
 
 /* After a failure at now: a lost connection is reopened after a backoff. */
@@ -740,9 +826,12 @@ static int failed(struct odbc_leader__group_member_state *m, int rc,
 static uint32_t delay_ms(const struct odbc_leader__group_member_state *m,
                          int64_t now) {
     int64_t next = m->next_ns;
+    int64_t lease = atomic_load_explicit(&m->lease_until, memory_order_relaxed);
 
-    for (uint32_t s = 0; s < m->shards; s++) {
-        int64_t u = atomic_load_explicit(&m->until[s], memory_order_relaxed);
+    if (m->quiet && m->n_led > 0 && lease != 0 && lease < next)
+        next = lease;
+    for (uint32_t s = 0; !m->quiet && s < m->shards; s++) {
+        int64_t u = window(m, s);
 
         if (u != 0 && u < next)
             next = u;
@@ -808,16 +897,13 @@ static int run_tick(struct odbc_leader__group_member_state *m) {
     struct odbc_leader__group_args args;
     struct answer a;
     int64_t start, hi;
-    int rc, changed;
+    int rc, changed, quiet;
 
     memset(&a, 0, sizeof(a));
     a.m = m;
-    a.got = calloc(m->shards, sizeof(*a.got));
-    a.vacant = calloc(m->shards, 1);
     start = m->cand.now_ns(m->cand.clock_ctx);
     plan_releases(m, start);
-    rc = a.got == NULL || a.vacant == NULL ? ODBC_LEADER_ENOMEM
-                                           : build_lists(m, start);
+    rc = build_lists(m, start);
     if (rc < 0)
         goto done;
     memset(&args, 0, sizeof(args));
@@ -850,9 +936,21 @@ static int run_tick(struct odbc_leader__group_member_state *m) {
     a.full |= args.full != 0 || !a.lease;
     if (a.full)
         m->full_ns = start;
-    else
-        keep_rows(m, &a); /* after a lapse, nothing is held */
-    rc = take_shards(m, &a, start, hi);
+    quiet = m->quiet && !a.full && a.renewed && window_end(m, start) > hi;
+    if (quiet) {
+        /* the shards led are the ones led before, all under the lease */
+        atomic_store_explicit(&m->lease_until, window_end(m, start),
+                              memory_order_release);
+        rc = (int)m->n_led;
+    } else if (shard_rows(&a) < 0) {
+        m->quiet = 0; /* the answer is not applied: look again next tick */
+        rc = ODBC_LEADER_ENOMEM;
+        goto done;
+    } else {
+        if (!a.full)
+            keep_rows(m, &a); /* after a lapse, nothing is held */
+        rc = take_shards(m, &a, start, hi);
+    }
     if (a.full)
         take_holders(m, &a, hi);
     else if (count_holders(m, &a, hi) < 0)
@@ -867,7 +965,12 @@ static int run_tick(struct odbc_leader__group_member_state *m) {
         if (r < 0)
             rc = r;
     }
-    settle_lost(m);
+    if (changed != 0 || !m->assigned)
+        quiet = 0; /* the assignment may have moved shards */
+    if (!quiet) {
+        settle_lost(m);
+        find_quiet(m, a.lease);
+    }
     m->answers++;
     if (changed >= 0)
         m->next_ns = next_useful(m, changed, hi, m->next_ns);
@@ -906,6 +1009,7 @@ void odbc_leader__group_member_leave(
     struct odbc_leader__group_member_state *m) {
     int rc;
 
+    m->quiet = 0;
     for (uint32_t s = 0; s < m->shards; s++) {
         if (m->rep[s])
             stop(m, s);

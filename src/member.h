@@ -138,11 +138,25 @@ struct odbc_leader__group_member_state {
     uint64_t *hid;  /* likewise */
     int assigned;   /* owner[] matches members[] */
     struct odbc_leader__buf take, rel, dead; /* the lists sent */
+    /* Nothing to do shard by shard while the lease is renewed (member.c,
+     * quiet()): under the member's lease, every shard the assignment gives
+     * this member is held and led under the lease, and no other shard is
+     * held, being released or vacant. */
+    int quiet;
+    uint32_t n_led; /* when quiet: the shards led */
 
     /* any thread */
-    _Atomic int64_t *until; /* per shard: trusted until, 0 = not led */
-    _Atomic int64_t *term;  /* per shard: the term led */
+    _Atomic int64_t *until;      /* per shard: trusted until, 0 = not led,
+                                    ODBC_LEADER__UNDER_LEASE: until lease_until */
+    _Atomic int64_t *term;       /* per shard: the term led */
+    _Atomic int64_t lease_until; /* the window of the shards led under the
+                                    member's lease, 0 none */
 };
+
+/* until[s] of a shard led under the member's lease: its window is
+ * lease_until, which one store extends for every such shard. Negative, so
+ * a reader that forgot to resolve it would see a window long passed. */
+#define ODBC_LEADER__UNDER_LEASE INT64_C(-1)
 
 /* Initialises m; allocates the per-shard arrays. Returns 0 or
  * ODBC_LEADER_ENOMEM. Free with odbc_leader__group_member_free(). */

@@ -784,6 +784,50 @@ static void test_steady_ticks_keep_shards_without_reading_them(void **state) {
     odbc_leader__group_member_free(&m);
 }
 
+/* A quiet member (it leads every shard under its lease, with nothing to
+ * take, release or offer) renews them all with the lease at a steady tick:
+ * each shard's window is then TTL - margin from that tick's start, and
+ * runs out by itself when nobody ticks; the first tick after that, even
+ * one that fails, reports every shard stopped; the next one that renews
+ * the lease in time leads them all again, without a take (the rows are
+ * still its own). */
+static void test_quiet_member_windows_follow_the_lease(void **state) {
+    struct odbc_leader__group_member_state m;
+    struct fake f;
+    uint32_t valid = 0, next = 0;
+
+    (void)state;
+    start_leading(&m, &f, 1);
+    for (int i = 0; i < 3; i++) { /* steady ticks */
+        f.now_ns += 300 * MS;
+        assert_int_equal(odbc_leader__group_member_tick(&m, &next), SHARDS);
+        assert_int_equal(f.full_ticks, 2);
+        assert_true(next > 0 && next <= 300);
+        for (uint32_t s = 0; s < SHARDS; s++) {
+            assert_true(odbc_leader__group_member_leadership(&m, s, &valid) ==
+                        1);
+            assert_int_equal(valid, 800);
+            assert_int_equal(f.reported[s], 1);
+        }
+    }
+    f.now_ns += 799 * MS;
+    assert_int_equal(led(&m), SHARDS);
+    f.now_ns += 1 * MS;
+    assert_int_equal(led(&m), 0); /* no tick: the lease's window ended */
+    f.fail_next = 1;
+    assert_int_equal(odbc_leader__group_member_tick(&m, NULL),
+                     ODBC_LEADER_ECONNLOST);
+    for (uint32_t s = 0; s < SHARDS; s++)
+        assert_int_equal(f.reported[s], 0); /* and the host was told */
+    f.now_ns += 100 * MS; /* the reconnect, before the lease expires */
+    assert_int_equal(odbc_leader__group_member_tick(&m, NULL), SHARDS);
+    assert_string_equal(f.last_take, "[]");
+    assert_int_equal(f.reported[5], 1);
+    assert_true(odbc_leader__group_member_leadership(&m, 5, &valid) == 1);
+    assert_int_equal(valid, 800);
+    odbc_leader__group_member_free(&m);
+}
+
 /* The watch of a holder goes on through steady ticks: holder b takes a
  * shard after this member's last full answer (so it is first seen in the
  * K rows), its counter grows there, then stands still; the full answer
@@ -900,6 +944,7 @@ int main(void) {
         cmocka_unit_test(test_lapsed_lease_stops_every_shard),
         cmocka_unit_test(test_steady_ticks_keep_shards_without_reading_them),
         cmocka_unit_test(test_watch_goes_on_through_steady_ticks),
+        cmocka_unit_test(test_quiet_member_windows_follow_the_lease),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
