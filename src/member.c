@@ -63,6 +63,10 @@
 #define SETTLE_RENEWS 2
 /* A vacant shard nobody takes for this many TTLs is taken by anyone. */
 #define ORPHAN_TTLS 2
+/* A holder whose counter has stood still this many TTLs (one TTL past
+ * the watch) still holds shards: any member tries every shard it does not
+ * hold (stranded()). */
+#define STRANDED_TTLS 2
 /* release[s]: the answer just showed shard s lost (settle_lost()). */
 #define LOST 2
 /* A steady tick (nothing to take, release or offer as dead) asks for the
@@ -306,21 +310,49 @@ static int add_dead(struct odbc_leader__group_member_state *m, int64_t now) {
     return rc;
 }
 
+/*
+ * 1 when a holder other than this incarnation has stood still for
+ * STRANDED_TTLS TTLs at now and still held shards at the last full answer
+ * (every tick that offers a dead holder reads in full): its shards'
+ * assigned members had a TTL to take them and did not. That happens when
+ * they cannot: a member of an older build never takes a row held under a
+ * member's lease (docs/protocol.md, "A rolling upgrade"), so the shards of
+ * a new member that died would stay with it while the assignment gives
+ * them to old members. Then this member puts every shard it does not hold
+ * in its take list. The statement decides what a take may take (a vacant
+ * row, or one of a holder in :dead whose lease expired and whose counter
+ * is the one watched), so this changes only who takes; the shards it takes
+ * that the assignment gives to others are handed over as any others.
+ */
+static int stranded(const struct odbc_leader__group_member_state *m,
+                    int64_t now) {
+    for (size_t i = 0; i < m->n_holders; i++) {
+        const struct odbc_leader__group_holder *h = &m->holders[i];
+
+        if (h->inc != m->inc &&
+            now - h->seq_seen_ns >= STRANDED_TTLS * m->cand.ttl_ns)
+            return 1;
+    }
+    return 0;
+}
+
 /* Fills the take, release and dead lists for a tick at now. */
 static int build_lists(struct odbc_leader__group_member_state *m, int64_t now) {
+    int sweep = m->answers > 0 && stranded(m, now);
     int rc = list_open(&m->take);
 
     rc = rc < 0 ? rc : list_open(&m->rel);
     rc = rc < 0 ? rc : list_open(&m->dead);
     /* quiet: nothing to release, vacant or assigned here and not held */
-    for (uint32_t s = 0; rc == 0 && !m->quiet && s < m->shards; s++) {
+    for (uint32_t s = 0; rc == 0 && (!m->quiet || sweep) && s < m->shards;
+         s++) {
         int mine = assigned_here(m, s);
         int orphan = m->vacant_ns[s] != 0 &&
                      now - m->vacant_ns[s] >= ORPHAN_TTLS * m->cand.ttl_ns;
 
         if (m->release[s])
             rc = add_pair(&m->rel, s, m->held[s]); /* fenced by its term */
-        else if (m->held[s] == 0 && m->answers > 0 && (mine || orphan))
+        else if (m->held[s] == 0 && m->answers > 0 && (mine || orphan || sweep))
             rc = add_num(&m->take, s);
     }
     rc = rc < 0 ? rc : add_dead(m, now);

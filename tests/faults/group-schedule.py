@@ -25,6 +25,14 @@ longer than 2 TTL + 4 renew intervals (plus the database's restart).
 --negative gives every member LeaderTestTrustExtra (trust windows that
 outlive their leases) and runs the tick-thread stall only: the checker
 must find overlaps, or the schedule fails.
+
+--upgrade-from OLD_HOST runs a rolling upgrade instead (docs/protocol.md,
+"A rolling upgrade"): the members start as OLD_HOST, the group-host of an
+older build (its tables, its rows), and are replaced one by one by HOST,
+each under its id, the first one upgrading the tables while the old
+members go on; while both builds run, a new member and an old member are
+killed with kill -9; after the last replacement the whole schedule runs
+once. The checker reads both builds' records.
 Exit status: 0 as expected, 1 not.
 """
 import argparse
@@ -69,6 +77,7 @@ class Group:
         if extra_ms:
             self.config += ";LeaderTestTrustExtra=%d" % extra_ms
         self.hosts = {}  # member id -> Popen
+        self.build = {}  # member id -> "old" or "new"
         self.proxy_of = {}  # member id -> its harness.Proxy
         self.next_id = 1
         self.log = open(os.path.join(self.dir, "hosts.log"), "ab")
@@ -78,8 +87,9 @@ class Group:
         self.events.append((now_ns(), what))
         print("  %s: %s" % (self.db, what), file=sys.stderr, flush=True)
 
-    def spawn(self, mid=None):
-        """Starts member mid (a new id when None); returns its id."""
+    def spawn(self, mid=None, host=None):
+        """Starts member mid (a new id when None) as host (the build
+        under test when None); returns its id."""
         if mid is None:
             mid = "m%d" % self.next_id
             self.next_id += 1
@@ -89,12 +99,13 @@ class Group:
                                   log_file=self.log)
             config = harness.with_port(config, proxy.port)
             self.proxy_of[mid] = proxy
-        cmd = [self.ctx.host, "-d", self.dir, "-S",
+        cmd = [host or self.ctx.host, "-d", self.dir, "-S",
                str(int(TTL_MS * 2.5)), config]
         if os.environ.get("OL_FAULTS_VERBOSE", "0") != "1":
             cmd.insert(1, "-q")
         self.hosts[mid] = subprocess.Popen(cmd, stdout=self.log,
                                            stderr=self.log)
+        self.build[mid] = "old" if host else "new"
         return mid
 
     def kill(self, mid, sig=signal.SIGKILL):
@@ -174,26 +185,32 @@ def cut_all(g, seconds):
         con.close()
 
 
+def settle_after(g, what):
+    """Notes fault what, then waits until every shard is led again.
+    Raises RuntimeError when not."""
+    g.note(what)
+    t = now_ns()
+    if not g.wait_led(4 * TTL_MS / 1000.0 + 10, t + TTL_MS * 1000000):
+        raise RuntimeError("%s: not every shard led again within %.0f "
+                           "s: %s; members alive: %s" % (
+                               what, (now_ns() - t) / 1e9,
+                               g.unled(t + TTL_MS * 1000000),
+                               ", ".join("%s (pid %d)" % (m, p.pid)
+                                         for m, p in sorted(
+                                             g.hosts.items())
+                                         if p.poll() is None)))
+    print("    every shard led again after %.1f s" % (
+        (now_ns() - t) / 1e9), file=sys.stderr, flush=True)
+    time.sleep(RENEW_MS / 1000.0 * 4)  # moves after the fault, too
+
+
 def faults(ctx, g, rounds):
     """The schedule of one database. Raises RuntimeError when the group
     does not recover."""
     pause = TTL_MS / 1000.0 * 1.5
 
     def settle(what):
-        g.note(what)
-        t = now_ns()
-        if not g.wait_led(4 * TTL_MS / 1000.0 + 10, t + TTL_MS * 1000000):
-            raise RuntimeError("%s: not every shard led again within %.0f "
-                               "s: %s; members alive: %s" % (
-                                   what, (now_ns() - t) / 1e9,
-                                   g.unled(t + TTL_MS * 1000000),
-                                   ", ".join("%s (pid %d)" % (m, p.pid)
-                                             for m, p in sorted(
-                                                 g.hosts.items())
-                                             if p.poll() is None)))
-        print("    every shard led again after %.1f s" % (
-            (now_ns() - t) / 1e9), file=sys.stderr, flush=True)
-        time.sleep(RENEW_MS / 1000.0 * 4)  # moves after the fault, too
+        settle_after(g, what)
 
     for r in range(rounds):
         members = sorted(g.hosts)
@@ -231,14 +248,40 @@ def faults(ctx, g, rounds):
         settle("join %s" % g.spawn())
 
 
+def upgrade(ctx, g):
+    """Replaces every member, started as ctx.upgrade_from, by the build
+    under test under its id, one by one: graceful leaves, then, with both
+    builds running, kill -9 of a new member and of an old one."""
+    def settle(what):
+        settle_after(g, what)
+
+    olds = sorted(g.hosts)
+    for i, mid in enumerate(olds):
+        if i == 2:
+            new = [m for m in sorted(g.hosts) if g.build[m] == "new"]
+            g.kill(new[0])
+            settle("kill -9 %s (new build; old members still run)" % new[0])
+            g.spawn(new[0])
+            old = [m for m in sorted(g.hosts) if g.build[m] == "old"]
+            g.kill(old[-1])
+            settle("kill -9 %s (old build; new members run)" % old[-1])
+            g.spawn(old[-1])
+            settle("%s back as the new build" % old[-1])
+        if mid not in g.hosts or g.build[mid] == "new":
+            continue
+        g.kill(mid, signal.SIGTERM)
+        g.spawn(mid)
+        settle("%s upgraded (graceful leave, then the new build)" % mid)
+
+
 def run_db(ctx, db, negative):
     name = "grp-%s-%d%s" % (db, os.getpid(), "-neg" if negative else "")
     g = Group(ctx, db, name, extra_ms=3 * TTL_MS if negative else 0)
     t0 = now_ns()
     for _ in range(ctx.procs):
-        g.spawn()
-    g.note("cold start of %d members over %d shards" % (ctx.procs,
-                                                         ctx.shards))
+        g.spawn(host=ctx.upgrade_from)
+    g.note("cold start of %d members over %d shards%s" % (
+        ctx.procs, ctx.shards, " (old build)" if ctx.upgrade_from else ""))
     try:
         if not g.wait_led(30):
             raise RuntimeError("cold start: not every shard led")
@@ -250,6 +293,9 @@ def run_db(ctx, db, negative):
                 time.sleep(TTL_MS / 1000.0 * 2.5)
                 g.note("tick thread of %s stalled" % victim)
                 time.sleep(TTL_MS / 1000.0 * 2)
+        elif ctx.upgrade_from:
+            upgrade(ctx, g)
+            faults(ctx, g, 1)
         else:
             faults(ctx, g, ctx.rounds)
         end = now_ns()
@@ -282,6 +328,7 @@ def main():
     ap.add_argument("--procs", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--negative", action="store_true")
+    ap.add_argument("--upgrade-from", metavar="OLD_HOST")
     ctx = ap.parse_args()
     ctx.checker = harness.load_script(ctx.checker, "groupcheck")
     ctx.shell = harness.Shell(ctx.lib)

@@ -162,6 +162,8 @@ struct fake {
                             (incarnation 77) that is no member, 0 none */
     int64_t c_inc;       /* a holder "c" named before b (renew_seq 6,
                             never growing), 0 none */
+    int d_live;          /* a live member "d" that never takes (an older
+                            build: rows held under a lease are not its) */
 };
 
 static int64_t fake_now(void *ctx) { return ((struct fake *)ctx)->now_ns; }
@@ -388,6 +390,11 @@ static int fake_tick(void *port, const struct odbc_leader__group_args *a,
     snprintf(r.name, sizeof(r.name), "a");
     r.b = now;
     assert_int_equal(fn(ctx, &r), 0);
+    if (f->d_live) {
+        snprintf(r.name, sizeof(r.name), "d");
+        r.b = now;
+        assert_int_equal(fn(ctx, &r), 0);
+    }
     if (f->other_beat_ms != 0) {
         snprintf(r.name, sizeof(r.name), "b");
         r.b = f->other_beat_ms;
@@ -683,6 +690,47 @@ static void test_wakes_at_watch_then_takes_at_once(void **state) {
     odbc_leader__group_member_free(&m);
 }
 
+/* Every shard is held by "b", dead (heartbeat and counter stand still,
+ * rows expired); the live members are this one and "d", which never takes
+ * (a member of an older build, to which rows held under a member's lease
+ * never expire). This member takes its own share once b's counter stood
+ * still for one TTL, and d's share one TTL later: nobody else would. */
+static void test_stranded_shards_of_a_dead_holder_taken(void **state) {
+    struct odbc_leader__group_member_state m;
+    struct fake f;
+    int mine = 0, at_b = 0;
+
+    (void)state;
+    start(&m, &f);
+    f.d_live = 1;
+    f.other_beat_ms = 1;
+    for (int s = 0; s < SHARDS; s++) {
+        strcpy(f.rows[s].holder, "b");
+        f.rows[s].inc = 77;
+        f.rows[s].seq = 5;
+        f.rows[s].term = 9;
+        f.rows[s].expires_ms = db_ms(&f) - 1;
+    }
+    odbc_leader__group_member_tick(&m, NULL);
+    for (int i = 0; i < 5; i++) { /* 1.5 s: past the watch */
+        f.now_ns += 300 * MS;
+        odbc_leader__group_member_tick(&m, NULL);
+    }
+    for (int s = 0; s < SHARDS; s++) {
+        mine += strcmp(f.rows[s].holder, "a") == 0;
+        at_b += strcmp(f.rows[s].holder, "b") == 0;
+    }
+    assert_true(mine > 0 && at_b > 0); /* the assignment's shares */
+    assert_int_equal(mine + at_b, SHARDS);
+    for (int i = 0; i < 2; i++) { /* 2.1 s: one TTL past the watch */
+        f.now_ns += 300 * MS;
+        odbc_leader__group_member_tick(&m, NULL);
+    }
+    for (int s = 0; s < SHARDS; s++)
+        assert_string_not_equal(f.rows[s].holder, "b");
+    odbc_leader__group_member_free(&m);
+}
+
 /* Leads all; its ticks stop for longer than the TTL, so every row
  * expires while it is still its own. The rows the assignment gives it
  * are taken back in a new term: nobody else would while it lives. */
@@ -945,6 +993,7 @@ int main(void) {
         cmocka_unit_test(test_steady_ticks_keep_shards_without_reading_them),
         cmocka_unit_test(test_watch_goes_on_through_steady_ticks),
         cmocka_unit_test(test_quiet_member_windows_follow_the_lease),
+        cmocka_unit_test(test_stranded_shards_of_a_dead_holder_taken),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
