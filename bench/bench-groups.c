@@ -34,7 +34,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "odbc_leader.h"
@@ -121,14 +120,6 @@ static long step(odbc_leader_group_t **m, int n,
     return -1;
 }
 
-/* The CPU time this process has used, in ns. */
-static int64_t cpu_ns(void) {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* The steady state of member g, alone: warm-up, hook, timed ticks, hook.
  * Sets the median and p99 (us) and the mean CPU time per tick (us).
  * Returns the number of ticks that failed or did not lead every shard, or
@@ -149,11 +140,11 @@ static long timed_ticks(const struct options *o, odbc_leader_group_t *g,
         return -1;
     }
     for (long i = 0; i < o->ticks; i++) {
-        int64_t c0 = cpu_ns(), start = tickstats_mono_ns();
+        int64_t c0 = tickstats_cpu_ns(), start = tickstats_mono_ns();
         int r = odbc_leader_group_tick(g, NULL);
 
         t[i] = tickstats_mono_ns() - start;
-        used += cpu_ns() - c0;
+        used += tickstats_cpu_ns() - c0;
         errors += r != (int)all;
         if (o->pause_us > 0)
             usleep((useconds_t)o->pause_us);

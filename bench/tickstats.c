@@ -9,12 +9,17 @@
 
 #include "tickstats.h"
 
-int64_t tickstats_mono_ns(void) {
+/* Nanoseconds on clock id. */
+static int64_t clock_ns(clockid_t id) {
     struct timespec ts;
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(id, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
+
+int64_t tickstats_mono_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
+
+int64_t tickstats_cpu_ns(void) { return clock_ns(CLOCK_PROCESS_CPUTIME_ID); }
 
 /* qsort() comparator of int64_t values. */
 static int cmp_i64(const void *a, const void *b) {

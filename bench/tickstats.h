@@ -12,6 +12,9 @@
 /* Nanoseconds on CLOCK_MONOTONIC. */
 int64_t tickstats_mono_ns(void);
 
+/* The CPU time this process has used (CLOCK_PROCESS_CPUTIME_ID), in ns. */
+int64_t tickstats_cpu_ns(void);
+
 /* Sorts the n > 0 durations t (ns) and sets the median and the 99th
  * percentile (nearest rank), in microseconds. */
 void tickstats_summary(int64_t *t, long n, double *median_us, double *p99_us);

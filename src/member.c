@@ -261,6 +261,14 @@ static int was_mine(const struct odbc_leader__group_member_state *m,
     return 0;
 }
 
+/* 1 when holder h is another incarnation than this member's and its
+ * counter has stood still for ttls TTLs at now (the watch: ttls 1). */
+static int stood_still(const struct odbc_leader__group_member_state *m,
+                       const struct odbc_leader__group_holder *h, int64_t now,
+                       int ttls) {
+    return h->inc != m->inc && now - h->seq_seen_ns >= ttls * m->cand.ttl_ns;
+}
+
 /* One pair of the dead list: an incarnation and its renew_seq seen. */
 struct dead_pair {
     int64_t inc, seq;
@@ -297,8 +305,7 @@ static int add_dead(struct odbc_leader__group_member_state *m, int64_t now) {
     for (size_t i = 0; i < m->n_holders; i++) {
         const struct odbc_leader__group_holder *h = &m->holders[i];
 
-        if (h->inc != m->inc && !was_mine(m, h->inc) &&
-            now - h->seq_seen_ns >= m->cand.ttl_ns) {
+        if (!was_mine(m, h->inc) && stood_still(m, h, now, 1)) {
             v[n].inc = h->inc;
             v[n++].seq = h->seq;
         }
@@ -327,10 +334,7 @@ static int add_dead(struct odbc_leader__group_member_state *m, int64_t now) {
 static int stranded(const struct odbc_leader__group_member_state *m,
                     int64_t now) {
     for (size_t i = 0; i < m->n_holders; i++) {
-        const struct odbc_leader__group_holder *h = &m->holders[i];
-
-        if (h->inc != m->inc &&
-            now - h->seq_seen_ns >= STRANDED_TTLS * m->cand.ttl_ns)
+        if (stood_still(m, &m->holders[i], now, STRANDED_TTLS))
             return 1;
     }
     return 0;
@@ -928,7 +932,7 @@ static int wants_full(const struct odbc_leader__group_member_state *m,
 static int run_tick(struct odbc_leader__group_member_state *m) {
     struct odbc_leader__group_args args;
     struct answer a;
-    int64_t start, hi;
+    int64_t start, hi, until;
     int rc, changed, quiet;
 
     memset(&a, 0, sizeof(a));
@@ -968,11 +972,11 @@ static int run_tick(struct odbc_leader__group_member_state *m) {
     a.full |= args.full != 0 || !a.lease;
     if (a.full)
         m->full_ns = start;
-    quiet = m->quiet && !a.full && a.renewed && window_end(m, start) > hi;
+    until = window_end(m, start);
+    quiet = m->quiet && !a.full && a.renewed && until > hi;
     if (quiet) {
         /* the shards led are the ones led before, all under the lease */
-        atomic_store_explicit(&m->lease_until, window_end(m, start),
-                              memory_order_release);
+        atomic_store_explicit(&m->lease_until, until, memory_order_release);
         rc = (int)m->n_led;
     } else if (shard_rows(&a) < 0) {
         m->quiet = 0; /* the answer is not applied: look again next tick */

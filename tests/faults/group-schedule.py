@@ -156,6 +156,24 @@ class Group:
         return bool(harness.wait_for(lambda: self.all_led(after_ns),
                                      timeout_s, 0.1))
 
+    def settle(self, what):
+        """Notes fault what, then waits until every shard is led again.
+        Raises RuntimeError when not."""
+        self.note(what)
+        t = now_ns()
+        if not self.wait_led(4 * TTL_MS / 1000.0 + 10, t + TTL_MS * 1000000):
+            raise RuntimeError("%s: not every shard led again within %.0f "
+                               "s: %s; members alive: %s" % (
+                                   what, (now_ns() - t) / 1e9,
+                                   self.unled(t + TTL_MS * 1000000),
+                                   ", ".join("%s (pid %d)" % (m, p.pid)
+                                             for m, p in sorted(
+                                                 self.hosts.items())
+                                             if p.poll() is None)))
+        print("    every shard led again after %.1f s" % (
+            (now_ns() - t) / 1e9), file=sys.stderr, flush=True)
+        time.sleep(RENEW_MS / 1000.0 * 4)  # moves after the fault, too
+
     def stop_all(self):
         """Graceful leaves, one member after the other."""
         for mid in list(self.hosts):
@@ -185,93 +203,68 @@ def cut_all(g, seconds):
         con.close()
 
 
-def settle_after(g, what):
-    """Notes fault what, then waits until every shard is led again.
-    Raises RuntimeError when not."""
-    g.note(what)
-    t = now_ns()
-    if not g.wait_led(4 * TTL_MS / 1000.0 + 10, t + TTL_MS * 1000000):
-        raise RuntimeError("%s: not every shard led again within %.0f "
-                           "s: %s; members alive: %s" % (
-                               what, (now_ns() - t) / 1e9,
-                               g.unled(t + TTL_MS * 1000000),
-                               ", ".join("%s (pid %d)" % (m, p.pid)
-                                         for m, p in sorted(
-                                             g.hosts.items())
-                                         if p.poll() is None)))
-    print("    every shard led again after %.1f s" % (
-        (now_ns() - t) / 1e9), file=sys.stderr, flush=True)
-    time.sleep(RENEW_MS / 1000.0 * 4)  # moves after the fault, too
-
-
 def faults(ctx, g, rounds):
     """The schedule of one database. Raises RuntimeError when the group
     does not recover."""
     pause = TTL_MS / 1000.0 * 1.5
 
-    def settle(what):
-        settle_after(g, what)
-
     for r in range(rounds):
         members = sorted(g.hosts)
         g.kill(members[0])
-        settle("kill -9 %s" % members[0])
-        settle("join %s" % g.spawn())
+        g.settle("kill -9 %s" % members[0])
+        g.settle("join %s" % g.spawn())
         victim = sorted(g.hosts)[0]
         harness.pause(g.hosts[victim].pid)
         time.sleep(pause)
         g.hosts[victim].send_signal(signal.SIGCONT)
-        settle("SIGSTOP %s for %.1f s" % (victim, pause))
+        g.settle("SIGSTOP %s for %.1f s" % (victim, pause))
         leaver = sorted(g.hosts)[1]
         g.kill(leaver, signal.SIGTERM)
-        settle("graceful leave of %s" % leaver)
+        g.settle("graceful leave of %s" % leaver)
         again = sorted(g.hosts)[-1]
         g.kill(again)
         g.spawn(again)
-        settle("restart of %s under its id" % again)
+        g.settle("restart of %s under its id" % again)
         stuck = sorted(g.hosts)[0]
         g.hosts[stuck].send_signal(signal.SIGUSR1)
         time.sleep(TTL_MS / 1000.0 * 2.5)
-        settle("tick thread of %s stalled for %.1f s" % (stuck,
-                                                          TTL_MS * 2.5e-3))
+        g.settle("tick thread of %s stalled for %.1f s" % (
+            stuck, TTL_MS * 2.5e-3))
         outage = TTL_MS / 1000.0 * 1.5
         cut_all(g, outage)
-        settle("database out of every member's reach for %.1f s" % outage)
+        g.settle("database out of every member's reach for %.1f s" % outage)
         if g.proxied:
             stalled = sorted(g.hosts)[0]
             g.proxy_of[stalled].stall()
             time.sleep(pause)
             g.proxy_of[stalled].resume()
-            settle("network stall of %s for %.1f s" % (stalled, pause))
+            g.settle("network stall of %s for %.1f s" % (stalled, pause))
             harness.restart_db(ctx.shell, g.db)
-            settle("restart of the database")
-        settle("join %s" % g.spawn())
+            g.settle("restart of the database")
+        g.settle("join %s" % g.spawn())
 
 
 def upgrade(ctx, g):
     """Replaces every member, started as ctx.upgrade_from, by the build
     under test under its id, one by one: graceful leaves, then, with both
     builds running, kill -9 of a new member and of an old one."""
-    def settle(what):
-        settle_after(g, what)
-
     olds = sorted(g.hosts)
     for i, mid in enumerate(olds):
         if i == 2:
             new = [m for m in sorted(g.hosts) if g.build[m] == "new"]
             g.kill(new[0])
-            settle("kill -9 %s (new build; old members still run)" % new[0])
+            g.settle("kill -9 %s (new build; old members still run)" % new[0])
             g.spawn(new[0])
             old = [m for m in sorted(g.hosts) if g.build[m] == "old"]
             g.kill(old[-1])
-            settle("kill -9 %s (old build; new members run)" % old[-1])
+            g.settle("kill -9 %s (old build; new members run)" % old[-1])
             g.spawn(old[-1])
-            settle("%s back as the new build" % old[-1])
+            g.settle("%s back as the new build" % old[-1])
         if mid not in g.hosts or g.build[mid] == "new":
             continue
         g.kill(mid, signal.SIGTERM)
         g.spawn(mid)
-        settle("%s upgraded (graceful leave, then the new build)" % mid)
+        g.settle("%s upgraded (graceful leave, then the new build)" % mid)
 
 
 def run_db(ctx, db, negative):
