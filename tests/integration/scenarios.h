@@ -48,6 +48,12 @@ void raw_close(struct raw *r);
 /* Runs sql; 1 when it succeeded, 0 when it failed; a returned row's first
  * column goes to *first (if given). */
 int raw_exec(struct raw *r, const char *sql, int64_t *first);
+/* The fence of docs/fencing.md for the suite's dialect, as the CLI
+ * prints it, into buf; a write to table's row 1 guarded by it, with ns
+ * and term bound: the rows changed (0 when fenced out). */
+void printed_fence(char *buf, size_t len);
+int fenced_update(struct raw *r, const char *table, const char *fence,
+                  const char *ns, int64_t term);
 /* 1 when table can be read. */
 int table_exists(const char *table);
 

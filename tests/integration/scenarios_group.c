@@ -578,8 +578,9 @@ static int claim0(struct odbc_leader__db *db, const char *grp, int64_t term,
 /*
  * Shards held under their member's lease (issue 42; docs/protocol.md):
  * a steady tick renews the member's lease and writes no shard row; a
- * claim in a shard's term holds only while its holder's lease does, even
- * though the row still names it; a lapsed lease is never renewed again;
+ * claim, or a write under the fence of docs/fencing.md, in a shard's term
+ * holds only while its holder's lease does, even though the row still
+ * names it; a lapsed lease is never renewed again;
  * another incarnation takes the shard only once that lease expired and
  * its counter was watched no higher than the lease's.
  */
@@ -588,11 +589,20 @@ void group_shards_hold_under_the_members_lease(void **state) {
     struct odbc_leader__db *db;
     struct shard0 r;
     struct raw raw;
-    char grp[64], sql[256], renewed[256], dead[64];
-    int64_t t1, before = 0, after = 0, seq = 0;
+    char grp[64], sql[256], renewed[256], dead[64], shard[96], table[64];
+    char fence[1024];
+    int64_t t1, before = 0, after = 0, seq = 0, v = 0;
 
     (void)state;
+    printed_fence(fence, sizeof(fence));
     db = group2_open(&cfg, grp, sizeof(grp), "grplease", &raw);
+    snprintf(shard, sizeof(shard), "%s/0", grp);
+    snprintf(table, sizeof(table), "shardfenced%ld", (long)getpid());
+    snprintf(sql, sizeof(sql), "CREATE TABLE %s (id INTEGER, v INTEGER)",
+             table);
+    assert_true(raw_exec(&raw, sql, NULL));
+    snprintf(sql, sizeof(sql), "INSERT INTO %s VALUES (1, 0)", table);
+    assert_true(raw_exec(&raw, sql, NULL));
     assert_int_equal(lease_tick(db, 7, 1, "[0]", "[]"), 1);
     r = group_tick0(db, 2, "[]", "[]");
     assert_string_equal(r.leader, "member-a");
@@ -613,6 +623,7 @@ void group_shards_hold_under_the_members_lease(void **state) {
     assert_true(raw_exec(&raw, sql, &seq));
     assert_int_equal(seq, 3); /* the lease was renewed instead */
     assert_int_equal(claim0(db, grp, t1, 1000), ODBC_LEADER_CLAIM_RUN);
+    assert_int_equal(fenced_update(&raw, table, fence, shard, t1), 1);
 
     /* the lease ends in database time; the row still names member-a */
     snprintf(sql, sizeof(sql),
@@ -621,6 +632,7 @@ void group_shards_hold_under_the_members_lease(void **state) {
              grp);
     assert_true(raw_exec(&raw, sql, NULL));
     assert_int_equal(claim0(db, grp, t1, 2000), ODBC_LEADER_ENOTLEADER);
+    assert_int_equal(fenced_update(&raw, table, fence, shard, t1), 0);
     assert_int_equal(lease_tick(db, 7, 4, "[0]", "[]"), 0); /* never again */
     r = group_tick0(db, 5, "[]", "[]");
     assert_string_equal(r.leader, "member-a");
@@ -637,6 +649,13 @@ void group_shards_hold_under_the_members_lease(void **state) {
     r = group_tick0(db, 6, "[]", "[]");
     assert_int_equal(r.term, t1 + 1);
     assert_int_equal(claim0(db, grp, t1, 3000), ODBC_LEADER_ENOTLEADER);
+    assert_int_equal(fenced_update(&raw, table, fence, shard, t1), 0);
+    assert_int_equal(fenced_update(&raw, table, fence, shard, t1 + 1), 1);
+    snprintf(sql, sizeof(sql), "SELECT v FROM %s WHERE id = 1", table);
+    assert_true(raw_exec(&raw, sql, &v));
+    assert_int_equal(v, 2); /* t1 while its lease held, then t1 + 1 */
+    snprintf(sql, sizeof(sql), "DROP TABLE %s", table);
+    raw_exec(&raw, sql, NULL);
     raw_close(&raw);
     port_close(db, &cfg);
 }

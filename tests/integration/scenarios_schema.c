@@ -55,7 +55,6 @@ static int64_t current_schema_version(void) {
     return 9;
 }
 
-
 /*
  * The tables of every earlier schema version, from the history of
  * sql/{sqlite,postgresql,mariadb,generic}.sql (each version's ddl and
@@ -433,76 +432,14 @@ void rows_of_another_epoch_are_quarantined(void **state) {
 /* The fence of docs/fencing.md, taken from the dialect: a leader that
  * stopped ticking past its lease (a pause) has its fenced write refused
  * once another candidate took over; the new leader's write applies. */
-static int fenced_update(struct raw *r, const char *table, const char *fence,
-                         const char *ns, int64_t term) {
-    char sql[2048];
-    SQLHSTMT h;
-    SQLLEN rows = -1, nts = SQL_NTS, zero = 0;
-    SQLBIGINT t = term;
-    SQLRETURN rc;
-
-    snprintf(sql, sizeof(sql),
-             "UPDATE %s SET v = v + 1 WHERE id = 1 AND EXISTS (%s)", table,
-             fence);
-    SQLAllocHandle(SQL_HANDLE_STMT, r->dbc, &h);
-    rc = SQLPrepare(h, (SQLCHAR *)sql, SQL_NTS);
-    assert_true(SQL_SUCCEEDED(rc));
-    SQLBindParameter(h, 1, SQL_PARAM_INPUT, SQL_C_CHAR, SQL_VARCHAR, 128, 0,
-                     (SQLPOINTER)ns, 0, &nts);
-    SQLBindParameter(h, 2, SQL_PARAM_INPUT, SQL_C_SBIGINT, SQL_BIGINT, 0, 0, &t,
-                     0, &zero);
-    rc = SQLExecute(h);
-    assert_true(SQL_SUCCEEDED(rc) || rc == SQL_NO_DATA);
-    if (rc != SQL_NO_DATA)
-        SQLRowCount(h, &rows);
-    else
-        rows = 0;
-    SQLFreeHandle(SQL_HANDLE_STMT, h);
-    return (int)rows;
-}
-
-/* Reads the fence the CLI prints (odbc-leader fence --dialect D --bare)
- * into buf. */
-static void printed_fence(const char *dialect, char *buf, size_t len) {
-    const char *top = getenv("top_builddir");
-    char cmd[4096];
-    FILE *p;
-    size_t n;
-
-    if (top == NULL)
-        top = "."; /* run by hand from the build directory */
-    snprintf(cmd, sizeof(cmd), "'%s/odbc-leader' fence --dialect %s --bare",
-             top, dialect);
-    p = popen(cmd, "r");
-    assert_non_null(p);
-    n = fread(buf, 1, len - 1, p);
-    buf[n] = '\0';
-    assert_int_equal(pclose(p), 0);
-    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ';'))
-        buf[--n] = '\0';
-    assert_true(n > 0);
-}
-
 void fenced_write_is_refused_after_takeover(void **state) {
     char ns[64], table[64], sql[256], fence[1024];
-    const char *extra = getenv("OL_LEADER_EXTRA");
-    const char *dialect = getenv("OL_KIND");
     odbc_leader_t *a, *b;
     int64_t ta, tb, v = 0;
     struct raw r;
 
-    char spec[512];
-
     (void)state;
-    /* the dialect the suite runs with: OL_LEADER_EXTRA's LeaderDialect=
-     * (the generic.sql copy), else the built-in one of the database */
-    if (extra != NULL && strncmp(extra, "LeaderDialect=", 14) == 0) {
-        snprintf(spec, sizeof(spec), "%.*s", (int)strcspn(extra + 14, ";"),
-                 extra + 14);
-        dialect = spec;
-    }
-    assert_non_null(dialect);
-    printed_fence(dialect, fence, sizeof(fence));
+    printed_fence(fence, sizeof(fence));
     ns_name(ns, sizeof(ns), "fence");
     snprintf(table, sizeof(table), "fenced%ld", (long)getpid());
     raw_open(&r);

@@ -327,3 +327,66 @@ void expect_term(const struct elog *l, int i, int64_t term, const char *leader,
                  i, (long long)e->term, e->leader_id, e->ended_how,
                  e->handed_to, (long long)term, leader, how, to);
 }
+
+/* Runs "UPDATE table SET v = v + 1 WHERE id = 1 AND EXISTS (fence)" with
+ * ns and term bound to the fence (docs/fencing.md); returns the rows it
+ * changed (0: fenced out). */
+int fenced_update(struct raw *r, const char *table, const char *fence,
+                  const char *ns, int64_t term) {
+    char sql[2048];
+    SQLHSTMT h;
+    SQLLEN rows = -1, nts = SQL_NTS, zero = 0;
+    SQLBIGINT t = term;
+    SQLRETURN rc;
+
+    snprintf(sql, sizeof(sql),
+             "UPDATE %s SET v = v + 1 WHERE id = 1 AND EXISTS (%s)", table,
+             fence);
+    SQLAllocHandle(SQL_HANDLE_STMT, r->dbc, &h);
+    rc = SQLPrepare(h, (SQLCHAR *)sql, SQL_NTS);
+    assert_true(SQL_SUCCEEDED(rc));
+    SQLBindParameter(h, 1, SQL_PARAM_INPUT, SQL_C_CHAR, SQL_VARCHAR, 128, 0,
+                     (SQLPOINTER)ns, 0, &nts);
+    SQLBindParameter(h, 2, SQL_PARAM_INPUT, SQL_C_SBIGINT, SQL_BIGINT, 0, 0, &t,
+                     0, &zero);
+    rc = SQLExecute(h);
+    assert_true(SQL_SUCCEEDED(rc) || rc == SQL_NO_DATA);
+    if (rc != SQL_NO_DATA)
+        SQLRowCount(h, &rows);
+    else
+        rows = 0;
+    SQLFreeHandle(SQL_HANDLE_STMT, h);
+    return (int)rows;
+}
+
+/* Reads the fence the CLI prints (odbc-leader fence --dialect D --bare)
+ * for the dialect the suite runs with into buf: OL_LEADER_EXTRA's
+ * LeaderDialect= (the generic.sql copy), else the built-in one of the
+ * database (OL_KIND). */
+void printed_fence(char *buf, size_t len) {
+    const char *top = getenv("top_builddir");
+    const char *extra = getenv("OL_LEADER_EXTRA");
+    const char *dialect = getenv("OL_KIND");
+    char cmd[4096], spec[512];
+    FILE *p;
+    size_t n;
+
+    if (extra != NULL && strncmp(extra, "LeaderDialect=", 14) == 0) {
+        snprintf(spec, sizeof(spec), "%.*s", (int)strcspn(extra + 14, ";"),
+                 extra + 14);
+        dialect = spec;
+    }
+    assert_non_null(dialect);
+    if (top == NULL)
+        top = "."; /* run by hand from the build directory */
+    snprintf(cmd, sizeof(cmd), "'%s/odbc-leader' fence --dialect %s --bare",
+             top, dialect);
+    p = popen(cmd, "r");
+    assert_non_null(p);
+    n = fread(buf, 1, len - 1, p);
+    buf[n] = '\0';
+    assert_int_equal(pclose(p), 0);
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ';'))
+        buf[--n] = '\0';
+    assert_true(n > 0);
+}
