@@ -17,7 +17,9 @@
 #   on PostgreSQL also the WAL those ticks wrote (pg_current_wal_lsn()
 #   around them), per tick and as a ratio to the WAL of one namespace's
 #   renew, measured the same way with bench/bench-tick (issue 42's goal:
-#   at most 2 whatever the size);
+#   at most 2 whatever the size), and the rows those ticks wrote (heap
+#   row records in that WAL range, read with pg_walinspect: inserts,
+#   updates and deletes in the bench's database; same goal);
 # - cold start: one member, created, until it leads every shard;
 # - join: a second member, created, until each leads its share (the
 #   handover waits until the newcomer has been live for two renew
@@ -77,6 +79,25 @@ wal_per_tick() {
         '$(cat "$BENCH_WORK/pg-wal-before-$1.txt")') / $2)" postgres
 }
 
+# Prints the rows per tick that PostgreSQL wrote in the bench's database
+# between the hook events before-$1 and after-$1, over $2 ticks: the heap
+# records in that WAL range that insert, update or delete a row (a row
+# lock or a page prune writes none). pg_walinspect reads them exactly,
+# where pg_stat_user_tables would count a backend's rows only once it
+# flushed its statistics (at most once a second).
+rows_per_tick() {
+    ol_psql "SELECT round(count(*) / $2.0, 2)
+        FROM pg_get_wal_records_info(
+            '$(cat "$BENCH_WORK/pg-wal-before-$1.txt")',
+            '$(cat "$BENCH_WORK/pg-wal-after-$1.txt")')
+        WHERE resource_manager = 'Heap'
+          AND split_part(record_type, '+', 1)
+              IN ('INSERT', 'UPDATE', 'HOT_UPDATE', 'DELETE')
+          AND block_ref LIKE '%/' || (SELECT oid FROM pg_database
+                                      WHERE datname = '$OL_PG_DB') || '/%'" \
+        postgres
+}
+
 # The WAL of one namespace's renew on PostgreSQL (bench/bench-tick between
 # the same hooks), per tick: the unit of the group's WAL ratio.
 renew_wal() {
@@ -85,6 +106,11 @@ renew_wal() {
         >"$BENCH_WORK/groups-renew-tick.txt" ||
         ol_fail "bench-tick failed on postgresql"
     wal_per_tick renew "$ticks"
+}
+
+# The rows per tick of that renew (after renew_wal).
+renew_rows() {
+    rows_per_tick renew "$ticks"
 }
 
 # The median renew (us) of one namespace's leader on connection $1, its
@@ -100,7 +126,7 @@ renew_median() {
 
 # Measures groups of every size on dialect $1 through connection $2.
 measure() {
-    local dialect=$1 conn=$2 s line hook= one= w renew
+    local dialect=$1 conn=$2 s line hook= one= one_rows= w r renew
     case $dialect in
     postgresql | mariadb) hook="bash $(printf '%q' "$hooks") --hook $dialect" ;;
     esac
@@ -111,6 +137,10 @@ measure() {
         one=$(renew_wal "$hook")
         row "WAL per tick of one namespace's renew" postgresql "$one" bytes - \
             "pg_current_wal_lsn() around $ticks renewals of one leader"
+        one_rows=$(renew_rows)
+        row "rows written per tick of one namespace's renew" postgresql \
+            "$one_rows" rows - \
+            "heap row records (pg_walinspect) in the WAL of those renewals"
     fi
     for s in $sizes; do
         ol_log "groups: $dialect, $s shards"
@@ -137,6 +167,10 @@ measure() {
             row "WAL per group tick, one member leading all $s shards" \
                 postgresql "$w" bytes - \
                 "$(awk -v w="$w" -v o="$one" 'BEGIN { printf "%.1f", w / o }') times one namespace's renew ($one B); issue 42's goal: at most 2"
+            r=$(rows_per_tick group "$ticks")
+            row "rows written per group tick, one member leading all $s shards" \
+                postgresql "$r" rows - \
+                "$(awk -v r="$r" -v o="$one_rows" 'BEGIN { printf "%.1f", r / o }') times one namespace's renew ($one_rows rows); issue 42's goal: at most 2"
         fi
         row "cold start: one member leads all $s shards after" "$dialect" \
             "$(field "$line" cold_ms)" ms - \

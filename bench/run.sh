@@ -57,8 +57,8 @@
 #                temp dir
 #   OL_PG_CONNECT, OL_PG_PORT, OL_PG_USER, OL_PG_BIN, OL_PG_DATA, ...
 #                PostgreSQL (database "leader"), started with
-#                pg_stat_statements preloaded; the extension exists in
-#                database "postgres"
+#                pg_stat_statements preloaded; it and pg_walinspect
+#                exist in database "postgres"
 #   OL_MARIADB_CONNECT, OL_MARIADB_PORT, OL_MARIADB_USER,
 #   OL_MARIADB_PASSWORD, OL_MARIADB_SOCK, ...
 #                MariaDB (database "leader"); never print the password or
@@ -137,6 +137,8 @@ bench_servers() {
         ol_start_pg "-c shared_preload_libraries=pg_stat_statements"
         ol_psql "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" postgres ||
             ol_fail "CREATE EXTENSION pg_stat_statements failed"
+        ol_psql "CREATE EXTENSION IF NOT EXISTS pg_walinspect" postgres ||
+            ol_fail "CREATE EXTENSION pg_walinspect failed"
         BENCH_HAVE_PG=1
     else
         ol_log "PostgreSQL or its ODBC driver missing: its figures are skipped"

@@ -3,9 +3,11 @@
  * member.pml: a Promela model of sharded groups whose shards are held
  * under their member's lease (docs/protocol.md, "Shards held under the
  * member's lease"), checked with spin by model/check.sh (make model).
- * This is the rule the group dialects move to, so that a member's steady
- * tick writes one row whatever the number of shards it holds; the rule
- * src/member.c runs today, a lease per shard row, is model/group.pml.
+ * This is the rule every shipped group dialect runs (src/member.c, with a
+ * tick that answers an S row), so that a member's steady tick writes one
+ * row whatever the number of shards it holds; the earlier rule, which
+ * renews every shard row (still run for a site's dialect written for
+ * it), is model/group.pml.
  *
  * N = 2 members, K = 1 or 2 shards. Each member incarnation h (a crash
  * and restart under the same id starts the next one, and so does a lapse,
