@@ -290,8 +290,8 @@ run group-no-watch violate \
     group.pml
 
 # Shards held under their member's lease (model/member.pml), the rule the
-# group dialects move to: a member's steady tick renews its lease row
-# alone. TTL 2 ticks (at 1 a lease lapses at every tick); each search
+# group dialects run: a member's steady tick renews its lease row alone
+# and may be answered without the shard rows. TTL 2 ticks (at 1 a lease lapses at every tick); each search
 # bounds the ticks per incarnation, the one with orphans to 2. A lapse
 # restarts the member as a new incarnation; a crash search of this model
 # (MAXINC=2, 43 million states, about 270 s here) is left out of make
@@ -318,6 +318,8 @@ run member-rel-unfenced violate \
 run member-no-watch violate \
     "-DK=1 -DT=2 -DMAXTERM=2 -DMAXINC=1 -DSTEPS -DNO_WATCH -DNO_ORPHAN" \
     member.pml
+run member-steady-release violate \
+    "-DK=1 -DT=2 -DMAXTERM=2 -DMAXINC=1 -DSTEADY_RELEASE" member.pml
 
 start_all
 failures=0

@@ -37,6 +37,12 @@
  *            holds, and every other incarnation's lease counter.
  * The member trusts every shard the answer names for the window of the
  * statement, W local units from its send: nothing is renewed per shard.
+ * A steady tick (docs/protocol.md, "A steady tick"), which takes and
+ * releases nothing, may read no shard row: its answer says only whether
+ * the lease was renewed, and the member then trusts the shards it
+ * believes it holds (its last answer with rows, and its own releases
+ * since) for the new window; whether a tick with nothing to list is
+ * steady is chosen freely (the engine reads every row every two TTLs).
  * Which shards a member takes or releases is chosen freely at every tick:
  * the model covers every assignment and every disagreement of views.
  * Time is discrete: a database tick lowers every lease's expiry by one;
@@ -60,6 +66,9 @@
  *   -DLAPSE_TRUSTED        the member trusts the shards the rows name
  *                          whether or not its lease was renewed (a shard
  *                          trusted after its holder's lease lapsed)
+ *   -DSTEADY_RELEASE       a tick that releases may be steady: its answer
+ *                          trusts again what the member believed it held,
+ *                          the shard it released included
  *   -DRELEASE_BEFORE_STOP  a released shard stays trusted until its
  *                          window ends (take before release)
  *   -DRELEASE_UNFENCED     a release matches the row by incarnation
@@ -95,6 +104,7 @@
 #define M T
 #endif
 #define W (TTL_L - M) /* trust window, local units */
+#define STEADY_M (1 << K) /* send's m: a steady tick, if it lists nothing */
 /* holder incarnations: 1 + p * MAXINC + (incarnation - 1); 0 = vacant */
 #define HOLDERS (1 + N * MAXINC)
 #define INC(p) (1 + (p) * MAXINC + (inc[p] - 1))
@@ -118,6 +128,8 @@ byte trust[N * K];     /* [p * K + s]: local units left in the window */
 byte held[N * K];      /* the term the member believes it holds, 0 none */
 bool relp[N * K];      /* a release of held[] is pending: sent with every
                           statement until an answer shows the shard gone */
+bool stdy[N];          /* the member's statement in flight is steady: its
+                          answer names no shard */
 byte sq[N];            /* the seq of the member's last tick (1..MAXSEQ) */
 byte seen[N * HOLDERS]; /* [p * HOLDERS + h]: the highest counter of
                            incarnation h's lease the member has seen */
@@ -157,6 +169,10 @@ byte p, q, s, h, w, a, me;
 inline forget(q)
 {
     ok[q] = 0;
+    if
+    :: q < N -> stdy[q] = 0
+    :: else -> skip
+    fi;
     s = 0;
     do
     :: s < K -> got[q * K + s] = 0; s++
@@ -251,6 +267,54 @@ inline drop_all(p)
     od
 }
 
+/* The answer of member p's steady tick, its lease renewed: the shards it
+ * believes it holds are trusted for the statement's window (held, not
+ * trusted, when the answer came too late). */
+inline steady(p)
+{
+    s = 0;
+    do
+    :: s < K ->
+        if
+        :: held[p * K + s] != 0 && win[p] > 0 ->
+            assert(!TR(1 - p, s) ||
+                   held[(1 - p) * K + s] <= held[p * K + s]);
+            trust[p * K + s] = win[p]
+        :: else -> trust[p * K + s] = 0
+        fi;
+        s++
+    :: else -> break
+    od
+}
+
+/* The answer of member p's tick that read its rows: it trusts the shards
+ * the rows name for the statement's window (held, not trusted, when the
+ * answer came too late) and forgets the others. */
+inline rows(p)
+{
+    s = 0;
+    do
+    :: s < K ->
+        if
+        :: got[p * K + s] != 0 && win[p] > 0 ->
+            /* TERMS: no other member trusts a newer term of it */
+            assert(!TR(1 - p, s) ||
+                   held[(1 - p) * K + s] <= got[p * K + s]);
+            trust[p * K + s] = win[p];
+            held[p * K + s] = got[p * K + s]
+        :: got[p * K + s] != 0 && win[p] == 0 ->
+            trust[p * K + s] = 0; /* late: held, not trusted */
+            held[p * K + s] = got[p * K + s]
+        :: got[p * K + s] == 0 ->
+            trust[p * K + s] = 0;
+            held[p * K + s] = 0;
+            relp[p * K + s] = 0
+        fi;
+        s++
+    :: else -> break
+    od
+}
+
 /* Member p's answer arrives. */
 inline answer(p)
 {
@@ -266,27 +330,10 @@ inline answer(p)
         fi
     :: else ->
 #endif
-        s = 0;
-        do
-        :: s < K ->
-            if
-            :: got[p * K + s] != 0 && win[p] > 0 ->
-                /* TERMS: no other member trusts a newer term of it */
-                assert(!TR(1 - p, s) ||
-                       held[(1 - p) * K + s] <= got[p * K + s]);
-                trust[p * K + s] = win[p];
-                held[p * K + s] = got[p * K + s]
-            :: got[p * K + s] != 0 && win[p] == 0 ->
-                trust[p * K + s] = 0; /* late: held, not trusted */
-                held[p * K + s] = got[p * K + s]
-            :: got[p * K + s] == 0 ->
-                trust[p * K + s] = 0;
-                held[p * K + s] = 0;
-                relp[p * K + s] = 0
-            fi;
-            s++
-        :: else -> break
-        od
+        if
+        :: stdy[p] -> steady(p)
+        :: else -> rows(p)
+        fi
 #ifndef LAPSE_TRUSTED
     fi;
 #else
@@ -315,13 +362,16 @@ inline answer(p)
 /* Member p sends a tick: it stops the shards it releases first, and
  * lists the incarnations it has watched standing still for one TTL. Bit
  * s of m, chosen freely before, says for a shard it holds whether to
- * release it, for a shard it does not hold whether to take it. */
+ * release it, for a shard it does not hold whether to take it; m =
+ * STEADY_M lists no shard of its own choice and makes the tick steady
+ * unless it still lists a pending release. */
 inline send(p, m)
 {
     sinc[p] = INC(p);
     sq[p] = sq[p] + 1;
     sseq[p] = sq[p];
     win[p] = W;
+    stdy[p] = (m == STEADY_M); /* when it lists nothing, below */
     s = 0;
     do
     :: s < K ->
@@ -333,13 +383,17 @@ inline send(p, m)
             relp[p * K + s] = 1;
             rel[p * K + s] = 1;
             rterm[p * K + s] = held[p * K + s];
+#ifndef STEADY_RELEASE
+            stdy[p] = 0;
+#endif
 #ifndef RELEASE_BEFORE_STOP
             trust[p * K + s] = 0
 #else
             skip
 #endif
         :: held[p * K + s] == 0 && (m & (1 << s)) ->
-            tak[p * K + s] = 1
+            tak[p * K + s] = 1;
+            stdy[p] = 0
         :: else -> skip
         fi;
         s++
@@ -363,6 +417,7 @@ inline send(p, m)
  * is free, else it never runs. */
 inline give_up(p)
 {
+    stdy[p] = 0;
 #ifdef NO_ORPHAN
     phase[p] = IDLE
 #else
@@ -457,11 +512,14 @@ inline clock_tick()
 
 /* A rate choice: r is S-1, S or S+1. */
 #define RATE(r) if :: r = S - 1 :: r = S :: r = S + 1 fi
-/* A free choice of the K bits of m. */
+/* A free choice of the K bits of m, or of STEADY_M: no bit, and the tick
+ * is steady if it lists nothing (one choice, so that it costs no step of
+ * a trail). */
 #if K == 1
-#define PICK(m) if :: m = 0 :: m = 1 fi
+#define PICK(m) if :: m = 0 :: m = 1 :: m = STEADY_M fi
 #else
-#define PICK(m) if :: m = 0 :: m = 1 :: m = 2 :: m = 3 fi
+#define PICK(m) \
+    if :: m = 0 :: m = 1 :: m = 2 :: m = 3 :: m = STEADY_M fi
 #endif
 
 init
