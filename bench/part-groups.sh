@@ -108,11 +108,6 @@ renew_wal() {
     wal_per_tick renew "$ticks"
 }
 
-# The rows per tick of that renew (after renew_wal).
-renew_rows() {
-    rows_per_tick renew "$ticks"
-}
-
 # The median renew (us) of one namespace's leader on connection $1, its
 # ticks 2 ms apart as the group's: the unit of the group tick's ratio.
 renew_median() {
@@ -137,7 +132,7 @@ measure() {
         one=$(renew_wal "$hook")
         row "WAL per tick of one namespace's renew" postgresql "$one" bytes - \
             "pg_current_wal_lsn() around $ticks renewals of one leader"
-        one_rows=$(renew_rows)
+        one_rows=$(rows_per_tick renew "$ticks")
         row "rows written per tick of one namespace's renew" postgresql \
             "$one_rows" rows - \
             "heap row records (pg_walinspect) in the WAL of those renewals"
