@@ -164,11 +164,12 @@ $1"
 
 # status --json parses and has the fields; --format=prometheus is valid
 # exposition format (promcheck.py, promtool); status itself never
-# registers; no password shown.
+# registers; no password shown. The leader's CMD outlives the checks
+# (sleep 30 ended before them once, on a loaded machine).
 sc_status() {
     local p q json prom tbl
     ol_log "status --json, --format=prometheus"
-    "$OLC_BIN" run -C "$OLC_CONN" -n st --id alpha -- sleep 30 &
+    "$OLC_BIN" run -C "$OLC_CONN" -n st --id alpha -- sleep 300 &
     p=$!
     ol_track_pid "$p"
     olc_wait_leader st alpha
