@@ -20,6 +20,7 @@
 #include <syslog.h>
 
 #include "leader_plugin.h"
+#include "odbc_leader.h" /* the first-pass rule (src/firstpass.c) */
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "0"
@@ -367,6 +368,8 @@ static const struct leader_plugin always_leader_plugin = {
     .leadership = al_leadership,
     .candidate_id = al_candidate_id,
     .error_class = al_error_class,
+    .second_pass = odbc_leader_second_pass, /* ABI 1.8: src/firstpass.c */
+    .first_pass_next = odbc_leader_first_pass_next,
 };
 
 /* Sets *out to the plugin table (static) for host major 1; otherwise

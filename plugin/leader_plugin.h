@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 #define LEADER_PLUGIN_ABI_MAJOR 1
-#define LEADER_PLUGIN_ABI_MINOR 7
+#define LEADER_PLUGIN_ABI_MINOR 8
 
 /* Returned by leader_plugin_entry() when the host's major is not ours. */
 #define LEADER_PLUGIN_EABI (-1000)
@@ -223,6 +223,20 @@ struct leader_plugin {
      * no instance, any thread (the test vectors, docs/catch-up-vectors.txt). */
     int (*catch_up_select)(const char *policy, int64_t grace_ms, int present, int64_t now_ms,
                            int64_t last_ms, const int64_t *times, size_t n, size_t *first);
+    /* ---- ABI 1.8 (abi_minor >= 8); each may be NULL ---- */
+    /* The first-pass rule (docs/schedules.md), for an engine that runs a wall time the autumn
+     * change repeats once, at its first pass, but computes the second pass when asked from within
+     * the repeated hour. next(ctx, ms): the engine's first fire time strictly after ms, or -1;
+     * same_wall(ctx, a, b): 1 when instants a and b show one wall time in the job's zone. Returns
+     * 1 when fire time t is such a second pass, which is not to be run (its first pass was, under
+     * another key), else 0, or a negative error. No I/O, no instance, any thread. */
+    int (*second_pass)(int64_t (*next)(void *ctx, int64_t ms),
+                       int (*same_wall)(void *ctx, int64_t a, int64_t b), void *ctx, int64_t t);
+    /* next kept to the first pass: the first fire time after ms that second_pass does not drop,
+     * in *out (1), or -1 in *out when next has none (0); or a negative error. */
+    int (*first_pass_next)(int64_t (*next)(void *ctx, int64_t ms),
+                           int (*same_wall)(void *ctx, int64_t a, int64_t b), void *ctx,
+                           int64_t ms, int64_t *out);
     // clang-format on
 };
 

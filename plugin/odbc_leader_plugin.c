@@ -461,6 +461,8 @@ static const struct leader_plugin plugin = {
     odbc_leader_local_zone,
     plugin_catch_up,
     plugin_catch_up_select,
+    odbc_leader_second_pass,
+    odbc_leader_first_pass_next,
 };
 
 int leader_plugin_entry(uint16_t host_abi_major,

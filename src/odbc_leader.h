@@ -628,6 +628,44 @@ ODBC_LEADER_EXTERN int odbc_leader_list_schedules(odbc_leader_t *h,
                                                   odbc_leader_schedule_fn fn,
                                                   void *ctx);
 
+/* A schedule engine's next-fire function, as a binding hands it to the
+ * first-pass rule: the first fire time (epoch ms) strictly after ms, or -1
+ * when there is none. */
+typedef int64_t (*odbc_leader_next_fn)(void *ctx, int64_t ms);
+/* 1 when the instants a and b (epoch ms) show one wall time in the job's
+ * zone, else 0. */
+typedef int (*odbc_leader_same_wall_fn)(void *ctx, int64_t a, int64_t b);
+
+/*
+ * The first-pass rule (docs/schedules.md): 1 when fire time t (epoch ms,
+ * >= 0) of an engine is the second pass of a wall time the autumn change
+ * repeats (same_wall(t - 60 or 30 minutes, t)) and next, asked from that
+ * first pass, answers a time after t: a daily 01:30's second 01:30, which
+ * some engines compute only when asked from within the repeated hour,
+ * while a host that ran through ran the first under another key. Such a
+ * time is not to be run. 0 for any other time (a schedule every 15
+ * minutes keeps its times in the repeated hour), or ODBC_LEADER_EINVAL
+ * (next or same_wall NULL, t negative).
+ * Owns: nothing; next and same_wall are called with ctx during the call.
+ * Thread: any. Blocks: no (only on what the callbacks do).
+ */
+ODBC_LEADER_EXTERN int
+odbc_leader_second_pass(odbc_leader_next_fn next,
+                        odbc_leader_same_wall_fn same_wall, void *ctx,
+                        int64_t t);
+
+/*
+ * next kept to the first pass: the first fire time after ms that
+ * odbc_leader_second_pass() does not drop (at most four dropped ones in a
+ * row are skipped). Writes it to *out and returns 1, or writes -1 and
+ * returns 0 when next has none, or ODBC_LEADER_EINVAL (a NULL argument).
+ * Owns: out is the caller's. Thread: any. Blocks: no.
+ */
+ODBC_LEADER_EXTERN int
+odbc_leader_first_pass_next(odbc_leader_next_fn next,
+                            odbc_leader_same_wall_fn same_wall, void *ctx,
+                            int64_t ms, int64_t *out);
+
 /* The catch-up policies (docs/catch-up.md): which of a job's missed fires
  * a leader claims after an election, an outage or a pause. */
 enum odbc_leader_catch_up_policy {

@@ -87,6 +87,13 @@ export class Plugin {
      * clock and the ledger's latest fire given (no I/O). */
     catchUpSelect(policy: string, graceMs: number, nowMs: number, lastMs: number,
                   times: number[], options?: { present?: boolean }): number[];
+    /** ABI 1.8 (docs/schedules.md): the first-pass rule, with the engine's
+     * next fire time after ms (null: none) and a wall-time comparison in
+     * the job's zone. */
+    secondPass(next: (ms: number) => number | null,
+               sameWall: (a: number, b: number) => boolean, t: number): boolean;
+    firstPassNext(next: (ms: number) => number | null,
+                  sameWall: (a: number, b: number) => boolean, ms: number): number | null;
     init(config: string, callbacks?: Callbacks): Promise<Instance>;
 }
 

@@ -481,6 +481,50 @@ static void check_catch_up(const struct leader_plugin *p, void *inst,
     print_message("  catch_up: by policy, grace and the ledger's floor\n");
 }
 
+/* ABI 1.8: the first-pass rule through the table. A fake daily engine
+ * whose wall time of 10:00Z repeats at 11:00Z (its "zone" turns back an
+ * hour at 10:30Z), and which computes the second pass only when asked
+ * from 10:30Z on: the second pass is dropped, and a host asked from
+ * within the repeated hour gets the next day's time. */
+#define ABI_HOUR INT64_C(3600000)
+
+static int64_t abi_daily(void *ctx, int64_t ms) {
+    static const int64_t t[] = {10 * ABI_HOUR, 11 * ABI_HOUR, 34 * ABI_HOUR};
+    size_t i;
+
+    (void)ctx;
+    for (i = 0; i < 3; i++)
+        if (t[i] > ms && (i != 1 || 2 * ms >= 21 * ABI_HOUR))
+            return t[i];
+    return -1;
+}
+
+static int abi_same_wall(void *ctx, int64_t a, int64_t b) {
+    (void)ctx;
+    return (2 * a < 21 * ABI_HOUR ? a : a - ABI_HOUR) ==
+           (2 * b < 21 * ABI_HOUR ? b : b - ABI_HOUR);
+}
+
+static void check_first_pass(const struct leader_plugin *p) {
+    int64_t out = 0;
+
+    assert_true(LEADER_PLUGIN_HAS(p, first_pass_next));
+    assert_int_equal(
+        p->second_pass(abi_daily, abi_same_wall, NULL, 11 * ABI_HOUR), 1);
+    assert_int_equal(
+        p->second_pass(abi_daily, abi_same_wall, NULL, 10 * ABI_HOUR), 0);
+    assert_int_equal(p->first_pass_next(abi_daily, abi_same_wall, NULL,
+                                        11 * ABI_HOUR - 10, &out),
+                     1);
+    assert_int_equal(out, 34 * ABI_HOUR);
+    assert_int_equal(
+        p->first_pass_next(abi_daily, abi_same_wall, NULL, 34 * ABI_HOUR, &out),
+        0);
+    assert_int_equal(out, -1);
+    assert_true(p->second_pass(NULL, abi_same_wall, NULL, 1) < 0);
+    print_message("  first pass: the second pass of a repeated hour dropped\n");
+}
+
 /* ABI 1.1: claim, finish and leadership, as a host built against 1.1
  * calls them (after checking struct_size with LEADER_PLUGIN_HAS). */
 static void test_claims(void **state) {
@@ -525,6 +569,8 @@ static void test_claims(void **state) {
         check_schedules(p, inst, fire);
     if (LEADER_PLUGIN_HAS(p, catch_up)) /* ABI 1.7 */
         check_catch_up(p, inst, fire);
+    if (LEADER_PLUGIN_HAS(p, second_pass)) /* ABI 1.8 */
+        check_first_pass(p);
     p->shutdown(inst);
     dlclose(dl);
 }

@@ -13,7 +13,7 @@ const koffi = require('koffi');
 const { LeaderPluginError, NotLeaderError, ScheduleError, classOf } = require('./errors');
 
 const ABI_MAJOR = 1; // LEADER_PLUGIN_ABI_MAJOR
-const ABI_MINOR = 7; // LEADER_PLUGIN_ABI_MINOR
+const ABI_MINOR = 8; // LEADER_PLUGIN_ABI_MINOR
 const EABI = -1000; // LEADER_PLUGIN_EABI
 const ENOTLEADER = -1001; // LEADER_PLUGIN_ENOTLEADER (ABI 1.1)
 // LEADER_PLUGIN_ESCHEDULE (ABI 1.6): a claim computed by another schedule
@@ -77,6 +77,8 @@ const Table = koffi.struct('odbc_leader_node_table', {
     local_zone: 'void *',
     catch_up: 'void *', // ABI 1.7
     catch_up_select: 'void *',
+    second_pass: 'void *', // ABI 1.8
+    first_pass_next: 'void *',
 });
 
 // ABI 1.4: struct leader_plugin_claim and struct leader_plugin_offer.
@@ -95,6 +97,11 @@ const Offer = koffi.struct('odbc_leader_node_offer_rec', {
     max_attempts: 'int32_t',
     job: koffi.array('char', 129, 'String'),
 });
+
+// ABI 1.8: the engine's next-fire function and the zone's wall-time
+// comparison that the first-pass rule calls back.
+koffi.proto('int64_t odbc_leader_node_next(void *ctx, int64_t ms)');
+koffi.proto('int odbc_leader_node_same_wall(void *ctx, int64_t a, int64_t b)');
 
 const PROTOS = {
     init: koffi.proto('int odbc_leader_node_init(const char *config, ' +
@@ -146,6 +153,12 @@ const PROTOS = {
     catch_up_select: koffi.proto('int odbc_leader_node_catch_up_select(' +
         'const char *policy, int64_t grace_ms, int present, int64_t now_ms, ' +
         'int64_t last_ms, void *times, size_t n, _Out_ size_t *first)'),
+    second_pass: koffi.proto('int odbc_leader_node_second_pass(' +
+        'odbc_leader_node_next *next, odbc_leader_node_same_wall *same_wall, ' +
+        'void *ctx, int64_t t)'),
+    first_pass_next: koffi.proto('int odbc_leader_node_first_pass_next(' +
+        'odbc_leader_node_next *next, odbc_leader_node_same_wall *same_wall, ' +
+        'void *ctx, int64_t ms, _Out_ int64_t *out)'),
 };
 
 /** times (numbers) as a C array of int64_t. */
@@ -282,6 +295,43 @@ class Plugin {
         if (n < 0)
             throw new LeaderPluginError(n, this.strerror(n));
         return times.slice(num(first[0]), num(first[0]) + n);
+    }
+
+    /**
+     * ABI 1.8: the first-pass rule (docs/schedules.md) with the engine's
+     * next(ms) (the first fire time after ms, or null) and sameWall(a, b)
+     * (true when instants a and b show one wall time in the job's zone).
+     * secondPass(t): true when fire time t is the second pass of a repeated
+     * wall time, not to be run; firstPassNext(ms): next kept to the first
+     * pass, or null. An exception of a callback is thrown after the call.
+     */
+    secondPass(next, sameWall, t) {
+        return this._firstPass('second_pass', next, sameWall, t, []) === 1;
+    }
+
+    firstPassNext(next, sameWall, ms) {
+        const out = [null];
+        return this._firstPass('first_pass_next', next, sameWall, ms, [out]) === 1
+            ? num(out[0]) : null;
+    }
+
+    _firstPass(member, next, sameWall, t, rest) {
+        let thrown = null;
+        const guard = (fn, none) => (...args) => {
+            try {
+                return thrown === null ? fn(...args.slice(1).map(num)) : none;
+            } catch (e) {
+                thrown = e;
+                return none;
+            }
+        };
+        const rc = this.fn(member)(guard((ms) => next(ms) ?? -1, -1),
+            guard((a, b) => (sameWall(a, b) ? 1 : 0), 0), null, t, ...rest);
+        if (thrown !== null)
+            throw thrown;
+        if (rc < 0)
+            throw new LeaderPluginError(rc, this.strerror(rc));
+        return rc;
     }
 
     /** The plugin's static message for one of its negative codes. */

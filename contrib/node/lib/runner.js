@@ -49,39 +49,33 @@ function latestSlot(next, nowMs, maxBackMs) {
 
 /**
  * next kept to the first pass of an hour the autumn change repeats (the
- * rule "overlap: the first" of every Node engine's identity): a time t
- * whose wall time in zone tz also came d earlier (d 60 or 30 minutes) is
- * dropped when next, asked from that first t - d, answers a time after t.
- * Such a t is the second 01:30 of a daily 01:30, which cron and
- * cron-parser compute only when asked from within the repeated hour (a
- * host that took over there), while a host that ran through fired the
- * first 01:30 under another key. A schedule that fires within the hour
- * anyway (every 15 minutes) keeps its times there. tz: an IANA name, or
- * undefined for the host's zone. Returns the function, whose dropped(t)
- * says whether t is such a time.
+ * rule "overlap: the first" of every Node engine's identity; cron and
+ * cron-parser compute a daily 01:30's second pass when asked from within
+ * the repeated hour). The rule is the plugin's (ABI 1.8, docs/schedules.md);
+ * this only hands it next and the wall time in zone tz (an IANA name, or
+ * undefined for the host's zone). plugin() returns the loaded Plugin, or
+ * null before start(): then, as with a plugin before ABI 1.8, next's times
+ * are kept as they are. Returns the function, whose dropped(t) says
+ * whether fire time t is a second pass not to be run.
  */
-function firstPassOnly(next, tz) {
+function firstPassOnly(next, tz, plugin) {
     const fmt = new Intl.DateTimeFormat('en-US', {
         timeZone: tz, hourCycle: 'h23', year: 'numeric', month: 'numeric',
         day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric',
     });
-    const dropped = (t) => {
-        const wall = fmt.format(new Date(t));
-        for (const d of [3600000, 1800000]) {
-            if (fmt.format(new Date(t - d)) === wall) {
-                const n = next(t - d);
-                return n !== null && n > t;
-            }
-        }
-        return false;
+    const sameWall = (a, b) => fmt.format(new Date(a)) === fmt.format(new Date(b));
+    const rule = () => {
+        const p = plugin();
+        return p && p.has('second_pass') ? p : null;
     };
     const kept = (ms) => {
-        let t = next(ms);
-        for (let i = 0; t !== null && i < 4 && dropped(t); i++)
-            t = next(t);
-        return t;
+        const p = rule();
+        return p ? p.firstPassNext(next, sameWall, ms) : next(ms);
     };
-    kept.dropped = dropped;
+    kept.dropped = (t) => {
+        const p = rule();
+        return p !== null && p.secondPass(next, sameWall, t);
+    };
     return kept;
 }
 
@@ -174,7 +168,8 @@ class FireRunner {
         declared.catch(() => {}); // logged; _runOne waits on it
         // a zone with DST (not "" of an interval): the first pass only
         const tz = schedule === null ? undefined : schedule.tz ?? undefined;
-        const kept = next && tz !== '' ? firstPassOnly(next, tz) : next;
+        const kept = next && tz !== ''
+            ? firstPassOnly(next, tz, () => this.leader.plugin) : next;
         this.jobs.set(name, { fn, next: kept, last: null, declared });
         if (kept && this.leader.leads?.(name))
             this._catchUpAdded(name);

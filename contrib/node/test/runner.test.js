@@ -81,8 +81,15 @@ test('cron (kelektiv): fire times in the job\'s zone or UTC offset, not the host
         Date.UTC(2026, 0, 1, 13, 30));
 });
 
-test('firstPassOnly: a daily time runs in the first pass of a repeated hour only', () => {
+// The first-pass rule is the plugin's (ABI 1.8): these tests load the
+// built odbc_leader.so from OL_NODE_PLUGINS (tests/contrib/node.test).
+const PLUGIN_SO = process.env.OL_NODE_PLUGINS
+    && require('node:path').join(process.env.OL_NODE_PLUGINS, 'odbc_leader.so');
+const NO_PLUGIN = !PLUGIN_SO && 'OL_NODE_PLUGINS is not set';
+
+test('firstPassOnly: a daily time runs in the first pass of a repeated hour only', { skip: NO_PLUGIN }, () => {
     const { firstPassOnly } = require('../lib/runner');
+    const plugin = new (require('../lib/plugin').Plugin)(PLUGIN_SO);
     const { CronJob } = require('cron');
     const { LeaderCronJob } = require('../lib/cron');
     const { Cron } = require('croner');
@@ -103,7 +110,7 @@ test('firstPassOnly: a daily time runs in the first pass of a repeated hour only
                 { currentDate: new Date(ms), tz }).next().getTime(),
         };
         for (const [name, next] of Object.entries(engines)) {
-            const kept = firstPassOnly(next, tz);
+            const kept = firstPassOnly(next, tz, () => plugin);
             const what = `${name} ${expr}`;
             assert.equal(kept(at('2025-11-02T06:00:00Z')), want.from0600,
                 `${what}: asked from within the repeated hour`);
@@ -118,9 +125,13 @@ test('firstPassOnly: a daily time runs in the first pass of a repeated hour only
                 `${what}: other days as the engine says`);
         }
     }
+    // a callback's exception reaches the caller, after the plugin's call
+    assert.throws(() => plugin.secondPass(() => { throw new Error('engine broke'); },
+        () => true, at('2025-11-02T06:30:00Z')), /engine broke/);
+    assert.equal(plugin.firstPassNext(() => null, () => false, 0), null);
 });
 
-test('FireRunner.fire: the second pass of a daily time is not run, its first is', async () => {
+test('FireRunner.fire: the second pass of a daily time is not run, its first is', { skip: NO_PLUGIN }, async () => {
     const { EventEmitter } = require('node:events');
     const { FireRunner } = require('../lib/runner');
     const cronParser = require(require.resolve('cron-parser',
@@ -131,6 +142,7 @@ test('FireRunner.fire: the second pass of a daily time is not run, its first is'
         log() {},
         setSchedule: async () => {},
         runFire: async (job, fireMs) => { ran.push(fireMs); },
+        plugin: new (require('../lib/plugin').Plugin)(PLUGIN_SO),
     });
     const runner = new FireRunner(leader);
     const tz = 'America/New_York';

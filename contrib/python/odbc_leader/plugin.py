@@ -74,7 +74,7 @@ __all__ = [
 ]
 
 ABI_MAJOR = 1  # LEADER_PLUGIN_ABI_MAJOR
-ABI_MINOR = 7  # LEADER_PLUGIN_ABI_MINOR
+ABI_MINOR = 8  # LEADER_PLUGIN_ABI_MINOR
 EABI = -1000  # LEADER_PLUGIN_EABI
 ENOTLEADER = -1001  # LEADER_PLUGIN_ENOTLEADER (ABI 1.1): claim, not leader
 # LEADER_PLUGIN_ESCHEDULE (ABI 1.6): a claim computed by another schedule
@@ -275,6 +275,13 @@ _FIELDS_1_7 = [
     ("catch_up", _CATCH_UP_FN),
     ("catch_up_select", _CATCH_UP_SELECT_FN),
 ]
+# ABI 1.8: the first-pass rule, which no Python engine needs (APScheduler
+# and Celery beat place a repeated wall time themselves): laid out, not
+# wrapped.
+_FIELDS_1_8 = [
+    ("second_pass", ctypes.c_void_p),
+    ("first_pass_next", ctypes.c_void_p),
+]
 
 
 class _LeaderPlugin10(ctypes.Structure):
@@ -285,11 +292,12 @@ class _LeaderPlugin10(ctypes.Structure):
 
 class _LeaderPlugin(ctypes.Structure):
     """struct leader_plugin: the plugin's static function table. Members
-    after strerror (ABI 1.1 to 1.7) exist only when struct_size covers
+    after strerror (ABI 1.1 to 1.8) exist only when struct_size covers
     them: read them only after Plugin.has()."""
 
     _fields_ = (_FIELDS_1_0 + _FIELDS_1_1 + _FIELDS_1_2 + _FIELDS_1_3
-                + _FIELDS_1_4 + _FIELDS_1_5 + _FIELDS_1_6 + _FIELDS_1_7)
+                + _FIELDS_1_4 + _FIELDS_1_5 + _FIELDS_1_6 + _FIELDS_1_7
+                + _FIELDS_1_8)
 
 
 _FIELD_NAMES = frozenset(name for name, _ in _LeaderPlugin._fields_)

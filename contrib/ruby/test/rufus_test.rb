@@ -94,6 +94,12 @@ class RufusTest < Minitest::Test
     assert_equal utc.call(2025, 11, 3, 6, 30), s.send(:next_fire, job, utc.call(2025, 11, 2, 6, 10))
     assert s.send(:second_pass?, job, utc.call(2025, 11, 2, 6, 30))
     refute s.send(:second_pass?, job, utc.call(2025, 11, 2, 5, 30))
+    # the rule is the plugin's: a callback's exception is raised after its call
+    plugin = OdbcLeader::Plugin.new(ALWAYS_SO)
+    assert_raises(RuntimeError) do
+      plugin.second_pass?(->(_) { raise 'engine broke' }, ->(_, _) { true }, 7_200_000)
+    end
+    assert_nil plugin.first_pass_next(->(_) {}, ->(_, _) { false }, 0)
     # a line that fires within the hour anyway keeps its second pass
     often = s.cron('*/20 * * * *', name: 'often', job: true) {}
     assert_equal utc.call(2025, 11, 2, 6), s.send(:next_fire, often, utc.call(2025, 11, 2, 5, 40))

@@ -16,7 +16,7 @@ require_relative 'errors'
 
 module OdbcLeader
   ABI_MAJOR = 1 # LEADER_PLUGIN_ABI_MAJOR
-  ABI_MINOR = 7 # LEADER_PLUGIN_ABI_MINOR
+  ABI_MINOR = 8 # LEADER_PLUGIN_ABI_MINOR
   EABI = -1000 # LEADER_PLUGIN_EABI
   ENOTLEADER = -1001 # LEADER_PLUGIN_ENOTLEADER (ABI 1.1)
   # LEADER_PLUGIN_ESCHEDULE (ABI 1.6): a claim computed by another schedule
@@ -70,7 +70,9 @@ module OdbcLeader
            :set_schedule, :pointer, # ABI 1.6
            :local_zone, :pointer,
            :catch_up, :pointer, # ABI 1.7
-           :catch_up_select, :pointer
+           :catch_up_select, :pointer,
+           :second_pass, :pointer, # ABI 1.8
+           :first_pass_next, :pointer
   end
 
   # ABI 1.4: struct leader_plugin_claim, a claim as the database recorded it.
@@ -128,7 +130,9 @@ module OdbcLeader
     set_schedule: [:int, %i[pointer string string string string], false],
     local_zone: [:int, %i[pointer size_t], false],
     catch_up: [:int, %i[pointer string string int64 int pointer size_t pointer], true],
-    catch_up_select: [:int, %i[string int64 int int64 int64 pointer size_t pointer], false]
+    catch_up_select: [:int, %i[string int64 int int64 int64 pointer size_t pointer], false],
+    second_pass: [:int, %i[pointer pointer pointer int64], false],
+    first_pass_next: [:int, %i[pointer pointer pointer int64 pointer], false]
   }.freeze
 
   # Calls the block with times as a C array of int64, its length and a
@@ -247,6 +251,43 @@ module OdbcLeader
     rescue Error => e
       raise Error.new(strerror(e.code), code: e.code)
     end
+
+    # ABI 1.8: the first-pass rule (docs/schedules.md) with the engine's
+    # next (a callable: the first fire time after ms, or nil) and same_wall
+    # (true when instants a and b show one wall time in the job's zone).
+    # second_pass?(t): true when fire time t is the second pass of a
+    # repeated wall time, not to be run; first_pass_next(ms): next kept to
+    # the first pass, or nil. An exception of a callback is raised after.
+    def second_pass?(next_fn, same_wall, t)
+      first_pass(:second_pass, next_fn, same_wall, t) == 1
+    end
+
+    def first_pass_next(next_fn, same_wall, ms)
+      out = FFI::MemoryPointer.new(:int64)
+      first_pass(:first_pass_next, next_fn, same_wall, ms, out) == 1 ? out.read(:int64) : nil
+    end
+
+    # Calls member with the callbacks as C functions; returns its result.
+    def first_pass(member, next_fn, same_wall, time, *rest)
+      raised = nil
+      guard = lambda do |none, &blk|
+        lambda do |*args|
+          raised ? none : blk.call(*args)
+        rescue StandardError => e
+          raised = e
+          none
+        end
+      end
+      nf = FFI::Function.new(:int64, %i[pointer int64], &guard.call(-1) { |_, ms| next_fn.call(ms) || -1 })
+      sw = FFI::Function.new(:int, %i[pointer int64 int64],
+                             &guard.call(0) { |_, a, b| same_wall.call(a, b) ? 1 : 0 })
+      rc = fn(member).call(nf, sw, nil, time, *rest)
+      raise raised if raised
+      raise Error.new(strerror(rc), code: rc) if rc.negative?
+
+      rc
+    end
+    private :first_pass
 
     # Returns :transient, :config or :fatal for one of the plugin's negative
     # codes (ABI 1.2; nil before, or for a code that is not an error).

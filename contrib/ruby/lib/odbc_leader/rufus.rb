@@ -144,9 +144,7 @@ module OdbcLeader
           anchor, period = grid
           anchor + (((ms - anchor).div(period)) + 1) * period
         elsif job.is_a?(::Rufus::Scheduler::CronJob)
-          t = cron_next(job, ms)
-          4.times { t = cron_next(job, t) if t && second_pass?(job, t) }
-          t
+          first_pass(job) { |p, nf, sw| p ? p.first_pass_next(nf, sw, ms) : nf.call(ms) }
         elsif (at = @ol_at[job])
           at > ms ? at : nil
         end
@@ -161,22 +159,27 @@ module OdbcLeader
       end
 
       # True when t (epoch ms) is the second pass of a wall time the autumn
-      # change repeats in the cron line's zone (the host's without one), and
-      # fugit, asked from the first pass, answers a later time: a daily
-      # 01:30's second 01:30, which fugit computes only when asked from
-      # within the repeated hour (a host that took over there), while a
-      # host that ran through ran the first. A line that fires within the
-      # hour anyway (every 20 minutes) keeps its times there.
+      # change repeats in the cron line's zone (the host's without one) that
+      # is not to be run: fugit computes a daily 01:30's second 01:30 when
+      # asked from within the repeated hour (a host that took over there),
+      # while a host that ran through ran the first. The rule is the
+      # plugin's (ABI 1.8, docs/schedules.md); a plugin before it keeps
+      # fugit's times as they are.
       def second_pass?(job, t)
-        return false unless job.is_a?(::Rufus::Scheduler::CronJob)
+        job.is_a?(::Rufus::Scheduler::CronJob) &&
+          first_pass(job) { |p, nf, sw| p ? p.second_pass?(nf, sw, t) : false }
+      end
 
+      # Yields the plugin (nil when it has no first-pass rule), fugit's next
+      # time of job's cron line and the wall-time comparison in its zone.
+      def first_pass(job)
         zone = job.cron_line.timezone
         wall = ->(ms) { ::EtOrbi::EoTime.new(Rational(ms, 1000), zone).strftime('%F %T') }
-        [3_600_000, 1_800_000].any? do |d|
-          wall.call(t - d) == wall.call(t) && (n = cron_next(job, t - d)) && n > t
-        end
+        plugin = @leader.plugin
+        yield((plugin if plugin&.has?(:second_pass)), ->(ms) { cron_next(job, ms) },
+              ->(a, b) { wall.call(a) == wall.call(b) })
       end
-      private :cron_next, :second_pass?
+      private :cron_next, :second_pass?, :first_pass
 
       protected
 

@@ -20,8 +20,8 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class Plugin {
     /** LEADER_PLUGIN_ABI_MAJOR: the major this binding speaks. */
     public static final int ABI_MAJOR = 1;
-    /** LEADER_PLUGIN_ABI_MINOR: the minor this binding knows (1.7: the catch-up policy). */
-    public static final int ABI_MINOR = 7;
+    /** LEADER_PLUGIN_ABI_MINOR: the minor this binding knows (1.8: the first-pass rule). */
+    public static final int ABI_MINOR = 8;
     /** LEADER_PLUGIN_RESIGN_REQUESTED: tick's answer when asked to resign. */
     public static final int RESIGN_REQUESTED = 2;
 
@@ -34,7 +34,8 @@ public final class Plugin {
             "claim_fire", "finish_fire", "offers", "pause_job", "trigger_job", // 1.4
             "fence_sql", // 1.5
             "set_schedule", "local_zone", // 1.6
-            "catch_up", "catch_up_select"); // 1.7
+            "catch_up", "catch_up_select", // 1.7
+            "second_pass", "first_pass_next"); // 1.8: laid out only (Quartz needs no rule)
     /** struct_size of a 1.0 table: it ends where claim begins. */
     static final int SIZE_1_0 = offsetOf("claim");
 
